@@ -1,0 +1,159 @@
+// CPU micro-benchmarks: host time of one tiny op, and memory bandwidth of large elementwise ops,
+// reductions and matmul. Inputs are random (never zeros), as PERF.md asks.
+//   build/bin/wick_cpu_ops_bench                            # all
+//   build/bin/wick_cpu_ops_bench --benchmark_filter=Tiny    # host overhead per op only
+#include <cstdint>
+
+#include <benchmark/benchmark.h>
+
+#include <wick/wick.h>
+
+namespace {
+
+constexpr int64_t kLarge = int64_t(1) << 24;  // 16M float32 = 64 MiB per tensor
+
+// ---- host time per op on one-element tensors: the op path without the arithmetic
+void BM_TinyAdd(benchmark::State& state) {
+  auto a = wick::rand({1}), b = wick::rand({1});
+  for (auto _ : state) {
+    auto c = a + b;
+    benchmark::DoNotOptimize(c.data_ptr());
+  }
+}
+BENCHMARK(BM_TinyAdd);
+
+void BM_TinyAddScalar(benchmark::State& state) {
+  auto a = wick::rand({1});
+  for (auto _ : state) {
+    auto c = a + 2.5;
+    benchmark::DoNotOptimize(c.data_ptr());
+  }
+}
+BENCHMARK(BM_TinyAddScalar);
+
+void BM_TinyAddInPlace(benchmark::State& state) {
+  auto a = wick::rand({1}), b = wick::rand({1});
+  for (auto _ : state) {
+    a.add_(b);
+    benchmark::DoNotOptimize(a.data_ptr());
+  }
+}
+BENCHMARK(BM_TinyAddInPlace);
+
+void BM_TinyEmpty(benchmark::State& state) {
+  for (auto _ : state) {
+    auto t = wick::empty({1});
+    benchmark::DoNotOptimize(t.data_ptr());
+  }
+}
+BENCHMARK(BM_TinyEmpty);
+
+void BM_TinyView(benchmark::State& state) {
+  auto a = wick::rand({2, 3});
+  for (auto _ : state) {
+    auto v = a.view({3, 2});
+    benchmark::DoNotOptimize(v.data_ptr());
+  }
+}
+BENCHMARK(BM_TinyView);
+
+// ---- bandwidth on large float32 tensors; bytes = what the op must read and write
+void set_bytes(benchmark::State& state, int64_t tensors, int64_t n) {
+  state.SetBytesProcessed(int64_t(state.iterations()) * tensors * n * int64_t(sizeof(float)));
+}
+
+void BM_Add(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  auto a = wick::rand({n}), b = wick::rand({n});
+  for (auto _ : state) {
+    auto c = a + b;
+    benchmark::DoNotOptimize(c.data_ptr());
+  }
+  set_bytes(state, 3, n);
+}
+BENCHMARK(BM_Add)->Arg(int64_t(1) << 16)->Arg(kLarge)->UseRealTime();
+
+void BM_AddInPlace(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  auto a = wick::rand({n}), b = wick::rand({n});
+  for (auto _ : state) {
+    a.add_(b);
+    benchmark::DoNotOptimize(a.data_ptr());
+  }
+  set_bytes(state, 3, n);
+}
+BENCHMARK(BM_AddInPlace)->Arg(kLarge)->UseRealTime();
+
+// A broadcast row: reads n + cols, writes n; counted as 2 tensors of n.
+void BM_AddBroadcastRow(benchmark::State& state) {
+  const int64_t cols = 4096, rows = kLarge / cols;
+  auto a = wick::rand({rows, cols}), b = wick::rand({cols});
+  for (auto _ : state) {
+    auto c = a + b;
+    benchmark::DoNotOptimize(c.data_ptr());
+  }
+  set_bytes(state, 2, kLarge);
+}
+BENCHMARK(BM_AddBroadcastRow)->UseRealTime();
+
+void BM_Copy(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  auto a = wick::rand({n}), b = wick::empty({n});
+  for (auto _ : state) {
+    b.copy_(a);
+    benchmark::DoNotOptimize(b.data_ptr());
+  }
+  set_bytes(state, 2, n);
+}
+BENCHMARK(BM_Copy)->Arg(kLarge)->UseRealTime();
+
+// A transposed source: the strided path of the elementwise iteration.
+void BM_CopyTransposed(benchmark::State& state) {
+  const int64_t side = 4096;
+  auto a = wick::rand({side, side}).t(), b = wick::empty({side, side});
+  for (auto _ : state) {
+    b.copy_(a);
+    benchmark::DoNotOptimize(b.data_ptr());
+  }
+  set_bytes(state, 2, side * side);
+}
+BENCHMARK(BM_CopyTransposed)->UseRealTime();
+
+void BM_Fill(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  auto a = wick::empty({n});
+  for (auto _ : state) {
+    a.fill_(1.5);
+    benchmark::DoNotOptimize(a.data_ptr());
+  }
+  set_bytes(state, 1, n);
+}
+BENCHMARK(BM_Fill)->Arg(kLarge)->UseRealTime();
+
+void BM_Sum(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  auto a = wick::rand({n});
+  for (auto _ : state) {
+    auto s = a.sum();
+    benchmark::DoNotOptimize(s.data_ptr());
+  }
+  set_bytes(state, 1, n);
+}
+BENCHMARK(BM_Sum)->Arg(kLarge)->UseRealTime();
+
+// ---- matmul through OpenBLAS, in FLOP/s
+void BM_Matmul(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  auto a = wick::rand({n, n}), b = wick::rand({n, n});
+  for (auto _ : state) {
+    auto c = wick::matmul(a, b);
+    benchmark::DoNotOptimize(c.data_ptr());
+  }
+  state.counters["FLOP/s"] = benchmark::Counter(
+      2.0 * double(n) * double(n) * double(n) * double(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Matmul)->Arg(256)->Arg(1024)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
