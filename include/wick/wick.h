@@ -1,0 +1,15 @@
+// The umbrella header: everything wick offers.
+//
+//   #include <wick/wick.h>
+//   auto x = wick::rand({2, 3}, wick::Device("cuda"));
+//   std::cout << x.sum() << "\n";
+#pragma once
+
+#include "wick/cuda.h"
+#include "wick/device.h"
+#include "wick/dtype.h"
+#include "wick/error.h"
+#include "wick/half.h"
+#include "wick/ops.h"
+#include "wick/scalar.h"
+#include "wick/tensor.h"
