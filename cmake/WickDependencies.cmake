@@ -1,0 +1,62 @@
+# What wick links: OpenBLAS (OpenMP build), OpenMP, and, when nvcc is found, CUDA's libraries.
+# Everything lands on one interface target, wick_deps, linked privately by the library.
+add_library(wick_deps INTERFACE)
+
+find_package(OpenMP REQUIRED COMPONENTS CXX)
+target_link_libraries(wick_deps INTERFACE OpenMP::OpenMP_CXX)
+
+# Debian installs the OpenMP build of OpenBLAS in its own folder (libopenblas-openmp-dev).
+find_path(WICK_CBLAS_INCLUDE cblas.h
+  PATHS /usr/include/x86_64-linux-gnu/openblas-openmp /usr/include/aarch64-linux-gnu/openblas-openmp
+        /usr/include/openblas /usr/include NO_DEFAULT_PATH)
+find_library(WICK_OPENBLAS NAMES openblas
+  PATHS /usr/lib/x86_64-linux-gnu/openblas-openmp /usr/lib/aarch64-linux-gnu/openblas-openmp
+        /usr/lib/x86_64-linux-gnu /usr/lib)
+if(NOT WICK_CBLAS_INCLUDE OR NOT WICK_OPENBLAS)
+  message(FATAL_ERROR "OpenBLAS not found: install it with `apt-get install libopenblas-openmp-dev` "
+                      "(scripts/setup.sh does), or pass -DWICK_OPENBLAS=/path/libopenblas.so -DWICK_CBLAS_INCLUDE=/dir")
+endif()
+target_include_directories(wick_deps INTERFACE ${WICK_CBLAS_INCLUDE})
+target_link_libraries(wick_deps INTERFACE ${WICK_OPENBLAS})
+message(STATUS "wick: OpenBLAS ${WICK_OPENBLAS}")
+
+# CUDA is optional: AUTO builds it when nvcc is found.
+set(WICK_HAVE_CUDA OFF)
+if(NOT WICK_CUDA STREQUAL "OFF")
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 90)
+    endif()
+    enable_language(CUDA)
+    set(CMAKE_CUDA_STANDARD 20)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    find_package(CUDAToolkit REQUIRED)
+    find_library(WICK_CUDNN cudnn HINTS ${CUDAToolkit_LIBRARY_DIR})
+    find_library(WICK_NCCL nccl HINTS ${CUDAToolkit_LIBRARY_DIR})
+    target_link_libraries(wick_deps INTERFACE CUDA::cudart CUDA::cublas CUDA::cublasLt ${CMAKE_DL_LIBS})
+    if(WICK_CUDNN)
+      target_link_libraries(wick_deps INTERFACE ${WICK_CUDNN})
+    endif()
+    if(WICK_NCCL)
+      target_link_libraries(wick_deps INTERFACE ${WICK_NCCL})
+    endif()
+    set(WICK_HAVE_CUDA ON)
+    message(STATUS "wick: CUDA ${CUDAToolkit_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES}")
+  elseif(WICK_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "WICK_CUDA=ON but no CUDA compiler was found")
+  else()
+    message(STATUS "wick: no CUDA compiler found; building for the CPU only")
+  endif()
+endif()
+
+# Warnings as errors in wick's own code.
+function(wick_warnings target)
+  if(WICK_WERROR)
+    target_compile_options(${target} PRIVATE
+      $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Werror -Wno-unused-parameter>)
+  else()
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra>)
+  endif()
+endfunction()

@@ -1,0 +1,75 @@
+// TensorImpl: what a Tensor handle points to. Sizes and strides in elements, an offset into
+// a shared Storage, a dtype; views are TensorImpls sharing one Storage.
+#pragma once
+
+#include <memory>
+
+#include "wick/detail/array_ref.h"
+#include "wick/detail/storage.h"
+#include "wick/dtype.h"
+
+namespace wick::detail {
+
+// Autograd's per-tensor record (grad, grad_fn, ...); defined by src/autograd.
+struct AutogradMetaBase {
+  virtual ~AutogradMetaBase() = default;
+};
+
+class TensorImpl : public IntrusiveTarget {
+ public:
+  TensorImpl(Storage storage, Dtype dtype, DimVector sizes, DimVector strides, int64_t offset)
+      : storage_(std::move(storage)), sizes_(std::move(sizes)), strides_(std::move(strides)),
+        offset_(offset), dtype_(dtype) {
+    refresh();
+  }
+
+  IntArrayRef sizes() const { return sizes_; }
+  IntArrayRef strides() const { return strides_; }
+  int64_t dim() const { return int64_t(sizes_.size()); }
+  int64_t numel() const { return numel_; }
+  int64_t storage_offset() const { return offset_; }
+  Dtype dtype() const { return dtype_; }
+  Device device() const { return storage_->device(); }
+  bool is_contiguous() const { return contiguous_; }
+  const Storage& storage() const { return storage_; }
+  // Address of element 0 of this view.
+  void* data() const { return static_cast<char*>(storage_->data()) + offset_ * element_size(dtype_); }
+
+  void set_geometry(DimVector sizes, DimVector strides, int64_t offset) {
+    sizes_ = std::move(sizes);
+    strides_ = std::move(strides);
+    offset_ = offset;
+    refresh();
+  }
+  void set_storage(Storage s) { storage_ = std::move(s); }
+  void set_dtype(Dtype d) { dtype_ = d; }
+
+  bool requires_grad() const { return requires_grad_; }
+  void set_requires_grad(bool r) { requires_grad_ = r; }
+  AutogradMetaBase* autograd_meta() const { return autograd_.get(); }
+  void set_autograd_meta(std::unique_ptr<AutogradMetaBase> m) { autograd_ = std::move(m); }
+
+ private:
+  void refresh() {
+    numel_ = 1;
+    for (auto s : sizes_) numel_ *= s;
+    contiguous_ = true;
+    int64_t expected = 1;
+    for (size_t i = sizes_.size(); i-- > 0;) {
+      if (sizes_[i] == 1) continue;
+      if (strides_[i] != expected) contiguous_ = false;
+      expected *= sizes_[i];
+    }
+  }
+
+  Storage storage_;
+  DimVector sizes_, strides_;
+  int64_t offset_ = 0;
+  int64_t numel_ = 0;
+  Dtype dtype_;
+  bool contiguous_ = true;
+  bool requires_grad_ = false;
+  std::unique_ptr<AutogradMetaBase> autograd_;
+};
+
+}  // namespace wick::detail

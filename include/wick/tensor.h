@@ -1,0 +1,276 @@
+// Tensor: a cheap, shared handle to an n-dimensional array on a device.
+//
+//   auto a = wick::ones({2, 3});
+//   auto b = a.to("cuda");            // a new tensor on cuda:0; a stays on cpu
+//   auto c = (a * 2 + 1).sum();       // ops return new tensors; *_ forms write in place
+//   float v = c.item<float>();
+#pragma once
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "wick/detail/tensor_impl.h"
+#include "wick/device.h"
+#include "wick/dtype.h"
+#include "wick/error.h"
+#include "wick/scalar.h"
+
+namespace wick {
+
+// What a factory makes: dtype, device, requires_grad, pinned memory (each optional).
+class TensorOptions {
+ public:
+  TensorOptions() = default;
+  TensorOptions(Dtype d) { dtype_ = d; }
+  TensorOptions(Device d) { device_ = d; }
+  TensorOptions(const char* d) { device_ = Device(d); }
+  TensorOptions(DeviceType t) { device_ = Device(t); }
+
+  TensorOptions dtype(Dtype d) const { auto o = *this; o.dtype_ = d; return o; }
+  TensorOptions device(Device d) const { auto o = *this; o.device_ = d; return o; }
+  TensorOptions requires_grad(bool r) const { auto o = *this; o.requires_grad_ = r; return o; }
+  TensorOptions pinned_memory(bool p) const { auto o = *this; o.pinned_ = p; return o; }
+
+  std::optional<Dtype> dtype_opt() const { return dtype_; }
+  std::optional<Device> device_opt() const { return device_; }
+  Dtype dtype() const { return dtype_ ? *dtype_ : get_default_dtype(); }
+  Device device() const { return device_ ? *device_ : get_default_device(); }
+  bool requires_grad() const { return requires_grad_; }
+  bool pinned_memory() const { return pinned_; }
+
+ private:
+  std::optional<Dtype> dtype_;
+  std::optional<Device> device_;
+  bool requires_grad_ = false;
+  bool pinned_ = false;
+};
+
+template <class T, size_t N> class TensorAccessor;
+
+class Tensor {
+ public:
+  using Impl = detail::TensorImpl;
+  Tensor() = default;
+  explicit Tensor(detail::IntrusivePtr<Impl> impl) : impl_(std::move(impl)) {}
+
+  // ---- properties
+  bool defined() const { return bool(impl_); }
+  IntArrayRef sizes() const { return impl_->sizes(); }
+  IntArrayRef strides() const { return impl_->strides(); }
+  int64_t size(int64_t d) const;
+  int64_t stride(int64_t d) const;
+  int64_t dim() const { return impl_->dim(); }
+  int64_t ndimension() const { return dim(); }
+  int64_t numel() const { return impl_->numel(); }
+  Dtype dtype() const { return impl_->dtype(); }
+  Dtype scalar_type() const { return dtype(); }
+  Device device() const { return impl_->device(); }
+  TensorOptions options() const { return TensorOptions(dtype()).device(device()); }
+  bool is_cuda() const { return device().is_cuda(); }
+  bool is_cpu() const { return device().is_cpu(); }
+  bool is_pinned() const;
+  bool is_contiguous() const { return impl_->is_contiguous(); }
+  bool is_floating_point() const { return wick::is_floating_point(dtype()); }
+  int64_t element_size() const { return wick::element_size(dtype()); }
+  int64_t nbytes() const { return numel() * element_size(); }
+  int64_t storage_offset() const { return impl_->storage_offset(); }
+  // Bumped by every in-place op on this tensor's storage.
+  uint32_t _version() const { return impl_->storage()->version(); }
+  bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
+  Impl* impl() const { return impl_.get(); }
+  const detail::IntrusivePtr<Impl>& impl_ptr() const { return impl_; }
+  int64_t use_count() const { return impl_.use_count(); }
+
+  // ---- element access
+  // Address of element 0 (a device pointer for CUDA tensors); T must match dtype().
+  template <class T> T* data_ptr() const;
+  void* data_ptr() const { return impl_->data(); }
+  // The value of a one-element tensor (copied from the device for CUDA tensors).
+  template <class T> T item() const { return item().to<T>(); }
+  Scalar item() const;
+  // Host view with [] indexing; throws for CUDA tensors.
+  template <class T, size_t N> TensorAccessor<T, N> accessor() const;
+  // All elements in row-major order, converted to T; throws for CUDA tensors.
+  template <class T> std::vector<T> to_vector() const;
+
+  // ---- moves and casts (return *this when nothing changes)
+  Tensor to(Device device, bool non_blocking = false, bool copy = false) const;
+  Tensor to(Dtype dtype, bool non_blocking = false, bool copy = false) const;
+  Tensor to(Device device, Dtype dtype, bool non_blocking = false, bool copy = false) const;
+  Tensor to(const char* device, bool non_blocking = false) const { return to(Device(device), non_blocking); }
+  Tensor to(const Tensor& other, bool non_blocking = false) const;
+  Tensor cuda(int index = -1, bool non_blocking = false) const;
+  Tensor cpu() const;
+  Tensor half() const { return to(kFloat16); }
+  Tensor bfloat16() const { return to(kBFloat16); }
+  Tensor to_float() const { return to(kFloat32); }
+  Tensor to_double() const { return to(kFloat64); }
+  Tensor to_long() const { return to(kInt64); }
+  Tensor pin_memory() const;
+  Tensor clone() const;
+  Tensor contiguous() const;
+
+  // ---- views (share storage)
+  Tensor view(IntArrayRef sizes) const;
+  Tensor reshape(IntArrayRef sizes) const;
+  Tensor permute(IntArrayRef dims) const;
+  Tensor transpose(int64_t d0, int64_t d1) const;
+  Tensor t() const;
+  Tensor unsqueeze(int64_t d) const;
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t d) const;
+  Tensor flatten(int64_t start = 0, int64_t end = -1) const;
+  Tensor expand(IntArrayRef sizes) const;
+  Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }
+  Tensor view_as(const Tensor& other) const { return view(other.sizes()); }
+  Tensor narrow(int64_t d, int64_t start, int64_t length) const;
+  Tensor select(int64_t d, int64_t index) const;
+  Tensor slice(int64_t d, std::optional<int64_t> start = std::nullopt,
+               std::optional<int64_t> end = std::nullopt, int64_t step = 1) const;
+  Tensor operator[](int64_t index) const { return select(0, index); }
+  std::vector<Tensor> chunk(int64_t chunks, int64_t d = 0) const;
+  std::vector<Tensor> split(int64_t split_size, int64_t d = 0) const;
+  std::vector<Tensor> split(IntArrayRef split_sizes, int64_t d = 0) const;
+  std::vector<Tensor> unbind(int64_t d = 0) const;
+
+  // ---- in-place
+  Tensor& fill_(const Scalar& v);
+  Tensor& zero_() { return fill_(0); }
+  Tensor& copy_(const Tensor& src, bool non_blocking = false);
+  Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor& add_(const Scalar& other, const Scalar& alpha = 1);
+  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor& sub_(const Scalar& other, const Scalar& alpha = 1);
+  Tensor& mul_(const Tensor& other);
+  Tensor& mul_(const Scalar& other);
+  Tensor& div_(const Tensor& other);
+  Tensor& div_(const Scalar& other);
+  Tensor& normal_(double mean = 0, double std = 1);
+  Tensor& uniform_(double from = 0, double to = 1);
+  Tensor& operator+=(const Tensor& o) { return add_(o); }
+  Tensor& operator+=(const Scalar& o) { return add_(o); }
+  Tensor& operator-=(const Tensor& o) { return sub_(o); }
+  Tensor& operator-=(const Scalar& o) { return sub_(o); }
+  Tensor& operator*=(const Tensor& o) { return mul_(o); }
+  Tensor& operator*=(const Scalar& o) { return mul_(o); }
+  Tensor& operator/=(const Tensor& o) { return div_(o); }
+  Tensor& operator/=(const Scalar& o) { return div_(o); }
+
+  // ---- math (method forms of the free functions in ops.h)
+  Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor mul(const Tensor& other) const;
+  Tensor div(const Tensor& other) const;
+  Tensor sum(std::optional<Dtype> dtype = std::nullopt) const;
+  Tensor sum(IntArrayRef dims, bool keepdim = false, std::optional<Dtype> dtype = std::nullopt) const;
+  Tensor mean(std::optional<Dtype> dtype = std::nullopt) const;
+  Tensor mean(IntArrayRef dims, bool keepdim = false, std::optional<Dtype> dtype = std::nullopt) const;
+  Tensor matmul(const Tensor& other) const;
+
+  // ---- factories keeping this tensor's dtype and device
+  Tensor new_empty(IntArrayRef sizes, TensorOptions o = {}) const;
+  Tensor new_zeros(IntArrayRef sizes, TensorOptions o = {}) const;
+  Tensor new_ones(IntArrayRef sizes, TensorOptions o = {}) const;
+  Tensor new_full(IntArrayRef sizes, const Scalar& v, TensorOptions o = {}) const;
+  template <class T> Tensor new_tensor(std::initializer_list<T> values) const;
+  template <class T> Tensor new_tensor(std::initializer_list<std::initializer_list<T>> values) const;
+
+ private:
+  TensorOptions merge(TensorOptions o) const;
+  detail::IntrusivePtr<Impl> impl_;
+};
+
+// PyTorch's repr: tensor([[0.0024, 0.6778], ...], device='cuda:0')
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+std::string repr(const Tensor& t);
+
+// ---- host accessor
+template <class T, size_t N>
+class TensorAccessor {
+ public:
+  TensorAccessor(T* data, const int64_t* sizes, const int64_t* strides)
+      : data_(data), sizes_(sizes), strides_(strides) {}
+  decltype(auto) operator[](int64_t i) const {
+    if constexpr (N == 1) return data_[i * strides_[0]];
+    else return TensorAccessor<T, N - 1>(data_ + i * strides_[0], sizes_ + 1, strides_ + 1);
+  }
+  int64_t size(size_t d) const { return sizes_[d]; }
+  int64_t stride(size_t d) const { return strides_[d]; }
+  T* data() const { return data_; }
+
+ private:
+  T* data_;
+  const int64_t* sizes_;
+  const int64_t* strides_;
+};
+
+namespace detail {
+void check_data_ptr_dtype(const Tensor& t, Dtype expected, const char* op);
+void check_host_access(const Tensor& t, const char* op);
+Tensor tensor_from_values(const void* values, Dtype dtype, IntArrayRef sizes, TensorOptions o);
+// Initializer-list values widened to one of bool (as uint8), int64 or double.
+template <class T>
+using Wide = std::conditional_t<std::is_same_v<T, bool>, uint8_t,
+                                std::conditional_t<std::is_integral_v<T>, int64_t, double>>;
+template <class T> constexpr Dtype wide_dtype() {
+  if constexpr (std::is_same_v<T, bool>) return kBool;
+  else if constexpr (std::is_integral_v<T>) return kInt64;
+  else return kFloat64;
+}
+// The dtype PyTorch infers for a list of T: bool, int64, or the default float.
+template <class T> Dtype list_dtype() {
+  return std::is_floating_point_v<T> ? get_default_dtype() : wide_dtype<T>();
+}
+template <class T>
+std::vector<Wide<T>> flatten_list(std::initializer_list<std::initializer_list<T>> values) {
+  std::vector<Wide<T>> v;
+  size_t cols = values.size() ? values.begin()->size() : 0;
+  for (auto& row : values) {
+    WICK_CHECK(row.size() == cols, ValueError, "tensor", "expected sequence of length ", cols,
+               " at dim 1 (got ", row.size(), ")");
+    v.insert(v.end(), row.begin(), row.end());
+  }
+  return v;
+}
+}  // namespace detail
+
+template <class T>
+T* Tensor::data_ptr() const {
+  detail::check_data_ptr_dtype(*this, dtype_of<std::remove_cv_t<T>>(), "data_ptr");
+  return static_cast<T*>(impl_->data());
+}
+
+template <class T, size_t N>
+TensorAccessor<T, N> Tensor::accessor() const {
+  detail::check_host_access(*this, "accessor");
+  detail::check_data_ptr_dtype(*this, dtype_of<std::remove_cv_t<T>>(), "accessor");
+  WICK_CHECK(dim() == int64_t(N), ValueError, "accessor", "expected ", N, " dims but the tensor has ", dim());
+  return TensorAccessor<T, N>(static_cast<T*>(impl_->data()), sizes().data(), strides().data());
+}
+
+template <class T>
+std::vector<T> Tensor::to_vector() const {
+  detail::check_host_access(*this, "to_vector");
+  Tensor c = to(dtype_of<T>()).contiguous();
+  const T* p = static_cast<const T*>(c.impl()->data());
+  return std::vector<T>(p, p + c.numel());
+}
+
+template <class T>
+Tensor Tensor::new_tensor(std::initializer_list<T> values) const {
+  std::vector<detail::Wide<T>> v(values.begin(), values.end());
+  return detail::tensor_from_values(v.data(), detail::wide_dtype<T>(), {int64_t(v.size())}, options());
+}
+
+template <class T>
+Tensor Tensor::new_tensor(std::initializer_list<std::initializer_list<T>> values) const {
+  auto v = detail::flatten_list(values);
+  int64_t cols = values.size() ? int64_t(values.begin()->size()) : 0;
+  return detail::tensor_from_values(v.data(), detail::wide_dtype<T>(), {int64_t(values.size()), cols}, options());
+}
+
+}  // namespace wick

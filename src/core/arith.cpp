@@ -1,0 +1,97 @@
+// + - * / for tensors and scalars, in new and in-place forms, through one path:
+// TensorIter plans (devices, broadcast, promotion, output), the backend's binary kernel runs.
+#include "core/kernel_table.h"
+#include "core/tensor_ops.h"
+#include "wick/ops.h"
+
+namespace wick {
+
+using namespace detail;
+
+namespace {
+
+constexpr const char* op_name(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Add: return "add";
+    case BinaryOp::Sub: return "sub";
+    case BinaryOp::Mul: return "mul";
+    case BinaryOp::Div: return "div";
+  }
+  return "binary";
+}
+
+void check_sub_bool(BinaryOp op, Dtype a, Dtype b) {
+  if (op == BinaryOp::Sub && a == kBool && b == kBool) [[unlikely]]
+    raise<TypeError>("sub", "Subtraction, the `-` operator, with two bool tensors is not supported. "
+                            "Use the `^` or `logical_xor()` operator instead.");
+}
+
+// out undefined: a new result; out == a: in place.
+Tensor binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  check_sub_bool(op, a.dtype(), b.dtype());
+  IterConfig cfg;
+  cfg.op = op_name(op);
+  cfg.int_to_float = op == BinaryOp::Div;
+  auto it = TensorIter::build(out, {a, b}, cfg);
+  kernels(it.device()).binary(op, it, nullptr, alpha);
+  it.finish();
+  if (out.defined()) bump_version(out);
+  return it.result();
+}
+
+Tensor binary(BinaryOp op, const Tensor& out, const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  check_sub_bool(op, a.dtype(), b.is_bool() ? kBool : kInt64);
+  IterConfig cfg;
+  cfg.op = op_name(op);
+  cfg.int_to_float = op == BinaryOp::Div;
+  cfg.scalar = &b;
+  auto it = TensorIter::build(out, {a}, cfg);
+  kernels(it.device()).binary(op, it, &b, alpha);
+  it.finish();
+  if (out.defined()) bump_version(out);
+  return it.result();
+}
+
+}  // namespace
+
+Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) { return binary(BinaryOp::Add, {}, a, b, alpha); }
+Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) { return binary(BinaryOp::Add, {}, a, b, alpha); }
+Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) { return binary(BinaryOp::Sub, {}, a, b, alpha); }
+Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) { return binary(BinaryOp::Sub, {}, a, b, alpha); }
+Tensor mul(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, {}, a, b, 1); }
+Tensor mul(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Mul, {}, a, b, 1); }
+Tensor div(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Div, {}, a, b, 1); }
+Tensor div(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Div, {}, a, b, 1); }
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+Tensor operator+(const Tensor& a, const Scalar& b) { return add(a, b); }
+Tensor operator-(const Tensor& a, const Scalar& b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, const Scalar& b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, const Scalar& b) { return div(a, b); }
+Tensor operator+(const Scalar& a, const Tensor& b) { return add(b, a); }
+Tensor operator*(const Scalar& a, const Tensor& b) { return mul(b, a); }
+// a - b == -b + a; a / b == a * (1 / b) would round differently, so divide a full tensor.
+Tensor operator-(const Scalar& a, const Tensor& b) { return add(mul(b, -1), a); }
+Tensor operator/(const Scalar& a, const Tensor& b) {
+  return div(full_like(b, a, TensorOptions(result_type({b}, &a))), b);
+}
+Tensor operator-(const Tensor& a) { return mul(a, -1); }
+
+Tensor Tensor::add(const Tensor& o, const Scalar& alpha) const { return wick::add(*this, o, alpha); }
+Tensor Tensor::sub(const Tensor& o, const Scalar& alpha) const { return wick::sub(*this, o, alpha); }
+Tensor Tensor::mul(const Tensor& o) const { return wick::mul(*this, o); }
+Tensor Tensor::div(const Tensor& o) const { return wick::div(*this, o); }
+
+Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) { binary(BinaryOp::Add, *this, *this, o, alpha); return *this; }
+Tensor& Tensor::add_(const Scalar& o, const Scalar& alpha) { binary(BinaryOp::Add, *this, *this, o, alpha); return *this; }
+Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) { binary(BinaryOp::Sub, *this, *this, o, alpha); return *this; }
+Tensor& Tensor::sub_(const Scalar& o, const Scalar& alpha) { binary(BinaryOp::Sub, *this, *this, o, alpha); return *this; }
+Tensor& Tensor::mul_(const Tensor& o) { binary(BinaryOp::Mul, *this, *this, o, 1); return *this; }
+Tensor& Tensor::mul_(const Scalar& o) { binary(BinaryOp::Mul, *this, *this, o, 1); return *this; }
+Tensor& Tensor::div_(const Tensor& o) { binary(BinaryOp::Div, *this, *this, o, 1); return *this; }
+Tensor& Tensor::div_(const Scalar& o) { binary(BinaryOp::Div, *this, *this, o, 1); return *this; }
+
+}  // namespace wick

@@ -1,0 +1,46 @@
+#include "wick/device.h"
+
+#include <atomic>
+#include <charconv>
+#include <ostream>
+
+#include "wick/error.h"
+
+namespace wick {
+
+Device::Device(std::string_view spec) : type_(kCPU), index_(-1) {
+  auto bad = [&]() {
+    detail::raise<ValueError>("Device", "invalid device string: '", spec,
+                              "' (expected 'cpu', 'cuda' or 'cuda:N' with N a device index)");
+  };
+  std::string_view kind = spec.substr(0, spec.find(':'));
+  if (kind == "cpu") type_ = kCPU;
+  else if (kind == "cuda") type_ = kCUDA;
+  else bad();
+  if (kind.size() == spec.size()) return;
+  std::string_view num = spec.substr(kind.size() + 1);
+  int idx = -1;
+  auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), idx);
+  if (num.empty() || ec != std::errc() || end != num.data() + num.size() || idx < 0 || idx > 127 ||
+      (num.size() > 1 && num[0] == '0'))
+    bad();
+  if (type_ == kCPU && idx != 0) bad();
+  index_ = int8_t(idx);
+}
+
+std::string Device::str() const {
+  if (index_ < 0) return type_ == kCPU ? "cpu" : "cuda";
+  return (type_ == kCPU ? std::string("cpu:") : std::string("cuda:")) + std::to_string(index_);
+}
+
+std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
+std::ostream& operator<<(std::ostream& os, DeviceType t) { return os << (t == kCPU ? "cpu" : "cuda"); }
+
+namespace {
+std::atomic<Device> g_default_device{Device(kCPU)};
+}
+
+void set_default_device(Device d) { g_default_device.store(d, std::memory_order_relaxed); }
+Device get_default_device() { return g_default_device.load(std::memory_order_relaxed); }
+
+}  // namespace wick

@@ -1,0 +1,186 @@
+// Factory functions: empty and friends, from_blob, tensor(), *_like and new_*.
+#include <cmath>
+#include <cstring>
+
+#include "core/kernel_table.h"
+#include "core/tensor_ops.h"
+#include "wick/cuda.h"
+#include "wick/ops.h"
+
+namespace wick {
+
+namespace detail {
+
+Device resolve_device(Device d, const char* op) {
+  if (d.is_cpu()) return Device(kCPU);
+  return resolve_cuda_device(d, op);
+}
+
+DimVector contiguous_strides(IntArrayRef sizes) {
+  DimVector st(sizes.size(), 1);
+  int64_t s = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    st[i] = s;
+    s *= std::max<int64_t>(sizes[i], 1);
+  }
+  return st;
+}
+
+void check_sizes(IntArrayRef sizes, const char* op) {
+  for (int64_t s : sizes)
+    WICK_CHECK(s >= 0, ValueError, op, "Trying to create tensor with negative dimension ", s, ": ", sizes);
+}
+
+Tensor make_tensor(Storage storage, Dtype dtype, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
+  return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), dtype, DimVector(sizes.begin(), sizes.end()),
+                                               DimVector(strides.begin(), strides.end()), offset));
+}
+
+Tensor finish_factory(Tensor t, const TensorOptions& o) {
+  if (o.requires_grad()) {
+    WICK_CHECK(t.is_floating_point(), TypeError, "requires_grad",
+               "only Tensors of floating point dtype can require gradients (got ", t.dtype(), ")");
+    t.impl()->set_requires_grad(true);
+  }
+  return t;
+}
+
+Tensor tensor_from_values(const void* values, Dtype dtype, IntArrayRef sizes, TensorOptions o) {
+  int64_t n = 1;
+  for (auto s : sizes) n *= s;
+  Tensor src = make_tensor(Storage::make(DataPtr(const_cast<void*>(values), nullptr, nullptr, Device(kCPU)),
+                                         size_t(n) * size_t(element_size(dtype)), nullptr),
+                           dtype, sizes, contiguous_strides(sizes), 0);
+  Tensor out = empty(sizes, TensorOptions(o.dtype()).device(o.device()).pinned_memory(o.pinned_memory()));
+  out.copy_(src);
+  return finish_factory(out, o);
+}
+
+}  // namespace detail
+
+using namespace detail;
+
+Tensor empty(IntArrayRef sizes, TensorOptions o) {
+  check_sizes(sizes, "empty");
+  Device dev = resolve_device(o.device(), "empty");
+  Dtype dt = o.dtype();
+  int64_t n = 1;
+  for (auto s : sizes) n *= s;
+  Storage st = make_storage(size_t(n) * size_t(element_size(dt)), dev, o.pinned_memory());
+  return finish_factory(make_tensor(std::move(st), dt, sizes, contiguous_strides(sizes), 0), o);
+}
+
+Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions o) {
+  check_sizes(sizes, "empty_strided");
+  WICK_CHECK(sizes.size() == strides.size(), ValueError, "empty_strided", "mismatch in length of strides and shape");
+  Device dev = resolve_device(o.device(), "empty_strided");
+  int64_t extent = 1;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == 0) extent = 0;
+  }
+  if (extent) {
+    for (size_t i = 0; i < sizes.size(); ++i) extent += (sizes[i] - 1) * strides[i];
+  }
+  Storage st = make_storage(size_t(extent) * size_t(element_size(o.dtype())), dev, o.pinned_memory());
+  return finish_factory(make_tensor(std::move(st), o.dtype(), sizes, strides, 0), o);
+}
+
+Tensor full(IntArrayRef sizes, const Scalar& value, TensorOptions o) {
+  if (!o.dtype_opt()) o = o.dtype(value.dtype());
+  bool rg = o.requires_grad();
+  Tensor t = empty(sizes, o.requires_grad(false));
+  t.fill_(value);
+  return finish_factory(t, o.requires_grad(rg));
+}
+
+Tensor zeros(IntArrayRef sizes, TensorOptions o) {
+  if (!o.dtype_opt()) o = o.dtype(get_default_dtype());
+  return full(sizes, 0, o);
+}
+
+Tensor ones(IntArrayRef sizes, TensorOptions o) {
+  if (!o.dtype_opt()) o = o.dtype(get_default_dtype());
+  return full(sizes, 1, o);
+}
+
+Tensor arange(const Scalar& end, TensorOptions o) { return arange(0, end, 1, o); }
+
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions o) {
+  bool any_float = start.is_floating_point() || end.is_floating_point() || step.is_floating_point();
+  if (!o.dtype_opt()) o = o.dtype(any_float ? get_default_dtype() : kInt64);
+  double s = start.to<double>(), e = end.to<double>(), st = step.to<double>();
+  WICK_CHECK(st != 0, ValueError, "arange", "step must be nonzero");
+  WICK_CHECK(std::isfinite(s) && std::isfinite(e), ValueError, "arange", "unsupported range: ", s, " -> ", e);
+  WICK_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), ValueError, "arange",
+             "upper bound and larger bound inconsistent with step sign");
+  int64_t n = int64_t(std::ceil((e - s) / st));
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[size_t(i)] = s + double(i) * st;
+  if (!any_float) {
+    std::vector<int64_t> iv(static_cast<size_t>(n));
+    int64_t si = start.to<int64_t>(), sti = step.to<int64_t>();
+    for (int64_t i = 0; i < n; ++i) iv[size_t(i)] = si + i * sti;
+    return tensor_from_values(iv.data(), kInt64, {n}, o);
+  }
+  return tensor_from_values(v.data(), kFloat64, {n}, o);
+}
+
+Tensor linspace(double start, double end, int64_t steps, TensorOptions o) {
+  WICK_CHECK(steps >= 0, ValueError, "linspace", "number of steps must be non-negative");
+  std::vector<double> v(static_cast<size_t>(steps));
+  const double step = steps > 1 ? (end - start) / double(steps - 1) : 0;
+  const int64_t half = steps / 2;
+  for (int64_t i = 0; i < steps; ++i)  // symmetric from both ends, as PyTorch computes it
+    v[size_t(i)] = i < half ? start + step * double(i) : end - step * double(steps - i - 1);
+  return tensor_from_values(v.data(), kFloat64, {steps}, o);
+}
+
+Tensor eye(int64_t n, TensorOptions o) { return eye(n, n, o); }
+
+Tensor eye(int64_t n, int64_t m, TensorOptions o) {
+  WICK_CHECK(n >= 0 && m >= 0, ValueError, "eye", "n and m must be non-negative (got ", n, ", ", m, ")");
+  bool rg = o.requires_grad();
+  Tensor t = zeros({n, m}, o.requires_grad(false));
+  if (n && m) {
+    // The diagonal as a strided view: stride m + 1 over min(n, m) elements.
+    Tensor diag = make_tensor(t.impl()->storage(), t.dtype(), {std::min(n, m)}, {m + 1}, 0);
+    diag.fill_(1);
+  }
+  return finish_factory(t, o.requires_grad(rg));
+}
+
+Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions o) {
+  return from_blob(data, sizes, contiguous_strides(sizes), o);
+}
+
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptions o) {
+  check_sizes(sizes, "from_blob");
+  Device dev = resolve_device(o.device(), "from_blob");
+  int64_t extent = 1;
+  for (size_t i = 0; i < sizes.size(); ++i) extent += (sizes[i] - 1) * strides[i];
+  Storage st = Storage::make(DataPtr(data, nullptr, nullptr, dev), size_t(extent) * size_t(element_size(o.dtype())),
+                             nullptr);
+  return finish_factory(make_tensor(std::move(st), o.dtype(), sizes, strides, 0), o);
+}
+
+Tensor empty_like(const Tensor& t, TensorOptions o) { return empty(t.sizes(), like_options(t, o)); }
+Tensor zeros_like(const Tensor& t, TensorOptions o) { return zeros(t.sizes(), like_options(t, o)); }
+Tensor ones_like(const Tensor& t, TensorOptions o) { return ones(t.sizes(), like_options(t, o)); }
+Tensor full_like(const Tensor& t, const Scalar& v, TensorOptions o) { return full(t.sizes(), v, like_options(t, o)); }
+
+TensorOptions detail::like_options(const Tensor& t, TensorOptions o) {
+  TensorOptions r = o;
+  if (!o.dtype_opt()) r = r.dtype(t.dtype());
+  if (!o.device_opt()) r = r.device(t.device());
+  return r;
+}
+
+TensorOptions Tensor::merge(TensorOptions o) const { return like_options(*this, o); }
+Tensor Tensor::new_empty(IntArrayRef sizes, TensorOptions o) const { return empty(sizes, merge(o)); }
+Tensor Tensor::new_zeros(IntArrayRef sizes, TensorOptions o) const { return zeros(sizes, merge(o)); }
+Tensor Tensor::new_ones(IntArrayRef sizes, TensorOptions o) const { return ones(sizes, merge(o)); }
+Tensor Tensor::new_full(IntArrayRef sizes, const Scalar& v, TensorOptions o) const {
+  return full(sizes, v, merge(o));
+}
+
+}  // namespace wick

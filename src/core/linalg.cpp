@@ -1,0 +1,113 @@
+// matmul and mm. Core shapes the problem as a batched GEMM on matrices that are contiguous
+// in either orientation (a transposed view costs no copy), and the backend runs it.
+#include "core/kernel_table.h"
+#include "core/tensor_iter.h"
+#include "core/tensor_ops.h"
+#include "wick/ops.h"
+
+namespace wick {
+
+using namespace detail;
+
+namespace {
+
+// A 2-D matrix usable by GEMM without a copy: row-major (stride(1) == 1) or transposed.
+// Returns the possibly copied matrix, whether it is transposed, and its leading dimension.
+struct GemmOperand {
+  Tensor t;
+  bool trans;
+  int64_t ld;
+};
+
+GemmOperand gemm_operand(const Tensor& m) {
+  const int64_t r = m.size(0), c = m.size(1);
+  if (m.stride(1) == 1 && (m.stride(0) >= std::max<int64_t>(c, 1) || r == 1))
+    return {m, false, std::max<int64_t>(std::max<int64_t>(m.stride(0), c), 1)};
+  if (m.stride(0) == 1 && (m.stride(1) >= std::max<int64_t>(r, 1) || c == 1))
+    return {m, true, std::max<int64_t>(std::max<int64_t>(m.stride(1), r), 1)};
+  Tensor cm = m.contiguous();
+  return {cm, false, std::max<int64_t>(c, 1)};
+}
+
+void check_matmul_args(const Tensor& a, const Tensor& b, const char* op) {
+  check_same_device(b, a.device(), op, "mat2");
+  WICK_CHECK(a.dtype() == b.dtype(), TypeError, op, "expected m1 and m2 to have the same dtype, but got: ", a.dtype(),
+             " != ", b.dtype());
+}
+
+}  // namespace
+
+Tensor mm(const Tensor& a, const Tensor& b) {
+  check_matmul_args(a, b, "mm");
+  WICK_CHECK(a.dim() == 2, ValueError, "mm", "self must be a matrix");
+  WICK_CHECK(b.dim() == 2, ValueError, "mm", "mat2 must be a matrix");
+  WICK_CHECK(a.size(1) == b.size(0), ValueError, "mm", "mat1 and mat2 shapes cannot be multiplied (", a.size(0),
+             "x", a.size(1), " and ", b.size(0), "x", b.size(1), ")");
+  Tensor c = empty({a.size(0), b.size(1)}, a.options());
+  if (a.size(1) == 0) return c.zero_();
+  GemmOperand oa = gemm_operand(a), ob = gemm_operand(b);
+  GemmArgs g{oa.t, ob.t, c, 1, a.size(0), b.size(1), a.size(1), oa.ld, ob.ld, std::max<int64_t>(b.size(1), 1),
+             0, 0, 0, oa.trans, ob.trans, 1.0, 0.0};
+  kernels(a.device()).gemm(g);
+  return c;
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  check_matmul_args(a, b, "matmul");
+  const int64_t da = a.dim(), db = b.dim();
+  WICK_CHECK(da > 0 && db > 0, ValueError, "matmul", "both arguments to matmul need to be at least 1D, but they are ",
+             da, "D and ", db, "D");
+  if (da == 1 && db == 1) {
+    WICK_CHECK(a.size(0) == b.size(0), ValueError, "matmul", "inconsistent tensor size, expected tensor [", a.size(0),
+               "] and src [", b.size(0), "] to have the same number of elements, but got ", a.size(0), " and ",
+               b.size(0), " elements respectively");
+    return mm(a.unsqueeze(0), b.unsqueeze(1)).view(IntArrayRef{});
+  }
+  if (da == 2 && db == 1) return mm(a, b.unsqueeze(1)).squeeze(1);
+  if (da == 1 && db == 2) return mm(a.unsqueeze(0), b).squeeze(0);
+  if (da == 2 && db == 2) return mm(a, b);
+
+  // Batched: broadcast the batch dims, then one strided-batched GEMM.
+  Tensor A = da == 1 ? a.unsqueeze(0) : a;
+  Tensor B = db == 1 ? b.unsqueeze(1) : b;
+  const int64_t n = A.size(-2), k = A.size(-1), k2 = B.size(-2), m = B.size(-1);
+  WICK_CHECK(k == k2, ValueError, "matmul", "mat1 and mat2 shapes cannot be multiplied (", n, "x", k, " and ", k2,
+             "x", m, ")");
+  IntArrayRef ba(A.sizes().data(), size_t(A.dim() - 2)), bb(B.sizes().data(), size_t(B.dim() - 2));
+  DimVector batch = broadcast_shapes(ba, bb, "matmul");
+  int64_t nb = 1;
+  for (auto s : batch) nb *= s;
+  DimVector ea(batch), eb(batch);
+  ea.push_back(n); ea.push_back(k);
+  eb.push_back(k); eb.push_back(m);
+  Tensor A3 = A.expand(ea).reshape({nb, n, k});
+  Tensor B3 = B.expand(eb).reshape({nb, k, m});
+  auto per_matrix = [](const Tensor& t3) {
+    // Batch items must be evenly spaced and each matrix usable by GEMM; else copy.
+    GemmOperand o = gemm_operand(t3.select(0, 0));
+    if (o.t.is_same(t3.select(0, 0)) || o.t.data_ptr() == t3.select(0, 0).data_ptr())
+      return std::make_pair(t3, o);
+    Tensor c = t3.contiguous();
+    return std::make_pair(c, GemmOperand{c, false, std::max<int64_t>(c.size(2), 1)});
+  };
+  auto [A3c, oa] = per_matrix(A3);
+  auto [B3c, ob] = per_matrix(B3);
+  DimVector out_sizes(batch);
+  out_sizes.push_back(n);
+  out_sizes.push_back(m);
+  Tensor C = empty({nb, n, m}, a.options());
+  if (k == 0) C.zero_();
+  else if (nb * n * m > 0) {
+    GemmArgs g{A3c, B3c, C, nb, n, m, k, oa.ld, ob.ld, std::max<int64_t>(m, 1),
+               A3c.stride(0), B3c.stride(0), n * m, oa.trans, ob.trans, 1.0, 0.0};
+    kernels(a.device()).gemm(g);
+  }
+  Tensor out = C.view(out_sizes);
+  if (da == 1) out = out.squeeze(-2);
+  if (db == 1) out = out.squeeze(-1);
+  return out;
+}
+
+Tensor Tensor::matmul(const Tensor& other) const { return wick::matmul(*this, other); }
+
+}  // namespace wick

@@ -1,0 +1,118 @@
+// Tensor methods: properties, host access, moves between devices and dtypes, copy_ and fill_.
+#include "wick/tensor.h"
+
+#include "core/kernel_table.h"
+#include "core/tensor_ops.h"
+#include "wick/cuda.h"
+#include "wick/ops.h"
+
+namespace wick {
+
+using namespace detail;
+
+int64_t Tensor::size(int64_t d) const { return sizes()[size_t(wrap_dim(d, dim(), "size"))]; }
+int64_t Tensor::stride(int64_t d) const { return strides()[size_t(wrap_dim(d, dim(), "stride"))]; }
+
+bool Tensor::is_pinned() const {
+  return is_cpu() && impl_->storage()->data() != nullptr && is_pinned_ptr(impl_->storage()->data());
+}
+
+Scalar Tensor::item() const {
+  WICK_CHECK(numel() == 1, ValueError, "item", "a Tensor with ", numel(),
+             " elements cannot be converted to Scalar");
+  Tensor c = is_cpu() ? *this : cpu();
+  return WICK_DISPATCH_ALL(dtype(), "item", [&]<class T>() -> Scalar {
+    return Scalar(*static_cast<const T*>(c.impl()->data()));
+  });
+}
+
+namespace detail {
+
+void check_data_ptr_dtype(const Tensor& t, Dtype expected, const char* op) {
+  WICK_CHECK(t.defined(), ValueError, op, "the tensor is undefined");
+  WICK_CHECK(t.dtype() == expected, TypeError, op, "expected scalar type ", expected, " but found ", t.dtype());
+}
+
+void check_host_access(const Tensor& t, const char* op) {
+  WICK_CHECK(t.defined(), ValueError, op, "the tensor is undefined");
+  WICK_CHECK(t.is_cpu(), DeviceError, op, "can't access a ", t.device(),
+             " tensor from the host; copy it with .cpu() first");
+}
+
+}  // namespace detail
+
+// ---- moves and casts
+
+Tensor Tensor::to(Device device, Dtype dtype, bool non_blocking, bool copy) const {
+  Device target = resolve_device(device, "to");
+  if (!copy && target == this->device() && dtype == this->dtype()) return *this;
+  Tensor out = empty(sizes(), TensorOptions(dtype).device(target));
+  out.copy_(*this, non_blocking);
+  return out;
+}
+
+Tensor Tensor::to(Device device, bool non_blocking, bool copy) const { return to(device, dtype(), non_blocking, copy); }
+Tensor Tensor::to(Dtype dtype, bool non_blocking, bool copy) const { return to(device(), dtype, non_blocking, copy); }
+Tensor Tensor::to(const Tensor& other, bool non_blocking) const {
+  return to(other.device(), other.dtype(), non_blocking);
+}
+Tensor Tensor::cuda(int index, bool non_blocking) const { return to(Device(kCUDA, index), non_blocking); }
+Tensor Tensor::cpu() const { return to(Device(kCPU)); }
+
+Tensor Tensor::pin_memory() const {
+  WICK_CHECK(is_cpu(), ValueError, "pin_memory", "cannot pin '", device(), "' memory: only dense CPU tensors can be pinned");
+  if (is_pinned()) return *this;
+  Tensor out = empty(sizes(), TensorOptions(dtype()).pinned_memory(true));
+  out.copy_(*this);
+  return out;
+}
+
+Tensor Tensor::clone() const {
+  Tensor out = empty(sizes(), options());
+  out.copy_(*this);
+  return out;
+}
+Tensor clone(const Tensor& t) { return t.clone(); }
+
+Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
+
+// ---- in-place writes
+
+Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
+  WICK_CHECK(defined() && src.defined(), ValueError, "copy_", "undefined tensor");
+  if (is_same(src)) return *this;
+  // Broadcast src to this shape (the error names the op).
+  Tensor s = src.sizes().equals(sizes()) ? src : src.expand(sizes());
+  if (s.device() == device()) {
+    IterConfig cfg;
+    cfg.op = "copy_";
+    cfg.names[0] = "src";
+    cfg.compute_dtype = s.dtype();
+    cfg.out_dtype = dtype();
+    auto it = TensorIter::build(*this, {s}, cfg);
+    kernels(device()).copy(it);
+  } else {
+    // Across devices: the runtime moves contiguous bytes of one dtype; cast and lay out
+    // on whichever side is cheaper (before sending to a GPU, after receiving on the CPU).
+    if (s.dtype() != dtype() && s.is_cpu()) s = s.to(dtype());
+    bool direct = s.is_contiguous() && is_contiguous() && s.dtype() == dtype();
+    if (direct) {
+      cuda_copy(*this, s, non_blocking);
+    } else {
+      Tensor src_c = s.contiguous();
+      Tensor staging = empty(sizes(), TensorOptions(src_c.dtype()).device(device()));
+      cuda_copy(staging, src_c, false);
+      copy_(staging);
+    }
+  }
+  bump_version(*this);
+  return *this;
+}
+
+Tensor& Tensor::fill_(const Scalar& v) {
+  kernels(device()).fill(*this, v);
+  bump_version(*this);
+  return *this;
+}
+
+}  // namespace wick

@@ -1,0 +1,162 @@
+#include "core/tensor_iter.h"
+
+#include <algorithm>
+
+#include "wick/ops.h"
+
+namespace wick::detail {
+
+void check_same_device(const Tensor& t, Device device, const char* op, const char* arg) {
+  if (t.device() != device) [[unlikely]]
+    raise<DeviceError>(op, "expected all tensors to be on the same device, but found at least two devices, ",
+                       device, " and ", t.device(), " (argument '", arg, "' is on ", t.device(), ")");
+}
+
+int64_t wrap_dim(int64_t d, int64_t ndim, const char* op) {
+  int64_t n = std::max<int64_t>(ndim, 1);  // a 0-d tensor accepts dims -1 and 0
+  WICK_CHECK(d >= -n && d < n, IndexError, op, "Dimension out of range (expected to be in range of [", -n,
+             ", ", n - 1, "], but got ", d, ")");
+  return d < 0 ? d + n : d;
+}
+
+DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op) {
+  size_t n = std::max(a.size(), b.size());
+  DimVector out(n, 1);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t sa = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t sb = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (sa != sb && sa != 1 && sb != 1) [[unlikely]]
+      raise<ValueError>(op, "The size of tensor a (", sa, ") must match the size of tensor b (", sb,
+                        ") at non-singleton dimension ", i);
+    out[i] = sa == 1 ? sb : sa;
+  }
+  return out;
+}
+
+namespace {
+
+// 0: bool, 1: integer, 2: floating.
+int category(Dtype t) { return t == kBool ? 0 : (is_floating_point(t) ? 2 : 1); }
+
+}  // namespace
+
+Dtype result_type(std::initializer_list<Tensor> tensors, const Scalar* scalar) {
+  // PyTorch's three priority levels: dimensioned tensors, 0-d tensors, wrapped numbers.
+  // A lower level only matters when its category (bool < int < float) is higher.
+  std::optional<Dtype> dim_t, zero_t;
+  for (const Tensor& t : tensors) {
+    if (!t.defined()) continue;
+    auto& slot = t.dim() > 0 ? dim_t : zero_t;
+    slot = slot ? promote_types(*slot, t.dtype()) : t.dtype();
+  }
+  Dtype r;
+  if (dim_t) {
+    r = *dim_t;
+    if (zero_t && category(*zero_t) > category(r)) r = promote_types(r, *zero_t);
+  } else if (zero_t) {
+    r = *zero_t;
+  } else {
+    r = scalar ? scalar->dtype() : get_default_dtype();
+    return r;
+  }
+  if (scalar) {
+    Dtype s = scalar->is_floating_point() ? get_default_dtype() : scalar->dtype();
+    if (category(s) > category(r)) r = category(s) == 2 && !is_floating_point(r) ? get_default_dtype() : s;
+  }
+  return r;
+}
+
+TensorIter TensorIter::build(const Tensor& out, std::initializer_list<Tensor> inputs, const IterConfig& cfg) {
+  TensorIter it;
+  const int nin = int(inputs.size());
+
+  // 1. Devices: every input on the first input's device (the output's when none), the output too.
+  const Tensor& first = nin ? *inputs.begin() : out;
+  it.device_ = first.device();
+  int k = 0;
+  for (const Tensor& t : inputs) check_same_device(t, it.device_, cfg.op, cfg.names[k++]);
+  if (out.defined()) check_same_device(out, it.device_, cfg.op, "out");
+
+  // 2. Shapes and dtypes.
+  DimVector shape(first.sizes());
+  for (const Tensor& t : inputs) {
+    if (!t.sizes().equals(shape)) shape = broadcast_shapes(shape, t.sizes(), cfg.op);
+  }
+  Dtype compute = cfg.compute_dtype ? *cfg.compute_dtype
+                  : nin           ? result_type(inputs, cfg.scalar)
+                                  : out.dtype();
+  if (cfg.int_to_float && !is_floating_point(compute)) compute = get_default_dtype();
+  it.dtype_ = compute;
+  Dtype out_dtype = cfg.out_dtype ? *cfg.out_dtype : compute;
+
+  // 3. The output: the caller's (shape must match; a temporary when its dtype differs) or new.
+  if (out.defined()) {
+    WICK_CHECK(out.sizes().equals(shape), ValueError, cfg.op, "output with shape ", out.sizes(),
+               " doesn't match the broadcast shape ", IntArrayRef(shape));
+    if (out.dtype() != out_dtype) {
+      WICK_CHECK(!(is_floating_point(out_dtype) && !is_floating_point(out.dtype())) &&
+                     !(out_dtype != kBool && out.dtype() == kBool),
+                 TypeError, cfg.op, "result type ", out_dtype, " can't be cast to the desired output type ",
+                 out.dtype());
+      it.ops_[0] = empty(shape, TensorOptions(out_dtype).device(it.device_));
+      it.writeback_ = out;
+    } else {
+      it.ops_[0] = out;
+    }
+    it.result_ = out;
+  } else {
+    it.ops_[0] = empty(shape, TensorOptions(out_dtype).device(it.device_));
+    it.result_ = it.ops_[0];
+  }
+  k = 1;
+  for (const Tensor& t : inputs) it.ops_[k++] = t.dtype() == compute ? t : t.to(compute);
+  it.nops_ = nin + 1;
+  it.numel_ = it.ops_[0].numel();
+
+  // 4. Strides in bytes over the broadcast shape (0 where an operand is broadcast).
+  const size_t nd = shape.size();
+  for (int i = 0; i < it.nops_; ++i) {
+    const Tensor& t = it.ops_[i];
+    const int64_t es = t.element_size();
+    DimVector& st = it.strides_[i];
+    st.resize(nd, 0);
+    const size_t off = nd - size_t(t.dim());
+    for (size_t d = off; d < nd; ++d) st[d] = t.size(int64_t(d - off)) == 1 ? 0 : t.stride(int64_t(d - off)) * es;
+  }
+
+  // 5. Coalesce: drop size-1 dims, merge d-1 into d when every operand steps evenly across both.
+  DimVector cs;
+  DimVector cst[kMaxOperands];
+  for (size_t d = 0; d < nd; ++d) {
+    if (shape[d] == 1) continue;
+    if (!cs.empty()) {
+      bool merge = true;
+      for (int i = 0; i < it.nops_; ++i)
+        if (cst[i].back() != it.strides_[i][d] * shape[d]) merge = false;
+      if (merge) {
+        cs.back() *= shape[d];
+        for (int i = 0; i < it.nops_; ++i) cst[i].back() = it.strides_[i][d];
+        continue;
+      }
+    }
+    cs.push_back(shape[d]);
+    for (int i = 0; i < it.nops_; ++i) cst[i].push_back(it.strides_[i][d]);
+  }
+  if (cs.empty()) {  // a 0-d or all-ones shape: one element
+    cs.push_back(1);
+    for (int i = 0; i < it.nops_; ++i) cst[i].push_back(it.ops_[i].element_size());
+  }
+  it.shape_ = std::move(cs);
+  it.contiguous_ = it.shape_.size() == 1;
+  for (int i = 0; i < it.nops_; ++i) {
+    it.strides_[i] = std::move(cst[i]);
+    if (it.contiguous_ && it.strides_[i][0] != it.ops_[i].element_size()) it.contiguous_ = false;
+  }
+  return it;
+}
+
+void TensorIter::finish() const {
+  if (writeback_.defined()) const_cast<Tensor&>(writeback_).copy_(ops_[0]);
+}
+
+}  // namespace wick::detail

@@ -1,0 +1,82 @@
+// TensorIter: the plan of one elementwise op, built once in core and read by every backend.
+//
+// Building it checks devices (a DeviceError naming the op and the argument), broadcasts
+// the shapes, works out the result dtype by PyTorch's promotion rules, casts inputs to the
+// compute dtype, allocates the output when none is given, and coalesces dimensions so that
+// a contiguous op becomes one flat loop. Backends see operands of one shape with per-operand
+// strides in bytes (0 on broadcast dimensions).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "wick/tensor.h"
+
+namespace wick::detail {
+
+struct IterConfig {
+  const char* op = "op";
+  // Names of the inputs in errors ("self", "other", ...).
+  const char* names[3] = {"self", "other", "third"};
+  // Integer/bool compute dtypes are promoted to the default float (true division).
+  bool int_to_float = false;
+  // The output dtype when it differs from the compute dtype (comparisons give bool).
+  std::optional<Dtype> out_dtype;
+  // The compute dtype, overriding promotion.
+  std::optional<Dtype> compute_dtype;
+  // A Scalar operand taking part in promotion (as a wrapped number, lowest priority).
+  const Scalar* scalar = nullptr;
+};
+
+class TensorIter {
+ public:
+  static constexpr int kMaxOperands = 4;
+
+  // out may be undefined (allocated here) or an existing tensor (in-place / out= forms,
+  // whose shape must equal the broadcast shape).
+  static TensorIter build(const Tensor& out, std::initializer_list<Tensor> inputs, const IterConfig& cfg);
+
+  const Tensor& output() const { return ops_[0]; }
+  const Tensor& input(int i) const { return ops_[i + 1]; }
+  int ninputs() const { return nops_ - 1; }
+  int noperands() const { return nops_; }
+  const Tensor& operand(int i) const { return ops_[i]; }
+  Dtype dtype() const { return dtype_; }    // compute dtype of the inputs
+  Device device() const { return device_; }
+  int64_t numel() const { return numel_; }
+  int ndim() const { return int(shape_.size()); }
+  // Coalesced shape, innermost dimension last.
+  IntArrayRef shape() const { return shape_; }
+  // Byte strides of operand i over shape().
+  const int64_t* strides(int i) const { return strides_[i].data(); }
+  // True when every operand is contiguous (a single flat loop with unit strides).
+  bool is_contiguous() const { return contiguous_; }
+  // The result to return: output(), or, when the caller's out had another dtype, the copy
+  // written back into it.
+  const Tensor& result() const { return result_; }
+  // Writes the computed output back into the caller's out when a temporary was used.
+  void finish() const;
+
+ private:
+  Tensor ops_[kMaxOperands];
+  int nops_ = 0;
+  Dtype dtype_ = kFloat32;
+  Device device_;
+  int64_t numel_ = 0;
+  DimVector shape_;
+  DimVector strides_[kMaxOperands];
+  bool contiguous_ = true;
+  Tensor result_;
+  Tensor writeback_;  // the caller's out when ops_[0] is a temporary of another dtype
+};
+
+// PyTorch's result_type for tensors (dimensioned before 0-d) and an optional Scalar.
+Dtype result_type(std::initializer_list<Tensor> tensors, const Scalar* scalar = nullptr);
+// The broadcast shape of a and b, or a ValueError naming op.
+DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op);
+// Throws DeviceError unless t is on device; arg names the argument.
+void check_same_device(const Tensor& t, Device device, const char* op, const char* arg);
+// Wraps a negative dim and checks the range (IndexError as PyTorch words it).
+int64_t wrap_dim(int64_t d, int64_t ndim, const char* op);
+
+}  // namespace wick::detail

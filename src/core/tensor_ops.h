@@ -1,0 +1,24 @@
+// Internal helpers shared by the op implementations in src/core.
+#pragma once
+
+#include "wick/tensor.h"
+
+namespace wick::detail {
+
+// "cuda" -> "cuda:<current>", "cpu:0" -> "cpu"; checks CUDA indices.
+Device resolve_device(Device d, const char* op);
+DimVector contiguous_strides(IntArrayRef sizes);
+void check_sizes(IntArrayRef sizes, const char* op);
+Tensor make_tensor(Storage storage, Dtype dtype, IntArrayRef sizes, IntArrayRef strides, int64_t offset);
+// A view of t's storage with new geometry (keeps dtype).
+inline Tensor make_view(const Tensor& t, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
+  return make_tensor(t.impl()->storage(), t.dtype(), sizes, strides, offset);
+}
+// Applies requires_grad from the options.
+Tensor finish_factory(Tensor t, const TensorOptions& o);
+// Options o with t's dtype and device where o names none.
+TensorOptions like_options(const Tensor& t, TensorOptions o);
+// Marks an in-place write (autograd's version counter).
+inline void bump_version(const Tensor& t) { t.impl()->storage()->bump_version(); }
+
+}  // namespace wick::detail

@@ -1,0 +1,277 @@
+// View ops: new geometry over the same storage, no data copied (reshape copies only when
+// no view can express the result, as in PyTorch).
+#include <numeric>
+
+#include "core/tensor_iter.h"
+#include "core/tensor_ops.h"
+#include "wick/ops.h"
+
+namespace wick {
+
+using namespace detail;
+
+namespace {
+
+// Resolves one -1 in sizes against numel.
+DimVector infer_size(IntArrayRef sizes, int64_t numel, const char* op) {
+  DimVector out(sizes.begin(), sizes.end());
+  int64_t known = 1;
+  int infer = -1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1) {
+      WICK_CHECK(infer < 0, ValueError, op, "only one dimension can be inferred");
+      infer = int(i);
+    } else {
+      WICK_CHECK(out[i] >= 0, ValueError, op, "invalid shape dimension ", out[i]);
+      known *= out[i];
+    }
+  }
+  if (infer >= 0) {
+    WICK_CHECK(known != 0, ValueError, op, "cannot reshape tensor of ", numel, " elements into shape ", sizes,
+               " because the unspecified dimension size -1 can be any value and is ambiguous");
+    out[size_t(infer)] = numel / known;
+    known *= out[size_t(infer)];
+  }
+  WICK_CHECK(known == numel, ValueError, op, "shape '", sizes, "' is invalid for input of size ", numel);
+  return out;
+}
+
+// Strides for viewing (sizes, strides) as new_sizes without a copy, if possible
+// (PyTorch's computeStride: chunks of dims that are contiguous among themselves).
+std::optional<DimVector> view_strides(IntArrayRef sizes, IntArrayRef strides, IntArrayRef new_sizes) {
+  DimVector ns(new_sizes.size(), 1);
+  int64_t numel = 1;
+  for (auto s : sizes) numel *= s;
+  if (numel == 0 || sizes.empty()) {
+    if (numel == 0) return contiguous_strides(new_sizes);
+    return contiguous_strides(new_sizes);
+  }
+  int64_t view_d = int64_t(new_sizes.size()) - 1;
+  int64_t chunk_base_stride = strides.back();
+  int64_t tensor_numel = 1, view_numel = 1;
+  for (int64_t d = int64_t(sizes.size()) - 1; d >= 0; --d) {
+    tensor_numel *= sizes[size_t(d)];
+    if (d == 0 || (sizes[size_t(d - 1)] != 1 && strides[size_t(d - 1)] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || new_sizes[size_t(view_d)] == 1)) {
+        ns[size_t(view_d)] = view_numel * chunk_base_stride;
+        view_numel *= new_sizes[size_t(view_d)];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return std::nullopt;
+      if (d > 0) {
+        chunk_base_stride = strides[size_t(d - 1)];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return ns;
+}
+
+}  // namespace
+
+Tensor Tensor::view(IntArrayRef sizes) const {
+  DimVector shape = infer_size(sizes, numel(), "view");
+  auto st = view_strides(this->sizes(), strides(), shape);
+  WICK_CHECK(st.has_value(), ValueError, "view",
+             "view size is not compatible with input tensor's size and stride (at least one dimension spans "
+             "across two contiguous subspaces). Use .reshape(...) instead.");
+  return make_view(*this, shape, *st, storage_offset());
+}
+
+Tensor Tensor::reshape(IntArrayRef sizes) const {
+  DimVector shape = infer_size(sizes, numel(), "reshape");
+  if (auto st = view_strides(this->sizes(), strides(), shape)) return make_view(*this, shape, *st, storage_offset());
+  return clone().view(shape);
+}
+
+Tensor Tensor::flatten(int64_t start, int64_t end) const {
+  if (dim() == 0) return reshape({1});
+  start = wrap_dim(start, dim(), "flatten");
+  end = wrap_dim(end, dim(), "flatten");
+  WICK_CHECK(start <= end, ValueError, "flatten", "start_dim cannot come after end_dim");
+  DimVector shape;
+  for (int64_t d = 0; d < start; ++d) shape.push_back(size(d));
+  int64_t m = 1;
+  for (int64_t d = start; d <= end; ++d) m *= size(d);
+  shape.push_back(m);
+  for (int64_t d = end + 1; d < dim(); ++d) shape.push_back(size(d));
+  return reshape(shape);
+}
+
+Tensor Tensor::permute(IntArrayRef dims) const {
+  WICK_CHECK(int64_t(dims.size()) == dim(), ValueError, "permute",
+             "number of dims don't match in permute (got ", dims.size(), ", tensor has ", dim(), ")");
+  DimVector sz, st;
+  std::vector<bool> seen(size_t(dim()), false);
+  for (int64_t d : dims) {
+    int64_t w = wrap_dim(d, dim(), "permute");
+    WICK_CHECK(!seen[size_t(w)], ValueError, "permute", "repeated dim in permute");
+    seen[size_t(w)] = true;
+    sz.push_back(size(w));
+    st.push_back(stride(w));
+  }
+  return make_view(*this, sz, st, storage_offset());
+}
+
+Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
+  if (dim() == 0) return *this;
+  d0 = wrap_dim(d0, dim(), "transpose");
+  d1 = wrap_dim(d1, dim(), "transpose");
+  DimVector sz(sizes()), st(strides());
+  std::swap(sz[size_t(d0)], sz[size_t(d1)]);
+  std::swap(st[size_t(d0)], st[size_t(d1)]);
+  return make_view(*this, sz, st, storage_offset());
+}
+
+Tensor Tensor::t() const {
+  WICK_CHECK(dim() <= 2, ValueError, "t", "t() expects a tensor with <= 2 dimensions, but self is ", dim(), "D");
+  return dim() < 2 ? *this : transpose(0, 1);
+}
+
+Tensor Tensor::unsqueeze(int64_t d) const {
+  d = wrap_dim(d, dim() + 1, "unsqueeze");
+  DimVector sz(sizes()), st(strides());
+  int64_t s = d < dim() ? sz[size_t(d)] * st[size_t(d)] : 1;
+  sz.insert(sz.begin() + d, 1);
+  st.insert(st.begin() + d, s);
+  return make_view(*this, sz, st, storage_offset());
+}
+
+Tensor Tensor::squeeze() const {
+  DimVector sz, st;
+  for (int64_t d = 0; d < dim(); ++d)
+    if (size(d) != 1) {
+      sz.push_back(size(d));
+      st.push_back(stride(d));
+    }
+  return make_view(*this, sz, st, storage_offset());
+}
+
+Tensor Tensor::squeeze(int64_t d) const {
+  if (dim() == 0) return *this;
+  d = wrap_dim(d, dim(), "squeeze");
+  if (size(d) != 1) return *this;
+  DimVector sz(sizes()), st(strides());
+  sz.erase(sz.begin() + d);
+  st.erase(st.begin() + d);
+  return make_view(*this, sz, st, storage_offset());
+}
+
+Tensor Tensor::expand(IntArrayRef new_sizes) const {
+  WICK_CHECK(new_sizes.size() >= size_t(dim()), ValueError, "expand", "the number of sizes provided (",
+             new_sizes.size(), ") must be greater or equal to the number of dimensions in the tensor (", dim(), ")");
+  const size_t n = new_sizes.size(), off = n - size_t(dim());
+  DimVector sz(n, 0), st(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t want = new_sizes[i];
+    if (i < off) {
+      WICK_CHECK(want >= 0, ValueError, "expand", "the expanded size of the tensor (", want,
+                 ") isn't allowed in a leading, non-existing dimension ", i);
+      sz[i] = want;
+      st[i] = 0;
+      continue;
+    }
+    int64_t have = size(int64_t(i - off));
+    if (want == -1) want = have;
+    WICK_CHECK(have == want || have == 1, ValueError, "expand", "the expanded size of the tensor (", want,
+               ") must match the existing size (", have, ") at non-singleton dimension ", i,
+               ".  Target sizes: ", new_sizes, ".  Tensor sizes: ", sizes());
+    sz[i] = want;
+    st[i] = have == want ? stride(int64_t(i - off)) : 0;
+  }
+  return make_view(*this, sz, st, storage_offset());
+}
+
+Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
+  WICK_CHECK(dim() > 0, ValueError, "narrow", "narrow() cannot be applied to a 0-dim tensor.");
+  d = wrap_dim(d, dim(), "narrow");
+  int64_t n = size(d);
+  if (start < 0) start += n;
+  WICK_CHECK(start >= 0 && start <= n, IndexError, "narrow", "start (", start, ") is out of bounds for dimension ",
+             d, " of size ", n);
+  WICK_CHECK(length >= 0 && start + length <= n, IndexError, "narrow", "start (", start, ") + length (", length,
+             ") exceeds dimension size (", n, ").");
+  DimVector sz(sizes());
+  sz[size_t(d)] = length;
+  return make_view(*this, sz, strides(), storage_offset() + start * stride(d));
+}
+
+Tensor Tensor::select(int64_t d, int64_t index) const {
+  WICK_CHECK(dim() > 0, IndexError, "select", "select() cannot be applied to a 0-dim tensor.");
+  d = wrap_dim(d, dim(), "select");
+  int64_t n = size(d);
+  WICK_CHECK(index >= -n && index < n, IndexError, "select", "index ", index, " is out of bounds for dimension ", d,
+             " with size ", n);
+  if (index < 0) index += n;
+  DimVector sz(sizes()), st(strides());
+  sz.erase(sz.begin() + d);
+  st.erase(st.begin() + d);
+  return make_view(*this, sz, st, storage_offset() + index * stride(d));
+}
+
+Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) const {
+  WICK_CHECK(dim() > 0, IndexError, "slice", "slice() cannot be applied to a 0-dim tensor.");
+  WICK_CHECK(step > 0, ValueError, "slice", "slice step must be positive");
+  d = wrap_dim(d, dim(), "slice");
+  const int64_t n = size(d);
+  int64_t s = start.value_or(0), e = end.value_or(n);
+  if (s < 0) s += n;
+  if (e < 0) e += n;
+  s = std::clamp<int64_t>(s, 0, n);
+  e = std::clamp<int64_t>(e, s, n);
+  DimVector sz(sizes()), st(strides());
+  sz[size_t(d)] = (e - s + step - 1) / step;
+  st[size_t(d)] *= step;
+  return make_view(*this, sz, st, storage_offset() + s * stride(d));
+}
+
+std::vector<Tensor> Tensor::split(int64_t split_size, int64_t d) const {
+  WICK_CHECK(dim() > 0, ValueError, "split", "split expects at least a 1-dimensional tensor");
+  WICK_CHECK(split_size >= 0, ValueError, "split", "split expects split_size be non-negative, but got split_size=",
+             split_size);
+  d = wrap_dim(d, dim(), "split");
+  const int64_t n = size(d);
+  WICK_CHECK(split_size > 0 || n == 0, ValueError, "split", "split_size can only be 0 if dimension size is 0, but got dimension size of ", n);
+  std::vector<Tensor> out;
+  if (n == 0) {
+    out.push_back(*this);
+    return out;
+  }
+  for (int64_t s = 0; s < n; s += split_size) out.push_back(narrow(d, s, std::min(split_size, n - s)));
+  return out;
+}
+
+std::vector<Tensor> Tensor::split(IntArrayRef sizes_, int64_t d) const {
+  d = wrap_dim(d, dim(), "split");
+  int64_t total = std::accumulate(sizes_.begin(), sizes_.end(), int64_t(0));
+  WICK_CHECK(total == size(d), ValueError, "split", "split_with_sizes expects split_sizes to sum exactly to ",
+             size(d), " (input tensor's size at dimension ", d, "), but got split_sizes=", sizes_);
+  std::vector<Tensor> out;
+  int64_t s = 0;
+  for (int64_t len : sizes_) {
+    out.push_back(narrow(d, s, len));
+    s += len;
+  }
+  return out;
+}
+
+std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t d) const {
+  WICK_CHECK(dim() > 0, ValueError, "chunk", "chunk expects at least a 1-dimensional tensor");
+  WICK_CHECK(chunks > 0, ValueError, "chunk", "chunk expects `chunks` to be greater than 0, got: ", chunks);
+  d = wrap_dim(d, dim(), "chunk");
+  int64_t n = size(d);
+  int64_t each = (n + chunks - 1) / chunks;
+  if (each == 0) each = 1;
+  return split(each, d);
+}
+
+std::vector<Tensor> Tensor::unbind(int64_t d) const {
+  d = wrap_dim(d, dim(), "unbind");
+  std::vector<Tensor> out;
+  for (int64_t i = 0; i < size(d); ++i) out.push_back(select(d, i));
+  return out;
+}
+
+}  // namespace wick

@@ -1,0 +1,131 @@
+// The CPU kernel table: elementwise families over cpu_loop (loops.h), reductions with
+// blocked pairwise summation, GEMM through OpenBLAS.
+#include <cstring>
+
+#include "core/kernel_table.h"
+#include "cpu/cpu_kernels.h"
+#include "cpu/loops.h"
+#include "cpu/random_kernel.h"
+
+namespace wick::detail {
+
+namespace {
+
+template <class T>
+void fill_impl(const Tensor& out, const Scalar& value) {
+  const T v = value.to<T>();
+  if (out.is_contiguous()) {
+    T* p = static_cast<T*>(out.data_ptr());
+    const int64_t n = out.numel();
+#pragma omp parallel for if (n > kParallelGrain) schedule(static)
+    for (int64_t i = 0; i < n; ++i) p[i] = v;
+    return;
+  }
+  IterConfig cfg;
+  cfg.op = "fill_";
+  auto it = TensorIter::build(out, {}, cfg);
+  cpu_loop(it, [v](char** p, const int64_t* s, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * s[0]) = v;
+  });
+}
+
+void cpu_fill(const Tensor& out, const Scalar& value) {
+  if (out.numel() == 0) return;
+  WICK_DISPATCH_ALL(out.dtype(), "fill_", [&]<class T>() { fill_impl<T>(out, value); });
+}
+
+void cpu_copy(const TensorIter& it) {
+  WICK_DISPATCH_ALL(it.output().dtype(), "copy_", [&]<class To>() {
+    WICK_DISPATCH_ALL(it.input(0).dtype(), "copy_", [&]<class From>() {
+      cpu_loop(it, [](char** p, const int64_t* s, int64_t n) {
+        if constexpr (std::is_same_v<To, From>) {
+          if (s[0] == sizeof(To) && s[1] == sizeof(To)) {
+            std::memcpy(p[0], p[1], size_t(n) * sizeof(To));
+            return;
+          }
+        }
+        if (s[0] == sizeof(To) && s[1] == sizeof(From)) {
+          To* o = reinterpret_cast<To*>(p[0]);
+          const From* a = reinterpret_cast<const From*>(p[1]);
+          for (int64_t i = 0; i < n; ++i) o[i] = convert<To>(a[i]);
+          return;
+        }
+        for (int64_t i = 0; i < n; ++i)
+          *reinterpret_cast<To*>(p[0] + i * s[0]) = convert<To>(*reinterpret_cast<const From*>(p[1] + i * s[1]));
+      });
+    });
+  });
+}
+
+template <class T, class Op>
+void binary_loop(const TensorIter& it, const Scalar* scalar, Op op) {
+  using M = opmath_t<T>;
+  if (scalar) {
+    const M b = scalar->to<M>();
+    cpu_loop(it, [b, op](char** p, const int64_t* s, int64_t n) {
+      if (s[0] == sizeof(T) && s[1] == sizeof(T)) {
+        T* o = reinterpret_cast<T*>(p[0]);
+        const T* a = reinterpret_cast<const T*>(p[1]);
+        for (int64_t i = 0; i < n; ++i) o[i] = T(op(M(a[i]), b));
+        return;
+      }
+      for (int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<T*>(p[0] + i * s[0]) = T(op(M(*reinterpret_cast<const T*>(p[1] + i * s[1])), b));
+    });
+    return;
+  }
+  cpu_loop(it, [op](char** p, const int64_t* s, int64_t n) {
+    T* o = reinterpret_cast<T*>(p[0]);
+    const T* a = reinterpret_cast<const T*>(p[1]);
+    const T* b = reinterpret_cast<const T*>(p[2]);
+    constexpr int64_t e = sizeof(T);
+    if (s[0] == e && s[1] == e && s[2] == e) {  // contiguous: vectorized
+      for (int64_t i = 0; i < n; ++i) o[i] = T(op(M(a[i]), M(b[i])));
+    } else if (s[0] == e && s[1] == e && s[2] == 0) {  // b broadcast along the run
+      const M bv = M(*b);
+      for (int64_t i = 0; i < n; ++i) o[i] = T(op(M(a[i]), bv));
+    } else if (s[0] == e && s[1] == 0 && s[2] == e) {
+      const M av = M(*a);
+      for (int64_t i = 0; i < n; ++i) o[i] = T(op(av, M(b[i])));
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<T*>(p[0] + i * s[0]) = T(op(M(*reinterpret_cast<const T*>(p[1] + i * s[1])),
+                                                      M(*reinterpret_cast<const T*>(p[2] + i * s[2]))));
+    }
+  });
+}
+
+void cpu_binary(BinaryOp op, const TensorIter& it, const Scalar* scalar, const Scalar& alpha) {
+  WICK_DISPATCH_ALL(it.dtype(), "binary", [&]<class T>() {
+    using M = opmath_t<T>;
+    switch (op) {
+      case BinaryOp::Add: {
+        const M al = alpha.to<M>();
+        if (al == M(1)) return binary_loop<T>(it, scalar, [](M a, M b) { return M(a + b); });
+        return binary_loop<T>(it, scalar, [al](M a, M b) { return M(a + al * b); });
+      }
+      case BinaryOp::Sub: {
+        const M al = alpha.to<M>();
+        return binary_loop<T>(it, scalar, [al](M a, M b) { return M(a - al * b); });
+      }
+      case BinaryOp::Mul: return binary_loop<T>(it, scalar, [](M a, M b) { return M(a * b); });
+      case BinaryOp::Div: return binary_loop<T>(it, scalar, [](M a, M b) { return M(a / b); });
+    }
+  });
+}
+
+}  // namespace
+
+const KernelTable& cpu_kernels() {
+  static const KernelTable table = {
+      .fill = cpu_fill,
+      .copy = cpu_copy,
+      .binary = cpu_binary,
+      .reduce = cpu_reduce,
+      .gemm = cpu_gemm,
+      .random = cpu_random,
+  };
+  return table;
+}
+
+}  // namespace wick::detail
