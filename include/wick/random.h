@@ -1,0 +1,34 @@
+// Random numbers from one counter-based generator (Philox-4x32-10) on every device: the same
+// seed gives the same numbers on the CPU and on every GPU.
+//
+//   wick::manual_seed(7);
+//   auto x = wick::rand({2, 3});                          // U[0, 1), float32
+//   auto y = wick::randn({2, 3}, wick::Device("cuda"));   // N(0, 1), the same values as on cpu
+//   auto k = wick::randint(10, {4});                      // int64 in [0, 10)
+//   x.normal_(0.0, 0.02);                                 // in place; also uniform_(from, to)
+#pragma once
+
+#include <cstdint>
+
+#include "wick/tensor.h"
+
+namespace wick {
+
+// Seeds the generator of every device (the CPU and each GPU) and rewinds it.
+void manual_seed(uint64_t seed);
+
+// U[0, 1) in a floating dtype (the default float unless the options name one).
+Tensor rand(IntArrayRef sizes, TensorOptions o = {});
+// N(0, 1) in a floating dtype.
+Tensor randn(IntArrayRef sizes, TensorOptions o = {});
+// Integers in [low, high) (int64 unless the options name a dtype).
+Tensor randint(int64_t high, IntArrayRef sizes, TensorOptions o = {});
+Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, TensorOptions o = {});
+
+// The same, with t's sizes, dtype and device unless the options say otherwise.
+Tensor rand_like(const Tensor& t, TensorOptions o = {});
+Tensor randn_like(const Tensor& t, TensorOptions o = {});
+Tensor randint_like(const Tensor& t, int64_t high, TensorOptions o = {});
+Tensor randint_like(const Tensor& t, int64_t low, int64_t high, TensorOptions o = {});
+
+}  // namespace wick

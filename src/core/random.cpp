@@ -1,0 +1,223 @@
+// manual_seed, the random factories, normal_ and uniform_, and each device's generator state.
+//
+// A generator is only (seed, offset): the numbers themselves are a pure function of
+// (seed, counter) (src/core/philox.h), so a draw reserves its counters under a lock and the
+// kernel runs outside it. Alternatives that lost: one std::atomic offset per device (a seed
+// change must reset seed and offset together, which a pair of atomics cannot do without a
+// lock anyway; draws are never frequent enough for the mutex to show).
+#include <array>
+#include <cmath>
+#include <limits>
+#include <mutex>
+
+#include "core/generator.h"
+#include "core/philox.h"
+#include "core/tensor_ops.h"
+#include "wick/cuda.h"
+#include "wick/ops.h"
+#include "wick/random.h"
+
+namespace wick {
+namespace detail {
+namespace {
+
+class Generators {
+ public:
+  static Generators& get() {
+    static Generators g;
+    return g;
+  }
+
+  PhiloxState reserve(Device d, uint64_t counters) {
+    std::lock_guard<std::mutex> lock(mu_);
+    PhiloxState& s = slot(d);
+    PhiloxState start = s;
+    s.offset += counters;
+    return start;
+  }
+  PhiloxState read(Device d) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return slot(d);
+  }
+  void write(Device d, PhiloxState s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    slot(d) = s;
+  }
+  void seed_all(uint64_t seed, bool cpu) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cpu) cpu_ = PhiloxState{seed, 0};
+    cuda_.fill(PhiloxState{seed, 0});
+  }
+
+ private:
+  Generators() {
+    cpu_ = PhiloxState{kDefaultSeed, 0};
+    cuda_.fill(PhiloxState{kDefaultSeed, 0});
+  }
+  // Callers hold mu_. Device indices fit in int8, so a fixed table covers every GPU.
+  PhiloxState& slot(Device d) {
+    if (d.is_cpu()) return cpu_;
+    return cuda_[size_t(d.index())];
+  }
+
+  std::mutex mu_;
+  PhiloxState cpu_;
+  std::array<PhiloxState, 128> cuda_;
+};
+
+// A CUDA device without an index is the current one.
+Device generator_device(Device d) {
+  if (d.is_cpu()) return Device(kCPU);
+  return d.has_index() ? d : Device(kCUDA, cuda::current_device());
+}
+
+// Fills out (any layout) from d's stream: contiguous tensors directly, others through a
+// contiguous temporary, so that element i of the draw is element i in row-major order.
+void fill_random(const Tensor& out, RandomOp op, double a, double b) {
+  const int64_t n = out.numel();
+  if (n == 0) return;
+  if (!out.is_contiguous()) {
+    Tensor tmp = empty(out.sizes(), TensorOptions(out.dtype()).device(out.device()));
+    fill_random(tmp, op, a, b);
+    Tensor dst = out;  // a handle to the same tensor
+    dst.copy_(tmp);
+    return;
+  }
+  const PhiloxState s = next_offset(out.device(), counters_for(op, out.dtype(), n));
+  kernels(out.device()).random(op, out, s.seed, s.offset, a, b);
+  bump_version(out);
+}
+
+void check_floating(Dtype t, const char* op) {
+  WICK_CHECK(is_floating_point(t), TypeError, op, op, " needs a floating point dtype, but got ", t);
+}
+
+// The largest finite value of a floating dtype.
+double dtype_max(Dtype t) {
+  switch (t) {
+    case kFloat16: return 65504.0;
+    case kBFloat16: return 3.3895313892515355e38;
+    case kFloat32: return std::numeric_limits<float>::max();
+    default: return std::numeric_limits<double>::max();
+  }
+}
+
+void check_uniform(Dtype t, double from, double to, const char* op) {
+  check_floating(t, op);
+  WICK_CHECK(std::isfinite(from) && std::isfinite(to), ValueError, op, "expects finite bounds, but got from=", from,
+             " and to=", to);
+  WICK_CHECK(from <= to, ValueError, op, "expects to return a [from, to) range, but found from=", from, " > to=", to);
+  const double m = dtype_max(t);
+  WICK_CHECK(from >= -m && to <= m, ValueError, op, "bounds [", from, ", ", to, ") are out of range for ", t);
+  WICK_CHECK(to - from <= m, ValueError, op, "expects to-from <= the largest ", t, " (", m, "), but found to=", to,
+             " and from=", from);
+}
+
+void check_normal(Dtype t, double mean, double std, const char* op) {
+  check_floating(t, op);
+  WICK_CHECK(std >= 0.0, ValueError, op, "normal expects std >= 0.0, but found std ", std);
+}
+
+// [low, high) must be a non-empty range of values the dtype holds.
+void check_randint(Dtype t, int64_t low, int64_t high) {
+  WICK_CHECK(low < high, ValueError, "randint", "random_ expects 'from' to be less than 'to', but got from=", low,
+             " >= to=", high);
+  // The kernel table carries bounds as doubles, exact up to 2^53.
+  constexpr int64_t kExact = int64_t(1) << 53;
+  WICK_CHECK(low >= -kExact && high <= kExact, NotImplementedError, "randint",
+             "bounds beyond +-2^53 are not supported (got from=", low, ", to=", high, ")");
+  int64_t lo = 0, hi = 0;  // the dtype's inclusive range
+  switch (t) {
+    case kBool: lo = 0; hi = 1; break;
+    case kUInt8: lo = 0; hi = 255; break;
+    case kInt8: lo = -128; hi = 127; break;
+    case kInt16: lo = -32768; hi = 32767; break;
+    case kInt32: lo = std::numeric_limits<int32_t>::min(); hi = std::numeric_limits<int32_t>::max(); break;
+    case kInt64: lo = -kExact; hi = kExact; break;
+    // Floats hold every integer up to 2^digits.
+    case kFloat16: lo = -(1 << 11); hi = 1 << 11; break;
+    case kBFloat16: lo = -(1 << 8); hi = 1 << 8; break;
+    case kFloat32: lo = -(1 << 24); hi = 1 << 24; break;
+    case kFloat64: lo = -kExact; hi = kExact; break;
+  }
+  WICK_CHECK(low >= lo, ValueError, "randint", "from is out of bounds for ", t, " (got from=", low, ")");
+  WICK_CHECK(high - 1 <= hi, ValueError, "randint", "to - 1 is out of bounds for ", t, " (got to=", high, ")");
+}
+
+}  // namespace
+
+int elements_per_block(RandomOp op, Dtype dtype) {
+  switch (op) {
+    case RandomOp::Uniform: return dtype == kFloat64 ? philox::kUniformPerBlock<double> : philox::kUniformPerBlock<float>;
+    case RandomOp::Normal: return philox::kNormalPerBlock;
+    case RandomOp::RandInt: return philox::kRandIntPerBlock;
+  }
+  return 1;
+}
+
+uint64_t counters_for(RandomOp op, Dtype dtype, int64_t n) {
+  return philox::blocks_for(n, elements_per_block(op, dtype));
+}
+
+PhiloxState next_offset(Device d, uint64_t counters) {
+  return Generators::get().reserve(generator_device(d), counters);
+}
+
+void seed_all(uint64_t seed) { Generators::get().seed_all(seed, true); }
+void seed_all_cuda(uint64_t seed) { Generators::get().seed_all(seed, false); }
+void seed_device(Device d, uint64_t seed) { Generators::get().write(generator_device(d), PhiloxState{seed, 0}); }
+PhiloxState get_state(Device d) { return Generators::get().read(generator_device(d)); }
+void set_state(Device d, PhiloxState s) { Generators::get().write(generator_device(d), s); }
+
+}  // namespace detail
+
+using namespace detail;
+
+void manual_seed(uint64_t seed) { seed_all(seed); }
+
+Tensor rand(IntArrayRef sizes, TensorOptions o) {
+  check_floating(o.dtype(), "rand");
+  Tensor t = empty(sizes, o.requires_grad(false));
+  fill_random(t, RandomOp::Uniform, 0.0, 1.0);
+  return finish_factory(t, o);
+}
+
+Tensor randn(IntArrayRef sizes, TensorOptions o) {
+  check_floating(o.dtype(), "randn");
+  Tensor t = empty(sizes, o.requires_grad(false));
+  fill_random(t, RandomOp::Normal, 0.0, 1.0);
+  return finish_factory(t, o);
+}
+
+Tensor randint(int64_t high, IntArrayRef sizes, TensorOptions o) { return randint(0, high, sizes, o); }
+
+Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, TensorOptions o) {
+  if (!o.dtype_opt()) o = o.dtype(kInt64);
+  check_randint(o.dtype(), low, high);
+  Tensor t = empty(sizes, o.requires_grad(false));
+  fill_random(t, RandomOp::RandInt, double(low), double(high));
+  return finish_factory(t, o);
+}
+
+Tensor rand_like(const Tensor& t, TensorOptions o) { return rand(t.sizes(), like_options(t, o)); }
+Tensor randn_like(const Tensor& t, TensorOptions o) { return randn(t.sizes(), like_options(t, o)); }
+Tensor randint_like(const Tensor& t, int64_t high, TensorOptions o) {
+  return randint(0, high, t.sizes(), like_options(t, o));
+}
+Tensor randint_like(const Tensor& t, int64_t low, int64_t high, TensorOptions o) {
+  return randint(low, high, t.sizes(), like_options(t, o));
+}
+
+Tensor& Tensor::normal_(double mean, double std) {
+  check_normal(dtype(), mean, std, "normal_");
+  fill_random(*this, RandomOp::Normal, mean, std);
+  return *this;
+}
+
+Tensor& Tensor::uniform_(double from, double to) {
+  check_uniform(dtype(), from, to, "uniform_");
+  fill_random(*this, RandomOp::Uniform, from, to);
+  return *this;
+}
+
+}  // namespace wick
