@@ -194,6 +194,9 @@ Tensor randint(int64_t high, IntArrayRef sizes, TensorOptions o) { return randin
 Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, TensorOptions o) {
   if (!o.dtype_opt()) o = o.dtype(kInt64);
   check_randint(o.dtype(), low, high);
+  // Checked before drawing, so that a failed call leaves the generator as it was.
+  WICK_CHECK(!o.requires_grad() || is_floating_point(o.dtype()), TypeError, "requires_grad",
+             "only Tensors of floating point dtype can require gradients (got ", o.dtype(), ")");
   Tensor t = empty(sizes, o.requires_grad(false));
   fill_random(t, RandomOp::RandInt, double(low), double(high));
   return finish_factory(t, o);
