@@ -52,7 +52,7 @@ Tensor tensor_from_values(const void* values, Dtype dtype, IntArrayRef sizes, Te
                                          size_t(n) * size_t(element_size(dtype)), nullptr),
                            dtype, sizes, contiguous_strides(sizes), 0);
   Tensor out = empty(sizes, TensorOptions(o.dtype()).device(o.device()).pinned_memory(o.pinned_memory()));
-  out.copy_(src);
+  copy_values(out, src, false);
   return finish_factory(out, o);
 }
 
@@ -89,7 +89,7 @@ Tensor full(IntArrayRef sizes, const Scalar& value, TensorOptions o) {
   if (!o.dtype_opt()) o = o.dtype(value.dtype());
   bool rg = o.requires_grad();
   Tensor t = empty(sizes, o.requires_grad(false));
-  t.fill_(value);
+  kernels(t.device()).fill(t, value);
   return finish_factory(t, o.requires_grad(rg));
 }
 
@@ -144,7 +144,7 @@ Tensor eye(int64_t n, int64_t m, TensorOptions o) {
   if (n && m) {
     // The diagonal as a strided view: stride m + 1 over min(n, m) elements.
     Tensor diag = make_tensor(t.impl()->storage(), t.dtype(), {std::min(n, m)}, {m + 1}, 0);
-    diag.fill_(1);
+    kernels(t.device()).fill(diag, 1);
   }
   return finish_factory(t, o.requires_grad(rg));
 }

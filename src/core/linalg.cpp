@@ -37,19 +37,31 @@ void check_matmul_args(const Tensor& a, const Tensor& b, const char* op) {
 
 }  // namespace
 
-Tensor mm(const Tensor& a, const Tensor& b) {
-  check_matmul_args(a, b, "mm");
-  WICK_CHECK(a.dim() == 2, ValueError, "mm", "self must be a matrix");
-  WICK_CHECK(b.dim() == 2, ValueError, "mm", "mat2 must be a matrix");
-  WICK_CHECK(a.size(1) == b.size(0), ValueError, "mm", "mat1 and mat2 shapes cannot be multiplied (", a.size(0),
+namespace {
+
+// a @ b for matrices; op names the public function in errors.
+Tensor mm_impl(const Tensor& a, const Tensor& b, const char* op) {
+  WICK_CHECK(a.dim() == 2, ValueError, op, "self must be a matrix");
+  WICK_CHECK(b.dim() == 2, ValueError, op, "mat2 must be a matrix");
+  WICK_CHECK(a.size(1) == b.size(0), ValueError, op, "mat1 and mat2 shapes cannot be multiplied (", a.size(0),
              "x", a.size(1), " and ", b.size(0), "x", b.size(1), ")");
   Tensor c = empty({a.size(0), b.size(1)}, a.options());
-  if (a.size(1) == 0) return c.zero_();
+  if (a.size(1) == 0) {
+    kernels(c.device()).fill(c, 0);
+    return c;
+  }
   GemmOperand oa = gemm_operand(a), ob = gemm_operand(b);
   GemmArgs g{oa.t, ob.t, c, 1, a.size(0), b.size(1), a.size(1), oa.ld, ob.ld, std::max<int64_t>(b.size(1), 1),
              0, 0, 0, oa.trans, ob.trans, 1.0, 0.0};
   kernels(a.device()).gemm(g);
   return c;
+}
+
+}  // namespace
+
+Tensor mm(const Tensor& a, const Tensor& b) {
+  check_matmul_args(a, b, "mm");
+  return mm_impl(a, b, "mm");
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
@@ -61,11 +73,11 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     WICK_CHECK(a.size(0) == b.size(0), ValueError, "matmul", "inconsistent tensor size, expected tensor [", a.size(0),
                "] and src [", b.size(0), "] to have the same number of elements, but got ", a.size(0), " and ",
                b.size(0), " elements respectively");
-    return mm(a.unsqueeze(0), b.unsqueeze(1)).view(IntArrayRef{});
+    return mm_impl(a.unsqueeze(0), b.unsqueeze(1), "matmul").view(IntArrayRef{});
   }
-  if (da == 2 && db == 1) return mm(a, b.unsqueeze(1)).squeeze(1);
-  if (da == 1 && db == 2) return mm(a.unsqueeze(0), b).squeeze(0);
-  if (da == 2 && db == 2) return mm(a, b);
+  if (da == 2 && db == 1) return mm_impl(a, b.unsqueeze(1), "matmul").squeeze(1);
+  if (da == 1 && db == 2) return mm_impl(a.unsqueeze(0), b, "matmul").squeeze(0);
+  if (da == 2 && db == 2) return mm_impl(a, b, "matmul");
 
   // Batched: broadcast the batch dims, then one strided-batched GEMM.
   Tensor A = da == 1 ? a.unsqueeze(0) : a;
@@ -96,7 +108,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   out_sizes.push_back(n);
   out_sizes.push_back(m);
   Tensor C = empty({nb, n, m}, a.options());
-  if (k == 0) C.zero_();
+  if (k == 0) kernels(C.device()).fill(C, 0);
   else if (nb * n * m > 0) {
     GemmArgs g{A3c, B3c, C, nb, n, m, k, oa.ld, ob.ld, std::max<int64_t>(m, 1),
                A3c.stride(0), B3c.stride(0), n * m, oa.trans, ob.trans, 1.0, 0.0};

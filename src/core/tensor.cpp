@@ -47,7 +47,7 @@ Tensor Tensor::to(Device device, Dtype dtype, bool non_blocking, bool copy) cons
   Device target = resolve_device(device, "to");
   if (!copy && target == this->device() && dtype == this->dtype()) return *this;
   Tensor out = empty(sizes(), TensorOptions(dtype).device(target));
-  out.copy_(*this, non_blocking);
+  copy_values(out, *this, non_blocking);
   return out;
 }
 
@@ -63,13 +63,13 @@ Tensor Tensor::pin_memory() const {
   WICK_CHECK(is_cpu(), ValueError, "pin_memory", "cannot pin '", device(), "' memory: only dense CPU tensors can be pinned");
   if (is_pinned()) return *this;
   Tensor out = empty(sizes(), TensorOptions(dtype()).pinned_memory(true));
-  out.copy_(*this);
+  copy_values(out, *this, false);
   return out;
 }
 
 Tensor Tensor::clone() const {
   Tensor out = empty(sizes(), options());
-  out.copy_(*this);
+  copy_values(out, *this, false);
   return out;
 }
 Tensor clone(const Tensor& t) { return t.clone(); }
@@ -79,34 +79,39 @@ Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
 // ---- in-place writes
 
 Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
-  WICK_CHECK(defined() && src.defined(), ValueError, "copy_", "undefined tensor");
-  if (is_same(src)) return *this;
+  copy_values(*this, src, non_blocking);
+  bump_version(*this);
+  return *this;
+}
+
+void detail::copy_values(const Tensor& dst, const Tensor& src, bool non_blocking) {
+  WICK_CHECK(dst.defined() && src.defined(), ValueError, "copy_", "undefined tensor");
+  if (dst.is_same(src)) return;
+  const Device device = dst.device();
+  const Dtype dtype = dst.dtype();
   // Broadcast src to this shape (the error names the op).
-  Tensor s = src.sizes().equals(sizes()) ? src : src.expand(sizes());
-  if (s.device() == device()) {
+  Tensor s = src.sizes().equals(dst.sizes()) ? src : src.expand(dst.sizes());
+  if (s.device() == device) {
     IterConfig cfg;
     cfg.op = "copy_";
     cfg.names[0] = "src";
     cfg.compute_dtype = s.dtype();
-    cfg.out_dtype = dtype();
-    auto it = TensorIter::build(*this, {s}, cfg);
-    kernels(device()).copy(it);
+    cfg.out_dtype = dtype;
+    auto it = TensorIter::build(dst, {s}, cfg);
+    kernels(device).copy(it);
   } else {
     // Across devices: the runtime moves contiguous bytes of one dtype; cast and lay out
     // on whichever side is cheaper (before sending to a GPU, after receiving on the CPU).
-    if (s.dtype() != dtype() && s.is_cpu()) s = s.to(dtype());
-    bool direct = s.is_contiguous() && is_contiguous() && s.dtype() == dtype();
-    if (direct) {
-      cuda_copy(*this, s, non_blocking);
+    if (s.dtype() != dtype && s.is_cpu()) s = s.to(dtype);
+    if (s.is_contiguous() && dst.is_contiguous() && s.dtype() == dtype) {
+      cuda_copy(dst, s, non_blocking);
     } else {
       Tensor src_c = s.contiguous();
-      Tensor staging = empty(sizes(), TensorOptions(src_c.dtype()).device(device()));
+      Tensor staging = empty(dst.sizes(), TensorOptions(src_c.dtype()).device(device));
       cuda_copy(staging, src_c, false);
-      copy_(staging);
+      copy_values(dst, staging, false);
     }
   }
-  bump_version(*this);
-  return *this;
 }
 
 Tensor& Tensor::fill_(const Scalar& v) {

@@ -18,6 +18,9 @@ inline Tensor make_view(const Tensor& t, IntArrayRef sizes, IntArrayRef strides,
 Tensor finish_factory(Tensor t, const TensorOptions& o);
 // Options o with t's dtype and device where o names none.
 TensorOptions like_options(const Tensor& t, TensorOptions o);
+// Copies src (broadcast, cast, any devices) into dst without counting it as an in-place
+// write: for outputs that are being built (factories, to, clone).
+void copy_values(const Tensor& dst, const Tensor& src, bool non_blocking);
 // Marks an in-place write (autograd's version counter).
 inline void bump_version(const Tensor& t) { t.impl()->storage()->bump_version(); }
 
