@@ -50,7 +50,8 @@ WICK_HOST_DEVICE inline Block philox4x32(Block c, uint32_t k0, uint32_t k1) {
     }
     const uint64_t p0 = uint64_t(kM0) * c.v[0];
     const uint64_t p1 = uint64_t(kM1) * c.v[2];
-    c = Block{{uint32_t(p1 >> 32) ^ c.v[1] ^ k0, uint32_t(p1), uint32_t(p0 >> 32) ^ c.v[3] ^ k1, uint32_t(p0)}};
+    c = Block{
+        {uint32_t(p1 >> 32) ^ c.v[1] ^ k0, uint32_t(p1), uint32_t(p0 >> 32) ^ c.v[3] ^ k1, uint32_t(p0)}};
   }
   return c;
 }
@@ -58,7 +59,8 @@ WICK_HOST_DEVICE inline Block philox4x32(Block c, uint32_t k0, uint32_t k1) {
 // The block b of a draw: counter = offset + b (64 bits, high words zero), key = seed.
 WICK_HOST_DEVICE inline Block draw_block(uint64_t seed, uint64_t offset, uint64_t b) {
   const uint64_t c = offset + b;
-  return philox4x32<10>(Block{{uint32_t(c), uint32_t(c >> 32), 0u, 0u}}, uint32_t(seed), uint32_t(seed >> 32));
+  return philox4x32<10>(Block{{uint32_t(c), uint32_t(c >> 32), 0u, 0u}}, uint32_t(seed),
+                        uint32_t(seed >> 32));
 }
 
 // Elements each block feeds: uniform 32-bit draws for float/half/bfloat16, 64-bit ones for
@@ -142,10 +144,14 @@ WICK_HOST_DEVICE inline double unit_from_u64(uint64_t x) { return double(x >> 11
 
 // Significand bits of T: a uniform gets as many random bits as T can hold, so that
 // rand() never rounds up to 1 (PyTorch does the same).
-template <class T> inline constexpr int kDigits = 24;
-template <> inline constexpr int kDigits<double> = 53;
-template <> inline constexpr int kDigits<Half> = 11;
-template <> inline constexpr int kDigits<BFloat16> = 8;
+template <class T>
+inline constexpr int kDigits = 24;
+template <>
+inline constexpr int kDigits<double> = 53;
+template <>
+inline constexpr int kDigits<Half> = 11;
+template <>
+inline constexpr int kDigits<BFloat16> = 8;
 
 // ---- log, cos, sin from rounded + - * / only
 
@@ -210,10 +216,22 @@ WICK_HOST_DEVICE inline void cos_sin_2pi(double t, double& c, double& s) {
   pc = add_rn(0.5, mul_rn(x2, pc));
   const double cs = add_rn(1.0, -mul_rn(x2, pc));
   switch (k & 3) {
-    case 0: c = cs; s = sn; break;
-    case 1: c = -sn; s = cs; break;
-    case 2: c = -cs; s = -sn; break;
-    default: c = sn; s = -cs; break;
+    case 0:
+      c = cs;
+      s = sn;
+      break;
+    case 1:
+      c = -sn;
+      s = cs;
+      break;
+    case 2:
+      c = -cs;
+      s = -sn;
+      break;
+    default:
+      c = sn;
+      s = -cs;
+      break;
   }
 }
 

@@ -5,6 +5,8 @@
 // kernel runs outside it. Alternatives that lost: one std::atomic offset per device (a seed
 // change must reset seed and offset together, which a pair of atomics cannot do without a
 // lock anyway; draws are never frequent enough for the mutex to show).
+#include "wick/random.h"
+
 #include <array>
 #include <cmath>
 #include <limits>
@@ -15,7 +17,6 @@
 #include "core/tensor_ops.h"
 #include "wick/cuda.h"
 #include "wick/ops.h"
-#include "wick/random.h"
 
 namespace wick {
 namespace detail {
@@ -95,22 +96,27 @@ void check_floating(Dtype t, const char* op) {
 // The largest finite value of a floating dtype.
 double dtype_max(Dtype t) {
   switch (t) {
-    case kFloat16: return 65504.0;
-    case kBFloat16: return 3.3895313892515355e38;
-    case kFloat32: return std::numeric_limits<float>::max();
-    default: return std::numeric_limits<double>::max();
+    case kFloat16:
+      return 65504.0;
+    case kBFloat16:
+      return 3.3895313892515355e38;
+    case kFloat32:
+      return std::numeric_limits<float>::max();
+    default:
+      return std::numeric_limits<double>::max();
   }
 }
 
 void check_uniform(Dtype t, double from, double to, const char* op) {
   check_floating(t, op);
-  WICK_CHECK(std::isfinite(from) && std::isfinite(to), ValueError, op, "expects finite bounds, but got from=", from,
-             " and to=", to);
-  WICK_CHECK(from <= to, ValueError, op, "expects to return a [from, to) range, but found from=", from, " > to=", to);
+  WICK_CHECK(std::isfinite(from) && std::isfinite(to), ValueError, op,
+             "expects finite bounds, but got from=", from, " and to=", to);
+  WICK_CHECK(from <= to, ValueError, op, "expects to return a [from, to) range, but found from=", from,
+             " > to=", to);
   const double m = dtype_max(t);
   WICK_CHECK(from >= -m && to <= m, ValueError, op, "bounds [", from, ", ", to, ") are out of range for ", t);
-  WICK_CHECK(to - from <= m, ValueError, op, "expects to-from <= the largest ", t, " (", m, "), but found to=", to,
-             " and from=", from);
+  WICK_CHECK(to - from <= m, ValueError, op, "expects to-from <= the largest ", t, " (", m,
+             "), but found to=", to, " and from=", from);
 }
 
 void check_normal(Dtype t, double mean, double std, const char* op) {
@@ -120,37 +126,71 @@ void check_normal(Dtype t, double mean, double std, const char* op) {
 
 // [low, high) must be a non-empty range of values the dtype holds.
 void check_randint(Dtype t, int64_t low, int64_t high) {
-  WICK_CHECK(low < high, ValueError, "randint", "random_ expects 'from' to be less than 'to', but got from=", low,
-             " >= to=", high);
+  WICK_CHECK(low < high, ValueError, "randint",
+             "random_ expects 'from' to be less than 'to', but got from=", low, " >= to=", high);
   // The kernel table carries bounds as doubles, exact up to 2^53.
   constexpr int64_t kExact = int64_t(1) << 53;
   WICK_CHECK(low >= -kExact && high <= kExact, NotImplementedError, "randint",
              "bounds beyond +-2^53 are not supported (got from=", low, ", to=", high, ")");
   int64_t lo = 0, hi = 0;  // the dtype's inclusive range
   switch (t) {
-    case kBool: lo = 0; hi = 1; break;
-    case kUInt8: lo = 0; hi = 255; break;
-    case kInt8: lo = -128; hi = 127; break;
-    case kInt16: lo = -32768; hi = 32767; break;
-    case kInt32: lo = std::numeric_limits<int32_t>::min(); hi = std::numeric_limits<int32_t>::max(); break;
-    case kInt64: lo = -kExact; hi = kExact; break;
+    case kBool:
+      lo = 0;
+      hi = 1;
+      break;
+    case kUInt8:
+      lo = 0;
+      hi = 255;
+      break;
+    case kInt8:
+      lo = -128;
+      hi = 127;
+      break;
+    case kInt16:
+      lo = -32768;
+      hi = 32767;
+      break;
+    case kInt32:
+      lo = std::numeric_limits<int32_t>::min();
+      hi = std::numeric_limits<int32_t>::max();
+      break;
+    case kInt64:
+      lo = -kExact;
+      hi = kExact;
+      break;
     // Floats hold every integer up to 2^digits.
-    case kFloat16: lo = -(1 << 11); hi = 1 << 11; break;
-    case kBFloat16: lo = -(1 << 8); hi = 1 << 8; break;
-    case kFloat32: lo = -(1 << 24); hi = 1 << 24; break;
-    case kFloat64: lo = -kExact; hi = kExact; break;
+    case kFloat16:
+      lo = -(1 << 11);
+      hi = 1 << 11;
+      break;
+    case kBFloat16:
+      lo = -(1 << 8);
+      hi = 1 << 8;
+      break;
+    case kFloat32:
+      lo = -(1 << 24);
+      hi = 1 << 24;
+      break;
+    case kFloat64:
+      lo = -kExact;
+      hi = kExact;
+      break;
   }
   WICK_CHECK(low >= lo, ValueError, "randint", "from is out of bounds for ", t, " (got from=", low, ")");
-  WICK_CHECK(high - 1 <= hi, ValueError, "randint", "to - 1 is out of bounds for ", t, " (got to=", high, ")");
+  WICK_CHECK(high - 1 <= hi, ValueError, "randint", "to - 1 is out of bounds for ", t, " (got to=", high,
+             ")");
 }
 
 }  // namespace
 
 int elements_per_block(RandomOp op, Dtype dtype) {
   switch (op) {
-    case RandomOp::Uniform: return dtype == kFloat64 ? philox::kUniformPerBlock<double> : philox::kUniformPerBlock<float>;
-    case RandomOp::Normal: return philox::kNormalPerBlock;
-    case RandomOp::RandInt: return philox::kRandIntPerBlock;
+    case RandomOp::Uniform:
+      return dtype == kFloat64 ? philox::kUniformPerBlock<double> : philox::kUniformPerBlock<float>;
+    case RandomOp::Normal:
+      return philox::kNormalPerBlock;
+    case RandomOp::RandInt:
+      return philox::kRandIntPerBlock;
   }
   return 1;
 }
@@ -165,7 +205,9 @@ PhiloxState next_offset(Device d, uint64_t counters) {
 
 void seed_all(uint64_t seed) { Generators::get().seed_all(seed, true); }
 void seed_all_cuda(uint64_t seed) { Generators::get().seed_all(seed, false); }
-void seed_device(Device d, uint64_t seed) { Generators::get().write(generator_device(d), PhiloxState{seed, 0}); }
+void seed_device(Device d, uint64_t seed) {
+  Generators::get().write(generator_device(d), PhiloxState{seed, 0});
+}
 PhiloxState get_state(Device d) { return Generators::get().read(generator_device(d)); }
 void set_state(Device d, PhiloxState s) { Generators::get().write(generator_device(d), s); }
 

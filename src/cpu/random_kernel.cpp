@@ -33,14 +33,16 @@ void cpu_random(RandomOp op, const Tensor& out, uint64_t seed, uint64_t offset, 
   switch (op) {
     case RandomOp::Uniform:
       WICK_DISPATCH_FLOATING(out.dtype(), "uniform_", [&]<class T>() {
-        for_each_block(static_cast<T*>(out.data_ptr()), n, philox::kUniformPerBlock<T>, seed, offset,
-                       [a, b](const philox::Block& r, T* p, int count) { philox::uniform_block(r, p, count, a, b); });
+        for_each_block(
+            static_cast<T*>(out.data_ptr()), n, philox::kUniformPerBlock<T>, seed, offset,
+            [a, b](const philox::Block& r, T* p, int count) { philox::uniform_block(r, p, count, a, b); });
       });
       return;
     case RandomOp::Normal:
       WICK_DISPATCH_FLOATING(out.dtype(), "normal_", [&]<class T>() {
-        for_each_block(static_cast<T*>(out.data_ptr()), n, philox::kNormalPerBlock, seed, offset,
-                       [a, b](const philox::Block& r, T* p, int count) { philox::normal_block(r, p, count, a, b); });
+        for_each_block(
+            static_cast<T*>(out.data_ptr()), n, philox::kNormalPerBlock, seed, offset,
+            [a, b](const philox::Block& r, T* p, int count) { philox::normal_block(r, p, count, a, b); });
       });
       return;
     case RandomOp::RandInt: {

@@ -2,7 +2,7 @@
 // against values rebuilt here from the raw generator, libm-based references for the
 // log/sin/cos polynomials and Box-Muller, statistics with loose bounds, and the semantics
 // (seeding, offsets, sizes, views, dtypes, options, errors).
-#include <gtest/gtest.h>
+#include "wick/random.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,12 +11,13 @@
 #include <thread>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "core/generator.h"
 #include "core/kernel_table.h"
 #include "core/philox.h"
 #include "wick/cuda.h"
 #include "wick/ops.h"
-#include "wick/random.h"
 
 namespace {
 
@@ -36,22 +37,26 @@ TEST(Philox, KnownAnswers10Rounds) {
   expect_block(px::philox4x32<10>(block(~0u, ~0u, ~0u, ~0u), ~0u, ~0u),
                block(0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd));
   // The digits of pi.
-  expect_block(px::philox4x32<10>(block(0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344), 0xa4093822, 0x299f31d0),
-               block(0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1));
+  expect_block(
+      px::philox4x32<10>(block(0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344), 0xa4093822, 0x299f31d0),
+      block(0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1));
 }
 
 TEST(Philox, KnownAnswers7Rounds) {
-  expect_block(px::philox4x32<7>(block(0, 0, 0, 0), 0, 0), block(0x5f6fb709, 0x0d893f64, 0x4f121f81, 0x4f730a48));
+  expect_block(px::philox4x32<7>(block(0, 0, 0, 0), 0, 0),
+               block(0x5f6fb709, 0x0d893f64, 0x4f121f81, 0x4f730a48));
   expect_block(px::philox4x32<7>(block(~0u, ~0u, ~0u, ~0u), ~0u, ~0u),
                block(0x5207ddc2, 0x45165e59, 0x4d8ee751, 0x8c52f662));
-  expect_block(px::philox4x32<7>(block(0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344), 0xa4093822, 0x299f31d0),
-               block(0x4dfccaba, 0x190a87f0, 0xc47362ba, 0xb6b5242a));
+  expect_block(
+      px::philox4x32<7>(block(0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344), 0xa4093822, 0x299f31d0),
+      block(0x4dfccaba, 0x190a87f0, 0xc47362ba, 0xb6b5242a));
 }
 
 // The counter of block b is offset + b over two words (carrying), the key the seed.
 TEST(Philox, DrawBlockLayout) {
   const uint64_t seed = 0x0123456789abcdefull, offset = 0xfffffffeull;
-  expect_block(px::draw_block(seed, offset, 3), px::philox4x32<10>(block(1, 1, 0, 0), 0x89abcdef, 0x01234567));
+  expect_block(px::draw_block(seed, offset, 3),
+               px::philox4x32<10>(block(1, 1, 0, 0), 0x89abcdef, 0x01234567));
 }
 
 TEST(Philox, LogMatchesLibm) {
@@ -74,7 +79,8 @@ TEST(Philox, CosSinMatchLibm) {
     const double t = double(i) / 200000.0 + 0x1p-40;
     double c, s;
     px::cos_sin_2pi(t, c, s);
-    worst = std::max({worst, std::fabs(c - double(std::cos(two_pi * t))), std::fabs(s - double(std::sin(two_pi * t)))});
+    worst = std::max(
+        {worst, std::fabs(c - double(std::cos(two_pi * t))), std::fabs(s - double(std::sin(two_pi * t)))});
   }
   EXPECT_LT(worst, 5e-16);
 }
@@ -123,7 +129,9 @@ TEST(Random, NormalDtypesAreTheDoubleDrawRounded) {
     manual_seed(11);
     auto v = randn({999}, t).to_vector<float>();
     for (size_t i = 0; i < v.size(); ++i) {
-      const float want = t == kFloat32 ? float(d[i]) : t == kFloat16 ? float(Half(float(d[i]))) : float(BFloat16(float(d[i])));
+      const float want = t == kFloat32   ? float(d[i])
+                         : t == kFloat16 ? float(Half(float(d[i])))
+                                         : float(BFloat16(float(d[i])));
       ASSERT_EQ(v[i], want) << t << " " << i;
     }
   }
@@ -239,7 +247,8 @@ TEST(Random, ConcurrentDrawsNeverShareCounters) {
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
-      for (int i = 0; i < draws; ++i) starts[size_t(t)].push_back(detail::next_offset(Device(kCPU), 250).offset);
+      for (int i = 0; i < draws; ++i)
+        starts[size_t(t)].push_back(detail::next_offset(Device(kCPU), 250).offset);
       (void)rand({1000});
     });
   for (auto& th : pool) th.join();
@@ -280,13 +289,13 @@ TEST(RandomStats, UniformMomentsHistogramKs) {
   EXPECT_GE(*std::min_element(v.begin(), v.end()), 0.0);
   EXPECT_LT(*std::max_element(v.begin(), v.end()), 1.0);
   const double m = mean_of(v);
-  EXPECT_NEAR(m, 0.5, 0.002);          // sd of the mean 2.9e-4
+  EXPECT_NEAR(m, 0.5, 0.002);  // sd of the mean 2.9e-4
   EXPECT_NEAR(var_of(v, m), 1.0 / 12, 0.001);
   std::vector<double> hist(100, 0);
   for (double x : v) hist[size_t(x * 100)] += 1;
   double chi2 = 0;
   for (double h : hist) chi2 += (h - 10000) * (h - 10000) / 10000;
-  EXPECT_LT(chi2, 200);  // 99 degrees of freedom: mean 99, sd 14
+  EXPECT_LT(chi2, 200);                                 // 99 degrees of freedom: mean 99, sd 14
   EXPECT_LT(ks(v, [](double x) { return x; }), 0.003);  // 1% critical value 0.0016
 }
 
@@ -476,19 +485,22 @@ TEST(Random, Errors) {
   expect_error<ValueError>([] { empty({2}).uniform_(2.0, 1.0); }, "[uniform_] ");
   expect_error<ValueError>([] { empty({2}).uniform_(0.0, INFINITY); }, "[uniform_] ");
   expect_error<ValueError>([] { empty({2}, kFloat16).uniform_(0.0, 1e6); }, "[uniform_] ");
-  expect_error<ValueError>([] { (void)randint(5, 3, {2}); }, "[randint] random_ expects 'from' to be less than 'to'");
+  expect_error<ValueError>([] { (void)randint(5, 3, {2}); },
+                           "[randint] random_ expects 'from' to be less than 'to'");
   expect_error<ValueError>([] { (void)randint(5, 5, {2}); }, "[randint] ");
-  expect_error<ValueError>([] { (void)randint(0, 300, {2}, kUInt8); }, "[randint] to - 1 is out of bounds for uint8");
-  expect_error<ValueError>([] { (void)randint(-1, 3, {2}, kUInt8); }, "[randint] from is out of bounds for uint8");
+  expect_error<ValueError>([] { (void)randint(0, 300, {2}, kUInt8); },
+                           "[randint] to - 1 is out of bounds for uint8");
+  expect_error<ValueError>([] { (void)randint(-1, 3, {2}, kUInt8); },
+                           "[randint] from is out of bounds for uint8");
   expect_error<ValueError>([] { (void)randint(0, 3, {2}, kBool); }, "[randint] ");
-  expect_error<TypeError>([] { (void)randint(0, 3, {2}, TensorOptions(kInt64).requires_grad(true)); }, "[requires_grad] ");
+  expect_error<TypeError>([] { (void)randint(0, 3, {2}, TensorOptions(kInt64).requires_grad(true)); },
+                          "[requires_grad] ");
   // A failed op draws nothing.
   EXPECT_EQ(detail::get_state(Device(kCPU)).offset, before.offset);
   Tensor x = zeros({3});
   try {
     x.uniform_(1.0, 0.0);
-  } catch (const ValueError&) {
-  }
+  } catch (const ValueError&) {}
   EXPECT_EQ(x.to_vector<float>(), std::vector<float>(3, 0.0f));
 }
 
@@ -505,7 +517,8 @@ TEST(RandomCuda, SameNumbersAsCpu) {
     manual_seed(7);
     auto gpu_u = rand({1000}, TensorOptions(t).device(Device("cuda"))).cpu().to_vector<double>();
     auto gpu_n = randn({1001}, TensorOptions(t).device(Device("cuda"))).cpu().to_vector<double>();
-    auto gpu_p = empty({333}, TensorOptions(t).device(Device("cuda"))).uniform_(-1.5, 2.5).cpu().to_vector<double>();
+    auto gpu_p =
+        empty({333}, TensorOptions(t).device(Device("cuda"))).uniform_(-1.5, 2.5).cpu().to_vector<double>();
     EXPECT_EQ(cpu_u, gpu_u) << t;
     EXPECT_EQ(cpu_n, gpu_n) << t;
     EXPECT_EQ(cpu_p, gpu_p) << t;
