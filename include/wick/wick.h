@@ -11,5 +11,6 @@
 #include "wick/error.h"
 #include "wick/half.h"
 #include "wick/ops.h"
+#include "wick/random.h"
 #include "wick/scalar.h"
 #include "wick/tensor.h"
