@@ -5,6 +5,10 @@ add_library(wick_deps INTERFACE)
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 target_link_libraries(wick_deps INTERFACE OpenMP::OpenMP_CXX)
 
+# zlib reads the gzip'd IDX files of Fashion-MNIST (src/data).
+find_package(ZLIB REQUIRED)
+target_link_libraries(wick_deps INTERFACE ZLIB::ZLIB)
+
 # Debian installs the OpenMP build of OpenBLAS in its own folder (libopenblas-openmp-dev).
 find_path(WICK_CBLAS_INCLUDE cblas.h
   PATHS /usr/include/x86_64-linux-gnu/openblas-openmp /usr/include/aarch64-linux-gnu/openblas-openmp
@@ -32,6 +36,11 @@ if(NOT WICK_CUDA STREQUAL "OFF")
     enable_language(CUDA)
     set(CMAKE_CUDA_STANDARD 20)
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    # CMake 3.25 knows no C++20 flag for nvcc (it reports "requires the language dialect CUDA20").
+    if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+      set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+      set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+    endif()
     find_package(CUDAToolkit REQUIRED)
     find_library(WICK_CUDNN cudnn HINTS ${CUDAToolkit_LIBRARY_DIR})
     find_library(WICK_NCCL nccl HINTS ${CUDAToolkit_LIBRARY_DIR})

@@ -1,0 +1,103 @@
+// Batches of a dataset, assembled ahead of the training loop by worker threads.
+//
+//   wick::data::FashionMNIST train(wick::data::FashionMNIST::kDefaultRoot, true);
+//   wick::data::DataLoader loader(train, {.batch_size = 64, .shuffle = true, .num_workers = 2,
+//                                         .pin_memory = true});
+//   for (auto& batch : loader) {              // one epoch; each range-for starts a new one
+//     auto x = batch.data.to(dev, /*non_blocking=*/true);   // [64, 1, 28, 28]
+//     auto y = batch.target.to(dev, /*non_blocking=*/true); // [64]
+//   }
+//
+// Workers are threads, not processes: a dataset's get/get_batch runs concurrently in them.
+// Batches come out in sampler order whatever the number of workers. Leaving the loop early
+// (break, exception) stops the workers; an exception thrown in a worker is rethrown by the
+// loop on the main thread.
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include "wick/data/dataset.h"
+
+namespace wick::data {
+
+struct DataLoaderOptions {
+  int64_t batch_size = 1;
+  // A new random order each epoch.
+  bool shuffle = false;
+  // 0 assembles each batch in the loop's own thread when it is needed.
+  int num_workers = 0;
+  // Batches in page-locked memory, for asynchronous copies to a GPU. Without CUDA this warns
+  // once and gives ordinary batches, as PyTorch does.
+  bool pin_memory = false;
+  // Drop the last batch when it is smaller than batch_size.
+  bool drop_last = false;
+  // Batches each worker may have ready or in progress ahead of the loop.
+  int prefetch_factor = 2;
+  // Seed of the shuffling. Without one, each epoch draws its seed from wick's CPU generator
+  // (as PyTorch's RandomSampler does), so wick::manual_seed makes the order reproducible.
+  std::optional<uint64_t> seed;
+};
+
+namespace detail {
+class EpochRun;
+}
+
+class DataLoader {
+ public:
+  class Iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = Example;
+    using difference_type = std::ptrdiff_t;
+    using pointer = Example*;
+    using reference = Example&;
+
+    Iterator() = default;
+    Example& operator*() const { return run_current(); }
+    Example* operator->() const { return &run_current(); }
+    Iterator& operator++();
+    // Equal to end() once the epoch has no more batches.
+    bool operator==(const Iterator& o) const { return done() == o.done(); }
+
+   private:
+    friend class DataLoader;
+    explicit Iterator(std::shared_ptr<detail::EpochRun> run) : run_(std::move(run)) {}
+    bool done() const;
+    Example& run_current() const;
+    std::shared_ptr<detail::EpochRun> run_;
+  };
+
+  // Keeps a copy of the dataset (datasets holding tensors are cheap to copy: the tensors are
+  // shared); pass a shared_ptr to share one that isn't.
+  template <class D>
+  requires std::derived_from<D, Dataset> DataLoader(D dataset, DataLoaderOptions options = {})
+      : DataLoader(std::shared_ptr<const Dataset>(std::make_shared<D>(std::move(dataset))), options) {}
+  DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options = {});
+
+  // Starts an epoch: a new order when shuffling, and workers that fill the queue.
+  Iterator begin();
+  Iterator end() const { return Iterator(); }
+  // Batches per epoch (len(loader)).
+  int64_t size() const;
+  // Epochs started so far.
+  uint64_t epoch() const { return epoch_; }
+  const Dataset& dataset() const { return *dataset_; }
+  const DataLoaderOptions& options() const { return options_; }
+
+ private:
+  std::shared_ptr<const Dataset> dataset_;
+  DataLoaderOptions options_;
+  bool pin_ = false;
+  uint64_t epoch_ = 0;
+};
+
+// The indices of one epoch in the order a loader visits them: 0..n-1, or a permutation
+// determined by seed (Fisher-Yates with a SplitMix64 stream).
+std::vector<int64_t> sample_order(int64_t n, bool shuffle, uint64_t seed);
+
+}  // namespace wick::data
