@@ -1,0 +1,24 @@
+// Settings of the caching allocator, read once from the environment:
+//   WICK_CUDA_ALLOC_CONF="max_split_size_mb:256,garbage_collection_threshold:0.8"
+//   WICK_NO_CUDA_MEMORY_CACHING=1   plain cudaMalloc/cudaFree (for compute-sanitizer runs)
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace wick::detail {
+
+struct AllocConfig {
+  // Blocks at least this large are never split, and only serve requests of about their size.
+  size_t max_split_size = SIZE_MAX;
+  // With a memory fraction set: above this share of it, old cached segments are given back.
+  double garbage_collection_threshold = 0;
+  // Accepted as PyTorch spells it, but wick has no expandable segments: see alloc_config.cpp.
+  bool expandable_segments = false;
+  bool caching = true;
+};
+
+// Parsed on first use; a malformed WICK_CUDA_ALLOC_CONF throws ValueError naming the key.
+const AllocConfig& alloc_config();
+
+}  // namespace wick::detail

@@ -1,0 +1,498 @@
+// The caching allocator (see caching_allocator.h) and the Allocator that cuda tensors use.
+//
+// Locking: one mutex per device, taken on every allocate and free. The alternatives were one
+// global lock (threads driving different GPUs, as DataParallel does, would serialize on it)
+// and lock-free per-thread caches (a block freed on another thread, stats and record_stream
+// would all need cross-thread hand-offs, for a saving of about 20 ns of uncontended lock).
+// Uncontended, the lock costs less than the set lookup it protects.
+#include "cuda/caching_allocator.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cinttypes>
+#include <cstdio>
+#include <mutex>
+
+#include "cuda/alloc_config.h"
+#include "cuda/cuda_check.h"
+#include "cuda/event_pool.h"
+#include "cuda/runtime.h"
+#include "wick/detail/storage.h"
+#include "wick/error.h"
+
+namespace wick::detail {
+
+namespace {
+
+size_t round_size(size_t n) { return n < kMinBlockSize ? kMinBlockSize : (n + kMinBlockSize - 1) / kMinBlockSize * kMinBlockSize; }
+
+size_t allocation_size(size_t size) {
+  if (size <= kSmallSize) return kSmallBuffer;
+  if (size < kMinLargeAlloc) return kLargeBuffer;
+  return (size + kRoundLarge - 1) / kRoundLarge * kRoundLarge;
+}
+
+}  // namespace
+
+std::string format_bytes(int64_t n) {
+  char buf[32];
+  const double v = double(n);
+  if (n < 1024) std::snprintf(buf, sizeof buf, "%" PRId64 " bytes", n);
+  else if (n < (int64_t(1) << 20)) std::snprintf(buf, sizeof buf, "%.2f KiB", v / 1024);
+  else if (n < (int64_t(1) << 30)) std::snprintf(buf, sizeof buf, "%.2f MiB", v / (1 << 20));
+  else std::snprintf(buf, sizeof buf, "%.2f GiB", v / (1 << 30));
+  return buf;
+}
+
+DeviceCachingAllocator::DeviceCachingAllocator(int device) : device_(device) {
+  const AllocConfig& c = alloc_config();
+  stats_.max_split_size = c.max_split_size == SIZE_MAX ? -1 : int64_t(c.max_split_size);
+}
+
+void DeviceCachingAllocator::update_stats(StatArray& s, BlockPool* pool, int64_t delta) {
+  const int type = pool == &small_ ? kStatSmallPool : kStatLargePool;
+  if (delta >= 0) {
+    s[kStatAll].increase(delta);
+    s[type].increase(delta);
+  } else {
+    s[kStatAll].decrease(-delta);
+    s[type].decrease(-delta);
+  }
+}
+
+Block* DeviceCachingAllocator::new_block() {
+  if (spare_blocks_.empty()) return new Block();
+  Block* b = spare_blocks_.back();
+  spare_blocks_.pop_back();
+  return b;
+}
+
+void DeviceCachingAllocator::delete_block(Block* b) {
+  *b = Block();
+  spare_blocks_.push_back(b);
+}
+
+void DeviceCachingAllocator::pool_insert(Block* b) {
+  b->freed_at = ++tick_;
+  b->pool->blocks.insert(b);
+  if (b->is_split()) {
+    update_stats(stats_.inactive_split, b->pool, 1);
+    update_stats(stats_.inactive_split_bytes, b->pool, int64_t(b->size));
+  }
+}
+
+void DeviceCachingAllocator::pool_erase(Block* b) {
+  b->pool->blocks.erase(b);
+  if (b->is_split()) {
+    update_stats(stats_.inactive_split, b->pool, -1);
+    update_stats(stats_.inactive_split_bytes, b->pool, -int64_t(b->size));
+  }
+}
+
+Block* DeviceCachingAllocator::find_free_block(BlockPool& pool, size_t size, cudaStream_t stream) {
+  Block key;
+  key.stream = stream;
+  key.size = size;
+  auto it = pool.blocks.lower_bound(&key);
+  if (it == pool.blocks.end() || (*it)->stream != stream) return nullptr;
+  const size_t max_split = alloc_config().max_split_size;
+  // An unsplittable (oversize) block serves only requests of about its size.
+  if (size < max_split && (*it)->size >= max_split) return nullptr;
+  if (size >= max_split && (*it)->size >= size + kLargeBuffer) return nullptr;
+  Block* b = *it;
+  pool_erase(b);
+  return b;
+}
+
+Block* DeviceCachingAllocator::alloc_segment(BlockPool* pool, size_t size, cudaStream_t stream) {
+  fraction_limited_ = false;
+  const size_t reserved = size_t(stats_.reserved_bytes[kStatAll].current);
+  if (fraction_set_ && reserved + size > allowed_max_) {
+    fraction_limited_ = true;
+    return nullptr;
+  }
+  void* ptr = nullptr;
+  cudaError_t err;
+  {
+    CudaDeviceScope scope(device_);
+    err = cudaMalloc(&ptr, size);
+  }
+  if (err == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();  // not sticky: clear it so the next call does not see it
+    return nullptr;
+  }
+  WICK_CUDA_CHECK(err, "allocate");
+  Block* b = new_block();
+  b->device = device_;
+  b->stream = stream;
+  b->size = size;
+  b->ptr = ptr;
+  b->pool = pool;
+  update_stats(stats_.segment, pool, 1);
+  update_stats(stats_.reserved_bytes, pool, int64_t(size));
+  if (size >= alloc_config().max_split_size) stats_.oversize_segments.increase(1);
+  ++stats_.num_device_alloc;
+  return b;
+}
+
+void DeviceCachingAllocator::split(Block* b, size_t size) {
+  Block* rest = new_block();
+  rest->device = device_;
+  rest->stream = b->stream;
+  rest->pool = b->pool;
+  rest->ptr = static_cast<char*>(b->ptr) + size;
+  rest->size = b->size - size;
+  rest->prev = b;
+  rest->next = b->next;
+  if (rest->next) rest->next->prev = rest;
+  b->next = rest;
+  b->size = size;
+  pool_insert(rest);
+}
+
+Block* DeviceCachingAllocator::malloc(size_t requested, cudaStream_t stream) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!events_.empty()) process_events();
+  const AllocConfig& cfg = alloc_config();
+  const size_t size = round_size(requested);
+
+  if (!cfg.caching) {  // one cudaMalloc per tensor, counted as a large-pool segment of its own
+    Block* b = alloc_segment(&large_, size, stream);
+    if (!b) throw_oom(lock, requested, size);
+    b->pool = nullptr;
+    b->allocated = true;
+    b->requested = requested;
+    update_stats(stats_.allocation, &large_, 1);
+    update_stats(stats_.active, &large_, 1);
+    update_stats(stats_.allocated_bytes, &large_, int64_t(size));
+    update_stats(stats_.active_bytes, &large_, int64_t(size));
+    update_stats(stats_.requested_bytes, &large_, int64_t(requested));
+    return b;
+  }
+
+  BlockPool& pool = size <= kSmallSize ? small_ : large_;
+  const size_t alloc_size = allocation_size(size);
+  Block* b = find_free_block(pool, size, stream);
+  if (!b) {
+    if (fraction_set_ && cfg.garbage_collection_threshold > 0) garbage_collect();
+    b = alloc_segment(&pool, alloc_size, stream);
+    if (!b) {
+      // Give every cached segment back and try once more before reporting OOM.
+      release_cached_blocks();
+      ++stats_.num_alloc_retries;
+      b = alloc_segment(&pool, alloc_size, stream);
+    }
+    if (!b) throw_oom(lock, requested, alloc_size);
+  }
+
+  const size_t remaining = b->size - size;
+  const bool do_split = pool.small ? remaining >= kMinBlockSize
+                                   : size < cfg.max_split_size && remaining > kSmallSize;
+  if (do_split) split(b, size);
+
+  b->allocated = true;
+  b->requested = requested;
+  update_stats(stats_.allocation, b->pool, 1);
+  update_stats(stats_.allocated_bytes, b->pool, int64_t(b->size));
+  update_stats(stats_.active, b->pool, 1);
+  update_stats(stats_.active_bytes, b->pool, int64_t(b->size));
+  update_stats(stats_.requested_bytes, b->pool, int64_t(requested));
+  if (b->size >= cfg.max_split_size) stats_.oversize_allocations.increase(1);
+  return b;
+}
+
+void DeviceCachingAllocator::throw_oom(std::unique_lock<std::mutex>& lock, size_t requested, size_t alloc_size) {
+  ++stats_.num_ooms;
+  const int64_t allocated = stats_.allocated_bytes[kStatAll].current;
+  const int64_t reserved = stats_.reserved_bytes[kStatAll].current;
+  const bool by_fraction = fraction_limited_;
+  const size_t allowed = allowed_max_;
+  lock.unlock();
+  size_t free_b = 0, total_b = 0;
+  {
+    CudaDeviceScope scope(device_);
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) (void)cudaGetLastError();
+  }
+  std::string limit;
+  if (by_fraction)
+    limit = " This process may use at most " + format_bytes(int64_t(allowed)) +
+            " of it (set_per_process_memory_fraction).";
+  raise<OutOfMemoryError>(
+      "allocate", "CUDA out of memory. Tried to allocate ", format_bytes(int64_t(requested)),
+      alloc_size != round_size(requested) ? " (in a segment of " + format_bytes(int64_t(alloc_size)) + ")" : "",
+      ". GPU ", device_, " has a total capacity of ", format_bytes(int64_t(total_b)), " of which ",
+      format_bytes(int64_t(free_b)), " is free.", limit, " Of the allocated memory ", format_bytes(allocated),
+      " is allocated by wick, and ", format_bytes(reserved - allocated),
+      " is reserved by wick but unallocated. Free tensors (or call wick::cuda::empty_cache()) and retry; if "
+      "reserved but unallocated memory is large, WICK_CUDA_ALLOC_CONF=max_split_size_mb:N may reduce "
+      "fragmentation.");
+}
+
+void DeviceCachingAllocator::free(Block* b) {
+  std::lock_guard<std::mutex> lock(mu_);
+  b->allocated = false;
+  if (!b->pool) {  // caching off
+    {
+      CudaDeviceScope scope(device_);
+      WICK_CUDA_CHECK(cudaFree(b->ptr), "free");
+    }
+    const int64_t n = int64_t(b->size);
+    update_stats(stats_.allocation, &large_, -1);
+    update_stats(stats_.active, &large_, -1);
+    update_stats(stats_.segment, &large_, -1);
+    update_stats(stats_.allocated_bytes, &large_, -n);
+    update_stats(stats_.active_bytes, &large_, -n);
+    update_stats(stats_.reserved_bytes, &large_, -n);
+    update_stats(stats_.requested_bytes, &large_, -int64_t(b->requested));
+    if (b->size >= alloc_config().max_split_size) stats_.oversize_segments.decrease(1);
+    ++stats_.num_device_free;
+    delete_block(b);
+    return;
+  }
+  update_stats(stats_.allocation, b->pool, -1);
+  update_stats(stats_.allocated_bytes, b->pool, -int64_t(b->size));
+  update_stats(stats_.requested_bytes, b->pool, -int64_t(b->requested));
+  if (b->size >= alloc_config().max_split_size) stats_.oversize_allocations.decrease(1);
+  b->requested = 0;
+  if (!b->stream_uses.empty()) {
+    // Used on other streams: mark the point each of them has reached, and keep the block out of
+    // the pool until all those points have passed (process_events).
+    for (const StreamUse& u : b->stream_uses) {
+      cudaEvent_t e = acquire_event(u.device);
+      CudaDeviceScope scope(u.device);
+      WICK_CUDA_CHECK(cudaEventRecord(e, u.stream), "record_stream");
+      events_.push_back({e, u.device, b});
+      ++b->event_count;
+    }
+    b->stream_uses.clear();
+    return;
+  }
+  free_block(b);
+}
+
+void DeviceCachingAllocator::free_block(Block* b) {
+  update_stats(stats_.active, b->pool, -1);
+  update_stats(stats_.active_bytes, b->pool, -int64_t(b->size));
+  // Merge with free neighbours (not allocated, no pending events: they are in the pool).
+  for (Block* n : {b->prev, b->next}) {
+    if (!n || n->allocated || n->event_count > 0) continue;
+    pool_erase(n);
+    if (n == b->prev) {
+      b->ptr = n->ptr;
+      b->prev = n->prev;
+      if (b->prev) b->prev->next = b;
+    } else {
+      b->next = n->next;
+      if (b->next) b->next->prev = b;
+    }
+    b->size += n->size;
+    delete_block(n);
+  }
+  pool_insert(b);
+}
+
+void DeviceCachingAllocator::release_segment(Block* b) {
+  pool_erase(b);
+  {
+    CudaDeviceScope scope(device_);
+    WICK_CUDA_CHECK(cudaFree(b->ptr), "empty_cache");
+  }
+  update_stats(stats_.segment, b->pool, -1);
+  update_stats(stats_.reserved_bytes, b->pool, -int64_t(b->size));
+  if (b->size >= alloc_config().max_split_size) stats_.oversize_segments.decrease(1);
+  ++stats_.num_device_free;
+  delete_block(b);
+}
+
+void DeviceCachingAllocator::release_cached_blocks() {
+  synchronize_and_free_events();
+  for (BlockPool* pool : {&small_, &large_}) {
+    std::vector<Block*> whole;
+    for (Block* b : pool->blocks)
+      if (!b->is_split()) whole.push_back(b);
+    for (Block* b : whole) release_segment(b);
+  }
+}
+
+// Simpler than PyTorch's age-averaging: give back whole free segments, least recently freed
+// first, until reserved memory is under the threshold share of the allowed memory.
+void DeviceCachingAllocator::garbage_collect() {
+  const double limit = alloc_config().garbage_collection_threshold * double(allowed_max_);
+  if (double(stats_.reserved_bytes[kStatAll].current) <= limit) return;
+  std::vector<Block*> whole;
+  for (BlockPool* pool : {&small_, &large_})
+    for (Block* b : pool->blocks)
+      if (!b->is_split()) whole.push_back(b);
+  std::sort(whole.begin(), whole.end(), [](Block* a, Block* b) { return a->freed_at < b->freed_at; });
+  for (Block* b : whole) {
+    if (double(stats_.reserved_bytes[kStatAll].current) <= limit) break;
+    release_segment(b);
+  }
+}
+
+void DeviceCachingAllocator::process_events() {
+  for (auto it = events_.begin(); it != events_.end();) {
+    cudaError_t r = cudaEventQuery(it->event);
+    if (r == cudaErrorNotReady) {
+      (void)cudaGetLastError();
+      ++it;
+      continue;
+    }
+    WICK_CUDA_CHECK(r, "record_stream");
+    Block* b = it->block;
+    release_event(it->device, it->event);
+    it = events_.erase(it);
+    if (--b->event_count == 0) free_block(b);
+  }
+}
+
+void DeviceCachingAllocator::synchronize_and_free_events() {
+  for (const PendingEvent& p : events_) {
+    WICK_CUDA_CHECK(cudaEventSynchronize(p.event), "empty_cache");
+    release_event(p.device, p.event);
+    if (--p.block->event_count == 0) free_block(p.block);
+  }
+  events_.clear();
+}
+
+void DeviceCachingAllocator::record_stream(Block* b, int device, cudaStream_t stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!b->pool) return;  // caching off: cudaFree waits for the device anyway
+  if (device == b->device && stream == b->stream) return;
+  StreamUse u{device, stream};
+  if (std::find(b->stream_uses.begin(), b->stream_uses.end(), u) == b->stream_uses.end())
+    b->stream_uses.push_back(u);
+}
+
+void DeviceCachingAllocator::empty_cache() {
+  std::lock_guard<std::mutex> lock(mu_);
+  release_cached_blocks();
+}
+
+DeviceStats DeviceCachingAllocator::stats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+void DeviceCachingAllocator::reset_peak_stats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto reset = [](Stat& s) { s.peak = s.current; };
+  for (StatArray* a : {&stats_.allocation, &stats_.segment, &stats_.active, &stats_.inactive_split,
+                       &stats_.allocated_bytes, &stats_.reserved_bytes, &stats_.active_bytes,
+                       &stats_.inactive_split_bytes, &stats_.requested_bytes})
+    for (Stat& s : *a) reset(s);
+  reset(stats_.oversize_allocations);
+  reset(stats_.oversize_segments);
+}
+
+void DeviceCachingAllocator::reset_accumulated_stats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto reset = [](Stat& s) { s.allocated = s.freed = 0; };
+  for (StatArray* a : {&stats_.allocation, &stats_.segment, &stats_.active, &stats_.inactive_split,
+                       &stats_.allocated_bytes, &stats_.reserved_bytes, &stats_.active_bytes,
+                       &stats_.inactive_split_bytes, &stats_.requested_bytes})
+    for (Stat& s : *a) reset(s);
+  reset(stats_.oversize_allocations);
+  reset(stats_.oversize_segments);
+  stats_.num_alloc_retries = stats_.num_ooms = stats_.num_sync_all_streams = 0;
+  stats_.num_device_alloc = stats_.num_device_free = 0;
+}
+
+void DeviceCachingAllocator::set_memory_fraction(double fraction) {
+  WICK_CHECK(fraction >= 0 && fraction <= 1, ValueError, "set_per_process_memory_fraction", "invalid fraction ",
+             fraction, ": it must be between 0 and 1");
+  size_t free_b = 0, total_b = 0;
+  {
+    CudaDeviceScope scope(device_);
+    WICK_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), "set_per_process_memory_fraction");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  fraction_set_ = true;
+  allowed_max_ = size_t(fraction * double(total_b));
+}
+
+std::vector<std::pair<size_t, std::vector<std::pair<size_t, bool>>>> DeviceCachingAllocator::segments() {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Segment heads are free blocks without prev in a pool, or reachable from allocated blocks;
+  // walk the pools' heads and the chains of their neighbours.
+  std::set<Block*> heads;
+  for (BlockPool* pool : {&small_, &large_})
+    for (Block* b : pool->blocks) {
+      Block* h = b;
+      while (h->prev) h = h->prev;
+      heads.insert(h);
+    }
+  std::vector<std::pair<size_t, std::vector<std::pair<size_t, bool>>>> out;
+  for (Block* h : heads) {
+    std::vector<std::pair<size_t, bool>> blocks;
+    size_t total = 0;
+    for (Block* b = h; b; b = b->next) {
+      blocks.push_back({b->size, b->allocated});
+      total += b->size;
+    }
+    out.push_back({total, std::move(blocks)});
+  }
+  return out;
+}
+
+namespace {
+
+std::mutex g_create_mu;
+std::atomic<DeviceCachingAllocator*> g_allocators[kMaxCudaDevices];
+
+}  // namespace
+
+DeviceCachingAllocator& device_caching_allocator(int d) {
+  DeviceCachingAllocator* a = g_allocators[d].load(std::memory_order_acquire);
+  if (a) [[likely]]
+    return *a;
+  std::lock_guard<std::mutex> lock(g_create_mu);
+  a = g_allocators[d].load(std::memory_order_relaxed);
+  if (!a) {
+    a = new DeviceCachingAllocator(d);  // never deleted: tensors freed after main still return here
+    g_allocators[d].store(a, std::memory_order_release);
+  }
+  return *a;
+}
+
+DeviceCachingAllocator* existing_caching_allocator(int d) { return g_allocators[d].load(std::memory_order_acquire); }
+
+void cuda_block_deleter(void* ctx) {
+  Block* b = static_cast<Block*>(ctx);
+  try {
+    device_caching_allocator(b->device).free(b);
+  } catch (const std::exception& e) {
+    // A deleter cannot throw; the error (a failed event record) is reported and the block leaks.
+    std::fprintf(stderr, "wick: error while freeing CUDA memory: %s\n", e.what());
+  }
+}
+
+namespace {
+
+class CudaAllocator final : public Allocator {
+ public:
+  void set_device(int d) { device_ = d; }
+  DataPtr allocate(size_t nbytes) override {
+    if (nbytes == 0) return DataPtr(nullptr, nullptr, nullptr, Device(kCUDA, device_));
+    Block* b = device_caching_allocator(device_).malloc(nbytes, current_cuda_stream(device_));
+    return DataPtr(b->ptr, b, &cuda_block_deleter, Device(kCUDA, device_));
+  }
+
+ private:
+  int device_ = 0;
+};
+
+}  // namespace
+
+Allocator* cuda_allocator(int device) {
+  static CudaAllocator* allocators = [] {
+    auto* a = new CudaAllocator[kMaxCudaDevices];
+    for (int i = 0; i < kMaxCudaDevices; ++i) a[i].set_device(i);
+    return a;
+  }();
+  const int d = device < 0 ? resolve_cuda_device(Device(kCUDA, -1), "allocate").index() : device;
+  check_cuda_device(d, "allocate");
+  return &allocators[d];
+}
+
+}  // namespace wick::detail

@@ -1,0 +1,152 @@
+// The CUDA caching allocator, one per device, after PyTorch's (c10/cuda/CUDACachingAllocator):
+// memory is taken from the driver in segments and handed out in blocks that are split,
+// merged and reused within the stream they were allocated on, so that a freed block can be
+// reused by the next allocation on that stream without waiting for the GPU.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+namespace wick::detail {
+
+inline constexpr size_t kMinBlockSize = 512;           // every size is rounded up to this
+inline constexpr size_t kSmallSize = 1 << 20;          // up to this: the small pool
+inline constexpr size_t kSmallBuffer = 2 << 20;        // small-pool segments
+inline constexpr size_t kLargeBuffer = 20 << 20;       // segments for requests under kMinLargeAlloc
+inline constexpr size_t kMinLargeAlloc = 10 << 20;
+inline constexpr size_t kRoundLarge = 2 << 20;         // larger requests are rounded to this
+
+// One counter with PyTorch's four figures.
+struct Stat {
+  int64_t current = 0, peak = 0, allocated = 0, freed = 0;
+  void increase(int64_t n) {
+    current += n;
+    allocated += n;
+    if (current > peak) peak = current;
+  }
+  void decrease(int64_t n) {
+    current -= n;
+    freed += n;
+  }
+};
+
+enum StatType { kStatAll = 0, kStatSmallPool = 1, kStatLargePool = 2, kNumStatTypes = 3 };
+using StatArray = Stat[kNumStatTypes];
+
+struct DeviceStats {
+  StatArray allocation, segment, active, inactive_split;
+  StatArray allocated_bytes, reserved_bytes, active_bytes, inactive_split_bytes, requested_bytes;
+  Stat oversize_allocations, oversize_segments;
+  int64_t num_alloc_retries = 0, num_ooms = 0, num_sync_all_streams = 0;
+  int64_t num_device_alloc = 0, num_device_free = 0;
+  int64_t max_split_size = 0;
+};
+
+struct BlockPool;
+
+struct StreamUse {
+  int device;
+  cudaStream_t stream;
+  bool operator==(const StreamUse&) const = default;
+};
+
+struct Block {
+  int device = 0;
+  cudaStream_t stream = nullptr;  // the stream it was allocated on
+  size_t size = 0;                // rounded
+  size_t requested = 0;           // what the caller asked for, while allocated
+  void* ptr = nullptr;
+  BlockPool* pool = nullptr;      // null when caching is off
+  Block* prev = nullptr;          // neighbours within the segment
+  Block* next = nullptr;
+  bool allocated = false;
+  int event_count = 0;            // events to complete before it returns to the pool
+  uint64_t freed_at = 0;          // tick of entering the pool (garbage collection age)
+  std::vector<StreamUse> stream_uses;  // other streams that used it (record_stream)
+  bool is_split() const { return prev != nullptr || next != nullptr; }
+};
+
+struct BlockLess {
+  bool operator()(const Block* a, const Block* b) const {
+    if (a->stream != b->stream) return uintptr_t(a->stream) < uintptr_t(b->stream);
+    if (a->size != b->size) return a->size < b->size;
+    return uintptr_t(a->ptr) < uintptr_t(b->ptr);
+  }
+};
+
+struct BlockPool {
+  std::set<Block*, BlockLess> blocks;  // free blocks, by (stream, size, address): best fit per stream
+  bool small;
+  explicit BlockPool(bool is_small) : small(is_small) {}
+};
+
+class DeviceCachingAllocator {
+ public:
+  explicit DeviceCachingAllocator(int device);
+  // A block of at least size bytes for use on stream; throws OutOfMemoryError.
+  Block* malloc(size_t size, cudaStream_t stream);
+  void free(Block* block);
+  // Block is also used on (device, stream): it returns to the pool only once that work is done.
+  void record_stream(Block* block, int device, cudaStream_t stream);
+  // Waits for pending frees and gives every unused whole segment back to the driver.
+  void empty_cache();
+  DeviceStats stats();
+  void reset_peak_stats();
+  void reset_accumulated_stats();
+  void set_memory_fraction(double fraction);
+  // Segment sizes and their blocks (allocated or not), for tests and the summary.
+  std::vector<std::pair<size_t, std::vector<std::pair<size_t, bool>>>> segments();
+
+ private:
+  Block* find_free_block(BlockPool& pool, size_t size, cudaStream_t stream);
+  Block* alloc_segment(BlockPool* pool, size_t size, cudaStream_t stream);
+  void split(Block* block, size_t size);
+  void free_block(Block* block);
+  void release_segment(Block* block);
+  void release_cached_blocks();
+  void garbage_collect();
+  void process_events();
+  void synchronize_and_free_events();
+  void pool_insert(Block* b);
+  void pool_erase(Block* b);
+  void update_stats(StatArray& s, BlockPool* pool, int64_t delta);
+  Block* new_block();
+  void delete_block(Block* b);
+  [[noreturn]] void throw_oom(std::unique_lock<std::mutex>& lock, size_t requested, size_t alloc_size);
+
+  const int device_;
+  std::mutex mu_;  // see caching_allocator.cpp for why one per device
+  BlockPool small_{true}, large_{false};
+  struct PendingEvent {
+    cudaEvent_t event;
+    int device;  // the event's (the recording stream's) device
+    Block* block;
+  };
+  std::deque<PendingEvent> events_;  // pending record_stream frees, in order
+  std::vector<Block*> spare_blocks_;                  // recycled Block objects
+  DeviceStats stats_;
+  uint64_t tick_ = 0;
+  bool fraction_set_ = false;
+  size_t allowed_max_ = SIZE_MAX;
+  bool fraction_limited_ = false;  // the last failed segment hit the fraction, not the GPU
+};
+
+// Device d's allocator (created on first use, never destroyed: tensors may outlive main).
+DeviceCachingAllocator& device_caching_allocator(int d);
+// The one if device d already has one, else null (queries that must not create state).
+DeviceCachingAllocator* existing_caching_allocator(int d);
+// The deleter of DataPtrs from the caching allocator (context: the Block).
+void cuda_block_deleter(void* ctx);
+
+// "2.00 GiB", as PyTorch's format_size.
+std::string format_bytes(int64_t n);
+
+}  // namespace wick::detail

@@ -1,0 +1,69 @@
+#include "cuda/cuda_check.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "wick/error.h"
+
+namespace wick::detail {
+
+namespace {
+
+bool is_sticky(cudaError_t e) {
+  // Errors after which the context is unusable; every later call returns them again.
+  switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorAssert:
+    case cudaErrorLaunchTimeout:
+      return true;
+    default:
+      return false;
+  }
+}
+
+const char* basename_of(const char* path) {
+  const char* s = std::strstr(path, "src/");
+  return s ? s : path;
+}
+
+}  // namespace
+
+void cuda_fail(cudaError_t err, const char* op, const char* expr, const char* file, int line) {
+  if (!is_sticky(err)) (void)cudaGetLastError();  // leave the runtime usable for recovery
+  const char* hint = cuda_launch_blocking()
+                         ? ""
+                         : "\nCUDA kernel errors may be reported asynchronously at a later call; "
+                           "run with CUDA_LAUNCH_BLOCKING=1 to see the op that failed.";
+  if (!is_sticky(err)) hint = "";
+  if (err == cudaErrorMemoryAllocation)
+    raise<OutOfMemoryError>(op, "CUDA out of memory (", cudaGetErrorName(err), ") at ", basename_of(file), ":",
+                            line, ": ", expr);
+  raise<DeviceError>(op, "CUDA error: ", cudaGetErrorString(err), " (", cudaGetErrorName(err), ") at ",
+                     basename_of(file), ":", line, ": ", expr, hint);
+}
+
+bool cuda_launch_blocking() {
+  static const bool blocking = [] {
+    const char* v = std::getenv("CUDA_LAUNCH_BLOCKING");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  return blocking;
+}
+
+void cuda_after_launch_impl(const char* op, cudaStream_t stream, const char* file, int line) {
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) [[unlikely]]
+    cuda_fail(e, op, "kernel launch", file, line);
+  if (cuda_launch_blocking()) [[unlikely]] {
+    e = cudaStreamSynchronize(stream);
+    if (e != cudaSuccess) cuda_fail(e, op, "kernel (CUDA_LAUNCH_BLOCKING=1)", file, line);
+  }
+}
+
+}  // namespace wick::detail

@@ -1,0 +1,32 @@
+// Checking CUDA calls. Every runtime call goes through WICK_CUDA_CHECK(expr, "op"), which
+// throws DeviceError("[op] CUDA error: ... (file:line: expr)"); every kernel launch is
+// followed by cuda_after_launch("op", stream), which also synchronizes under
+// CUDA_LAUNCH_BLOCKING=1 so that a failing kernel is reported by the op that launched it.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+namespace wick::detail {
+
+// Throws DeviceError (OutOfMemoryError for cudaErrorMemoryAllocation) naming op, the CUDA
+// error, and where the call was made. Clears the error first when it is not sticky.
+[[noreturn]] void cuda_fail(cudaError_t err, const char* op, const char* expr, const char* file, int line);
+
+// True when CUDA_LAUNCH_BLOCKING=1 (read once).
+bool cuda_launch_blocking();
+
+// After a kernel launch on stream: reports a launch error as op's; with CUDA_LAUNCH_BLOCKING=1
+// waits for the kernel and reports its failure as op's too.
+void cuda_after_launch_impl(const char* op, cudaStream_t stream, const char* file, int line);
+
+}  // namespace wick::detail
+
+#define WICK_CUDA_CHECK(expr, op)                                                            \
+  do {                                                                                       \
+    cudaError_t wick_err_ = (expr);                                                          \
+    if (wick_err_ != cudaSuccess) [[unlikely]]                                               \
+      ::wick::detail::cuda_fail(wick_err_, op, #expr, __FILE__, __LINE__);                   \
+  } while (0)
+
+#define WICK_CUDA_AFTER_LAUNCH(op, stream) \
+  ::wick::detail::cuda_after_launch_impl(op, stream, __FILE__, __LINE__)

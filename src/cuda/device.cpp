@@ -1,0 +1,240 @@
+// Devices: count, properties, the current device, guards. Nothing here makes a CUDA context
+// except set_device, DeviceGuard and the calls that need one (mem_get_info, synchronize).
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "cuda/cuda_check.h"
+#include "cuda/runtime.h"
+#include "wick/cuda.h"
+#include "wick/error.h"
+
+namespace wick::detail {
+
+namespace {
+
+std::string visible_devices_env() {
+  const char* v = std::getenv("CUDA_VISIBLE_DEVICES");
+  return v ? std::string(v) : std::string();
+}
+
+struct DeviceCount {
+  int count = 0;
+  cudaError_t error = cudaSuccess;  // why count is 0, when it is
+  bool visible_set = false;          // CUDA_VISIBLE_DEVICES when the driver read it
+  std::string visible;
+};
+
+const DeviceCount& device_count_info() {
+  static const DeviceCount info = [] {
+    DeviceCount c;
+    const char* v = std::getenv("CUDA_VISIBLE_DEVICES");
+    c.visible_set = v != nullptr;
+    c.visible = visible_devices_env();
+    int n = 0;
+    // Without a driver or a GPU this fails (cudaErrorInsufficientDriver, cudaErrorNoDevice):
+    // that is "not available", not an error.
+    c.error = cudaGetDeviceCount(&n);
+    if (c.error != cudaSuccess) {
+      (void)cudaGetLastError();
+      n = 0;
+    }
+    c.count = n < kMaxCudaDevices ? n : kMaxCudaDevices;
+    return c;
+  }();
+  return info;
+}
+
+std::string describe_visible() {
+  const DeviceCount& c = device_count_info();
+  if (!c.visible_set) return "CUDA_VISIBLE_DEVICES is not set";
+  return "CUDA_VISIBLE_DEVICES='" + c.visible + "'";
+}
+
+// The driver reads CUDA_VISIBLE_DEVICES once; a later setenv changes nothing. Say so once.
+void warn_if_visible_devices_changed() {
+  static std::atomic<bool> warned{false};
+  const DeviceCount& c = device_count_info();
+  const char* v = std::getenv("CUDA_VISIBLE_DEVICES");
+  bool same = (v != nullptr) == c.visible_set && (!v || c.visible == v);
+  if (!same && !warned.exchange(true))
+    std::fprintf(stderr,
+                 "wick: warning: CUDA_VISIBLE_DEVICES changed after CUDA was initialized (from %s to %s%s%s); "
+                 "the change has no effect in this process\n",
+                 c.visible_set ? ("'" + c.visible + "'").c_str() : "unset", v ? "'" : "", v ? v : "unset",
+                 v ? "'" : "");
+}
+
+int runtime_device() {
+  int d = 0;
+  WICK_CUDA_CHECK(cudaGetDevice(&d), "current_device");
+  return d;
+}
+
+void set_runtime_device(int d, const char* op) {
+  WICK_CUDA_CHECK(cudaSetDevice(d), op);
+  mark_device_used(d);
+}
+
+}  // namespace
+
+int cuda_device_count() { return device_count_info().count; }
+
+void check_cuda_device(int d, const char* op) {
+  const DeviceCount& c = device_count_info();
+  if (d >= 0 && d < c.count) [[likely]]
+    return;
+  if (c.count == 0)
+    raise<DeviceError>(op, "no CUDA device is available (", cudaGetErrorName(c.error), ": ",
+                       cudaGetErrorString(c.error), "; ", describe_visible(), ")");
+  raise<DeviceError>(op, "invalid device cuda:", d, ": ", c.count, c.count == 1 ? " CUDA device is" : " CUDA devices are",
+                     " visible (cuda:0 to cuda:", c.count - 1, "; ", describe_visible(), ")");
+}
+
+void switch_device(int device, bool create) {
+  if (create || device_used(device)) {
+    if (runtime_device() != device) set_runtime_device(device, "set_device");
+    mark_device_used(device);
+    tl_target_device = -1;
+  } else {
+    tl_target_device = runtime_device() == device ? -1 : device;
+  }
+}
+
+CudaDeviceScope::CudaDeviceScope(int device) {
+  const int runtime = runtime_device();
+  const int wick_current = tl_target_device >= 0 ? tl_target_device : runtime;
+  if (runtime != device) set_runtime_device(device, "cuda");
+  else mark_device_used(device);
+  if (wick_current == device) tl_target_device = -1;
+  else restore_ = wick_current;
+}
+
+CudaDeviceScope::~CudaDeviceScope() {
+  if (restore_ < 0) return;
+  if (device_used(restore_)) {
+    (void)cudaSetDevice(restore_);
+    tl_target_device = -1;
+  } else {
+    tl_target_device = restore_;
+  }
+}
+
+int cuda_sm_count(int d) {
+  static std::atomic<int> counts[kMaxCudaDevices] = {};
+  int n = counts[d].load(std::memory_order_relaxed);
+  if (n == 0) [[unlikely]] {
+    WICK_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, d), "cuda");
+    counts[d].store(n, std::memory_order_relaxed);
+  }
+  return n;
+}
+
+Device resolve_cuda_device(Device d, const char* op) {
+  int index = d.index();
+  if (index < 0) {
+    if (tl_target_device >= 0) return Device(kCUDA, tl_target_device);
+    check_cuda_device(0, op);  // a clear error when there is no device at all
+    index = runtime_device();
+  }
+  check_cuda_device(index, op);
+  return Device(kCUDA, index);
+}
+
+}  // namespace wick::detail
+
+namespace wick::cuda {
+
+using namespace wick::detail;
+
+bool is_available() {
+  warn_if_visible_devices_changed();
+  return cuda_device_count() > 0;
+}
+
+int device_count() {
+  warn_if_visible_devices_changed();
+  return cuda_device_count();
+}
+
+int current_device() {
+  check_cuda_device(0, "current_device");
+  if (tl_target_device >= 0) return tl_target_device;
+  return runtime_device();
+}
+
+void set_device(int device) {
+  warn_if_visible_devices_changed();
+  if (device < 0) return;  // as torch.cuda.set_device: a negative index changes nothing
+  check_cuda_device(device, "set_device");
+  switch_device(device, /*create=*/true);
+}
+
+std::string get_device_name(int device) { return get_device_properties(device).name; }
+
+DeviceProperties get_device_properties(int device) {
+  const int d = resolve_cuda_device(Device(kCUDA, device), "get_device_properties").index();
+  static std::mutex mu;
+  static std::optional<DeviceProperties> cache[kMaxCudaDevices];
+  std::lock_guard<std::mutex> lock(mu);
+  if (!cache[d]) {
+    cudaDeviceProp p{};
+    WICK_CUDA_CHECK(cudaGetDeviceProperties(&p, d), "get_device_properties");
+    DeviceProperties out;
+    out.name = p.name;
+    out.total_memory = int64_t(p.totalGlobalMem);
+    out.multi_processor_count = p.multiProcessorCount;
+    out.major = p.major;
+    out.minor = p.minor;
+    const auto* u = reinterpret_cast<const unsigned char*>(p.uuid.bytes);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+                  u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+    out.uuid = buf;
+    std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.0", unsigned(p.pciDomainID), unsigned(p.pciBusID),
+                  unsigned(p.pciDeviceID));
+    out.pci_bus_id = buf;
+    cache[d] = std::move(out);
+  }
+  return *cache[d];
+}
+
+std::pair<int64_t, int64_t> mem_get_info(int device) {
+  const int d = resolve_cuda_device(Device(kCUDA, device), "mem_get_info").index();
+  CudaDeviceScope scope(d);
+  size_t free_b = 0, total_b = 0;
+  WICK_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), "mem_get_info");
+  return {int64_t(free_b), int64_t(total_b)};
+}
+
+void synchronize(int device) {
+  const int d = resolve_cuda_device(Device(kCUDA, device), "synchronize").index();
+  CudaDeviceScope scope(d);
+  WICK_CUDA_CHECK(cudaDeviceSynchronize(), "synchronize");
+}
+
+DeviceGuard::DeviceGuard(int device) : DeviceGuard(Device(kCUDA, device)) {}
+
+DeviceGuard::DeviceGuard(Device device) {
+  WICK_CHECK(device.is_cuda(), DeviceError, "DeviceGuard", "expected a CUDA device, got ", device);
+  previous_ = current_device();
+  const int d = device.index() < 0 ? previous_ : device.index();
+  check_cuda_device(d, "DeviceGuard");
+  // As `with torch.cuda.device(i)`: entering makes i current (a context on first use);
+  // leaving restores the previous device without making a context on it.
+  if (d != previous_) switch_device(d, /*create=*/true);
+  else previous_ = -1;
+}
+
+DeviceGuard::~DeviceGuard() {
+  if (previous_ < 0) return;
+  try {
+    switch_device(previous_, /*create=*/false);
+  } catch (...) {
+  }
+}
+
+}  // namespace wick::cuda

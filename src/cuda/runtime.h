@@ -1,0 +1,57 @@
+// Internals of the CUDA runtime shared by src/cuda: the device count, which devices wick has
+// made a context on, the scope that makes a device the CUDA runtime's current one, and the
+// thread's current streams.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "wick/cuda.h"
+
+namespace wick::detail {
+
+inline constexpr int kMaxCudaDevices = 64;
+
+// Visible devices; 0 when there is no driver or no GPU. Read once, on first use.
+int cuda_device_count();
+// Throws DeviceError naming op, the device count and CUDA_VISIBLE_DEVICES unless 0 <= d < count.
+void check_cuda_device(int d, const char* op);
+
+// wick's current device when it differs from the runtime's: a guard restored a device that has
+// no context yet, and making it the runtime's device would create one. -1: the runtime's.
+inline thread_local int tl_target_device = -1;
+
+// Devices on which wick has made a CUDA call that needs a context (bit d for cuda:d).
+inline std::atomic<uint64_t> g_used_devices{0};
+inline void mark_device_used(int d) {
+  const uint64_t bit = uint64_t(1) << d;
+  if (!(g_used_devices.load(std::memory_order_relaxed) & bit)) g_used_devices.fetch_or(bit);
+}
+inline bool device_used(int d) { return g_used_devices.load(std::memory_order_relaxed) & (uint64_t(1) << d); }
+
+// Makes `device` wick's current device: through cudaSetDevice when it has a context (or
+// `create`), else only as tl_target_device so that no context is made on it.
+void switch_device(int device, bool create);
+
+// Makes d the CUDA runtime's current device for a scope, for the calls that need a context
+// (allocations, launches, copies, the legacy default stream). On exit wick's current device
+// is what it was; the runtime's is switched back only when that needs no new context.
+class CudaDeviceScope {
+ public:
+  explicit CudaDeviceScope(int device);
+  ~CudaDeviceScope();
+  CudaDeviceScope(const CudaDeviceScope&) = delete;
+  CudaDeviceScope& operator=(const CudaDeviceScope&) = delete;
+
+ private:
+  int restore_ = -1;  // wick's device to restore on exit; -1: nothing to do
+};
+
+// The calling thread's current stream of device d (nullptr: the legacy default stream).
+cudaStream_t current_cuda_stream(int d);
+// Multiprocessors of device d (cached).
+int cuda_sm_count(int d);
+
+}  // namespace wick::detail

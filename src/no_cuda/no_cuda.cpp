@@ -1,0 +1,89 @@
+// The CUDA entry points of a build without CUDA: is_available() is false, device_count() is 0,
+// and everything that would need a GPU throws DeviceError("[op] wick was built without CUDA").
+// What PyTorch lets a CPU-only program call harmlessly (empty_cache, manual_seed) does nothing.
+#include <utility>
+
+#include "core/kernel_table.h"
+#include "wick/cuda.h"
+#include "wick/detail/storage.h"
+#include "wick/error.h"
+
+namespace wick::detail {
+
+namespace {
+[[noreturn]] void no_cuda(const char* op) { raise<DeviceError>(op, "wick was built without CUDA"); }
+}  // namespace
+
+void cuda_copy(const Tensor&, const Tensor&, bool) { no_cuda("copy_"); }
+void cuda_record_stream(const Tensor&, const wick::cuda::Stream&) { no_cuda("record_stream"); }
+Device resolve_cuda_device(Device, const char* op) { no_cuda(op); }
+Allocator* cuda_allocator(int) { no_cuda("empty"); }
+Allocator* pinned_allocator() { no_cuda("pin_memory"); }
+bool is_pinned_ptr(const void*) { return false; }
+const KernelTable& cuda_kernels() { no_cuda("cuda"); }
+
+}  // namespace wick::detail
+
+namespace wick::cuda {
+
+using detail::no_cuda;
+
+bool is_available() { return false; }
+int device_count() { return 0; }
+int current_device() { no_cuda("current_device"); }
+void set_device(int) { no_cuda("set_device"); }
+std::string get_device_name(int) { no_cuda("get_device_name"); }
+DeviceProperties get_device_properties(int) { no_cuda("get_device_properties"); }
+std::pair<int64_t, int64_t> mem_get_info(int) { no_cuda("mem_get_info"); }
+void synchronize(int) { no_cuda("synchronize"); }
+std::vector<int> devices_by_free_memory() { no_cuda("devices_by_free_memory"); }
+
+DeviceGuard::DeviceGuard(int) { no_cuda("DeviceGuard"); }
+DeviceGuard::DeviceGuard(Device) { no_cuda("DeviceGuard"); }
+DeviceGuard::~DeviceGuard() = default;
+
+Stream Stream::create(int, int) { no_cuda("Stream::create"); }
+void Stream::wait_stream(const Stream&) const { no_cuda("wait_stream"); }
+void Stream::wait_event(const Event&) const { no_cuda("wait_event"); }
+bool Stream::query() const { no_cuda("Stream::query"); }
+void Stream::synchronize() const { no_cuda("Stream::synchronize"); }
+Stream current_stream(int) { no_cuda("current_stream"); }
+Stream default_stream(int) { no_cuda("default_stream"); }
+void set_current_stream(const Stream&) { no_cuda("set_current_stream"); }
+
+StreamGuard::StreamGuard(const Stream& s) : previous_device_(-1), previous_stream_(s) { no_cuda("StreamGuard"); }
+StreamGuard::~StreamGuard() = default;
+
+// An Event can be made (it holds nothing until recorded); using it throws.
+Event::Event(bool enable_timing) : timing_(enable_timing) {}
+Event::~Event() = default;
+Event::Event(Event&& o) noexcept : event_(o.event_), device_(o.device_), timing_(o.timing_) {}
+Event& Event::operator=(Event&& o) noexcept {
+  event_ = o.event_;
+  device_ = o.device_;
+  timing_ = o.timing_;
+  return *this;
+}
+void Event::record() { no_cuda("Event.record"); }
+void Event::record(const Stream&) { no_cuda("Event.record"); }
+void Event::wait(const Stream&) const { no_cuda("Event.wait"); }
+bool Event::query() const { return true; }  // never recorded: nothing pending
+void Event::synchronize() const {}
+float Event::elapsed_time(const Event&) const { no_cuda("elapsed_time"); }
+
+int64_t memory_allocated(int) { no_cuda("memory_allocated"); }
+int64_t max_memory_allocated(int) { no_cuda("max_memory_allocated"); }
+int64_t memory_reserved(int) { no_cuda("memory_reserved"); }
+int64_t max_memory_reserved(int) { no_cuda("max_memory_reserved"); }
+void empty_cache() {}  // nothing is cached
+void reset_peak_memory_stats(int) { no_cuda("reset_peak_memory_stats"); }
+void reset_accumulated_memory_stats(int) { no_cuda("reset_accumulated_memory_stats"); }
+std::map<std::string, int64_t> memory_stats(int) { no_cuda("memory_stats"); }
+std::string memory_summary(int) { no_cuda("memory_summary"); }
+void set_per_process_memory_fraction(double, int) { no_cuda("set_per_process_memory_fraction"); }
+
+// As torch.cuda.manual_seed{,_all}: silently ignored without CUDA.
+void manual_seed(uint64_t) {}
+void manual_seed_all(uint64_t) {}
+
+}  // namespace wick::cuda
