@@ -101,21 +101,21 @@ Tensor read_idx(const std::string& path, const char* op) {
              " dims and needs ", header, " bytes, but the file has ", buf.size());
 
   DimVector sizes;
-  size_t numel = 1;
+  size_t numel = 1, nbytes = 0;
   bool overflow = false;
   for (size_t d = 0; d < ndim; ++d) {
     uint32_t s = read_be32(buf.data() + 4 + 4 * d);
     sizes.push_back(int64_t(s));
-    overflow |= s != 0 && numel > buf.size() / s;  // can't fit in the file anyway
-    numel *= s;
+    overflow |= __builtin_mul_overflow(numel, size_t(s), &numel);
   }
   const size_t esize = size_t(element_size(dtype));
+  overflow |= __builtin_mul_overflow(numel, esize, &nbytes);
   const size_t have = buf.size() - header;
-  WICK_CHECK(!overflow && numel <= have / esize, ValueError, op, "'", path, "' is truncated: dims ",
+  WICK_CHECK(!overflow && nbytes <= have, ValueError, op, "'", path, "' is truncated: dims ",
              IntArrayRef(sizes), " of ", dtype, " need ",
-             overflow ? std::string("more") : std::to_string(numel * esize),
-             " bytes of data, but the file has ", have);
-  WICK_CHECK(numel * esize == have, ValueError, op, "'", path, "' has ", have - numel * esize,
+             overflow ? std::string("more") : std::to_string(nbytes), " bytes of data, but the file has ",
+             have);
+  WICK_CHECK(nbytes == have, ValueError, op, "'", path, "' has ", have - nbytes,
              " bytes after the data of dims ", IntArrayRef(sizes), "; the file is corrupt");
 
   Tensor out = empty(sizes, dtype);

@@ -40,7 +40,7 @@ struct DataLoaderOptions {
   int prefetch_factor = 2;
   // Seed of the shuffling. Without one, each epoch draws its seed from wick's CPU generator
   // (as PyTorch's RandomSampler does), so wick::manual_seed makes the order reproducible.
-  std::optional<uint64_t> seed;
+  std::optional<uint64_t> seed = std::nullopt;
 };
 
 namespace detail {

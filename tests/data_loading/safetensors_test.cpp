@@ -1,0 +1,180 @@
+// safetensors: round trips of every dtype, the bytes on disk read back by hand (header length,
+// JSON, alignment, offsets), a file written by hand read by wick, and malformed files.
+#include "wick/io/safetensors.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "wick/wick.h"
+
+namespace fs = std::filesystem;
+using namespace wick;
+using Json = nlohmann::json;
+
+namespace {
+
+std::string temp_file(const std::string& name) {
+  auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  return (fs::temp_directory_path() /
+          ("wick_st_" + std::to_string(getpid()) + "_" + info->name() + "_" + name))
+      .string();
+}
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), std::streamsize(bytes.size()));
+}
+
+// A file from a header (padded to 8 bytes as the format asks) and data bytes.
+std::string make_file(const std::string& header, const std::string& data) {
+  std::string h = header;
+  h.append((8 - h.size() % 8) % 8, ' ');
+  uint64_t n = h.size();
+  std::string out(reinterpret_cast<const char*>(&n), 8);
+  return out + h + data;
+}
+
+template <class F>
+std::string load_error(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Safetensors, RoundTripEveryDtype) {
+  const std::string path = temp_file("a.safetensors");
+  TensorMap in;
+  const Dtype all[] = {kBool, kUInt8, kInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64};
+  for (Dtype t : all) {
+    Tensor x = (randn({3, 5}) * 10).to(t);
+    in[std::string(name(t))] = x;
+  }
+  in["scalar"] = full({}, 2.5);
+  in["empty"] = empty({0, 4});
+  in["transposed"] = arange(12, kFloat32).view({3, 4}).t();  // not contiguous
+  save(in, path, {{"format", "pt"}, {"epoch", "3"}});
+
+  TensorMap out = load(path);
+  ASSERT_EQ(out.size(), in.size());
+  for (auto& [k, x] : in) {
+    ASSERT_TRUE(out.count(k)) << k;
+    const Tensor& y = out.at(k);
+    EXPECT_EQ(y.dtype(), x.dtype()) << k;
+    EXPECT_EQ(y.sizes().vec(), x.sizes().vec()) << k;
+    EXPECT_TRUE(y.is_contiguous());
+    EXPECT_EQ(y.to_vector<double>(), x.to_vector<double>()) << k;
+  }
+  auto meta = load_metadata(path);
+  EXPECT_EQ(meta, (std::map<std::string, std::string>{{"epoch", "3"}, {"format", "pt"}}));
+  fs::remove(path);
+}
+
+TEST(Safetensors, BytesOnDisk) {
+  const std::string path = temp_file("b.safetensors");
+  Tensor w = tensor({{1.f, -2.f}, {3.5f, 4.f}});
+  Tensor b = tensor({7, -1}, kInt16);
+  Tensor d = tensor({0.1}, kFloat64);
+  save(std::vector<std::pair<std::string, Tensor>>{{"w", w}, {"b", b}, {"d", d}}, path);
+
+  std::string bytes = read_bytes(path);
+  ASSERT_GE(bytes.size(), 8u);
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = n << 8 | uint8_t(bytes[size_t(i)]);  // little-endian
+  EXPECT_EQ((8 + n) % 8, 0u) << "data should start 8-byte aligned";
+  Json h = Json::parse(bytes.substr(8, n));
+  EXPECT_FALSE(h.contains("__metadata__"));
+  const std::string data = bytes.substr(8 + n);
+  EXPECT_EQ(data.size(), 16u + 4u + 8u);
+
+  auto check = [&](const char* key, const char* dtype, std::vector<int64_t> shape, const Tensor& t) {
+    ASSERT_TRUE(h.contains(key)) << key;
+    EXPECT_EQ(h[key]["dtype"], dtype);
+    EXPECT_EQ(h[key]["shape"].get<std::vector<int64_t>>(), shape);
+    auto off = h[key]["data_offsets"].get<std::vector<uint64_t>>();
+    ASSERT_EQ(off.size(), 2u);
+    ASSERT_EQ(off[1] - off[0], uint64_t(t.nbytes()));
+    EXPECT_EQ(off[0] % uint64_t(t.element_size()), 0u) << key << " is not aligned";
+    EXPECT_EQ(std::memcmp(data.data() + off[0], t.data_ptr(), size_t(t.nbytes())), 0) << key;
+  };
+  check("w", "F32", {2, 2}, w);
+  check("b", "I16", {2}, b);
+  check("d", "F64", {1}, d);
+  fs::remove(path);
+}
+
+TEST(Safetensors, ReadsAHandWrittenFile) {
+  const std::string path = temp_file("c.safetensors");
+  // Two tensors given in the opposite order of their data; values as raw little-endian bytes.
+  std::string data;
+  const int32_t ints[] = {1, -5, 1000};
+  const float floats[] = {0.5f, -8.0f};
+  data.append(reinterpret_cast<const char*>(floats), sizeof floats);
+  data.append(reinterpret_cast<const char*>(ints), sizeof ints);
+  write_bytes(path, make_file(R"({"ints":{"dtype":"I32","shape":[3],"data_offsets":[8,20]},)"
+                              R"("__metadata__":{"note":"hand"},)"
+                              R"("f":{"dtype":"F32","shape":[1,2],"data_offsets":[0,8]}})",
+                              data));
+  TensorMap m = load(path);
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m["ints"].dtype(), kInt32);
+  EXPECT_EQ(m["ints"].to_vector<int64_t>(), (std::vector<int64_t>{1, -5, 1000}));
+  EXPECT_EQ(m["f"].sizes().vec(), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(m["f"].to_vector<float>(), (std::vector<float>{0.5f, -8.0f}));
+  EXPECT_EQ(load_metadata(path).at("note"), "hand");
+  fs::remove(path);
+}
+
+TEST(Safetensors, MalformedFiles) {
+  const std::string path = temp_file("bad.safetensors");
+  const std::string eight(8, 'x');
+  auto error_for = [&](const std::string& bytes) {
+    write_bytes(path, bytes);
+    return load_error([&] { load(path); });
+  };
+  EXPECT_NE(load_error([&] { load(temp_file("missing")); }).find("[load] cannot open"), std::string::npos);
+  EXPECT_NE(error_for("abc").find("too short"), std::string::npos);
+  std::string huge(8, '\xff');
+  EXPECT_NE(error_for(huge + "{}").find("header length"), std::string::npos);
+  EXPECT_NE(error_for(make_file("{not json", "")).find("not valid JSON"), std::string::npos);
+  EXPECT_NE(error_for(make_file("[1,2]", "")).find("not a JSON object"), std::string::npos);
+  EXPECT_NE(error_for(make_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", "1234"))
+                .find("data_offsets outside"),
+            std::string::npos);
+  EXPECT_NE(error_for(make_file(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", eight))
+                .find("needs 12 bytes"),
+            std::string::npos);
+  EXPECT_NE(error_for(make_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", eight))
+                .find("does not start where the previous tensor ends"),
+            std::string::npos);
+  EXPECT_NE(error_for(make_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", eight))
+                .find("4 bytes after the last tensor"),
+            std::string::npos);
+  EXPECT_NE(error_for(make_file(R"({"a":{"dtype":"F32","shape":[2]}})", eight)).find("malformed entry"),
+            std::string::npos);
+  {
+    write_bytes(path, make_file(R"({"a":{"dtype":"F8_E4M3","shape":[8],"data_offsets":[0,8]}})", eight));
+    try {
+      load(path);
+      ADD_FAILURE() << "F8_E4M3 loaded";
+    } catch (const TypeError& e) {
+      EXPECT_NE(std::string(e.what()).find("dtype 'F8_E4M3'"), std::string::npos);
+    }
+  }
+  EXPECT_THROW(save(TensorMap{{"__metadata__", zeros({1})}}, path), ValueError);
+  fs::remove(path);
+}
