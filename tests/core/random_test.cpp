@@ -439,7 +439,7 @@ TEST(Random, InPlaceOnNonContiguousViews) {
 TEST(Random, FactoriesHonourOptions) {
   Tensor a = rand({2, 3});
   EXPECT_EQ(a.dtype(), kFloat32);
-  EXPECT_EQ(a.sizes(), IntArrayRef({2, 3}));
+  EXPECT_EQ(a.sizes().vec(), (std::vector<int64_t>{2, 3}));
   EXPECT_TRUE(a.is_cpu());
   EXPECT_FALSE(a.impl()->requires_grad());
   Tensor b = randn({4}, TensorOptions(kFloat64).requires_grad(true));
@@ -449,7 +449,7 @@ TEST(Random, FactoriesHonourOptions) {
   EXPECT_EQ(randint(0, 5, {3}, kInt32).dtype(), kInt32);
   Tensor h = empty({3, 1}, kFloat16);
   EXPECT_EQ(rand_like(h).dtype(), kFloat16);
-  EXPECT_EQ(randn_like(h).sizes(), IntArrayRef({3, 1}));
+  EXPECT_EQ(randn_like(h).sizes().vec(), (std::vector<int64_t>{3, 1}));
   EXPECT_EQ(rand_like(h, kFloat64).dtype(), kFloat64);
   Tensor i = empty({5}, kInt16);
   Tensor ri = randint_like(i, 4);
