@@ -220,9 +220,9 @@ DeviceGuard::DeviceGuard(int device) : DeviceGuard(Device(kCUDA, device)) {}
 
 DeviceGuard::DeviceGuard(Device device) {
   WICK_CHECK(device.is_cuda(), DeviceError, "DeviceGuard", "expected a CUDA device, got ", device);
+  check_cuda_device(device.index() < 0 ? 0 : device.index(), "DeviceGuard");
   previous_ = current_device();
   const int d = device.index() < 0 ? previous_ : device.index();
-  check_cuda_device(d, "DeviceGuard");
   // As `with torch.cuda.device(i)`: entering makes i current (a context on first use);
   // leaving restores the previous device without making a context on it.
   if (d != previous_) switch_device(d, /*create=*/true);

@@ -94,8 +94,14 @@ std::string summary_bytes(int64_t n) {
 }
 
 std::string summary_count(int64_t n) {
+  const char* units[] = {"", "K", "M", "B"};
+  int u = 0;
+  while (u < 3 && n >= 1000000) {
+    n /= 1000;
+    ++u;
+  }
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%6" PRId64 "    ", n);
+  std::snprintf(buf, sizeof buf, "%6" PRId64 " %-3s", n, units[u]);
   return buf;
 }
 

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, in the copy of the repository: unpacks .deps/debs (see
+# fetch-deps.sh) into /tmp/deps, configures and builds wick for sm_90 with Ninja, runs ctest,
+# and copies the logs to $OUT.
+#   bash scripts/gpu/build-and-test.sh [ctest -R regex] [--sanitize] [--bench filter] [--info]
+#     --info       print what the machine has (cmake, BLAS/GTest libraries, GPUs, sanitizer)
+#     --sanitize   also run compute-sanitizer memcheck over the CUDA tests, caching off
+#     --bench F    also run wick_cuda_runtime_bench with --benchmark_filter=F
+set -uo pipefail
+export NCCL_NVLS_ENABLE=0
+OUT=${OUT:-/tmp/wick-out}
+mkdir -p "$OUT"
+filter="" sanitize=0 bench="" info=0
+while (($#)); do
+  case "$1" in
+    --sanitize) sanitize=1 ;;
+    --bench) bench="$2"; shift ;;
+    --info) info=1 ;;
+    *) filter="$1" ;;
+  esac
+  shift
+done
+
+if ((info)); then
+  echo "== machine"
+  cmake --version | head -1; ninja --version; g++ --version | head -1; nvcc --version | tail -1
+  ls /usr/lib/x86_64-linux-gnu | grep -i -E 'gtest|blas|libz\.|gomp|gfortran' || true
+  nvidia-smi -L; which compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer
+  nproc; free -g | head -2
+fi
+
+deps=/tmp/deps
+rm -rf "$deps" && mkdir -p "$deps"
+for f in .deps/debs/*.deb; do
+  case "$f" in
+    *libgomp1*) dpkg -x "$f" "$deps/fallback" ;;  # only if the machine has none (below)
+    *) dpkg -x "$f" "$deps" ;;
+  esac
+done
+lib=$deps/usr/lib/x86_64-linux-gnu
+export LD_LIBRARY_PATH="$lib/openblas-openmp:$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if ! ldconfig -p | grep -q 'libgomp.so.1 '; then
+  export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$deps/fallback/usr/lib/x86_64-linux-gnu"
+fi
+export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$deps/lib/x86_64-linux-gnu"  # zlib, when the machine lacks it
+nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+
+build=build-gpu
+start=$(date +%s)
+cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DWICK_CUDA=ON \
+  -DWICK_OPENBLAS="$lib/openblas-openmp/libopenblas.so" \
+  -DWICK_CBLAS_INCLUDE="$deps/usr/include/x86_64-linux-gnu/openblas-openmp" \
+  -DGTest_DIR="$lib/cmake/GTest" -Dbenchmark_DIR="$lib/cmake/benchmark" \
+  -DZLIB_INCLUDE_DIR="$deps/usr/include" -DZLIB_LIBRARY="$deps/lib/x86_64-linux-gnu/libz.so.1.2.13" \
+  -DCMAKE_CUDA_COMPILER="$nvcc" >"$OUT/configure.log" 2>&1
+rc=$?
+tail -5 "$OUT/configure.log"
+((rc == 0)) || { cat "$OUT/configure.log"; exit $rc; }
+ninja -C $build -j16 >"$OUT/build.log" 2>&1
+rc=$?
+echo "== build: rc=$rc in $(( $(date +%s) - start )) s"
+((rc == 0)) || { grep -E -A5 'error|FAILED' "$OUT/build.log" | head -80; exit $rc; }
+
+# The runtime's tests (Cuda*) measure free memory and time streams: one at a time. The rest in parallel.
+echo "== ctest ${filter:+-R $filter}"
+(cd $build && ctest --output-on-failure -j8 --timeout 600 -E '^Cuda' ${filter:+-R "$filter"}) >"$OUT/ctest.log" 2>&1
+rc=$?
+(cd $build && ctest --output-on-failure -j1 --timeout 600 -R "^Cuda${filter:+.*$filter}") >"$OUT/ctest_cuda.log" 2>&1
+rc2=$?
+((rc == 0)) && rc=$rc2
+for f in "$OUT/ctest.log" "$OUT/ctest_cuda.log"; do
+  echo "-- $(basename "$f")"
+  grep -E '^[0-9]+% tests passed' "$f"
+  grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess aborted|Exception)' "$f" | head -40
+done
+
+if ((sanitize)); then
+  echo "== compute-sanitizer memcheck (WICK_NO_CUDA_MEMORY_CACHING=1)"
+  # Child-process tests (Subprocess*) include a deliberate illegal access; the >2^31 test
+  # is too slow instrumented.
+  WICK_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck --target-processes application-only \
+    $build/tests/wick_tests --gtest_filter='Cuda*:-*Subprocess*:CudaKernels.OverTwoBillionElements' \
+    >"$OUT/sanitizer.log" 2>&1
+  echo "sanitizer rc=$?"
+  grep -E 'ERROR SUMMARY|PASSED|FAILED|tests ran' "$OUT/sanitizer.log" | tail -8
+fi
+
+if [[ -n "$bench" ]]; then
+  echo "== wick_cuda_runtime_bench $bench"
+  $build/bin/wick_cuda_runtime_bench --benchmark_filter="$bench" --benchmark_repetitions=3 \
+    --benchmark_report_aggregates_only=true 2>&1 | tee "$OUT/bench.log" | grep -E 'median|Benchmark|---' | head -40
+fi
+exit $rc

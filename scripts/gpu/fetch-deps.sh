@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Downloads, on a machine with Debian's package index, the packages that building and testing
+# wick needs on the GPU machine (which has nvcc, cmake and ninja but no GoogleTest, Google
+# Benchmark, OpenBLAS or zlib headers, and no network). They land in .deps/debs (git-ignored);
+# scripts/gpu/build-and-test.sh unpacks them there.
+#   bash scripts/gpu/fetch-deps.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+mkdir -p .deps/debs
+cd .deps/debs
+packages=(
+  libgtest-dev                                   # GoogleTest (static libs, CMake config)
+  libbenchmark-dev libbenchmark1debian           # Google Benchmark
+  libopenblas-openmp-dev libopenblas0-openmp     # CPU GEMM, OpenMP build
+  libgfortran5 libquadmath0                      # what libopenblas needs at run time
+  libgomp1                                       # used only if the GPU machine lacks one
+  zlib1g-dev zlib1g                              # the data loaders' gzip
+)
+apt-get download "${packages[@]}"
+ls -la

@@ -1,0 +1,354 @@
+// The caching allocator: statistics after scripted sequences (expected values derived from the
+// rules in DESIGN.md: 512 B rounding, 2 MiB small segments up to 1 MiB, 20 MiB segments below
+// 10 MiB, 2 MiB rounding above), splitting and merging, per-stream reuse, record_stream,
+// empty_cache, out-of-memory with its message and recovery, the memory fraction, and the
+// environment settings (in child processes).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cuda_test_util.h"
+#include "wick/detail/storage.h"
+#include "wick/wick.h"
+
+using namespace wick;
+using detail::DataPtr;
+using wick::test::child_value;
+using wick::test::run_child;
+
+namespace {
+
+constexpr int64_t KiB = 1024, MiB = 1024 * 1024;
+
+DataPtr alloc(int64_t n) { return detail::cuda_allocator(cuda::current_device())->allocate(size_t(n)); }
+
+char* addr(const DataPtr& p) { return static_cast<char*>(p.get()); }
+
+// memory_stats() relative to a starting point.
+class StatDelta {
+ public:
+  StatDelta() : base_(cuda::memory_stats()) {}
+  int64_t operator()(const std::string& key) const {
+    auto now = cuda::memory_stats();
+    EXPECT_TRUE(now.count(key)) << key;
+    return now[key] - base_.at(key);
+  }
+
+ private:
+  std::map<std::string, int64_t> base_;
+};
+
+// A fresh side stream, so that no block cached by another test can serve these requests.
+struct FreshStream {
+  FreshStream() : stream(cuda::Stream::create()), guard(stream) { cuda::empty_cache(); }
+  cuda::Stream stream;
+  cuda::StreamGuard guard;
+};
+
+}  // namespace
+
+TEST(CudaAllocator, ExactStatsAfterScriptedSequence) {
+  WICK_REQUIRE_CUDA();
+  WICK_REQUIRE_CACHING();
+  FreshStream fs;
+  cuda::reset_peak_memory_stats();
+  StatDelta d;
+  // 1000 B -> 1024 B block of a new 2 MiB small segment; the rest stays free as a split block.
+  auto a = alloc(1000);
+  EXPECT_EQ(d("allocated_bytes.all.current"), 1024);
+  EXPECT_EQ(d("allocated_bytes.small_pool.current"), 1024);
+  EXPECT_EQ(d("requested_bytes.all.current"), 1000);
+  EXPECT_EQ(d("reserved_bytes.all.current"), 2 * MiB);
+  EXPECT_EQ(d("segment.small_pool.current"), 1);
+  EXPECT_EQ(d("inactive_split.all.current"), 1);
+  EXPECT_EQ(d("inactive_split_bytes.all.current"), 2 * MiB - 1024);
+  // 15 MiB -> its own 16 MiB segment; 1 MiB left is not worth a split, so the block is 16 MiB.
+  auto c = alloc(15 * MiB);
+  // 3 MiB -> a new 20 MiB segment, split (17 MiB left > 1 MiB).
+  auto b = alloc(3 * MiB);
+  // 18 MiB + 1 -> 18 MiB + 512, too big for the 17 MiB left: a new 20 MiB segment, split.
+  auto e = alloc(18 * MiB + 1);
+  const int64_t e_size = 18 * MiB + 512;
+  const int64_t peak = 1024 + 16 * MiB + 3 * MiB + e_size;
+  EXPECT_EQ(d("allocated_bytes.all.current"), peak);
+  EXPECT_EQ(d("allocated_bytes.large_pool.current"), peak - 1024);
+  EXPECT_EQ(d("requested_bytes.all.current"), 1000 + 15 * MiB + 3 * MiB + 18 * MiB + 1);
+  EXPECT_EQ(d("reserved_bytes.all.current"), 2 * MiB + 16 * MiB + 20 * MiB + 20 * MiB);
+  EXPECT_EQ(d("reserved_bytes.large_pool.current"), 56 * MiB);
+  EXPECT_EQ(d("segment.all.current"), 4);
+  EXPECT_EQ(d("num_device_alloc"), 4);
+  EXPECT_EQ(d("allocation.all.current"), 4);
+  EXPECT_EQ(d("active_bytes.all.current"), peak);
+  EXPECT_EQ(d("inactive_split.all.current"), 3);
+  EXPECT_EQ(d("inactive_split_bytes.large_pool.current"), 17 * MiB + (20 * MiB - e_size));
+  // Freeing b merges it with its free remainder: a whole 20 MiB segment, cached.
+  b.reset();
+  EXPECT_EQ(d("allocated_bytes.all.current"), peak - 3 * MiB);
+  EXPECT_EQ(d("allocated_bytes.all.freed"), 3 * MiB);
+  EXPECT_EQ(d("reserved_bytes.all.current"), 58 * MiB);
+  EXPECT_EQ(d("inactive_split.all.current"), 2);
+  EXPECT_EQ(d("inactive_split_bytes.large_pool.current"), 20 * MiB - e_size);
+  // 5 MiB reuses that segment (no new cudaMalloc).
+  auto f = alloc(5 * MiB);
+  EXPECT_EQ(d("num_device_alloc"), 4);
+  EXPECT_EQ(d("reserved_bytes.all.current"), 58 * MiB);
+  EXPECT_EQ(d("allocated_bytes.all.peak"), peak + 2 * MiB);
+  EXPECT_EQ(d("allocated_bytes.all.allocated"), peak + 5 * MiB);
+  EXPECT_EQ(cuda::max_memory_allocated(), cuda::memory_allocated());
+  // empty_cache frees whole unused segments only: c's (16 MiB) once c is gone.
+  c.reset();
+  cuda::empty_cache();
+  EXPECT_EQ(d("reserved_bytes.all.current"), 42 * MiB);
+  EXPECT_EQ(d("num_device_free"), 1);
+  a.reset();
+  e.reset();
+  f.reset();
+  cuda::empty_cache();
+  EXPECT_EQ(d("reserved_bytes.all.current"), 0);
+  EXPECT_EQ(d("allocated_bytes.all.current"), 0);
+  EXPECT_EQ(d("requested_bytes.all.current"), 0);
+  EXPECT_EQ(d("inactive_split.all.current"), 0);
+  EXPECT_EQ(d("segment.all.current"), 0);
+  EXPECT_EQ(d("reserved_bytes.all.peak"), 58 * MiB);
+  cuda::reset_peak_memory_stats();
+  EXPECT_EQ(cuda::max_memory_allocated(), cuda::memory_allocated());
+  EXPECT_EQ(cuda::max_memory_reserved(), cuda::memory_reserved());
+  EXPECT_EQ(cuda::memory_cached(), cuda::memory_reserved());
+}
+
+TEST(CudaAllocator, SplitAndMerge) {
+  WICK_REQUIRE_CUDA();
+  WICK_REQUIRE_CACHING();
+  FreshStream fs;
+  StatDelta d;
+  auto a = alloc(512 * KiB), b = alloc(512 * KiB), c = alloc(512 * KiB);
+  // Consecutive pieces of one 2 MiB segment.
+  EXPECT_EQ(addr(b), addr(a) + 512 * KiB);
+  EXPECT_EQ(addr(c), addr(b) + 512 * KiB);
+  EXPECT_EQ(d("segment.all.current"), 1);
+  char* base = addr(a);
+  b.reset();  // free between two allocated blocks: nothing to merge with
+  EXPECT_EQ(d("inactive_split.small_pool.current"), 2);
+  EXPECT_EQ(d("inactive_split_bytes.small_pool.current"), 1024 * KiB);
+  a.reset();  // merges with b
+  EXPECT_EQ(d("inactive_split.small_pool.current"), 2);
+  EXPECT_EQ(d("inactive_split_bytes.small_pool.current"), 1536 * KiB);
+  // A 1 MiB request now fits the merged a+b exactly (best fit), at the segment's start.
+  auto ab = alloc(1024 * KiB);
+  EXPECT_EQ(addr(ab), base);
+  ab.reset();
+  c.reset();  // merges everything back into one whole segment
+  EXPECT_EQ(d("inactive_split.small_pool.current"), 0);
+  EXPECT_EQ(d("inactive_split_bytes.small_pool.current"), 0);
+  auto whole = alloc(1024 * KiB);
+  EXPECT_EQ(addr(whole), base);
+  EXPECT_EQ(d("segment.all.current"), 1);
+  // The large pool splits too: 3 MiB then 4 MiB come from one 20 MiB segment.
+  auto x = alloc(3 * MiB), y = alloc(4 * MiB);
+  EXPECT_EQ(addr(y), addr(x) + 3 * MiB);
+  EXPECT_EQ(d("segment.large_pool.current"), 1);
+}
+
+TEST(CudaAllocator, BlocksStayWithTheirStream) {
+  WICK_REQUIRE_CUDA();
+  WICK_REQUIRE_CACHING();
+  cuda::empty_cache();
+  auto s1 = cuda::Stream::create(), s2 = cuda::Stream::create();
+  char* first;
+  {
+    cuda::StreamGuard g(s1);
+    auto p = alloc(64 * KiB);
+    first = addr(p);
+  }
+  {
+    cuda::StreamGuard g(s1);  // the fast path: the cached block comes straight back
+    EXPECT_EQ(addr(alloc(64 * KiB)), first);
+  }
+  StatDelta d;
+  {
+    cuda::StreamGuard g(s2);  // another stream never gets it while it could still be in use
+    auto p = alloc(64 * KiB);
+    EXPECT_NE(addr(p), first);
+    EXPECT_EQ(d("segment.all.current"), 1);
+  }
+}
+
+TEST(CudaAllocator, RecordStreamKeepsMemoryUntilTheStreamIsDone) {
+  WICK_REQUIRE_CUDA();
+  WICK_REQUIRE_CACHING();
+  cuda::empty_cache();
+  auto side = cuda::Stream::create();
+  const int64_t n = 262144;  // 1 MiB of floats: half a small segment
+  auto x = empty({n}, Device("cuda"));
+  char* px = static_cast<char*>(x.data_ptr());
+  // Without record_stream the freed block is reused at once.
+  x = Tensor();
+  x = empty({n}, Device("cuda"));
+  EXPECT_EQ(static_cast<char*>(x.data_ptr()), px);
+  {
+    cuda::StreamGuard g(side);
+    side.wait_stream(cuda::default_stream());
+    auto big = empty({int64_t(64) << 20}, Device("cuda"));
+    for (int i = 0; i < 30; ++i) big.fill_(i);  // keeps `side` busy for a few milliseconds
+    auto y = x * 2;                              // x used on side
+    detail::cuda_record_stream(x, side);
+    detail::cuda_record_stream(big, side);
+  }
+  x = Tensor();
+  auto z = empty({n}, Device("cuda"));  // side is still busy: x's block must not come back
+  EXPECT_NE(static_cast<char*>(z.data_ptr()), px);
+  EXPECT_EQ(cuda::memory_stats()["active.all.current"] - cuda::memory_stats()["allocation.all.current"], 2)
+      << "x and big wait for side's events";
+  side.synchronize();
+  auto w = empty({n}, Device("cuda"));  // now it may
+  EXPECT_EQ(static_cast<char*>(w.data_ptr()), px);
+}
+
+TEST(CudaAllocator, EmptyCacheReturnsMemoryToTheDriver) {
+  WICK_REQUIRE_CUDA();
+  cuda::empty_cache();
+  const int64_t reserved0 = cuda::memory_reserved();
+  auto t = empty({256 * MiB / 4}, Device("cuda"));
+  const int64_t free_with = cuda::mem_get_info().first;
+  t = Tensor();
+  EXPECT_EQ(cuda::memory_reserved() - reserved0, test::caching_disabled() ? 0 : 256 * MiB);
+  cuda::empty_cache();
+  EXPECT_EQ(cuda::memory_reserved(), reserved0);
+  EXPECT_GE(cuda::mem_get_info().first - free_with, 256 * MiB);
+}
+
+TEST(CudaAllocator, OutOfMemoryIsReportedAndRecoverable) {
+  WICK_REQUIRE_CUDA();
+  auto keep = full({1000}, 7.0, Device("cuda"));
+  const int64_t total = cuda::get_device_properties().total_memory;
+  const auto before = cuda::memory_stats();
+  try {
+    auto t = empty({total / 2}, Device("cuda"));  // 2x the GPU, as float32
+    FAIL() << "no OutOfMemoryError";
+  } catch (const OutOfMemoryError& e) {
+    std::string m = e.what();
+    EXPECT_EQ(m.rfind("[allocate] CUDA out of memory. Tried to allocate ", 0), 0u) << m;
+    EXPECT_NE(m.find("GPU " + std::to_string(cuda::current_device()) + " has a total capacity of"), std::string::npos) << m;
+    EXPECT_NE(m.find("is allocated by wick"), std::string::npos) << m;
+    EXPECT_NE(m.find("is reserved by wick but unallocated"), std::string::npos) << m;
+    EXPECT_NE(m.find("GiB"), std::string::npos) << m;
+  }
+  EXPECT_EQ(cuda::memory_stats()["num_ooms"] - before.at("num_ooms"), 1);
+  // The program goes on: old tensors are intact, new ones work.
+  auto more = full({1000}, 2.0, Device("cuda"));
+  auto sum = (keep + more).cpu().to_vector<float>();
+  EXPECT_EQ(sum, std::vector<float>(1000, 9.f));
+}
+
+TEST(CudaAllocator, FreesTheCacheAndRetriesBeforeFailing) {
+  WICK_REQUIRE_CUDA();
+  WICK_REQUIRE_CACHING();
+  cuda::empty_cache();
+  auto s1 = cuda::Stream::create(), s2 = cuda::Stream::create();
+  const int64_t free0 = cuda::mem_get_info().first;
+  const int64_t chunk = (free0 / 5) / (2 * MiB) * (2 * MiB);
+  {
+    cuda::StreamGuard g(s1);
+    std::vector<DataPtr> hold;
+    for (int i = 0; i < 4; ++i) hold.push_back(alloc(chunk));
+  }  // freed: 4/5 of the free memory now sits cached on s1
+  StatDelta d;
+  {
+    cuda::StreamGuard g(s2);  // s2 can't use s1's blocks, and the GPU can't fit 2 more chunks
+    auto p = alloc(2 * chunk);
+    EXPECT_NE(p.get(), nullptr);
+  }
+  EXPECT_EQ(d("num_alloc_retries"), 1);
+  EXPECT_EQ(d("num_ooms"), 0);
+  EXPECT_EQ(d("num_device_free"), 4);
+  cuda::empty_cache();
+}
+
+TEST(CudaAllocator, MemoryFractionLimitsThisProcess) {
+  WICK_REQUIRE_CUDA();
+  cuda::empty_cache();
+  const int64_t total = cuda::get_device_properties().total_memory;
+  const int64_t allowed = cuda::memory_reserved() + 64 * MiB;
+  cuda::set_per_process_memory_fraction(double(allowed) / double(total));
+  try {
+    auto t = empty({128 * MiB / 4}, Device("cuda"));
+    ADD_FAILURE() << "no OutOfMemoryError";
+  } catch (const OutOfMemoryError& e) {
+    EXPECT_NE(std::string(e.what()).find("set_per_process_memory_fraction"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(empty({32 * MiB / 4}, Device("cuda")));
+  cuda::set_per_process_memory_fraction(1.0);
+  EXPECT_NO_THROW(empty({128 * MiB / 4}, Device("cuda")));
+  EXPECT_THROW(cuda::set_per_process_memory_fraction(1.5), ValueError);
+}
+
+TEST(CudaAllocator, StatKeysAndSummary) {
+  WICK_REQUIRE_CUDA();
+  auto t = empty({1000}, Device("cuda"));
+  auto s = cuda::memory_stats();
+  for (const char* stat : {"allocation", "segment", "active", "inactive_split", "allocated_bytes", "reserved_bytes",
+                           "active_bytes", "inactive_split_bytes", "requested_bytes"})
+    for (const char* pool : {"all", "small_pool", "large_pool"})
+      for (const char* f : {"current", "peak", "allocated", "freed"})
+        EXPECT_TRUE(s.count(std::string(stat) + "." + pool + "." + f)) << stat << "." << pool << "." << f;
+  for (const char* k : {"num_alloc_retries", "num_ooms", "num_sync_all_streams", "num_device_alloc",
+                        "num_device_free", "max_split_size", "oversize_allocations.current", "oversize_segments.peak"})
+    EXPECT_TRUE(s.count(k)) << k;
+  EXPECT_EQ(s["allocated_bytes.all.current"], cuda::memory_allocated());
+  EXPECT_EQ(s["reserved_bytes.all.current"], cuda::memory_reserved());
+  EXPECT_GE(cuda::memory_allocated(), 4000);
+  const std::string summary = cuda::memory_summary();
+  for (const char* part : {"CUDA memory summary, device ID", "Allocated memory", "GPU reserved memory",
+                           "Non-releasable memory", "Allocations", "cudaMalloc retries", "Cur Usage"})
+    EXPECT_NE(summary.find(part), std::string::npos) << part << "\n" << summary;
+  // Every line of the table has the same width.
+  size_t width = summary.find('\n');
+  for (size_t pos = 0; pos < summary.size();) {
+    size_t end = summary.find('\n', pos);
+    EXPECT_EQ(end - pos, width) << summary.substr(pos, end - pos);
+    pos = end + 1;
+  }
+}
+
+// ---- the environment, in child processes (read once per process)
+
+TEST(CudaAllocator, DISABLED_ChildConfig) {
+  try {
+    auto big = empty({60 * MiB / 4}, Device("cuda"));
+    big = Tensor();
+    auto small = empty({30 * MiB / 4}, Device("cuda"));  // must not take the 60 MiB block
+    auto s = cuda::memory_stats();
+    std::printf("RESERVED=%lld\n", (long long)s["reserved_bytes.all.current"]);
+    std::printf("MAX_SPLIT=%lld\n", (long long)s["max_split_size"]);
+    std::printf("OVERSIZE_SEGMENTS=%lld\n", (long long)s["oversize_segments.current"]);
+    small = Tensor();
+    std::printf("RESERVED_AFTER_FREE=%lld\n", (long long)cuda::memory_reserved());
+  } catch (const Error& e) {
+    std::printf("ERROR=%s\n", e.what());
+  }
+}
+
+TEST(CudaAllocator, SubprocessAllocConf) {
+  WICK_REQUIRE_CUDA();
+  auto r = run_child("CudaAllocator.DISABLED_ChildConfig",
+                     "env -u WICK_NO_CUDA_MEMORY_CACHING WICK_CUDA_ALLOC_CONF=max_split_size_mb:40,garbage_collection_threshold:0.6");
+  EXPECT_EQ(child_value(r.output, "MAX_SPLIT"), std::to_string(40 * MiB)) << r.output;
+  EXPECT_EQ(child_value(r.output, "RESERVED"), std::to_string(60 * MiB + 30 * MiB)) << r.output;
+  EXPECT_EQ(child_value(r.output, "OVERSIZE_SEGMENTS"), "1") << r.output;
+  // Without the setting the 60 MiB block is split for the 30 MiB request.
+  r = run_child("CudaAllocator.DISABLED_ChildConfig", "env -u WICK_NO_CUDA_MEMORY_CACHING -u WICK_CUDA_ALLOC_CONF");
+  EXPECT_EQ(child_value(r.output, "RESERVED"), std::to_string(60 * MiB)) << r.output;
+  EXPECT_EQ(child_value(r.output, "RESERVED_AFTER_FREE"), std::to_string(60 * MiB)) << r.output;
+  // No caching: memory goes back to the driver as soon as it is freed.
+  r = run_child("CudaAllocator.DISABLED_ChildConfig", "WICK_NO_CUDA_MEMORY_CACHING=1");
+  EXPECT_EQ(child_value(r.output, "RESERVED"), std::to_string(30 * MiB)) << r.output;
+  EXPECT_EQ(child_value(r.output, "RESERVED_AFTER_FREE"), "0") << r.output;
+  r = run_child("CudaAllocator.DISABLED_ChildConfig", "WICK_CUDA_ALLOC_CONF=max_split_size:40");
+  EXPECT_NE(child_value(r.output, "ERROR").find("[WICK_CUDA_ALLOC_CONF] unknown key 'max_split_size'"),
+            std::string::npos)
+      << r.output;
+  r = run_child("CudaAllocator.DISABLED_ChildConfig", "WICK_CUDA_ALLOC_CONF=expandable_segments:True");
+  EXPECT_NE(r.output.find("has no effect"), std::string::npos) << r.output;
+}
