@@ -7,6 +7,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -20,6 +21,10 @@
 #include "wick/scalar.h"
 
 namespace wick {
+
+namespace autograd {
+class Node;
+}
 
 // What a factory makes: dtype, device, requires_grad, pinned memory (each optional).
 class TensorOptions {
@@ -170,6 +175,27 @@ class Tensor {
   Tensor mean(std::optional<Dtype> dtype = std::nullopt) const;
   Tensor mean(IntArrayRef dims, bool keepdim = false, std::optional<Dtype> dtype = std::nullopt) const;
   Tensor matmul(const Tensor& other) const;
+
+  // ---- autograd (src/autograd; see wick/autograd.h)
+  bool requires_grad() const { return impl_->requires_grad(); }
+  // Makes a leaf record the ops applied to it (floating dtypes only).
+  Tensor& requires_grad_(bool requires_grad = true);
+  // The gradient accumulated by backward() (undefined until then).
+  const Tensor& grad() const;
+  Tensor& mutable_grad() const;
+  void set_grad(const Tensor& grad) const;
+  // The node that made this tensor (null for leaves); grad_fn()->name() is PyTorch's name.
+  std::shared_ptr<autograd::Node> grad_fn() const;
+  // Without gradient, this tensor must hold one element (d self / d self = 1).
+  void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt) const;
+  // The same data, cut from the graph (shares storage and version counter).
+  Tensor detach() const;
+  Tensor& detach_();
+  // Keeps grad() of a non-leaf after backward().
+  void retain_grad() const;
+  bool retains_grad() const;
+  bool is_leaf() const;
+  int64_t output_nr() const;
 
   // ---- factories keeping this tensor's dtype and device
   Tensor new_empty(IntArrayRef sizes, TensorOptions o = {}) const;

@@ -5,6 +5,7 @@
 //   std::cout << x.sum() << "\n";
 #pragma once
 
+#include "wick/autograd.h"
 #include "wick/cuda.h"
 #include "wick/device.h"
 #include "wick/dtype.h"

@@ -1,5 +1,6 @@
 // + - * / for tensors and scalars, in new and in-place forms, through one path:
 // TensorIter plans (devices, broadcast, promotion, output), the backend's binary kernel runs.
+#include "autograd/hooks.h"
 #include "core/kernel_table.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
@@ -54,14 +55,38 @@ Tensor binary(BinaryOp op, const Tensor& out, const Tensor& a, const Scalar& b, 
 
 }  // namespace
 
-Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) { return binary(BinaryOp::Add, {}, a, b, alpha); }
-Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) { return binary(BinaryOp::Add, {}, a, b, alpha); }
-Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) { return binary(BinaryOp::Sub, {}, a, b, alpha); }
-Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) { return binary(BinaryOp::Sub, {}, a, b, alpha); }
-Tensor mul(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, {}, a, b, 1); }
-Tensor mul(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Mul, {}, a, b, 1); }
-Tensor div(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Div, {}, a, b, 1); }
-Tensor div(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Div, {}, a, b, 1); }
+Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  if (needs_grad(a, b)) [[unlikely]] return autograd::add(a, b, alpha);
+  return binary(BinaryOp::Add, {}, a, b, alpha);
+}
+Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  if (needs_grad(a)) [[unlikely]] return autograd::add(a, b, alpha);
+  return binary(BinaryOp::Add, {}, a, b, alpha);
+}
+Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  if (needs_grad(a, b)) [[unlikely]] return autograd::sub(a, b, alpha);
+  return binary(BinaryOp::Sub, {}, a, b, alpha);
+}
+Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  if (needs_grad(a)) [[unlikely]] return autograd::sub(a, b, alpha);
+  return binary(BinaryOp::Sub, {}, a, b, alpha);
+}
+Tensor mul(const Tensor& a, const Tensor& b) {
+  if (needs_grad(a, b)) [[unlikely]] return autograd::mul(a, b);
+  return binary(BinaryOp::Mul, {}, a, b, 1);
+}
+Tensor mul(const Tensor& a, const Scalar& b) {
+  if (needs_grad(a)) [[unlikely]] return autograd::mul(a, b);
+  return binary(BinaryOp::Mul, {}, a, b, 1);
+}
+Tensor div(const Tensor& a, const Tensor& b) {
+  if (needs_grad(a, b)) [[unlikely]] return autograd::div(a, b);
+  return binary(BinaryOp::Div, {}, a, b, 1);
+}
+Tensor div(const Tensor& a, const Scalar& b) {
+  if (needs_grad(a)) [[unlikely]] return autograd::div(a, b);
+  return binary(BinaryOp::Div, {}, a, b, 1);
+}
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
@@ -85,13 +110,45 @@ Tensor Tensor::sub(const Tensor& o, const Scalar& alpha) const { return wick::su
 Tensor Tensor::mul(const Tensor& o) const { return wick::mul(*this, o); }
 Tensor Tensor::div(const Tensor& o) const { return wick::div(*this, o); }
 
-Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) { binary(BinaryOp::Add, *this, *this, o, alpha); return *this; }
-Tensor& Tensor::add_(const Scalar& o, const Scalar& alpha) { binary(BinaryOp::Add, *this, *this, o, alpha); return *this; }
-Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) { binary(BinaryOp::Sub, *this, *this, o, alpha); return *this; }
-Tensor& Tensor::sub_(const Scalar& o, const Scalar& alpha) { binary(BinaryOp::Sub, *this, *this, o, alpha); return *this; }
-Tensor& Tensor::mul_(const Tensor& o) { binary(BinaryOp::Mul, *this, *this, o, 1); return *this; }
-Tensor& Tensor::mul_(const Scalar& o) { binary(BinaryOp::Mul, *this, *this, o, 1); return *this; }
-Tensor& Tensor::div_(const Tensor& o) { binary(BinaryOp::Div, *this, *this, o, 1); return *this; }
-Tensor& Tensor::div_(const Scalar& o) { binary(BinaryOp::Div, *this, *this, o, 1); return *this; }
+Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) {
+  if (needs_grad(*this, o)) [[unlikely]] return autograd::add_(*this, o, alpha);
+  binary(BinaryOp::Add, *this, *this, o, alpha);
+  return *this;
+}
+Tensor& Tensor::add_(const Scalar& o, const Scalar& alpha) {
+  if (needs_grad(*this)) [[unlikely]] return autograd::add_(*this, o, alpha);
+  binary(BinaryOp::Add, *this, *this, o, alpha);
+  return *this;
+}
+Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) {
+  if (needs_grad(*this, o)) [[unlikely]] return autograd::sub_(*this, o, alpha);
+  binary(BinaryOp::Sub, *this, *this, o, alpha);
+  return *this;
+}
+Tensor& Tensor::sub_(const Scalar& o, const Scalar& alpha) {
+  if (needs_grad(*this)) [[unlikely]] return autograd::sub_(*this, o, alpha);
+  binary(BinaryOp::Sub, *this, *this, o, alpha);
+  return *this;
+}
+Tensor& Tensor::mul_(const Tensor& o) {
+  if (needs_grad(*this, o)) [[unlikely]] return autograd::mul_(*this, o);
+  binary(BinaryOp::Mul, *this, *this, o, 1);
+  return *this;
+}
+Tensor& Tensor::mul_(const Scalar& o) {
+  if (needs_grad(*this)) [[unlikely]] return autograd::mul_(*this, o);
+  binary(BinaryOp::Mul, *this, *this, o, 1);
+  return *this;
+}
+Tensor& Tensor::div_(const Tensor& o) {
+  if (needs_grad(*this, o)) [[unlikely]] return autograd::div_(*this, o);
+  binary(BinaryOp::Div, *this, *this, o, 1);
+  return *this;
+}
+Tensor& Tensor::div_(const Scalar& o) {
+  if (needs_grad(*this)) [[unlikely]] return autograd::div_(*this, o);
+  binary(BinaryOp::Div, *this, *this, o, 1);
+  return *this;
+}
 
 }  // namespace wick

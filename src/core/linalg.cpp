@@ -1,5 +1,6 @@
 // matmul and mm. Core shapes the problem as a batched GEMM on matrices that are contiguous
 // in either orientation (a transposed view costs no copy), and the backend runs it.
+#include "autograd/hooks.h"
 #include "core/kernel_table.h"
 #include "core/tensor_iter.h"
 #include "core/tensor_ops.h"
@@ -60,11 +61,13 @@ Tensor mm_impl(const Tensor& a, const Tensor& b, const char* op) {
 }  // namespace
 
 Tensor mm(const Tensor& a, const Tensor& b) {
+  if (needs_grad(a, b)) [[unlikely]] return autograd::mm(a, b);
   check_matmul_args(a, b, "mm");
   return mm_impl(a, b, "mm");
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (needs_grad(a, b)) [[unlikely]] return autograd::matmul(a, b);
   check_matmul_args(a, b, "matmul");
   const int64_t da = a.dim(), db = b.dim();
   WICK_CHECK(da > 0 && db > 0, ValueError, "matmul", "both arguments to matmul need to be at least 1D, but they are ",

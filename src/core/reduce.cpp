@@ -3,6 +3,7 @@
 // PyTorch: integers and bool sum in int64, 16-bit floats accumulate in float32.
 #include <algorithm>
 
+#include "autograd/hooks.h"
 #include "core/kernel_table.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
@@ -63,12 +64,20 @@ Tensor reduce(ReduceOp op, const Tensor& t, IntArrayRef dims, bool keepdim, std:
 
 }  // namespace
 
-Tensor sum(const Tensor& t, std::optional<Dtype> dtype) { return reduce(ReduceOp::Sum, t, {}, false, dtype, "sum"); }
+Tensor sum(const Tensor& t, std::optional<Dtype> dtype) {
+  if (needs_grad(t)) [[unlikely]] return autograd::sum(t, dtype);
+  return reduce(ReduceOp::Sum, t, {}, false, dtype, "sum");
+}
 Tensor sum(const Tensor& t, IntArrayRef dims, bool keepdim, std::optional<Dtype> dtype) {
+  if (needs_grad(t)) [[unlikely]] return autograd::sum(t, dims, keepdim, dtype);
   return reduce(ReduceOp::Sum, t, dims, keepdim, dtype, "sum");
 }
-Tensor mean(const Tensor& t, std::optional<Dtype> dtype) { return reduce(ReduceOp::Mean, t, {}, false, dtype, "mean"); }
+Tensor mean(const Tensor& t, std::optional<Dtype> dtype) {
+  if (needs_grad(t)) [[unlikely]] return autograd::mean(t, dtype);
+  return reduce(ReduceOp::Mean, t, {}, false, dtype, "mean");
+}
 Tensor mean(const Tensor& t, IntArrayRef dims, bool keepdim, std::optional<Dtype> dtype) {
+  if (needs_grad(t)) [[unlikely]] return autograd::mean(t, dims, keepdim, dtype);
   return reduce(ReduceOp::Mean, t, dims, keepdim, dtype, "mean");
 }
 

@@ -1,6 +1,7 @@
 // Tensor methods: properties, host access, moves between devices and dtypes, copy_ and fill_.
 #include "wick/tensor.h"
 
+#include "autograd/hooks.h"
 #include "core/kernel_table.h"
 #include "core/tensor_ops.h"
 #include "wick/cuda.h"
@@ -44,6 +45,7 @@ void check_host_access(const Tensor& t, const char* op) {
 // ---- moves and casts
 
 Tensor Tensor::to(Device device, Dtype dtype, bool non_blocking, bool copy) const {
+  if (needs_grad(*this)) [[unlikely]] return autograd::to(*this, device, dtype, non_blocking, copy);
   Device target = resolve_device(device, "to");
   if (!copy && target == this->device() && dtype == this->dtype()) return *this;
   Tensor out = empty(sizes(), TensorOptions(dtype).device(target));
@@ -68,6 +70,7 @@ Tensor Tensor::pin_memory() const {
 }
 
 Tensor Tensor::clone() const {
+  if (needs_grad(*this)) [[unlikely]] return autograd::clone(*this);
   Tensor out = empty(sizes(), options());
   copy_values(out, *this, false);
   return out;
@@ -79,6 +82,7 @@ Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
 // ---- in-place writes
 
 Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
+  if (needs_grad(*this, src)) [[unlikely]] return autograd::copy_(*this, src, non_blocking);
   copy_values(*this, src, non_blocking);
   bump_version(*this);
   return *this;
@@ -115,6 +119,7 @@ void detail::copy_values(const Tensor& dst, const Tensor& src, bool non_blocking
 }
 
 Tensor& Tensor::fill_(const Scalar& v) {
+  if (needs_grad(*this)) [[unlikely]] return autograd::fill_(*this, v);
   kernels(device()).fill(*this, v);
   bump_version(*this);
   return *this;

@@ -2,6 +2,7 @@
 // no view can express the result, as in PyTorch).
 #include <numeric>
 
+#include "autograd/hooks.h"
 #include "core/tensor_iter.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
@@ -72,6 +73,7 @@ std::optional<DimVector> view_strides(IntArrayRef sizes, IntArrayRef strides, In
 }  // namespace
 
 Tensor Tensor::view(IntArrayRef sizes) const {
+  if (needs_grad(*this)) [[unlikely]] return autograd::view(*this, sizes);
   DimVector shape = infer_size(sizes, numel(), "view");
   auto st = view_strides(this->sizes(), strides(), shape);
   WICK_CHECK(st.has_value(), ValueError, "view",
@@ -81,6 +83,7 @@ Tensor Tensor::view(IntArrayRef sizes) const {
 }
 
 Tensor Tensor::reshape(IntArrayRef sizes) const {
+  if (needs_grad(*this)) [[unlikely]] return autograd::reshape(*this, sizes);
   DimVector shape = infer_size(sizes, numel(), "reshape");
   if (auto st = view_strides(this->sizes(), strides(), shape)) return make_view(*this, shape, *st, storage_offset());
   return clone().view(shape);
@@ -101,6 +104,7 @@ Tensor Tensor::flatten(int64_t start, int64_t end) const {
 }
 
 Tensor Tensor::permute(IntArrayRef dims) const {
+  if (needs_grad(*this)) [[unlikely]] return autograd::permute(*this, dims);
   WICK_CHECK(int64_t(dims.size()) == dim(), ValueError, "permute",
              "number of dims don't match in permute (got ", dims.size(), ", tensor has ", dim(), ")");
   DimVector sz, st;
@@ -116,6 +120,7 @@ Tensor Tensor::permute(IntArrayRef dims) const {
 }
 
 Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
+  if (needs_grad(*this)) [[unlikely]] return autograd::transpose(*this, d0, d1);
   if (dim() == 0) return *this;
   d0 = wrap_dim(d0, dim(), "transpose");
   d1 = wrap_dim(d1, dim(), "transpose");
@@ -131,6 +136,7 @@ Tensor Tensor::t() const {
 }
 
 Tensor Tensor::unsqueeze(int64_t d) const {
+  if (needs_grad(*this)) [[unlikely]] return autograd::unsqueeze(*this, d);
   d = wrap_dim(d, dim() + 1, "unsqueeze");
   DimVector sz(sizes()), st(strides());
   int64_t s = d < dim() ? sz[size_t(d)] * st[size_t(d)] : 1;
@@ -140,6 +146,7 @@ Tensor Tensor::unsqueeze(int64_t d) const {
 }
 
 Tensor Tensor::squeeze() const {
+  if (needs_grad(*this)) [[unlikely]] return autograd::squeeze(*this);
   DimVector sz, st;
   for (int64_t d = 0; d < dim(); ++d)
     if (size(d) != 1) {
@@ -150,6 +157,7 @@ Tensor Tensor::squeeze() const {
 }
 
 Tensor Tensor::squeeze(int64_t d) const {
+  if (needs_grad(*this)) [[unlikely]] return autograd::squeeze(*this, d);
   if (dim() == 0) return *this;
   d = wrap_dim(d, dim(), "squeeze");
   if (size(d) != 1) return *this;
@@ -160,6 +168,7 @@ Tensor Tensor::squeeze(int64_t d) const {
 }
 
 Tensor Tensor::expand(IntArrayRef new_sizes) const {
+  if (needs_grad(*this)) [[unlikely]] return autograd::expand(*this, new_sizes);
   WICK_CHECK(new_sizes.size() >= size_t(dim()), ValueError, "expand", "the number of sizes provided (",
              new_sizes.size(), ") must be greater or equal to the number of dimensions in the tensor (", dim(), ")");
   const size_t n = new_sizes.size(), off = n - size_t(dim());
@@ -185,6 +194,7 @@ Tensor Tensor::expand(IntArrayRef new_sizes) const {
 }
 
 Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
+  if (needs_grad(*this)) [[unlikely]] return autograd::narrow(*this, d, start, length);
   WICK_CHECK(dim() > 0, ValueError, "narrow", "narrow() cannot be applied to a 0-dim tensor.");
   d = wrap_dim(d, dim(), "narrow");
   int64_t n = size(d);
@@ -199,6 +209,7 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
 }
 
 Tensor Tensor::select(int64_t d, int64_t index) const {
+  if (needs_grad(*this)) [[unlikely]] return autograd::select(*this, d, index);
   WICK_CHECK(dim() > 0, IndexError, "select", "select() cannot be applied to a 0-dim tensor.");
   d = wrap_dim(d, dim(), "select");
   int64_t n = size(d);
@@ -212,6 +223,7 @@ Tensor Tensor::select(int64_t d, int64_t index) const {
 }
 
 Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) const {
+  if (needs_grad(*this)) [[unlikely]] return autograd::slice(*this, d, start, end, step);
   WICK_CHECK(dim() > 0, IndexError, "slice", "slice() cannot be applied to a 0-dim tensor.");
   WICK_CHECK(step > 0, ValueError, "slice", "slice step must be positive");
   d = wrap_dim(d, dim(), "slice");

@@ -1,0 +1,126 @@
+// Reverse-mode automatic differentiation, PyTorch's model: each result of a differentiable op
+// records a Node (named as PyTorch names it) with edges to its inputs' nodes; backward() runs
+// the graph in reverse topological order and accumulates into the leaves' grad().
+//
+//   auto w = wick::randn({3, 2}).requires_grad_();
+//   auto loss = wick::matmul(x, w).sum();
+//   std::cout << loss.grad_fn()->name();     // SumBackward0
+//   loss.backward();                         // w.grad() now holds d loss / d w
+//   { wick::NoGradGuard g; w.sub_(w.grad() * 0.1); }
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wick/cuda.h"
+#include "wick/tensor.h"
+
+namespace wick {
+
+// Whether ops record the graph on this thread (on by default).
+class GradMode {
+ public:
+  static bool is_enabled();
+  static void set_enabled(bool enabled);
+};
+
+// Turns recording off for a scope (`with torch.no_grad():`).
+class NoGradGuard {
+ public:
+  NoGradGuard() : previous_(GradMode::is_enabled()) { GradMode::set_enabled(false); }
+  ~NoGradGuard() { GradMode::set_enabled(previous_); }
+  NoGradGuard(const NoGradGuard&) = delete;
+  NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// Sets recording on or off for a scope (`with torch.set_grad_enabled(b):`).
+class AutoGradMode {
+ public:
+  explicit AutoGradMode(bool enabled) : previous_(GradMode::is_enabled()) { GradMode::set_enabled(enabled); }
+  ~AutoGradMode() { GradMode::set_enabled(previous_); }
+  AutoGradMode(const AutoGradMode&) = delete;
+  AutoGradMode& operator=(const AutoGradMode&) = delete;
+
+ private:
+  bool previous_;
+};
+
+namespace autograd {
+
+using variable_list = std::vector<Tensor>;
+class Node;
+
+// Where a gradient goes: input input_nr of function (none when the input needs no grad).
+struct Edge {
+  std::shared_ptr<Node> function;
+  uint32_t input_nr = 0;
+  bool is_valid() const { return function != nullptr; }
+};
+
+// What a gradient flowing into an input must look like; the engine sums broadcast dims
+// away and casts to the dtype before handing it on.
+struct InputMetadata {
+  DimVector sizes;
+  Dtype dtype = kFloat32;
+  Device device;
+};
+
+// A function of the backward graph. Subclasses implement apply: the gradients of the
+// forward's outputs in, the gradients of its inputs (one per next edge) out.
+class Node : public std::enable_shared_from_this<Node> {
+ public:
+  Node();
+  virtual ~Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  // PyTorch's name, such as "AddmmBackward0".
+  virtual std::string name() const = 0;
+  // Gradients of the inputs from those of the outputs; undefined where not needed.
+  virtual variable_list apply(variable_list&& grads) = 0;
+  // Frees saved tensors once a backward pass without retain_graph has used them.
+  virtual void release_variables() {}
+
+  const std::vector<Edge>& next_edges() const { return next_edges_; }
+  const Edge& next_edge(size_t i) const { return next_edges_[i]; }
+  size_t num_inputs() const { return next_edges_.size(); }
+  uint32_t num_outputs() const { return num_outputs_; }
+  // Creation order: later nodes run first when both are ready.
+  uint64_t sequence_nr() const { return sequence_nr_; }
+  // Whether input i's gradient is wanted (its edge leads somewhere).
+  bool needs_input_grad(size_t i) const { return i < next_edges_.size() && next_edges_[i].is_valid(); }
+
+  // ---- set up by the recording helpers and read by the engine
+  std::vector<Edge> next_edges_;
+  std::vector<InputMetadata> input_metadata_;
+  uint32_t num_outputs_ = 1;
+  Device device_;                       // where the forward ran; backward runs there
+  std::optional<cuda::Stream> stream_;  // the forward's CUDA stream (none on the CPU)
+  // Gradients of outputs captured for retain_grad(): (output_nr, where to accumulate).
+  std::vector<std::pair<uint32_t, std::shared_ptr<Tensor>>> retained_;
+
+ private:
+  uint64_t sequence_nr_;
+};
+
+// The gradient edge of a tensor: its grad_fn, its leaf accumulator, or none.
+Edge gradient_edge(const Tensor& t);
+
+// Accumulates d(sum of tensors * grad_tensors) into the leaves' grad().
+void backward(const variable_list& tensors, const variable_list& grad_tensors = {},
+              std::optional<bool> retain_graph = std::nullopt);
+
+// d(sum of outputs * grad_outputs) / d inputs, returned instead of accumulated into grad().
+// An input the outputs do not depend on throws unless allow_unused (then it is undefined).
+variable_list grad(const variable_list& outputs, const variable_list& inputs,
+                   const variable_list& grad_outputs = {}, std::optional<bool> retain_graph = std::nullopt,
+                   bool allow_unused = false);
+
+}  // namespace autograd
+}  // namespace wick

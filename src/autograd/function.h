@@ -1,0 +1,127 @@
+// How ops record themselves: a FunctionNode runs a backward formula (a lambda) over the
+// incoming gradients and its saved tensors. Each recorded op in src/autograd/*.cpp is
+//
+//   Tensor autograd::mul(const Tensor& a, const Tensor& b) {
+//     Tensor out = forward([&] { return wick::mul(a, b); });        // under NoGradGuard
+//     return record("MulBackward0", {a, b}, out, {a, b}, [](BackwardContext& c) -> variable_list {
+//       return {c.needs(0) ? c.grad() * c.saved(1) : Tensor(), ...};
+//     });
+//   }
+//
+// Formulas keep tensors only through the saved list (version-checked, released after use);
+// scalars and sizes they need are captured by the lambda. A lambda per node was chosen over
+// one class per op (PyTorch generates ~600 of them): the formula sits next to its forward and
+// the node is still one allocation.
+#pragma once
+
+#include <initializer_list>
+#include <utility>
+#include <vector>
+
+#include "autograd/meta.h"
+#include "autograd/saved.h"
+#include "wick/autograd.h"
+
+namespace wick::autograd {
+
+class BackwardContext {
+ public:
+  BackwardContext(const Node& node, const variable_list& grads, const std::vector<SavedVariable>& saved)
+      : node_(node), grads_(grads), saved_(saved) {}
+  // Gradient of output i (defined: the engine fills missing ones with zeros).
+  const Tensor& grad(size_t i = 0) const { return grads_[i]; }
+  // Saved tensor i, version-checked.
+  Tensor saved(size_t i) const { return saved_[i].unpack(node_); }
+  // Whether input i's gradient is wanted.
+  bool needs(size_t i) const { return node_.needs_input_grad(i); }
+
+ private:
+  const Node& node_;
+  const variable_list& grads_;
+  const std::vector<SavedVariable>& saved_;
+};
+
+template <class F>
+class FunctionNode final : public Node {
+ public:
+  FunctionNode(const char* name, F fn) : name_(name), fn_(std::move(fn)) {}
+  std::string name() const override { return name_; }
+  variable_list apply(variable_list&& grads) override {
+    BackwardContext ctx(*this, grads, saved_);
+    return fn_(ctx);
+  }
+  void release_variables() override {
+    for (auto& s : saved_) s.release();
+  }
+  std::vector<SavedVariable> saved_;
+
+ private:
+  const char* name_;
+  F fn_;
+};
+
+// Runs f with grad mode off (the forward of a recorded op).
+template <class F>
+decltype(auto) forward(F&& f) {
+  NoGradGuard g;
+  return f();
+}
+
+namespace detail {
+// Edges, input metadata, device and stream of a new node; outputs get their history.
+void init_node(Node& node, std::initializer_list<Tensor> inputs);
+void init_node(Node& node, const std::vector<Tensor>& inputs);
+bool any_recordable(std::initializer_list<Tensor> outputs, std::initializer_list<Tensor> inputs);
+}  // namespace detail
+
+// Records out = op(inputs) and returns out. saved: tensors the formula reads (inputs or out).
+// An output that is one of the inputs (a no-op such as to() of the same dtype) or is not
+// floating is returned unrecorded.
+template <class F>
+Tensor record(const char* name, std::initializer_list<Tensor> inputs, const Tensor& out,
+              std::initializer_list<Tensor> saved, F&& backward) {
+  if (!detail::any_recordable({out}, inputs)) return out;
+  auto node = std::make_shared<FunctionNode<std::decay_t<F>>>(name, std::forward<F>(backward));
+  node->saved_.reserve(saved.size());
+  for (const Tensor& s : saved) node->saved_.emplace_back(s, s.defined() && s.is_same(out));
+  detail::init_node(*node, inputs);
+  set_history(out, node, 0);
+  return out;
+}
+
+// The same for a list of inputs (cat, stack).
+template <class F>
+Tensor record(const char* name, const std::vector<Tensor>& inputs, const Tensor& out,
+              std::initializer_list<Tensor> saved, F&& backward) {
+  if (!detail::any_recordable({out}, {})) return out;
+  for (const Tensor& t : inputs)
+    if (t.is_same(out)) return out;
+  auto node = std::make_shared<FunctionNode<std::decay_t<F>>>(name, std::forward<F>(backward));
+  for (const Tensor& s : saved) node->saved_.emplace_back(s, s.defined() && s.is_same(out));
+  detail::init_node(*node, inputs);
+  set_history(out, node, 0);
+  return out;
+}
+
+// Throws for an in-place op on a leaf that requires grad (call before changing self).
+void check_inplace(const Tensor& self, const char* op);
+
+// Records an in-place op on self, after it ran: self's history moves to the new node, whose
+// input 0 is self's previous history. A formula needing self's old value saves a clone of
+// it made before the op.
+template <class F>
+Tensor& record_inplace(const char* name, Tensor& self, std::initializer_list<Tensor> others,
+                       std::initializer_list<Tensor> saved, F&& backward) {
+  auto node = std::make_shared<FunctionNode<std::decay_t<F>>>(name, std::forward<F>(backward));
+  for (const Tensor& s : saved) node->saved_.emplace_back(s, false);
+  std::vector<Tensor> inputs{self};
+  inputs.insert(inputs.end(), others.begin(), others.end());
+  detail::init_node(*node, inputs);
+  set_history(self, node, 0);
+  return self;
+}
+
+// The sum of g over the dims where it was broadcast from sizes (the inverse of expand).
+Tensor sum_to(const Tensor& g, IntArrayRef sizes);
+
+}  // namespace wick::autograd

@@ -1,0 +1,66 @@
+// Backward formulas of mm and matmul: d(a @ b) = g @ b^T for a and a^T @ g for b; matmul's
+// broadcast batch dims are summed away and 1-D operands get their dim back.
+#include "autograd/function.h"
+#include "autograd/hooks.h"
+#include "wick/ops.h"
+
+namespace wick::autograd {
+
+namespace {
+
+Tensor if_needed(bool r, const Tensor& t) { return r ? t : Tensor(); }
+Tensor mT(const Tensor& t) { return t.transpose(-1, -2); }
+
+// PyTorch's node for matmul of these ranks (it lowers matmul to dot, mv, mm or a batched form).
+const char* matmul_name(int64_t da, int64_t db) {
+  if (da == 1 && db == 1) return "DotBackward0";
+  if (da == 2 && db == 1) return "MvBackward0";
+  if (da == 2 && db == 2) return "MmBackward0";
+  if (da == 1 && db == 2) return "SqueezeBackward4";
+  return "UnsafeViewBackward0";
+}
+
+}  // namespace
+
+Tensor mm(const Tensor& a, const Tensor& b) {
+  Tensor out = forward([&] { return wick::mm(a, b); });
+  return record("MmBackward0", {a, b}, out,
+                {if_needed(b.requires_grad(), a), if_needed(a.requires_grad(), b)},
+                [](BackwardContext& c) -> variable_list {
+                  return {c.needs(0) ? wick::mm(c.grad(), c.saved(1).t()) : Tensor(),
+                          c.needs(1) ? wick::mm(c.saved(0).t(), c.grad()) : Tensor()};
+                });
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  Tensor out = forward([&] { return wick::matmul(a, b); });
+  const int64_t da = a.dim(), db = b.dim();
+  return record(
+      matmul_name(da, db), {a, b}, out, {if_needed(b.requires_grad(), a), if_needed(a.requires_grad(), b)},
+      [da, db, sa = DimVector(a.sizes()), sb = DimVector(b.sizes())](BackwardContext& c) -> variable_list {
+        // Work with both operands at least 2-D, as the forward did.
+        Tensor g = c.grad();
+        if (da == 1) g = g.unsqueeze(db == 1 ? 0 : -2);
+        if (db == 1) g = g.unsqueeze(-1);
+        variable_list r(2);
+        if (c.needs(0)) {
+          Tensor B = c.saved(1);
+          if (db == 1) B = B.unsqueeze(1);
+          Tensor ga = wick::matmul(g, mT(B));
+          DimVector s2 = sa;
+          if (da == 1) s2.insert(s2.begin(), 1);
+          r[0] = sum_to(ga, s2).reshape(sa);
+        }
+        if (c.needs(1)) {
+          Tensor A = c.saved(0);
+          if (da == 1) A = A.unsqueeze(0);
+          Tensor gb = wick::matmul(mT(A), g);
+          DimVector s2 = sb;
+          if (db == 1) s2.push_back(1);
+          r[1] = sum_to(gb, s2).reshape(sb);
+        }
+        return r;
+      });
+}
+
+}  // namespace wick::autograd

@@ -1,0 +1,34 @@
+// AutogradMeta: what autograd keeps per tensor, in TensorImpl's slot. Tensors that never
+// take part in autograd have none, so plain tensors pay one null pointer.
+#pragma once
+
+#include <memory>
+
+#include "wick/autograd.h"
+
+namespace wick::autograd {
+
+struct AutogradMeta : detail::AutogradMetaBase {
+  Tensor grad;                           // leaves: accumulated by backward()
+  std::shared_ptr<Node> grad_fn;         // non-leaves: the node that made this tensor
+  std::weak_ptr<Node> grad_accumulator;  // leaves: their AccumulateGrad, while a graph holds it
+  uint32_t output_nr = 0;                // which output of grad_fn this tensor is
+  std::shared_ptr<Tensor> retained;      // non-leaves after retain_grad(): the slot grad() reads
+};
+
+// The tensor's meta, or null.
+inline AutogradMeta* meta(const Tensor& t) { return static_cast<AutogradMeta*>(t.impl()->autograd_meta()); }
+// The tensor's meta, created on first use.
+AutogradMeta& meta_or_create(const Tensor& t);
+
+// The AccumulateGrad node of a leaf that requires grad (one per leaf while a graph uses it).
+std::shared_ptr<Node> grad_accumulator(const Tensor& leaf);
+
+// Makes t output output_nr of fn: sets grad_fn and requires_grad.
+void set_history(const Tensor& t, const std::shared_ptr<Node>& fn, uint32_t output_nr = 0);
+
+// A new TensorImpl over t's storage and geometry, without autograd meta: what saved tensors
+// and detach() hold (sharing the storage keeps the version counter).
+Tensor alias_without_grad(const Tensor& t);
+
+}  // namespace wick::autograd

@@ -1,0 +1,66 @@
+// Backward formulas of sum and mean: the output gradient, with reduced dims restored as size
+// 1, expanded over the input (divided by the count for mean).
+#include <algorithm>
+
+#include "autograd/function.h"
+#include "autograd/hooks.h"
+#include "core/tensor_iter.h"
+#include "wick/ops.h"
+
+namespace wick::autograd {
+
+namespace {
+
+// The reduced dims, wrapped and sorted; all of them when dims is empty.
+DimVector reduced_dims(const Tensor& t, IntArrayRef dims) {
+  DimVector r;
+  if (dims.empty()) {
+    for (int64_t d = 0; d < t.dim(); ++d) r.push_back(d);
+  } else {
+    for (int64_t d : dims) r.push_back(wick::detail::wrap_dim(d, t.dim(), "sum"));
+    std::sort(r.begin(), r.end());
+  }
+  return r;
+}
+
+// g of the reduced shape back to the input's sizes (a broadcast view, no copy).
+Tensor expand_reduced(Tensor g, IntArrayRef dims, bool keepdim, IntArrayRef sizes) {
+  if (!keepdim && !sizes.empty())
+    for (int64_t d : dims) g = g.unsqueeze(d);
+  return g.expand(sizes);
+}
+
+}  // namespace
+
+Tensor sum(const Tensor& t, std::optional<Dtype> dtype) {
+  Tensor out = forward([&] { return wick::sum(t, dtype); });
+  return record("SumBackward0", {t}, out, {},
+                [sizes = DimVector(t.sizes())](BackwardContext& c) -> variable_list {
+                  return {c.grad().expand(sizes)};
+                });
+}
+
+Tensor sum(const Tensor& t, IntArrayRef dims, bool keepdim, std::optional<Dtype> dtype) {
+  Tensor out = forward([&] { return wick::sum(t, dims, keepdim, dtype); });
+  return record("SumBackward1", {t}, out, {},
+                [red = reduced_dims(t, dims), keepdim, sizes = DimVector(t.sizes())](BackwardContext& c)
+                    -> variable_list { return {expand_reduced(c.grad(), red, keepdim, sizes)}; });
+}
+
+Tensor mean(const Tensor& t, std::optional<Dtype> dtype) {
+  Tensor out = forward([&] { return wick::mean(t, dtype); });
+  return record("MeanBackward0", {t}, out, {},
+                [sizes = DimVector(t.sizes()), n = t.numel()](BackwardContext& c) -> variable_list {
+                  return {(c.grad() / double(n)).expand(sizes)};
+                });
+}
+
+Tensor mean(const Tensor& t, IntArrayRef dims, bool keepdim, std::optional<Dtype> dtype) {
+  Tensor out = forward([&] { return wick::mean(t, dims, keepdim, dtype); });
+  const int64_t n = out.numel() ? t.numel() / out.numel() : 0;
+  return record("MeanBackward1", {t}, out, {},
+                [red = reduced_dims(t, dims), keepdim, sizes = DimVector(t.sizes()), n](BackwardContext& c)
+                    -> variable_list { return {expand_reduced(c.grad() / double(n), red, keepdim, sizes)}; });
+}
+
+}  // namespace wick::autograd

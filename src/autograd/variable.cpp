@@ -1,0 +1,284 @@
+// Per-tensor autograd state: AutogradMeta, leaves' AccumulateGrad nodes, saved tensors, how a
+// new node is wired to its inputs, and the autograd methods of Tensor.
+#include <atomic>
+#include <sstream>
+
+#include "autograd/function.h"
+#include "autograd/meta.h"
+#include "autograd/saved.h"
+#include "core/tensor_ops.h"
+#include "wick/ops.h"
+
+namespace wick::autograd {
+
+namespace {
+
+std::atomic<uint64_t> next_sequence_nr{0};
+
+// Adds each gradient into the leaf's grad() (the sink of every path to a leaf).
+class AccumulateGrad final : public Node {
+ public:
+  explicit AccumulateGrad(Tensor leaf) : leaf_(std::move(leaf)) {}
+  std::string name() const override { return "AccumulateGrad"; }
+  variable_list apply(variable_list&& grads) override {
+    Tensor g = std::move(grads[0]);
+    if (!g.defined()) return {};
+    NoGradGuard no_grad;
+    AutogradMeta& m = meta_or_create(leaf_);
+    if (!m.grad.defined()) {
+      // Take the gradient when nothing else refers to it (its memory is ours); else copy, so
+      // that zero_() or an optimizer's in-place update never reaches another tensor.
+      bool owned = g.use_count() == 1 && g.impl()->storage().use_count() == 1 && g.is_contiguous() &&
+                   g.impl()->autograd_meta() == nullptr;
+      m.grad = owned ? std::move(g) : g.clone();
+    } else {
+      m.grad.add_(g);
+    }
+    return {};
+  }
+  const Tensor& variable() const { return leaf_; }
+
+ private:
+  Tensor leaf_;
+};
+
+// PyTorch's legacy type name: FloatTensor, cuda.LongTensor, ...
+std::string type_name(const Tensor& t) {
+  static const char* names[] = {"BoolTensor", "ByteTensor", "CharTensor",     "ShortTensor", "IntTensor",
+                                "LongTensor", "HalfTensor", "BFloat16Tensor", "FloatTensor", "DoubleTensor"};
+  return std::string(t.is_cuda() ? "cuda." : "") + names[int(t.dtype())];
+}
+
+}  // namespace
+
+Node::Node() : sequence_nr_(next_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {}
+
+AutogradMeta& meta_or_create(const Tensor& t) {
+  if (auto* m = meta(t)) return *m;
+  auto m = std::make_unique<AutogradMeta>();
+  AutogradMeta* p = m.get();
+  t.impl()->set_autograd_meta(std::move(m));
+  return *p;
+}
+
+std::shared_ptr<Node> grad_accumulator(const Tensor& leaf) {
+  AutogradMeta& m = meta_or_create(leaf);
+  if (auto acc = m.grad_accumulator.lock()) return acc;
+  // The node holds the leaf through an alias-free handle to the same TensorImpl.
+  auto acc = std::make_shared<AccumulateGrad>(leaf);
+  acc->device_ = leaf.device();
+  acc->input_metadata_.push_back({DimVector(leaf.sizes()), leaf.dtype(), leaf.device()});
+  if (leaf.is_cuda()) acc->stream_ = cuda::current_stream(leaf.device().index());
+  m.grad_accumulator = acc;
+  return acc;
+}
+
+Edge gradient_edge(const Tensor& t) {
+  if (!t.defined()) return {};
+  if (auto* m = meta(t); m && m->grad_fn) return {m->grad_fn, m->output_nr};
+  if (t.requires_grad()) return {grad_accumulator(t), 0};
+  return {};
+}
+
+void set_history(const Tensor& t, const std::shared_ptr<Node>& fn, uint32_t output_nr) {
+  AutogradMeta& m = meta_or_create(t);
+  if (m.retained) {  // an in-place op gives t a new node: its retained grad moves along
+    if (m.grad_fn) std::erase_if(m.grad_fn->retained_, [&](const auto& r) { return r.second == m.retained; });
+    fn->retained_.emplace_back(output_nr, m.retained);
+  }
+  m.grad_fn = fn;
+  m.output_nr = output_nr;
+  m.grad_accumulator.reset();
+  t.impl()->set_requires_grad(true);
+}
+
+Tensor alias_without_grad(const Tensor& t) {
+  return wick::detail::make_view(t, t.sizes(), t.strides(), t.storage_offset());
+}
+
+// ---- saved tensors
+
+SavedVariable::SavedVariable(const Tensor& t, bool is_output) : is_output_(is_output) {
+  if (!t.defined()) return;
+  data_ = alias_without_grad(t);
+  version_ = t._version();
+  if (!is_output) {
+    if (auto* m = meta(t); m && m->grad_fn) {
+      producer_ = m->grad_fn;
+      output_nr_ = m->output_nr;
+    }
+  }
+}
+
+Tensor SavedVariable::unpack(const Node& saver) const {
+  if (released_) [[unlikely]]
+    wick::detail::raise<ValueError>(
+        "backward",
+        "Trying to backward through the graph a second time (or directly access saved tensors after they "
+        "have "
+        "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+        "autograd.grad(). Specify retain_graph=true if you need to backward through the graph a second time "
+        "or "
+        "if you need to access saved tensors after calling backward.");
+  if (!data_.defined()) return data_;
+  const uint32_t now = data_._version();
+  if (now != version_) [[unlikely]] {
+    std::ostringstream os;
+    os << "one of the variables needed for gradient computation has been modified by an inplace operation: ["
+       << type_name(data_) << " " << data_.sizes() << "]";
+    if (is_output_) os << ", which is output 0 of " << saver.name() << ",";
+    else if (auto p = producer_.lock())
+      os << ", which is output " << output_nr_ << " of " << p->name() << ",";
+    os << " is at version " << now << "; expected version " << version_ << " instead.";
+    wick::detail::raise<ValueError>("backward", os.str());
+  }
+  return data_;
+}
+
+// ---- wiring new nodes
+
+namespace detail {
+
+namespace {
+template <class Range>
+void init_node_impl(Node& node, const Range& inputs) {
+  node.next_edges_.reserve(inputs.size());
+  node.input_metadata_.reserve(inputs.size());
+  bool have_device = false;
+  for (const Tensor& t : inputs) {
+    node.next_edges_.push_back(gradient_edge(t));
+    if (t.defined()) {
+      node.input_metadata_.push_back({DimVector(t.sizes()), t.dtype(), t.device()});
+      if (!have_device) {
+        node.device_ = t.device();
+        have_device = true;
+      }
+    } else {
+      node.input_metadata_.push_back({});
+    }
+  }
+  if (node.device_.is_cuda()) node.stream_ = cuda::current_stream(node.device_.index());
+}
+}  // namespace
+
+void init_node(Node& node, std::initializer_list<Tensor> inputs) { init_node_impl(node, inputs); }
+void init_node(Node& node, const std::vector<Tensor>& inputs) { init_node_impl(node, inputs); }
+
+bool any_recordable(std::initializer_list<Tensor> outputs, std::initializer_list<Tensor> inputs) {
+  for (const Tensor& o : outputs) {
+    if (!o.defined() || !o.is_floating_point()) return false;
+    for (const Tensor& i : inputs)
+      if (i.defined() && i.is_same(o)) return false;
+  }
+  return true;
+}
+
+}  // namespace detail
+
+void check_inplace(const Tensor& self, const char* op) {
+  if (!GradMode::is_enabled() || !self.requires_grad()) return;
+  auto* m = meta(self);
+  WICK_CHECK(m && m->grad_fn, ValueError, op,
+             "a leaf Variable that requires grad is being used in an in-place operation.");
+}
+
+Tensor sum_to(const Tensor& g, IntArrayRef sizes) {
+  if (g.sizes().equals(sizes)) return g;
+  const int64_t lead = g.dim() - int64_t(sizes.size());
+  DimVector dims;
+  for (int64_t d = 0; d < g.dim(); ++d)
+    if (d < lead || (sizes[size_t(d - lead)] == 1 && g.size(d) != 1)) dims.push_back(d);
+  Tensor r = dims.empty() ? g : wick::sum(g, dims, /*keepdim=*/true);
+  return r.view(sizes);
+}
+
+}  // namespace wick::autograd
+
+// ---- Tensor's autograd methods
+
+namespace wick {
+
+using autograd::meta;
+
+Tensor& Tensor::requires_grad_(bool requires_grad) {
+  auto* m = meta(*this);
+  WICK_CHECK(
+      !(m && m->grad_fn) || requires_grad, ValueError, "requires_grad_",
+      "you can only change requires_grad flags of leaf variables. If you want to use a computed variable "
+      "in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
+  WICK_CHECK(!requires_grad || is_floating_point(), TypeError, "requires_grad_",
+             "only Tensors of floating point dtype can require gradients (got ", dtype(), ")");
+  impl_->set_requires_grad(requires_grad);
+  return *this;
+}
+
+const Tensor& Tensor::grad() const {
+  static const Tensor undefined;
+  auto* m = meta(*this);
+  if (!m) return undefined;
+  if (m->retained) return *m->retained;
+  return m->grad;
+}
+
+Tensor& Tensor::mutable_grad() const {
+  auto& m = autograd::meta_or_create(*this);
+  return m.retained ? *m.retained : m.grad;
+}
+
+void Tensor::set_grad(const Tensor& grad) const {
+  if (grad.defined()) {
+    WICK_CHECK(grad.device() == device(), DeviceError, "set_grad", "assigned grad has data located on ",
+               grad.device(), " but the tensor is on ", device());
+    WICK_CHECK(grad.dtype() == dtype(), TypeError, "set_grad", "assigned grad has data of a different type (",
+               grad.dtype(), " instead of ", dtype(), ")");
+    WICK_CHECK(grad.sizes().equals(sizes()), ValueError, "set_grad",
+               "assigned grad has data of a different size (", grad.sizes(), " instead of ", sizes(), ")");
+  }
+  mutable_grad() = grad;
+}
+
+std::shared_ptr<autograd::Node> Tensor::grad_fn() const {
+  auto* m = meta(*this);
+  return m ? m->grad_fn : nullptr;
+}
+
+void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph) const {
+  autograd::backward({*this}, {gradient}, retain_graph);
+}
+
+Tensor Tensor::detach() const { return autograd::alias_without_grad(*this); }
+
+Tensor& Tensor::detach_() {
+  if (auto* m = meta(*this)) {
+    m->grad_fn.reset();
+    m->output_nr = 0;
+  }
+  impl_->set_requires_grad(false);
+  return *this;
+}
+
+void Tensor::retain_grad() const {
+  WICK_CHECK(requires_grad(), ValueError, "retain_grad",
+             "can't retain_grad on Tensor that has requires_grad=False");
+  auto& m = autograd::meta_or_create(*this);
+  if (!m.grad_fn || m.retained) return;  // leaves keep their grad anyway
+  m.retained = std::make_shared<Tensor>();
+  m.grad_fn->retained_.emplace_back(m.output_nr, m.retained);
+}
+
+bool Tensor::retains_grad() const {
+  auto* m = meta(*this);
+  return m && m->retained != nullptr;
+}
+
+bool Tensor::is_leaf() const {
+  auto* m = meta(*this);
+  return !(m && m->grad_fn);
+}
+
+int64_t Tensor::output_nr() const {
+  auto* m = meta(*this);
+  return m ? m->output_nr : 0;
+}
+
+}  // namespace wick
