@@ -1,5 +1,7 @@
 // Devices: count, properties, the current device, guards. Nothing here makes a CUDA context
 // except set_device, DeviceGuard and the calls that need one (mem_get_info, synchronize).
+#include <dlfcn.h>
+
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +26,7 @@ std::string visible_devices_env() {
 struct DeviceCount {
   int count = 0;
   cudaError_t error = cudaSuccess;  // why count is 0, when it is
+  bool driver_missing = false;       // no libcuda.so.1 at all
   bool visible_set = false;          // CUDA_VISIBLE_DEVICES when the driver read it
   std::string visible;
 };
@@ -41,6 +44,12 @@ const DeviceCount& device_count_info() {
     if (c.error != cudaSuccess) {
       (void)cudaGetLastError();
       n = 0;
+      // The runtime reports a missing driver as an old one; tell the two apart.
+      if (c.error == cudaErrorInsufficientDriver) {
+        void* lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+        c.driver_missing = lib == nullptr;
+        if (lib) dlclose(lib);
+      }
     }
     c.count = n < kMaxCudaDevices ? n : kMaxCudaDevices;
     return c;
@@ -87,6 +96,9 @@ void check_cuda_device(int d, const char* op) {
   const DeviceCount& c = device_count_info();
   if (d >= 0 && d < c.count) [[likely]]
     return;
+  if (c.count == 0 && c.driver_missing)
+    raise<DeviceError>(op, "no CUDA device is available (no NVIDIA driver: libcuda.so.1 was not found; ",
+                       describe_visible(), ")");
   if (c.count == 0)
     raise<DeviceError>(op, "no CUDA device is available (", cudaGetErrorName(c.error), ": ",
                        cudaGetErrorString(c.error), "; ", describe_visible(), ")");
