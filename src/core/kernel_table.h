@@ -18,6 +18,16 @@ namespace wick::detail {
 enum class BinaryOp : uint8_t { Add, Sub, Mul, Div };
 enum class ReduceOp : uint8_t { Sum, Mean };
 enum class RandomOp : uint8_t { Uniform, Normal, RandInt };
+// Elementwise ops of one tensor; Pow, RPow, Remainder and Clamp take scalars (see unary).
+enum class UnaryOp : uint8_t {
+  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Silu,
+  Pow, RPow, Remainder, Clamp,
+};
+// Elementwise ops of two or three tensors beyond + - * /.
+enum class PointwiseOp : uint8_t { Pow, Remainder, ClampMin, ClampMax, Clamp };
+enum class CompareOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
+// Reductions of one dim that keep an index or a second moment.
+enum class DimReduceOp : uint8_t { Max, Min, ArgMax, ArgMin, Var, Std, Norm };
 
 struct GemmArgs {
   // c[b] = alpha * op(a[b]) @ op(b[b]) + beta * c[b], row-major, for b in [0, batch).
@@ -45,7 +55,37 @@ struct KernelTable {
   // Fills contiguous out from the Philox-4x32-10 stream (seed, offset): element i of the draw
   // depends only on (seed, offset, i), on every device.
   void (*random)(RandomOp op, const Tensor& out, uint64_t seed, uint64_t offset, double a, double b);
+
+  // it.output = op(it.input(0)), one dtype throughout. Scalars: Pow x**a, RPow a**x,
+  // Remainder x mod a (sign of a, as Python), Clamp between a and b (a null bound is absent).
+  void (*unary)(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b);
+  // it.output = op(inputs), one dtype throughout: Pow/Remainder/ClampMin/ClampMax take
+  // (x, y), Clamp takes (x, lo, hi). Integer Remainder throws on a zero divisor before writing.
+  void (*pointwise)(PointwiseOp op, const TensorIter& it);
+  // it.output (bool) = a op b, or a op scalar when it has one input; inputs share it.dtype().
+  void (*compare)(CompareOp op, const TensorIter& it, const Scalar* scalar);
+  // it.output = cond ? a : b for inputs (cond, a, b): cond is bool, a and b share it.dtype().
+  void (*where)(const TensorIter& it);
+  // For contiguous in [outer, n, inner] and contiguous values/indices [outer, inner]:
+  // Max/Min write values and, when defined, int64 indices (first of equals; NaN wins);
+  // ArgMax/ArgMin write indices only; Var/Std (arg = correction) and Norm (arg = p, inf
+  // allowed) write values, accumulating 16-bit floats in float and float32 in double. n > 0
+  // except for Var, Std and Norm with finite p >= 0.
+  void (*reduce_dim)(DimReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in, double arg);
+  // out = softmax (or log_softmax) of contiguous in [outer, n, inner] over n; same dtype.
+  void (*softmax)(bool log, const Tensor& out, const Tensor& in);
+  // it.output = *(input(0) + index * dim_stride) for inputs (src, index): src is restrided with
+  // stride 0 along the gathered dim, index (int32/int64) keeps its dtype; dim_stride is in
+  // bytes. Throws IndexError naming op, before writing, if an index is outside [0, size).
+  void (*gather)(const TensorIter& it, int64_t dim_stride, int64_t size, const char* op);
 };
+
+// The entry, or NotImplementedError "[op] not implemented on cuda" when a backend lacks it.
+template <class F>
+F require(F entry, Device device, const char* op) {
+  if (!entry) [[unlikely]] raise<NotImplementedError>(op, "not implemented on ", device.type() == kCPU ? "cpu" : "cuda");
+  return entry;
+}
 
 const KernelTable& cpu_kernels();
 const KernelTable& cuda_kernels();  // throws "built without CUDA" in a CPU-only build

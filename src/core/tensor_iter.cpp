@@ -109,7 +109,10 @@ TensorIter TensorIter::build(const Tensor& out, std::initializer_list<Tensor> in
     it.result_ = it.ops_[0];
   }
   k = 1;
-  for (const Tensor& t : inputs) it.ops_[k++] = t.dtype() == compute ? t : t.to(compute);
+  for (const Tensor& t : inputs) {
+    it.ops_[k] = t.dtype() == compute || (cfg.keep_dtype >> (k - 1) & 1) ? t : t.to(compute);
+    ++k;
+  }
   it.nops_ = nin + 1;
   it.numel_ = it.ops_[0].numel();
 

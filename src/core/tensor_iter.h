@@ -26,6 +26,9 @@ struct IterConfig {
   std::optional<Dtype> compute_dtype;
   // A Scalar operand taking part in promotion (as a wrapped number, lowest priority).
   const Scalar* scalar = nullptr;
+  // Bit i set: input i keeps its own dtype (where's condition, gather's index). Such ops
+  // set compute_dtype themselves.
+  uint8_t keep_dtype = 0;
 };
 
 class TensorIter {
