@@ -124,6 +124,13 @@ const KernelTable& cpu_kernels() {
       .reduce = cpu_reduce,
       .gemm = cpu_gemm,
       .random = cpu_random,
+      .unary = cpu_unary,
+      .pointwise = cpu_pointwise,
+      .compare = cpu_compare,
+      .where = cpu_where,
+      .reduce_dim = cpu_reduce_dim,
+      .softmax = cpu_softmax,
+      .gather = cpu_gather,
   };
   return table;
 }

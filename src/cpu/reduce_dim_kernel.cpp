@@ -1,0 +1,236 @@
+// Reductions over the middle dim of a contiguous [outer, n, inner] input on the CPU: max/min
+// (with indices), argmax/argmin, var and norm. Core hands every reduction over in this shape,
+// so the input is never copied to move the reduced dim last.
+//
+// Work is split in columns: one task reduces n values for a block of up to kBlock adjacent
+// columns (inner > 1) or one contiguous row (inner == 1), so the innermost loop always walks
+// unit-stride memory. When there are fewer tasks than threads and n is long, the rows are cut
+// among the threads instead and the partial states merged in order (first index still wins).
+//
+// Accumulation: 16-bit floats in float, float32 and float64 in double (PyTorch's CPU acc_type
+// for var and norm). Var is two passes (mean, then squared deviations): exact enough in double
+// and simpler to merge than Welford's update.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "cpu/cpu_kernels.h"
+#include "cpu/loops.h"
+
+namespace wick::detail {
+
+namespace {
+
+constexpr int64_t kBlock = 64;
+
+template <class T> struct AccOf { using type = double; };
+template <> struct AccOf<Half> { using type = float; };
+template <> struct AccOf<BFloat16> { using type = float; };
+template <class T> using acc_t = typename AccOf<T>::type;
+
+template <class M>
+bool is_nan(M v) {
+  if constexpr (std::is_floating_point_v<M>) return v != v;
+  else return false;
+}
+
+// Folds f(x, column) into an accumulator with combine (sums, NaN-propagating max/min of |x|).
+template <class A, class F, class C>
+struct FoldPolicy {
+  using State = A;
+  static constexpr bool kAssociative = true;
+  A identity;
+  F f;
+  C combine;
+  State init() const { return identity; }
+  template <class M> void add(State& s, M x, int64_t, int64_t col) const { s = combine(s, f(A(x), col)); }
+  void merge(State& a, const State& b) const { a = combine(a, b); }
+};
+template <class A, class F, class C>
+FoldPolicy<A, F, C> fold(A identity, F f, C combine) {
+  return {identity, f, combine};
+}
+
+// The running best value and its index; better(x, best) says x replaces best.
+template <class M, class Better>
+struct SelectPolicy {
+  struct State {
+    M v;
+    int64_t i;
+  };
+  static constexpr bool kAssociative = false;
+  Better better;
+  State init() const { return {M(0), -1}; }
+  void add(State& s, M x, int64_t r, int64_t) const {
+    if (s.i < 0 || better(x, s.v)) s = {x, r};
+  }
+  // b covers later rows than a: it wins only when strictly better.
+  void merge(State& a, const State& b) const {
+    if (b.i >= 0 && (a.i < 0 || better(b.v, a.v))) a = b;
+  }
+};
+
+template <class T>
+class ColumnReducer {
+ public:
+  explicit ColumnReducer(const Tensor& in)
+      : p_(static_cast<const T*>(in.data_ptr())), outer_(in.size(0)), n_(in.size(1)), inner_(in.size(2)) {}
+
+  // emit(column, state) for every column o * inner + j.
+  template <class P, class Emit>
+  void run(const P& pol, const Emit& emit) const {
+    const int64_t blocks = inner_ == 1 ? 1 : (inner_ + kBlock - 1) / kBlock;
+    const int64_t tasks = outer_ * blocks;
+    const int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
+    if (tasks < nt && n_ * inner_ >= 4 * kParallelGrain) return run_split(pol, emit, nt);
+    const bool par = tasks > 1 && outer_ * n_ * inner_ > kParallelGrain;
+#pragma omp parallel for if (par) schedule(static)
+    for (int64_t t = 0; t < tasks; ++t) {
+      const int64_t o = t / blocks, j0 = (t % blocks) * kBlock, jn = std::min(kBlock, inner_ - j0);
+      typename P::State s[kBlock];
+      for (int64_t j = 0; j < jn; ++j) s[j] = pol.init();
+      add_rows(pol, o, j0, jn, 0, n_, s);
+      for (int64_t j = 0; j < jn; ++j) emit(o * inner_ + j0 + j, s[j]);
+    }
+  }
+
+ private:
+  using M = opmath_t<T>;
+
+  // Adds rows [r0, r1) of columns j0 .. j0 + jn of outer slice o into s.
+  template <class P>
+  void add_rows(const P& pol, int64_t o, int64_t j0, int64_t jn, int64_t r0, int64_t r1,
+                typename P::State* s) const {
+    const T* base = p_ + o * n_ * inner_ + j0;
+    const int64_t col = o * inner_ + j0;
+    if (inner_ == 1) {
+      if constexpr (P::kAssociative) {  // four lanes break the dependency chain
+        typename P::State l[4] = {pol.init(), pol.init(), pol.init(), pol.init()};
+        int64_t r = r0;
+        for (; r + 4 <= r1; r += 4)
+          for (int k = 0; k < 4; ++k) pol.add(l[k], M(base[r + k]), r + k, col);
+        for (; r < r1; ++r) pol.add(l[0], M(base[r]), r, col);
+        pol.merge(l[0], l[1]);
+        pol.merge(l[2], l[3]);
+        pol.merge(l[0], l[2]);
+        pol.merge(s[0], l[0]);
+      } else {
+        for (int64_t r = r0; r < r1; ++r) pol.add(s[0], M(base[r]), r, col);
+      }
+      return;
+    }
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* row = base + r * inner_;
+      for (int64_t j = 0; j < jn; ++j) pol.add(s[j], M(row[j]), r, col + j);
+    }
+  }
+
+  // Few columns, long rows: each thread reduces a range of rows for every column, then the
+  // partial states are merged in row order.
+  template <class P, class Emit>
+  void run_split(const P& pol, const Emit& emit, int nt) const {
+    using S = typename P::State;
+    const int64_t cols = outer_ * inner_;
+    std::vector<S> part(size_t(nt * cols), pol.init());
+#pragma omp parallel num_threads(nt)
+    {
+      const int t = omp_get_thread_num(), k = omp_get_num_threads();
+      const int64_t r0 = n_ * t / k, r1 = n_ * (t + 1) / k;
+      S* mine = part.data() + t * cols;
+      for (int64_t o = 0; o < outer_; ++o)
+        for (int64_t j0 = 0; j0 < inner_; j0 += kBlock)
+          add_rows(pol, o, j0, std::min(kBlock, inner_ - j0), r0, r1, mine + o * inner_ + j0);
+    }
+    for (int64_t c = 0; c < cols; ++c) {
+      S s = part[size_t(c)];
+      for (int t = 1; t < nt; ++t) pol.merge(s, part[size_t(t * cols + c)]);
+      emit(c, s);
+    }
+  }
+
+  const T* p_;
+  int64_t outer_, n_, inner_;
+};
+
+template <class T>
+void select_reduce(DimReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in) {
+  using M = opmath_t<T>;
+  ColumnReducer<T> red(in);
+  T* val = values.defined() ? static_cast<T*>(values.data_ptr()) : nullptr;
+  int64_t* idx = indices.defined() ? static_cast<int64_t*>(indices.data_ptr()) : nullptr;
+  auto emit = [&](int64_t c, const auto& s) {
+    if (val) val[c] = T(s.v);
+    if (idx) idx[c] = s.i;
+  };
+  // NaN beats any number (the first NaN stays), as PyTorch's max/min/argmax propagate it.
+  if (op == DimReduceOp::Max || op == DimReduceOp::ArgMax) {
+    auto better = [](M x, M b) { return is_nan(x) ? !is_nan(b) : x > b; };
+    red.run(SelectPolicy<M, decltype(better)>{better}, emit);
+  } else {
+    auto better = [](M x, M b) { return is_nan(x) ? !is_nan(b) : x < b; };
+    red.run(SelectPolicy<M, decltype(better)>{better}, emit);
+  }
+}
+
+template <class T>
+void var_reduce(const Tensor& values, const Tensor& in, double correction, bool take_sqrt) {
+  using A = acc_t<T>;
+  ColumnReducer<T> red(in);
+  T* out = static_cast<T*>(values.data_ptr());
+  const A n = A(in.size(1));
+  std::vector<A> mean(size_t(values.numel()));
+  auto plus = [](A a, A b) { return a + b; };
+  red.run(fold(A(0), [](A x, int64_t) { return x; }, plus), [&](int64_t c, A s) { mean[size_t(c)] = s / n; });
+  const A denom = std::max(n - A(correction), A(0));  // 0: inf or nan, as PyTorch
+  const A* mu = mean.data();
+  red.run(fold(A(0), [mu](A x, int64_t c) { A d = x - mu[c]; return d * d; }, plus),
+          [&](int64_t c, A s) { out[c] = T(take_sqrt ? std::sqrt(s / denom) : s / denom); });
+}
+
+template <class T>
+void norm_reduce(const Tensor& values, const Tensor& in, double p) {
+  using A = acc_t<T>;
+  ColumnReducer<T> red(in);
+  T* out = static_cast<T*>(values.data_ptr());
+  auto plus = [](A a, A b) { return a + b; };
+  auto abs = [](A x, int64_t) { return std::abs(x); };
+  auto put = [out](int64_t c, A s) { out[c] = T(s); };
+  if (p == 2) {
+    red.run(fold(A(0), [](A x, int64_t) { return x * x; }, plus), [out](int64_t c, A s) { out[c] = T(std::sqrt(s)); });
+  } else if (p == 1) {
+    red.run(fold(A(0), abs, plus), put);
+  } else if (p == 0) {
+    red.run(fold(A(0), [](A x, int64_t) { return A(x != A(0)); }, plus), put);
+  } else if (std::isinf(p)) {
+    auto mx = [](A a, A b) { return is_nan(a) || a > b ? a : b; };
+    auto mn = [](A a, A b) { return is_nan(a) || a < b ? a : b; };
+    if (p > 0) red.run(fold(A(0), abs, mx), put);
+    else red.run(fold(A(INFINITY), abs, mn), put);
+  } else {
+    const A pa = A(p), inv = A(1) / pa;
+    red.run(fold(A(0), [pa](A x, int64_t) { return std::pow(std::abs(x), pa); }, plus),
+            [out, inv](int64_t c, A s) { out[c] = T(std::pow(s, inv)); });
+  }
+}
+
+}  // namespace
+
+void cpu_reduce_dim(DimReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in, double arg) {
+  switch (op) {
+    case DimReduceOp::Max:
+    case DimReduceOp::Min:
+    case DimReduceOp::ArgMax:
+    case DimReduceOp::ArgMin:
+      return WICK_DISPATCH_ALL(in.dtype(), "max", [&]<class T>() { select_reduce<T>(op, values, indices, in); });
+    case DimReduceOp::Var:
+    case DimReduceOp::Std:
+      return WICK_DISPATCH_FLOATING(in.dtype(), "var",
+                                    [&]<class T>() { var_reduce<T>(values, in, arg, op == DimReduceOp::Std); });
+    case DimReduceOp::Norm:
+      return WICK_DISPATCH_FLOATING(in.dtype(), "norm", [&]<class T>() { norm_reduce<T>(values, in, arg); });
+  }
+}
+
+}  // namespace wick::detail

@@ -1,0 +1,101 @@
+// softmax and log_softmax on the CPU over the middle dim of a contiguous [outer, n, inner]
+// tensor, numerically stable: the row maximum is subtracted before exp, so no exp overflows.
+//
+// inner == 1 (softmax over the last dim): each row is three unit-stride passes (max, sum of
+// exp, write). inner > 1: a block of up to kBlock adjacent columns is processed together so the
+// innermost loop walks contiguous memory and vectorizes. Tasks (rows or column blocks) are
+// split among threads. Arithmetic is in float for 16-bit floats, in the dtype otherwise.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "cpu/cpu_kernels.h"
+#include "cpu/loops.h"
+
+namespace wick::detail {
+
+namespace {
+
+constexpr int64_t kBlock = 64;
+
+template <class T>
+void softmax_row(bool log, const T* x, T* y, int64_t n) {
+  using M = opmath_t<T>;
+  M mx = -INFINITY;
+  for (int64_t i = 0; i < n; ++i) mx = std::max(mx, M(x[i]));
+  // A row of -inf only gives nan (-inf - -inf), as PyTorch does.
+  M sum = 0;
+  if (log) {
+    for (int64_t i = 0; i < n; ++i) sum += std::exp(M(x[i]) - mx);
+    const M shift = mx + std::log(sum);
+    for (int64_t i = 0; i < n; ++i) y[i] = T(M(x[i]) - shift);
+    return;
+  }
+  if constexpr (std::is_same_v<T, M>) {
+    for (int64_t i = 0; i < n; ++i) {
+      y[i] = std::exp(x[i] - mx);
+      sum += y[i];
+    }
+    const M inv = M(1) / sum;
+    for (int64_t i = 0; i < n; ++i) y[i] *= inv;
+  } else {  // 16-bit: don't round the exps before normalizing
+    for (int64_t i = 0; i < n; ++i) sum += std::exp(M(x[i]) - mx);
+    const M inv = M(1) / sum;
+    for (int64_t i = 0; i < n; ++i) y[i] = T(std::exp(M(x[i]) - mx) * inv);
+  }
+}
+
+// Columns j0 .. j0 + jn of one [n, inner] slice.
+template <class T>
+void softmax_cols(bool log, const T* x, T* y, int64_t n, int64_t inner, int64_t jn) {
+  using M = opmath_t<T>;
+  M mx[kBlock], sum[kBlock];
+  for (int64_t j = 0; j < jn; ++j) {
+    mx[j] = -INFINITY;
+    sum[j] = 0;
+  }
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t j = 0; j < jn; ++j) mx[j] = std::max(mx[j], M(x[r * inner + j]));
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t j = 0; j < jn; ++j) sum[j] += std::exp(M(x[r * inner + j]) - mx[j]);
+  if (log) {
+    for (int64_t j = 0; j < jn; ++j) mx[j] += std::log(sum[j]);
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t j = 0; j < jn; ++j) y[r * inner + j] = T(M(x[r * inner + j]) - mx[j]);
+  } else {
+    for (int64_t j = 0; j < jn; ++j) sum[j] = M(1) / sum[j];
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t j = 0; j < jn; ++j) y[r * inner + j] = T(std::exp(M(x[r * inner + j]) - mx[j]) * sum[j]);
+  }
+}
+
+template <class T>
+void softmax_typed(bool log, const Tensor& out, const Tensor& in) {
+  const int64_t outer = in.size(0), n = in.size(1), inner = in.size(2);
+  const T* x = static_cast<const T*>(in.data_ptr());
+  T* y = static_cast<T*>(out.data_ptr());
+  const int64_t blocks = inner == 1 ? 1 : (inner + kBlock - 1) / kBlock;
+  const int64_t tasks = outer * blocks;
+#pragma omp parallel for if (tasks > 1 && outer * n * inner > kParallelGrain) schedule(static)
+  for (int64_t t = 0; t < tasks; ++t) {
+    const int64_t o = t / blocks;
+    if (inner == 1) {
+      softmax_row(log, x + o * n, y + o * n, n);
+    } else {
+      const int64_t j0 = (t % blocks) * kBlock;
+      const int64_t off = o * n * inner + j0;
+      softmax_cols(log, x + off, y + off, n, inner, std::min(kBlock, inner - j0));
+    }
+  }
+}
+
+}  // namespace
+
+void cpu_softmax(bool log, const Tensor& out, const Tensor& in) {
+  if (in.numel() == 0) return;
+  WICK_DISPATCH_FLOATING(in.dtype(), log ? "log_softmax" : "softmax",
+                         [&]<class T>() { softmax_typed<T>(log, out, in); });
+}
+
+}  // namespace wick::detail

@@ -1,0 +1,197 @@
+// Elementwise math on the CPU: the unary family (neg ... silu, and the scalar forms of pow,
+// remainder and clamp) and the pointwise family (pow, remainder, clamp of tensors).
+// Each op is a small functor run by map_loop; 16-bit floats compute in float and round once.
+// Core has already promoted the operands (integer inputs of float ops arrive as float) and
+// rejected the dtypes an op does not support, so integer instantiations only exist for ops
+// that define them.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "cpu/cpu_kernels.h"
+#include "cpu/map_loop.h"
+
+namespace wick::detail {
+
+namespace {
+
+template <class T> constexpr bool is_float_v = std::is_floating_point_v<opmath_t<T>>;
+
+// Integer power by squaring in unsigned arithmetic (wraps like PyTorch, without signed
+// overflow). A negative exponent gives 1/base rounded toward zero: 0 unless base is 1 or -1.
+template <class T>
+T int_pow(T base, T exp) {
+  if constexpr (std::is_signed_v<T>) {
+    if (exp < 0) {
+      if (base == 1) return 1;
+      if (base == -1) return (exp & 1) ? T(-1) : T(1);
+      return 0;
+    }
+  }
+  using U = std::make_unsigned_t<std::conditional_t<(sizeof(T) < sizeof(int)), int, T>>;
+  U r = 1, b = U(base);
+  for (auto e = U(exp); e; e >>= 1) {
+    if (e & 1) r *= b;
+    b *= b;
+  }
+  return T(r);
+}
+
+template <class M>
+M float_pow(M x, M e) {
+  if (e == M(2)) return x * x;
+  if (e == M(3)) return x * x * x;
+  if (e == M(0.5)) return std::sqrt(x);
+  if (e == M(-1)) return M(1) / x;
+  if (e == M(-2)) return M(1) / (x * x);
+  return std::pow(x, e);
+}
+
+// Python's modulo: the result takes the divisor's sign.
+template <class M>
+M py_mod(M a, M b) {
+  if constexpr (std::is_floating_point_v<M>) {
+    M r = std::fmod(a, b);
+    if (r != M(0) && ((b < M(0)) != (r < M(0)))) r += b;
+    return r;
+  } else {
+    if (b == M(-1)) return M(0);  // INT_MIN % -1 traps on x86
+    M r = M(a % b);
+    if (r != 0 && ((b < 0) != (r < 0))) r = M(r + b);
+    return r;
+  }
+}
+
+// max/min that propagate NaN from either side, as torch.clamp does.
+template <class M>
+M nan_max(M a, M b) {
+  if constexpr (std::is_floating_point_v<M>) {
+    if (a != a) return a;
+    if (b != b) return b;
+  }
+  return a < b ? b : a;
+}
+template <class M>
+M nan_min(M a, M b) {
+  if constexpr (std::is_floating_point_v<M>) {
+    if (a != a) return a;
+    if (b != b) return b;
+  }
+  return b < a ? b : a;
+}
+
+template <class T, class F>
+void unary_map(const TensorIter& it, F f) {
+  using M = opmath_t<T>;
+  map_loop<T, T>(it, [f](T a) { return T(f(M(a))); });
+}
+
+template <class T>
+void unary_float(UnaryOp op, const TensorIter& it) {
+  using M = opmath_t<T>;
+  switch (op) {
+    case UnaryOp::Exp: return unary_map<T>(it, [](M x) { return std::exp(x); });
+    case UnaryOp::Log: return unary_map<T>(it, [](M x) { return std::log(x); });
+    case UnaryOp::Sqrt: return unary_map<T>(it, [](M x) { return std::sqrt(x); });
+    case UnaryOp::Rsqrt: return unary_map<T>(it, [](M x) { return M(1) / std::sqrt(x); });
+    case UnaryOp::Sin: return unary_map<T>(it, [](M x) { return std::sin(x); });
+    case UnaryOp::Cos: return unary_map<T>(it, [](M x) { return std::cos(x); });
+    case UnaryOp::Tanh: return unary_map<T>(it, [](M x) { return std::tanh(x); });
+    case UnaryOp::Sigmoid: return unary_map<T>(it, [](M x) { return M(1) / (M(1) + std::exp(-x)); });
+    case UnaryOp::Silu: return unary_map<T>(it, [](M x) { return x / (M(1) + std::exp(-x)); });
+    case UnaryOp::Gelu:
+      return unary_map<T>(it, [](M x) { return M(0.5) * x * (M(1) + std::erf(x * M(M_SQRT1_2))); });
+    case UnaryOp::GeluTanh:
+      return unary_map<T>(it, [](M x) {
+        const M k = M(M_2_SQRTPI * M_SQRT1_2);  // sqrt(2 / pi)
+        return M(0.5) * x * (M(1) + std::tanh(k * (x + M(0.044715) * x * x * x)));
+      });
+    default: break;
+  }
+}
+
+template <class T>
+void cpu_unary_typed(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b) {
+  using M = opmath_t<T>;
+  switch (op) {
+    case UnaryOp::Neg: return unary_map<T>(it, [](M x) { return M(-x); });
+    case UnaryOp::Abs:
+      if constexpr (std::is_unsigned_v<T>) return map_loop<T, T>(it, [](T x) { return x; });
+      else return unary_map<T>(it, [](M x) { return M(x < M(0) ? -x : x); });
+    case UnaryOp::Relu: return unary_map<T>(it, [](M x) { return x < M(0) ? M(0) : x; });
+    case UnaryOp::Pow: {
+      if constexpr (is_float_v<T>) {
+        const M e = a->to<M>();
+        if (e == M(2)) return unary_map<T>(it, [](M x) { return x * x; });
+        return unary_map<T>(it, [e](M x) { return float_pow(x, e); });
+      } else {
+        const T e = a->to<T>();
+        if (e == T(2)) return unary_map<T>(it, [](M x) { return M(x * x); });
+        return map_loop<T, T>(it, [e](T x) { return int_pow(x, e); });
+      }
+    }
+    case UnaryOp::RPow: {
+      if constexpr (is_float_v<T>) {
+        const M base = a->to<M>();
+        return unary_map<T>(it, [base](M x) { return std::pow(base, x); });
+      } else {
+        const T base = a->to<T>();
+        return map_loop<T, T>(it, [base](T x) { return int_pow(base, x); });
+      }
+    }
+    case UnaryOp::Remainder: {
+      const M d = a->to<M>();
+      return unary_map<T>(it, [d](M x) { return py_mod(x, d); });
+    }
+    case UnaryOp::Clamp: {
+      if constexpr (is_float_v<T>) {
+        const M lo = a ? a->to<M>() : -INFINITY, hi = b ? b->to<M>() : INFINITY;
+        return unary_map<T>(it, [lo, hi](M x) { return x != x ? x : std::min(std::max(x, lo), hi); });
+      } else {
+        const M lo = a ? a->to<M>() : std::numeric_limits<M>::lowest();
+        const M hi = b ? b->to<M>() : std::numeric_limits<M>::max();
+        return unary_map<T>(it, [lo, hi](M x) { return std::min(std::max(x, lo), hi); });
+      }
+    }
+    default:
+      if constexpr (is_float_v<T>) return unary_float<T>(op, it);
+  }
+}
+
+template <class T>
+void cpu_pointwise_typed(PointwiseOp op, const TensorIter& it) {
+  using M = opmath_t<T>;
+  switch (op) {
+    case PointwiseOp::Pow:
+      if constexpr (is_float_v<T>)
+        return map_loop<T, T, T>(it, [](T x, T e) { return T(float_pow(M(x), M(e))); });
+      else return map_loop<T, T, T>(it, [](T x, T e) { return int_pow(x, e); });
+    case PointwiseOp::Remainder:
+      if constexpr (!is_float_v<T>) {
+        bool zero = false;
+        auto scan = [&zero](char** p, const int64_t* s, int64_t n) {
+          for (int64_t i = 0; i < n; ++i) zero |= load<T>(p[2], s[2], i) == T(0);
+        };
+        if (it.numel() > 0) cpu_loop_range(it, 0, it.numel(), scan);  // before writing anything
+        WICK_CHECK(!zero, ValueError, "remainder", "ZeroDivisionError");
+      }
+      return map_loop<T, T, T>(it, [](T x, T d) { return T(py_mod(M(x), M(d))); });
+    case PointwiseOp::ClampMin: return map_loop<T, T, T>(it, [](T x, T lo) { return T(nan_max(M(x), M(lo))); });
+    case PointwiseOp::ClampMax: return map_loop<T, T, T>(it, [](T x, T hi) { return T(nan_min(M(x), M(hi))); });
+    case PointwiseOp::Clamp:
+      return map_loop<T, T, T, T>(it, [](T x, T lo, T hi) { return T(nan_min(nan_max(M(x), M(lo)), M(hi))); });
+  }
+}
+
+}  // namespace
+
+void cpu_unary(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b) {
+  WICK_DISPATCH_NUMERIC(it.dtype(), "unary", [&]<class T>() { cpu_unary_typed<T>(op, it, a, b); });
+}
+
+void cpu_pointwise(PointwiseOp op, const TensorIter& it) {
+  WICK_DISPATCH_NUMERIC(it.dtype(), "pointwise", [&]<class T>() { cpu_pointwise_typed<T>(op, it); });
+}
+
+}  // namespace wick::detail
