@@ -7,6 +7,8 @@
 
 #include <initializer_list>
 #include <optional>
+#include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "wick/tensor.h"
@@ -80,9 +82,126 @@ Tensor sum(const Tensor& t, IntArrayRef dims, bool keepdim = false, std::optiona
 Tensor mean(const Tensor& t, std::optional<Dtype> dtype = std::nullopt);
 Tensor mean(const Tensor& t, IntArrayRef dims, bool keepdim = false, std::optional<Dtype> dtype = std::nullopt);
 
+// max/min of all elements; with dim, {values, indices} (the first index among equals).
+// NaN propagates: it is the max and the min of anything holding one.
+Tensor max(const Tensor& t);
+Tensor min(const Tensor& t);
+std::tuple<Tensor, Tensor> max(const Tensor& t, int64_t dim, bool keepdim = false);
+std::tuple<Tensor, Tensor> min(const Tensor& t, int64_t dim, bool keepdim = false);
+// Index of the max/min of the flattened tensor, or along dim.
+Tensor argmax(const Tensor& t, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor argmin(const Tensor& t, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+// Variance and standard deviation over dims (empty: all), dividing by N - correction;
+// unbiased is correction 1. var(t, 1) and var(t, {1}) reduce dim 1, as in Python;
+// var(t, false) is the biased variance of all; var(t, {1}, 0) is ambiguous on purpose (false
+// or 0.0?) and doesn't compile.
+Tensor var(const Tensor& t, IntArrayRef dims = {}, bool unbiased = true, bool keepdim = false);
+Tensor var(const Tensor& t, IntArrayRef dims, double correction, bool keepdim = false);
+template <class Bool, std::enable_if_t<std::is_same_v<Bool, bool>, int> = 0>
+Tensor var(const Tensor& t, Bool unbiased) { return var(t, IntArrayRef{}, bool(unbiased)); }
+Tensor std(const Tensor& t, IntArrayRef dims = {}, bool unbiased = true, bool keepdim = false);
+Tensor std(const Tensor& t, IntArrayRef dims, double correction, bool keepdim = false);
+template <class Bool, std::enable_if_t<std::is_same_v<Bool, bool>, int> = 0>
+Tensor std(const Tensor& t, Bool unbiased) { return std(t, IntArrayRef{}, bool(unbiased)); }
+// Vector p-norm over dims (empty: all): p = 2, 1, 0 (count of non-zeros), INFINITY (max |x|),
+// -INFINITY (min |x|) or any other real p.
+Tensor norm(const Tensor& t, const Scalar& p = 2);
+Tensor norm(const Tensor& t, const Scalar& p, IntArrayRef dims, bool keepdim = false);
+
+// ---- elementwise math. Float functions of integer or bool tensors give the default float.
+Tensor neg(const Tensor& t);
+Tensor abs(const Tensor& t);
+Tensor exp(const Tensor& t);
+Tensor log(const Tensor& t);
+Tensor sqrt(const Tensor& t);
+Tensor rsqrt(const Tensor& t);
+Tensor sin(const Tensor& t);
+Tensor cos(const Tensor& t);
+Tensor tanh(const Tensor& t);
+Tensor sigmoid(const Tensor& t);
+Tensor relu(const Tensor& t);
+// approximate: "none" (the erf form) or "tanh".
+Tensor gelu(const Tensor& t, std::string_view approximate = "none");
+Tensor silu(const Tensor& t);
+Tensor pow(const Tensor& t, const Scalar& exponent);
+Tensor pow(const Tensor& t, const Tensor& exponent);
+Tensor pow(const Scalar& base, const Tensor& exponent);
+// Python's %: the result has the sign of the divisor.
+Tensor remainder(const Tensor& t, const Scalar& other);
+Tensor remainder(const Tensor& t, const Tensor& other);
+// min(max(t, min), max); a missing bound is no bound. Scalars promote like PyTorch's.
+Tensor clamp(const Tensor& t, const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt);
+Tensor clamp(const Tensor& t, const std::optional<Tensor>& min = {}, const std::optional<Tensor>& max = {});
+Tensor clamp_min(const Tensor& t, const Scalar& min);
+Tensor clamp_min(const Tensor& t, const Tensor& min);
+Tensor clamp_max(const Tensor& t, const Scalar& max);
+Tensor clamp_max(const Tensor& t, const Tensor& max);
+
+// ---- comparisons (broadcasting, compared in the promoted dtype) give bool tensors
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, const Scalar& b);
+Tensor ne(const Tensor& a, const Scalar& b);
+Tensor lt(const Tensor& a, const Scalar& b);
+Tensor le(const Tensor& a, const Scalar& b);
+Tensor gt(const Tensor& a, const Scalar& b);
+Tensor ge(const Tensor& a, const Scalar& b);
+Tensor operator==(const Tensor& a, const Tensor& b);
+Tensor operator!=(const Tensor& a, const Tensor& b);
+Tensor operator<(const Tensor& a, const Tensor& b);
+Tensor operator<=(const Tensor& a, const Tensor& b);
+Tensor operator>(const Tensor& a, const Tensor& b);
+Tensor operator>=(const Tensor& a, const Tensor& b);
+Tensor operator==(const Tensor& a, const Scalar& b);
+Tensor operator!=(const Tensor& a, const Scalar& b);
+Tensor operator<(const Tensor& a, const Scalar& b);
+Tensor operator<=(const Tensor& a, const Scalar& b);
+Tensor operator>(const Tensor& a, const Scalar& b);
+Tensor operator>=(const Tensor& a, const Scalar& b);
+Tensor operator==(const Scalar& a, const Tensor& b);
+Tensor operator!=(const Scalar& a, const Tensor& b);
+Tensor operator<(const Scalar& a, const Tensor& b);
+Tensor operator<=(const Scalar& a, const Tensor& b);
+Tensor operator>(const Scalar& a, const Tensor& b);
+Tensor operator>=(const Scalar& a, const Tensor& b);
+
+// a where cond (bool) is true, b elsewhere; a and b promote together.
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& cond, const Tensor& a, const Scalar& b);
+Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b);
+Tensor where(const Tensor& cond, const Scalar& a, const Scalar& b);
+// t with value where mask (bool) is true; value is cast to t's dtype.
+Tensor masked_fill(const Tensor& t, const Tensor& mask, const Scalar& value);
+Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value);
+
+// ---- softmax over dim, numerically stable; with dtype the input is cast to it first
+Tensor softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype = std::nullopt);
+Tensor log_softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype = std::nullopt);
+
 // ---- linear algebra
 Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor mm(const Tensor& a, const Tensor& b);
+// Batched a[i] @ b[i] for 3-D a and b with equal batch sizes (no broadcasting).
+Tensor bmm(const Tensor& a, const Tensor& b);
+// beta * input + alpha * (a @ b), input broadcast to the result.
+Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta = 1, const Scalar& alpha = 1);
+// x @ weight.T + bias (bias may be undefined), as torch.nn.functional.linear.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {});
+
+// ---- indexing and joining
+// t's slices index[0], index[1], ... along dim (index: int32 or int64, 0-d or 1-D).
+Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);
+// out[i][j][k] = t[i][index[i][j][k]][k] for dim 1 (index: int64, t's rank).
+Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
+// Along an existing dim (cat) or a new one (stack); dtypes promote.
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
+// int64 t of class indices -> int64 [..., num_classes] (-1: max(t) + 1).
+Tensor one_hot(const Tensor& t, int64_t num_classes = -1);
 
 // ---- copies and views
 Tensor clone(const Tensor& t);

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -175,6 +176,89 @@ class Tensor {
   Tensor mean(std::optional<Dtype> dtype = std::nullopt) const;
   Tensor mean(IntArrayRef dims, bool keepdim = false, std::optional<Dtype> dtype = std::nullopt) const;
   Tensor matmul(const Tensor& other) const;
+  Tensor mm(const Tensor& other) const;
+  Tensor bmm(const Tensor& other) const;
+  Tensor addmm(const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor neg() const;
+  Tensor abs() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor sqrt() const;
+  Tensor rsqrt() const;
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor relu() const;
+  Tensor pow(const Scalar& exponent) const;
+  Tensor pow(const Tensor& exponent) const;
+  Tensor remainder(const Scalar& other) const;
+  Tensor remainder(const Tensor& other) const;
+  Tensor clamp(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt) const;
+  Tensor clamp(const std::optional<Tensor>& min = {}, const std::optional<Tensor>& max = {}) const;
+  Tensor clamp_min(const Scalar& min) const;
+  Tensor clamp_max(const Scalar& max) const;
+  Tensor eq(const Tensor& other) const;
+  Tensor ne(const Tensor& other) const;
+  Tensor lt(const Tensor& other) const;
+  Tensor le(const Tensor& other) const;
+  Tensor gt(const Tensor& other) const;
+  Tensor ge(const Tensor& other) const;
+  Tensor eq(const Scalar& other) const;
+  Tensor ne(const Scalar& other) const;
+  Tensor lt(const Scalar& other) const;
+  Tensor le(const Scalar& other) const;
+  Tensor gt(const Scalar& other) const;
+  Tensor ge(const Scalar& other) const;
+  // self where cond is true, other elsewhere (torch.Tensor.where).
+  Tensor where(const Tensor& cond, const Tensor& other) const;
+  Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
+  Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
+  Tensor max() const;
+  Tensor min() const;
+  // {values, indices} along dim.
+  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
+  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
+  Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  // var/std: the overloads of wick::var in ops.h (var(false): biased, all dims).
+  Tensor var(IntArrayRef dims = {}, bool unbiased = true, bool keepdim = false) const;
+  Tensor var(IntArrayRef dims, double correction, bool keepdim = false) const;
+  template <class Bool, std::enable_if_t<std::is_same_v<Bool, bool>, int> = 0>
+  Tensor var(Bool unbiased) const { return var(IntArrayRef{}, bool(unbiased)); }
+  Tensor std(IntArrayRef dims = {}, bool unbiased = true, bool keepdim = false) const;
+  Tensor std(IntArrayRef dims, double correction, bool keepdim = false) const;
+  template <class Bool, std::enable_if_t<std::is_same_v<Bool, bool>, int> = 0>
+  Tensor std(Bool unbiased) const { return std(IntArrayRef{}, bool(unbiased)); }
+  Tensor norm(const Scalar& p = 2) const;
+  Tensor norm(const Scalar& p, IntArrayRef dims, bool keepdim = false) const;
+  Tensor softmax(int64_t dim, std::optional<Dtype> dtype = std::nullopt) const;
+  Tensor log_softmax(int64_t dim, std::optional<Dtype> dtype = std::nullopt) const;
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+  Tensor gather(int64_t dim, const Tensor& index) const;
+
+  // ---- more in-place math (the result dtype must cast to this tensor's)
+  Tensor& neg_();
+  Tensor& abs_();
+  Tensor& exp_();
+  Tensor& log_();
+  Tensor& sqrt_();
+  Tensor& rsqrt_();
+  Tensor& sin_();
+  Tensor& cos_();
+  Tensor& tanh_();
+  Tensor& sigmoid_();
+  Tensor& relu_();
+  Tensor& pow_(const Scalar& exponent);
+  Tensor& pow_(const Tensor& exponent);
+  Tensor& remainder_(const Scalar& other);
+  Tensor& remainder_(const Tensor& other);
+  Tensor& clamp_(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt);
+  Tensor& clamp_(const std::optional<Tensor>& min = {}, const std::optional<Tensor>& max = {});
+  Tensor& clamp_min_(const Scalar& min);
+  Tensor& clamp_max_(const Scalar& max);
+  Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
+  Tensor& masked_fill_(const Tensor& mask, const Tensor& value);
 
   // ---- autograd (src/autograd; see wick/autograd.h)
   bool requires_grad() const { return impl_->requires_grad(); }

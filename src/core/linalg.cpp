@@ -1,5 +1,6 @@
-// matmul and mm. Core shapes the problem as a batched GEMM on matrices that are contiguous
-// in either orientation (a transposed view costs no copy), and the backend runs it.
+// matmul, mm, bmm, addmm and linear. Core shapes the problem as a batched GEMM on matrices
+// that are contiguous in either orientation (a transposed view costs no copy), and the
+// backend runs it.
 #include "autograd/hooks.h"
 #include "core/kernel_table.h"
 #include "core/tensor_iter.h"
@@ -105,14 +106,14 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     Tensor c = t3.contiguous();
     return std::make_pair(c, GemmOperand{c, false, std::max<int64_t>(c.size(2), 1)});
   };
-  auto [A3c, oa] = per_matrix(A3);
-  auto [B3c, ob] = per_matrix(B3);
   DimVector out_sizes(batch);
   out_sizes.push_back(n);
   out_sizes.push_back(m);
   Tensor C = empty({nb, n, m}, a.options());
   if (k == 0) kernels(C.device()).fill(C, 0);
   else if (nb * n * m > 0) {
+    auto [A3c, oa] = per_matrix(A3);
+    auto [B3c, ob] = per_matrix(B3);
     GemmArgs g{A3c, B3c, C, nb, n, m, k, oa.ld, ob.ld, std::max<int64_t>(m, 1),
                A3c.stride(0), B3c.stride(0), n * m, oa.trans, ob.trans, 1.0, 0.0};
     kernels(a.device()).gemm(g);
@@ -123,6 +124,70 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   return out;
 }
 
+Tensor bmm(const Tensor& a, const Tensor& b) {
+  check_matmul_args(a, b, "bmm");
+  WICK_CHECK(a.dim() == 3, ValueError, "bmm", "batch1 must be a 3D tensor");
+  WICK_CHECK(b.dim() == 3, ValueError, "bmm", "batch2 must be a 3D tensor");
+  WICK_CHECK(a.size(0) == b.size(0), ValueError, "bmm", "batch1 and batch2 must have same number of batches, got ",
+             a.size(0), " and ", b.size(0));
+  WICK_CHECK(a.size(2) == b.size(1), ValueError, "bmm", "Expected size for first two dimensions of batch2 tensor to be: [",
+             a.size(0), ", ", a.size(2), "] but got: [", b.size(0), ", ", b.size(1), "].");
+  return matmul(a, b);  // equal batch sizes: matmul's batched GEMM without broadcasting
+}
+
+// beta * input + alpha * (a @ b): input is broadcast into the result, which GEMM accumulates
+// into (beta == 0 ignores input, nan and inf included, as BLAS and PyTorch do).
+Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
+  check_matmul_args(a, b, "addmm");
+  check_same_device(input, a.device(), "addmm", "self");
+  WICK_CHECK(input.dtype() == a.dtype(), TypeError, "addmm", "self and mat2 must have the same dtype, but got ",
+             input.dtype(), " and ", a.dtype());
+  WICK_CHECK(is_floating_point(a.dtype()) || (!beta.is_floating_point() && !alpha.is_floating_point()), ValueError,
+             "addmm", "For integral input tensors, argument beta and alpha must not be floating point numbers.");
+  WICK_CHECK(a.dim() == 2, ValueError, "addmm", "mat1 must be a matrix, got ", a.dim(), "-D tensor");
+  WICK_CHECK(b.dim() == 2, ValueError, "addmm", "mat2 must be a matrix, got ", b.dim(), "-D tensor");
+  WICK_CHECK(a.size(1) == b.size(0), ValueError, "addmm", "mat1 and mat2 shapes cannot be multiplied (", a.size(0),
+             "x", a.size(1), " and ", b.size(0), "x", b.size(1), ")");
+  const int64_t n = a.size(0), m = b.size(1);
+  WICK_CHECK(IntArrayRef(broadcast_shapes(input.sizes(), {n, m}, "addmm")).equals({n, m}), ValueError, "addmm",
+             "self of shape ", input.sizes(), " can't be broadcast to the result's [", n, ", ", m, "]");
+  Tensor c = empty({n, m}, a.options());
+  const double be = beta.to<double>(), al = alpha.to<double>();
+  if (be == 0) kernels(c.device()).fill(c, 0);
+  else copy_values(c, input, false);
+  if (n == 0 || m == 0) return c;
+  if (a.size(1) == 0) {  // no products: beta * input
+    if (be != 1 && be != 0) c.mul_(beta);
+    return c;
+  }
+  GemmOperand oa = gemm_operand(a), ob = gemm_operand(b);
+  GemmArgs g{oa.t, ob.t, c, 1, n, m, a.size(1), oa.ld, ob.ld, std::max<int64_t>(m, 1),
+             0, 0, 0, oa.trans, ob.trans, al, be};
+  kernels(a.device()).gemm(g);
+  return c;
+}
+
+// x @ w.T + b, with x of any rank >= 1; 2-D and higher inputs with a bias take one addmm.
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
+  WICK_CHECK(w.dim() == 2, ValueError, "linear", "weight must be 2-D, got ", w.dim(), "-D");
+  WICK_CHECK(x.dim() >= 1, ValueError, "linear", "input must have at least 1 dimension");
+  WICK_CHECK(x.size(-1) == w.size(1), ValueError, "linear", "mat1 and mat2 shapes cannot be multiplied (",
+             x.numel() / std::max<int64_t>(x.size(-1), 1), "x", x.size(-1), " and ", w.size(1), "x", w.size(0), ")");
+  if (b.defined() && x.dim() >= 2) {
+    DimVector out_sizes(x.sizes());
+    out_sizes.back() = w.size(0);
+    Tensor x2 = x.dim() == 2 ? x : x.reshape({-1, x.size(-1)});
+    return addmm(b, x2, w.t()).view(out_sizes);
+  }
+  Tensor y = matmul(x, w.t());
+  return b.defined() ? add(y, b) : y;
+}
+
 Tensor Tensor::matmul(const Tensor& other) const { return wick::matmul(*this, other); }
+Tensor Tensor::mm(const Tensor& other) const { return wick::mm(*this, other); }
+Tensor Tensor::bmm(const Tensor& other) const { return wick::bmm(*this, other); }
+Tensor Tensor::addmm(const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) const {
+  return wick::addmm(*this, a, b, beta, alpha);
+}
 
 }  // namespace wick

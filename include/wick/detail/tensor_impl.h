@@ -54,6 +54,7 @@ class TensorImpl : public IntrusiveTarget {
     numel_ = 1;
     for (auto s : sizes_) numel_ *= s;
     contiguous_ = true;
+    if (numel_ == 0) return;  // an empty tensor is contiguous whatever its strides (as PyTorch)
     int64_t expected = 1;
     for (size_t i = sizes_.size(); i-- > 0;) {
       if (sizes_[i] == 1) continue;

@@ -1,0 +1,88 @@
+// index_select, gather and one_hot. index_select and gather share the backend's gather
+// family: the source is restrided with stride 0 along the indexed dim (and, for index_select,
+// the 1-D index is restrided across the output's shape), so one elementwise pass reads
+// src[..., index[...], ...]. Bounds are checked by the backend before it writes.
+#include "core/kernel_table.h"
+#include "core/tensor_iter.h"
+#include "core/tensor_ops.h"
+#include "wick/ops.h"
+
+namespace wick {
+
+using namespace detail;
+
+namespace {
+
+// out[i] = src[..., index_r[i], ...] along dim d through the gather family: src_r is src
+// restrided to the output's shape with stride 0 along d.
+Tensor run_gather(const Tensor& src, int64_t d, const Tensor& index_r, const char* op) {
+  DimVector strides(src.strides());
+  strides[size_t(d)] = 0;
+  Tensor src_r = make_view(src, index_r.sizes(), strides, src.storage_offset());
+  IterConfig cfg;
+  cfg.op = op;
+  cfg.names[1] = "index";
+  cfg.compute_dtype = src.dtype();
+  cfg.keep_dtype = 2;  // the index keeps its integer dtype
+  auto it = TensorIter::build({}, {src_r, index_r}, cfg);
+  require(kernels(it.device()).gather, it.device(), op)(it, src.stride(d) * src.element_size(), src.size(d), op);
+  return it.result();
+}
+
+}  // namespace
+
+Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
+  WICK_CHECK(index.dim() <= 1, IndexError, "index_select", "Index is supposed to be a vector");
+  WICK_CHECK(index.dtype() == kInt64 || index.dtype() == kInt32, TypeError, "index_select",
+             "Expected dtype int32 or int64 for index (got ", index.dtype(), ")");
+  const int64_t d = wrap_dim(dim, t.dim(), "index_select");
+  const int64_t k = index.numel();
+  WICK_CHECK(t.dim() > 0 || k == 1, IndexError, "index_select", "Index to scalar can have only 1 value, got ", k,
+             " value(s)");
+  // A 0-d self is indexed as [1] and the result viewed back as 0-d.
+  Tensor src = t.dim() == 0 ? t.reshape({1}) : t;
+  Tensor idx = index.dim() == 0 ? index.reshape({1}) : index;
+  DimVector sizes(src.sizes()), idx_strides(size_t(src.dim()), 0);
+  sizes[size_t(d)] = k;
+  idx_strides[size_t(d)] = idx.stride(0);  // the 1-D index spread across the output's shape
+  Tensor out = run_gather(src, d, make_view(idx, sizes, idx_strides, idx.storage_offset()), "index_select");
+  return t.dim() == 0 ? out.view({}) : out;
+}
+
+Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
+  WICK_CHECK(index.dtype() == kInt64, TypeError, "gather", "Expected dtype int64 for index (got ", index.dtype(), ")");
+  const int64_t d = wrap_dim(dim, t.dim(), "gather");
+  // 0-d operands act as [1]; the result takes index's shape.
+  Tensor src = t.dim() == 0 ? t.reshape({1}) : t;
+  Tensor idx = index.dim() == 0 ? index.reshape({1}) : index;
+  WICK_CHECK(idx.dim() == src.dim(), ValueError, "gather",
+             "Index tensor must have the same number of dimensions as input tensor");
+  for (int64_t i = 0; i < src.dim(); ++i)
+    WICK_CHECK(i == d || idx.size(i) <= src.size(i), ValueError, "gather", "Size does not match at dimension ", i,
+               " expected index ", index.sizes(), " to be no larger than self ", t.sizes(), " apart from dimension ",
+               d);
+  Tensor out = run_gather(src, d, idx, "gather");
+  return index.dim() == 0 ? out.view({}) : out;
+}
+
+Tensor one_hot(const Tensor& t, int64_t num_classes) {
+  WICK_CHECK(t.dtype() == kInt64, TypeError, "one_hot",
+             "one_hot is only applicable to index tensor of type int64 (got ", t.dtype(), ")");
+  WICK_CHECK(num_classes >= -1, ValueError, "one_hot", "num_classes should be positive or -1 (got ", num_classes, ")");
+  if (t.numel() == 0) {
+    WICK_CHECK(num_classes > 0, ValueError, "one_hot", "Can not infer total number of classes from empty tensor.");
+  } else {
+    WICK_CHECK(wick::min(t).item<int64_t>() >= 0, ValueError, "one_hot", "Class values must be non-negative.");
+    const int64_t hi = wick::max(t).item<int64_t>();
+    if (num_classes == -1) num_classes = hi + 1;
+    WICK_CHECK(hi < num_classes, ValueError, "one_hot", "Class values must be smaller than num_classes.");
+  }
+  // (t[..., None] == arange(C)) as int64: two existing kernels, no kernel of its own.
+  Tensor classes = arange(num_classes, TensorOptions(kInt64).device(t.device()));
+  return eq(t.unsqueeze(-1), classes).to(kInt64);
+}
+
+Tensor Tensor::index_select(int64_t dim, const Tensor& index) const { return wick::index_select(*this, dim, index); }
+Tensor Tensor::gather(int64_t dim, const Tensor& index) const { return wick::gather(*this, dim, index); }
+
+}  // namespace wick

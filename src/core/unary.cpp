@@ -1,0 +1,232 @@
+// Elementwise math: neg abs exp log sqrt rsqrt sin cos tanh sigmoid relu gelu silu, pow,
+// remainder and clamp, in new and in-place forms. Each op plans a TensorIter (promotion by
+// PyTorch's rules: float functions of integer tensors give the default float) and calls the
+// backend's unary or pointwise family.
+#include <cmath>
+#include <string_view>
+
+#include "core/kernel_table.h"
+#include "core/tensor_ops.h"
+#include "wick/ops.h"
+
+namespace wick {
+
+using namespace detail;
+
+namespace {
+
+// How an op treats dtypes: Float ops promote integer and bool inputs to the default float;
+// Numeric ops keep the dtype and reject bool; FloatOnly ops reject every non-float dtype.
+enum class Kind : uint8_t { Float, Numeric, FloatOnly };
+
+void check_dtype(Kind kind, Dtype t, const char* op) {
+  if (kind == Kind::Numeric && t == kBool) [[unlikely]]
+    raise<TypeError>(op, "\"", op, "\" not implemented for 'bool'");
+  if (kind == Kind::FloatOnly && !is_floating_point(t)) [[unlikely]]
+    raise<TypeError>(op, "\"", op, "\" not implemented for '", t, "'");
+}
+
+// out undefined: a new tensor; out == t: in place.
+Tensor unary(UnaryOp op, const Tensor& out, const Tensor& t, const char* name, Kind kind,
+             const Scalar* a = nullptr, const Scalar* b = nullptr, std::optional<Dtype> compute = std::nullopt) {
+  IterConfig cfg;
+  cfg.op = name;
+  cfg.int_to_float = kind == Kind::Float;
+  cfg.compute_dtype = compute;  // set by the ops with scalars, which take part in promotion
+  if (kind != Kind::Float) check_dtype(kind, compute ? *compute : t.dtype(), name);
+  auto it = TensorIter::build(out, {t}, cfg);
+  require(kernels(it.device()).unary, it.device(), name)(op, it, a, b);
+  it.finish();
+  if (out.defined()) bump_version(out);
+  return it.result();
+}
+
+Tensor pointwise(PointwiseOp op, const Tensor& out, std::initializer_list<Tensor> inputs, const char* name) {
+  Dtype compute = result_type(inputs);
+  check_dtype(Kind::Numeric, compute, name);
+  IterConfig cfg;
+  cfg.op = name;
+  cfg.compute_dtype = compute;
+  auto it = TensorIter::build(out, inputs, cfg);
+  require(kernels(it.device()).pointwise, it.device(), name)(op, it);
+  it.finish();
+  if (out.defined()) bump_version(out);
+  return it.result();
+}
+
+void check_int_exponent(Dtype compute, const Scalar& e, const char* op) {
+  WICK_CHECK(!is_integral(compute, true) || e.to<double>() >= 0, ValueError, op,
+             "Integers to negative integer powers are not allowed.");
+}
+
+void check_divisor(Dtype compute, const Scalar& d, const char* op) {
+  WICK_CHECK(is_floating_point(compute) || d.to<double>() != 0, ValueError, op,
+             "ZeroDivisionError: integer remainder by zero");
+}
+
+// The dtype of clamp(t, lo, hi) with scalar bounds: each bound promotes like a wrapped number.
+Dtype clamp_dtype(const Tensor& t, const Scalar* lo, const Scalar* hi) {
+  WICK_CHECK(lo || hi, ValueError, "clamp", "At least one of 'min' or 'max' must not be None");
+  Dtype r = t.dtype();
+  if (lo) r = promote_types(r, result_type({t}, lo));
+  if (hi) r = promote_types(r, result_type({t}, hi));
+  return r;
+}
+
+Tensor clamp_tensors(const Tensor& out, const Tensor& t, const std::optional<Tensor>& lo,
+                     const std::optional<Tensor>& hi, const char* name) {
+  const bool has_lo = lo && lo->defined(), has_hi = hi && hi->defined();
+  WICK_CHECK(has_lo || has_hi, ValueError, name, "At least one of 'min' or 'max' must not be None");
+  if (has_lo && has_hi) return pointwise(PointwiseOp::Clamp, out, {t, *lo, *hi}, name);
+  if (has_lo) return pointwise(PointwiseOp::ClampMin, out, {t, *lo}, name);
+  return pointwise(PointwiseOp::ClampMax, out, {t, *hi}, name);
+}
+
+UnaryOp gelu_op(std::string_view approximate) {
+  WICK_CHECK(approximate == "none" || approximate == "tanh", ValueError, "gelu",
+             "approximate argument must be either none or tanh.");
+  return approximate == "tanh" ? UnaryOp::GeluTanh : UnaryOp::Gelu;
+}
+
+}  // namespace
+
+Tensor neg(const Tensor& t) {
+  WICK_CHECK(t.dtype() != kBool, TypeError, "neg",
+             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
+             "use the `~` or `logical_not()` operator instead.");
+  return unary(UnaryOp::Neg, {}, t, "neg", Kind::Numeric);
+}
+Tensor abs(const Tensor& t) { return unary(UnaryOp::Abs, {}, t, "abs", Kind::Numeric); }
+Tensor exp(const Tensor& t) { return unary(UnaryOp::Exp, {}, t, "exp", Kind::Float); }
+Tensor log(const Tensor& t) { return unary(UnaryOp::Log, {}, t, "log", Kind::Float); }
+Tensor sqrt(const Tensor& t) { return unary(UnaryOp::Sqrt, {}, t, "sqrt", Kind::Float); }
+Tensor rsqrt(const Tensor& t) { return unary(UnaryOp::Rsqrt, {}, t, "rsqrt", Kind::Float); }
+Tensor sin(const Tensor& t) { return unary(UnaryOp::Sin, {}, t, "sin", Kind::Float); }
+Tensor cos(const Tensor& t) { return unary(UnaryOp::Cos, {}, t, "cos", Kind::Float); }
+Tensor tanh(const Tensor& t) { return unary(UnaryOp::Tanh, {}, t, "tanh", Kind::Float); }
+Tensor sigmoid(const Tensor& t) { return unary(UnaryOp::Sigmoid, {}, t, "sigmoid", Kind::Float); }
+Tensor relu(const Tensor& t) {
+  WICK_CHECK(t.dtype() != kBool, TypeError, "relu", "Boolean inputs not supported for relu");
+  return unary(UnaryOp::Relu, {}, t, "relu", Kind::Numeric);
+}
+Tensor gelu(const Tensor& t, std::string_view approximate) {
+  return unary(gelu_op(approximate), {}, t, "gelu", Kind::FloatOnly);
+}
+Tensor silu(const Tensor& t) { return unary(UnaryOp::Silu, {}, t, "silu", Kind::FloatOnly); }
+
+Tensor pow(const Tensor& t, const Scalar& exponent) {
+  const Dtype c = result_type({t}, &exponent);
+  check_int_exponent(c, exponent, "pow");
+  return unary(UnaryOp::Pow, {}, t, "pow", Kind::Numeric, &exponent, nullptr, c);
+}
+Tensor pow(const Tensor& t, const Tensor& exponent) {
+  return pointwise(PointwiseOp::Pow, {}, {t, exponent}, "pow");
+}
+Tensor pow(const Scalar& base, const Tensor& exponent) {
+  return unary(UnaryOp::RPow, {}, exponent, "pow", Kind::Numeric, &base, nullptr, result_type({exponent}, &base));
+}
+
+Tensor remainder(const Tensor& t, const Scalar& other) {
+  const Dtype c = result_type({t}, &other);
+  check_divisor(c, other, "remainder");
+  return unary(UnaryOp::Remainder, {}, t, "remainder", Kind::Numeric, &other, nullptr, c);
+}
+Tensor remainder(const Tensor& t, const Tensor& other) {
+  return pointwise(PointwiseOp::Remainder, {}, {t, other}, "remainder");
+}
+
+Tensor clamp(const Tensor& t, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  const Scalar* lo = min ? &*min : nullptr;
+  const Scalar* hi = max ? &*max : nullptr;
+  return unary(UnaryOp::Clamp, {}, t, "clamp", Kind::Numeric, lo, hi, clamp_dtype(t, lo, hi));
+}
+Tensor clamp(const Tensor& t, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  return clamp_tensors({}, t, min, max, "clamp");
+}
+Tensor clamp_min(const Tensor& t, const Scalar& min) {
+  return unary(UnaryOp::Clamp, {}, t, "clamp_min", Kind::Numeric, &min, nullptr, clamp_dtype(t, &min, nullptr));
+}
+Tensor clamp_min(const Tensor& t, const Tensor& min) { return clamp_tensors({}, t, min, std::nullopt, "clamp_min"); }
+Tensor clamp_max(const Tensor& t, const Scalar& max) {
+  return unary(UnaryOp::Clamp, {}, t, "clamp_max", Kind::Numeric, nullptr, &max, clamp_dtype(t, nullptr, &max));
+}
+Tensor clamp_max(const Tensor& t, const Tensor& max) { return clamp_tensors({}, t, std::nullopt, max, "clamp_max"); }
+
+// ---- methods
+
+Tensor Tensor::neg() const { return wick::neg(*this); }
+Tensor Tensor::abs() const { return wick::abs(*this); }
+Tensor Tensor::exp() const { return wick::exp(*this); }
+Tensor Tensor::log() const { return wick::log(*this); }
+Tensor Tensor::sqrt() const { return wick::sqrt(*this); }
+Tensor Tensor::rsqrt() const { return wick::rsqrt(*this); }
+Tensor Tensor::sin() const { return wick::sin(*this); }
+Tensor Tensor::cos() const { return wick::cos(*this); }
+Tensor Tensor::tanh() const { return wick::tanh(*this); }
+Tensor Tensor::sigmoid() const { return wick::sigmoid(*this); }
+Tensor Tensor::relu() const { return wick::relu(*this); }
+Tensor Tensor::pow(const Scalar& e) const { return wick::pow(*this, e); }
+Tensor Tensor::pow(const Tensor& e) const { return wick::pow(*this, e); }
+Tensor Tensor::remainder(const Scalar& o) const { return wick::remainder(*this, o); }
+Tensor Tensor::remainder(const Tensor& o) const { return wick::remainder(*this, o); }
+Tensor Tensor::clamp(const std::optional<Scalar>& min, const std::optional<Scalar>& max) const {
+  return wick::clamp(*this, min, max);
+}
+Tensor Tensor::clamp(const std::optional<Tensor>& min, const std::optional<Tensor>& max) const {
+  return wick::clamp(*this, min, max);
+}
+Tensor Tensor::clamp_min(const Scalar& min) const { return wick::clamp_min(*this, min); }
+Tensor Tensor::clamp_max(const Scalar& max) const { return wick::clamp_max(*this, max); }
+
+// ---- in place: the result dtype must cast to this tensor's (an integer tensor can't take exp)
+
+Tensor& Tensor::neg_() {
+  WICK_CHECK(dtype() != kBool, TypeError, "neg_", "Negation, the `-` operator, on a bool tensor is not supported.");
+  unary(UnaryOp::Neg, *this, *this, "neg_", Kind::Numeric);
+  return *this;
+}
+Tensor& Tensor::abs_() { unary(UnaryOp::Abs, *this, *this, "abs_", Kind::Numeric); return *this; }
+Tensor& Tensor::exp_() { unary(UnaryOp::Exp, *this, *this, "exp_", Kind::Float); return *this; }
+Tensor& Tensor::log_() { unary(UnaryOp::Log, *this, *this, "log_", Kind::Float); return *this; }
+Tensor& Tensor::sqrt_() { unary(UnaryOp::Sqrt, *this, *this, "sqrt_", Kind::Float); return *this; }
+Tensor& Tensor::rsqrt_() { unary(UnaryOp::Rsqrt, *this, *this, "rsqrt_", Kind::Float); return *this; }
+Tensor& Tensor::sin_() { unary(UnaryOp::Sin, *this, *this, "sin_", Kind::Float); return *this; }
+Tensor& Tensor::cos_() { unary(UnaryOp::Cos, *this, *this, "cos_", Kind::Float); return *this; }
+Tensor& Tensor::tanh_() { unary(UnaryOp::Tanh, *this, *this, "tanh_", Kind::Float); return *this; }
+Tensor& Tensor::sigmoid_() { unary(UnaryOp::Sigmoid, *this, *this, "sigmoid_", Kind::Float); return *this; }
+Tensor& Tensor::relu_() {
+  WICK_CHECK(dtype() != kBool, TypeError, "relu_", "Boolean inputs not supported for relu");
+  unary(UnaryOp::Relu, *this, *this, "relu_", Kind::Numeric);
+  return *this;
+}
+Tensor& Tensor::pow_(const Scalar& e) {
+  const Dtype c = result_type({*this}, &e);
+  check_int_exponent(c, e, "pow_");
+  unary(UnaryOp::Pow, *this, *this, "pow_", Kind::Numeric, &e, nullptr, c);
+  return *this;
+}
+Tensor& Tensor::pow_(const Tensor& e) { pointwise(PointwiseOp::Pow, *this, {*this, e}, "pow_"); return *this; }
+Tensor& Tensor::remainder_(const Scalar& o) {
+  const Dtype c = result_type({*this}, &o);
+  check_divisor(c, o, "remainder_");
+  unary(UnaryOp::Remainder, *this, *this, "remainder_", Kind::Numeric, &o, nullptr, c);
+  return *this;
+}
+Tensor& Tensor::remainder_(const Tensor& o) {
+  pointwise(PointwiseOp::Remainder, *this, {*this, o}, "remainder_");
+  return *this;
+}
+Tensor& Tensor::clamp_(const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  const Scalar* lo = min ? &*min : nullptr;
+  const Scalar* hi = max ? &*max : nullptr;
+  unary(UnaryOp::Clamp, *this, *this, "clamp_", Kind::Numeric, lo, hi, clamp_dtype(*this, lo, hi));
+  return *this;
+}
+Tensor& Tensor::clamp_(const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  clamp_tensors(*this, *this, min, max, "clamp_");
+  return *this;
+}
+Tensor& Tensor::clamp_min_(const Scalar& min) { return clamp_(min, std::nullopt); }
+Tensor& Tensor::clamp_max_(const Scalar& max) { return clamp_(std::nullopt, max); }
+
+}  // namespace wick
