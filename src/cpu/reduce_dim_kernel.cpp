@@ -10,10 +10,17 @@
 // Accumulation: 16-bit floats in float, float32 and float64 in double (PyTorch's CPU acc_type
 // for var and norm). Var is two passes (mean, then squared deviations): exact enough in double
 // and simpler to merge than Welford's update.
+//
+// no-trapping-math lets GCC vectorize the NaN-propagating selects (see unary_kernels.cpp).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <memory>
 #include <vector>
 
 #include "cpu/cpu_kernels.h"
@@ -133,12 +140,13 @@ class ColumnReducer {
   void run_split(const P& pol, const Emit& emit, int nt) const {
     using S = typename P::State;
     const int64_t cols = outer_ * inner_;
-    std::vector<S> part(size_t(nt * cols), pol.init());
+    std::unique_ptr<S[]> part(new S[size_t(nt * cols)]);  // not vector: S may be bool
+    for (int64_t i = 0; i < nt * cols; ++i) part[size_t(i)] = pol.init();
 #pragma omp parallel num_threads(nt)
     {
       const int t = omp_get_thread_num(), k = omp_get_num_threads();
       const int64_t r0 = n_ * t / k, r1 = n_ * (t + 1) / k;
-      S* mine = part.data() + t * cols;
+      S* mine = part.get() + t * cols;
       for (int64_t o = 0; o < outer_; ++o)
         for (int64_t j0 = 0; j0 < inner_; j0 += kBlock)
           add_rows(pol, o, j0, std::min(kBlock, inner_ - j0), r0, r1, mine + o * inner_ + j0);
@@ -165,7 +173,17 @@ void select_reduce(DimReduceOp op, const Tensor& values, const Tensor& indices, 
     if (idx) idx[c] = s.i;
   };
   // NaN beats any number (the first NaN stays), as PyTorch's max/min/argmax propagate it.
-  if (op == DimReduceOp::Max || op == DimReduceOp::ArgMax) {
+  const bool is_max = op == DimReduceOp::Max || op == DimReduceOp::ArgMax;
+  if (!idx) {  // values only: an associative fold, which vectorizes
+    auto put = [val](int64_t c, M v) { val[c] = T(v); };
+    auto id = [](M x, int64_t) { return x; };
+    using L = std::numeric_limits<M>;
+    const M lo = L::has_infinity ? -L::infinity() : L::lowest(), hi = L::has_infinity ? L::infinity() : L::max();
+    if (is_max) red.run(fold(lo, id, [](M a, M b) { return is_nan(a) || b < a ? a : b; }), put);
+    else red.run(fold(hi, id, [](M a, M b) { return is_nan(a) || a < b ? a : b; }), put);
+    return;
+  }
+  if (is_max) {
     auto better = [](M x, M b) { return is_nan(x) ? !is_nan(b) : x > b; };
     red.run(SelectPolicy<M, decltype(better)>{better}, emit);
   } else {

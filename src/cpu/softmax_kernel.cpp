@@ -4,7 +4,11 @@
 // inner == 1 (softmax over the last dim): each row is three unit-stride passes (max, sum of
 // exp, write). inner > 1: a block of up to kBlock adjacent columns is processed together so the
 // innermost loop walks contiguous memory and vectorizes. Tasks (rows or column blocks) are
-// split among threads. Arithmetic is in float for 16-bit floats, in the dtype otherwise.
+// split among threads. Arithmetic is in float for 16-bit floats, in the dtype otherwise;
+// exp is vec_math.h's, which vectorizes (see unary_kernels.cpp for no-trapping-math).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
 #include <omp.h>
 
 #include <algorithm>
@@ -12,6 +16,7 @@
 
 #include "cpu/cpu_kernels.h"
 #include "cpu/loops.h"
+#include "cpu/vec_math.h"
 
 namespace wick::detail {
 
@@ -19,30 +24,52 @@ namespace {
 
 constexpr int64_t kBlock = 64;
 
+// Row passes keep kLanes partial maxima/sums so that the loops vectorize (a single running
+// sum is a dependency chain the compiler may not reorder).
+constexpr int64_t kLanes = 16;
+
+template <class M, class T, class F>
+M lane_sum(const T* x, int64_t n, F f) {
+  M acc[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t k = 0; k < kLanes; ++k) acc[k] += f(M(x[i + k]));
+  M s = 0;
+  for (; i < n; ++i) s += f(M(x[i]));
+  for (int64_t k = 0; k < kLanes; ++k) s += acc[k];
+  return s;
+}
+
+template <class M, class T>
+M row_max(const T* x, int64_t n) {
+  M acc[kLanes];
+  for (auto& a : acc) a = -INFINITY;
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t k = 0; k < kLanes; ++k) acc[k] = acc[k] < M(x[i + k]) ? M(x[i + k]) : acc[k];
+  M mx = -INFINITY;
+  for (; i < n; ++i) mx = mx < M(x[i]) ? M(x[i]) : mx;
+  for (int64_t k = 0; k < kLanes; ++k) mx = mx < acc[k] ? acc[k] : mx;
+  return mx;  // a NaN is skipped here but makes every exp, and so the row, NaN
+}
+
 template <class T>
 void softmax_row(bool log, const T* x, T* y, int64_t n) {
   using M = opmath_t<T>;
-  M mx = -INFINITY;
-  for (int64_t i = 0; i < n; ++i) mx = std::max(mx, M(x[i]));
+  const M mx = row_max<M>(x, n);
   // A row of -inf only gives nan (-inf - -inf), as PyTorch does.
-  M sum = 0;
   if (log) {
-    for (int64_t i = 0; i < n; ++i) sum += std::exp(M(x[i]) - mx);
-    const M shift = mx + std::log(sum);
+    const M shift = mx + std::log(lane_sum<M>(x, n, [mx](M v) { return vexp(v - mx); }));
     for (int64_t i = 0; i < n; ++i) y[i] = T(M(x[i]) - shift);
     return;
   }
-  if constexpr (std::is_same_v<T, M>) {
-    for (int64_t i = 0; i < n; ++i) {
-      y[i] = std::exp(x[i] - mx);
-      sum += y[i];
-    }
-    const M inv = M(1) / sum;
+  if constexpr (std::is_same_v<T, M>) {  // write the exps, then sum what was written
+    for (int64_t i = 0; i < n; ++i) y[i] = vexp(x[i] - mx);
+    const M inv = M(1) / lane_sum<M>(y, n, [](M v) { return v; });
     for (int64_t i = 0; i < n; ++i) y[i] *= inv;
   } else {  // 16-bit: don't round the exps before normalizing
-    for (int64_t i = 0; i < n; ++i) sum += std::exp(M(x[i]) - mx);
-    const M inv = M(1) / sum;
-    for (int64_t i = 0; i < n; ++i) y[i] = T(std::exp(M(x[i]) - mx) * inv);
+    const M inv = M(1) / lane_sum<M>(x, n, [mx](M v) { return vexp(v - mx); });
+    for (int64_t i = 0; i < n; ++i) y[i] = T(vexp(M(x[i]) - mx) * inv);
   }
 }
 
@@ -56,9 +83,9 @@ void softmax_cols(bool log, const T* x, T* y, int64_t n, int64_t inner, int64_t 
     sum[j] = 0;
   }
   for (int64_t r = 0; r < n; ++r)
-    for (int64_t j = 0; j < jn; ++j) mx[j] = std::max(mx[j], M(x[r * inner + j]));
+    for (int64_t j = 0; j < jn; ++j) mx[j] = mx[j] < M(x[r * inner + j]) ? M(x[r * inner + j]) : mx[j];
   for (int64_t r = 0; r < n; ++r)
-    for (int64_t j = 0; j < jn; ++j) sum[j] += std::exp(M(x[r * inner + j]) - mx[j]);
+    for (int64_t j = 0; j < jn; ++j) sum[j] += vexp(M(x[r * inner + j]) - mx[j]);
   if (log) {
     for (int64_t j = 0; j < jn; ++j) mx[j] += std::log(sum[j]);
     for (int64_t r = 0; r < n; ++r)
@@ -66,7 +93,7 @@ void softmax_cols(bool log, const T* x, T* y, int64_t n, int64_t inner, int64_t 
   } else {
     for (int64_t j = 0; j < jn; ++j) sum[j] = M(1) / sum[j];
     for (int64_t r = 0; r < n; ++r)
-      for (int64_t j = 0; j < jn; ++j) y[r * inner + j] = T(std::exp(M(x[r * inner + j]) - mx[j]) * sum[j]);
+      for (int64_t j = 0; j < jn; ++j) y[r * inner + j] = T(vexp(M(x[r * inner + j]) - mx[j]) * sum[j]);
   }
 }
 
