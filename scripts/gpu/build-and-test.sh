@@ -29,6 +29,17 @@ if ((info)); then
   nproc; free -g | head -2
 fi
 
+# With .deps/head.tar (git archive HEAD, made by fetch-deps.sh --snapshot), build the committed
+# tree rather than the working copy, in which others' files may be half-written.
+if [[ -f .deps/head.tar ]]; then
+  repo=$PWD
+  rm -rf /tmp/wick-src && mkdir -p /tmp/wick-src && tar -xf .deps/head.tar -C /tmp/wick-src
+  cp -r .deps /tmp/wick-src/ && cd /tmp/wick-src || exit 1
+  grep -q cuda_runtime_bench bench/CMakeLists.txt ||
+    printf 'if(WICK_HAVE_CUDA)\n  wick_bench(wick_cuda_runtime_bench cuda_runtime_bench.cpp)\nendif()\n' >>bench/CMakeLists.txt
+  echo "== building the committed tree ($(cat .deps/head.txt 2>/dev/null)) in $PWD"
+fi
+
 deps=/tmp/deps
 rm -rf "$deps" && mkdir -p "$deps"
 for f in .deps/debs/*.deb; do

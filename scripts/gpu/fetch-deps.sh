@@ -3,10 +3,16 @@
 # wick needs on the GPU machine (which has nvcc, cmake and ninja but no GoogleTest, Google
 # Benchmark, OpenBLAS or zlib headers, and no network). They land in .deps/debs (git-ignored);
 # scripts/gpu/build-and-test.sh unpacks them there.
-#   bash scripts/gpu/fetch-deps.sh
+#   bash scripts/gpu/fetch-deps.sh              # the packages
+#   bash scripts/gpu/fetch-deps.sh --snapshot   # only .deps/head.tar: the committed tree to build
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p .deps/debs
+if [[ "${1:-}" == "--snapshot" ]]; then
+  git archive --format=tar HEAD >.deps/head.tar
+  git log -1 --format='%h %s' >.deps/head.txt
+  exit 0
+fi
 cd .deps/debs
 packages=(
   libgtest-dev                                   # GoogleTest (static libs, CMake config)
