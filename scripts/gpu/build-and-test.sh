@@ -104,7 +104,7 @@ if ((sanitize)); then
   echo "== compute-sanitizer memcheck (WICK_NO_CUDA_MEMORY_CACHING=1)"
   # Child-process tests (Subprocess*) include a deliberate illegal access; the >2^31 test
   # is too slow instrumented.
-  WICK_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck --target-processes application-only \
+  WICK_NO_CUDA_MEMORY_CACHING=1 timeout 240 compute-sanitizer --tool memcheck --target-processes application-only \
     $tests_bin --gtest_filter='Cuda*:-*Subprocess*:CudaKernels.OverTwoBillionElements' \
     >"$OUT/sanitizer.log" 2>&1
   echo "sanitizer rc=$?"
@@ -113,7 +113,7 @@ fi
 
 if [[ -n "$bench" ]]; then
   echo "== wick_cuda_runtime_bench $bench"
-  [[ -x $build/bin/wick_cuda_runtime_bench ]] && $build/bin/wick_cuda_runtime_bench --benchmark_filter="$bench" --benchmark_repetitions=3 \
+  [[ -x $build/bin/wick_cuda_runtime_bench ]] && timeout 150 $build/bin/wick_cuda_runtime_bench --benchmark_filter="$bench" --benchmark_repetitions=3 \
     --benchmark_report_aggregates_only=true 2>&1 | tee "$OUT/bench.log" | grep -E 'median|Benchmark|---' | head -40
 fi
 exit $rc
