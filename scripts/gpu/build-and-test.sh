@@ -88,9 +88,9 @@ fi
 # The runtime's tests (Cuda*) measure free memory and time streams: one at a time. The rest in parallel.
 if [[ $tests_bin == $build/tests/wick_tests ]]; then
 echo "== ctest ${filter:+-R $filter}"
-(cd $build && ctest --output-on-failure -j8 --timeout 600 -E '^Cuda' ${filter:+-R "$filter"}) >"$OUT/ctest.log" 2>&1
+(cd $build && ctest --output-on-failure -j8 --timeout 150 -E '^Cuda' ${filter:+-R "$filter"}) >"$OUT/ctest.log" 2>&1
 rc=$?
-(cd $build && ctest --output-on-failure -j1 --timeout 600 -R "^Cuda${filter:+.*$filter}") >"$OUT/ctest_cuda.log" 2>&1
+(cd $build && ctest --output-on-failure -j1 --timeout 150 -R "^Cuda${filter:+.*$filter}") >"$OUT/ctest_cuda.log" 2>&1
 rc2=$?
 ((rc == 0)) && rc=$rc2
 for f in "$OUT/ctest.log" "$OUT/ctest_cuda.log"; do
