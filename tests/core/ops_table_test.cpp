@@ -64,6 +64,15 @@ std::vector<Elementwise> elementwise_table() {
       {"mul", {A}, all, to_float, [](auto& x) { return x[0] * 2.5; }, [](auto& v, Dtype) { return v[0] * 2.5; }},
       {"add_", {A, A}, all, same, [](auto& x) { return x[0].add_(x[1]); }, [](auto& v, Dtype) { return v[0] + v[1]; },
        true},
+      {"sub", {A, A}, num, same, [](auto& x) { return x[0].sub_(x[1], 2); },
+       [](auto& v, Dtype) { return v[0] - 2 * v[1]; }, true},
+      {"mul_", {A, A}, all, same, [](auto& x) { return x[0].mul_(x[1]); }, [](auto& v, Dtype) { return v[0] * v[1]; },
+       true},
+      {"div", {A, Domain::NonZero}, flt, same, [](auto& x) { return x[0].div_(x[1]); },
+       [](auto& v, Dtype) { return v[0] / v[1]; }, true},
+      {"copy_", {A, Domain::Bool}, all, same, [](auto& x) { return x[0].copy_(x[1]); },
+       [](auto& v, Dtype) { return v[1]; }, true},
+      {"zero_", {A}, all, same, [](auto& x) { return x[0].zero_(); }, [](auto&, Dtype) { return 0.0; }, true},
       // unary math
       {"neg", {A}, num, same, [](auto& x) { return neg(x[0]); }, [](auto& v, Dtype) { return -v[0]; }},
       {"abs", {A}, num, same, [](auto& x) { return abs(x[0]); }, u(std::fabs)},
@@ -818,6 +827,79 @@ TEST_P(OpsTable, CatStackOneHotCloneFill) {
       for (double v : h.v)
         for (int64_t k = 0; k < c; ++k) want.v.push_back(double(int64_t(v) == k));
       expect_matches(one_hot(x, classes), want, kInt64, what("one_hot", kInt64, l));
+    }
+  }
+}
+
+// Views share storage and run no kernel; reading them back (and reshape, which copies when no
+// view can express the result) runs the copy kernel over every stride pattern they make.
+struct ViewCase {
+  std::string name;
+  std::function<Tensor(const Tensor&)> run;  // on a [3, 4, 5] tensor
+  Shape out;
+  std::function<Shape(const Shape&)> src;  // the input index of an output index
+};
+
+std::vector<ViewCase> view_table() {
+  auto flat = [](const Shape& o, const Shape& os) {  // row-major position of o in os -> [3, 4, 5] index
+    int64_t f = 0;
+    for (size_t d = 0; d < o.size(); ++d) f = f * os[d] + o[d];
+    return Shape{f / 20, f / 5 % 4, f % 5};
+  };
+  return {
+      {"transpose", [](const Tensor& x) { return x.transpose(0, 2); }, {5, 4, 3},
+       [](const Shape& o) { return Shape{o[2], o[1], o[0]}; }},
+      {"permute", [](const Tensor& x) { return x.permute({1, 2, 0}); }, {4, 5, 3},
+       [](const Shape& o) { return Shape{o[2], o[0], o[1]}; }},
+      {"t", [](const Tensor& x) { return x.select(2, 1).t(); }, {4, 3},
+       [](const Shape& o) { return Shape{o[1], o[0], 1}; }},
+      {"narrow", [](const Tensor& x) { return x.narrow(1, 1, 2); }, {3, 2, 5},
+       [](const Shape& o) { return Shape{o[0], o[1] + 1, o[2]}; }},
+      {"select", [](const Tensor& x) { return x.select(1, -1); }, {3, 5},
+       [](const Shape& o) { return Shape{o[0], 3, o[1]}; }},
+      {"slice", [](const Tensor& x) { return x.slice(2, 1, std::nullopt, 2); }, {3, 4, 2},
+       [](const Shape& o) { return Shape{o[0], o[1], 1 + 2 * o[2]}; }},
+      {"unsqueeze", [](const Tensor& x) { return x.unsqueeze(1); }, {3, 1, 4, 5},
+       [](const Shape& o) { return Shape{o[0], o[2], o[3]}; }},
+      {"squeeze", [](const Tensor& x) { return x.unsqueeze(0).unsqueeze(3).squeeze(); }, {3, 4, 5},
+       [](const Shape& o) { return o; }},
+      {"flatten", [](const Tensor& x) { return x.flatten(1); }, {3, 20},
+       [](const Shape& o) { return Shape{o[0], o[1] / 5, o[1] % 5}; }},
+      {"reshape", [](const Tensor& x) { return x.reshape({5, -1}); }, {5, 12},
+       [flat](const Shape& o) { return flat(o, {5, 12}); }},
+      {"expand", [](const Tensor& x) { return x.unsqueeze(0).expand({2, 3, 4, 5}); }, {2, 3, 4, 5},
+       [](const Shape& o) { return Shape{o[1], o[2], o[3]}; }},
+      {"chunk", [](const Tensor& x) { return x.chunk(2, 1)[1]; }, {3, 2, 5},
+       [](const Shape& o) { return Shape{o[0], o[1] + 2, o[2]}; }},
+      {"split", [](const Tensor& x) { return x.split(IntArrayRef{1, 3}, 1)[1]; }, {3, 3, 5},
+       [](const Shape& o) { return Shape{o[0], o[1] + 1, o[2]}; }},
+      {"unbind", [](const Tensor& x) { return x.unbind(0)[2]; }, {4, 5},
+       [](const Shape& o) { return Shape{2, o[0], o[1]}; }},
+      {"contiguous", [](const Tensor& x) { return x.contiguous(); }, {3, 4, 5}, [](const Shape& o) { return o; }},
+  };
+}
+
+TEST_P(OpsTable, Views) {
+  const Shape base{3, 4, 5};
+  for (const auto& op : view_table()) {
+    for (Dtype t : kAllDtypes) {
+      for (Layout l : {Layout::Contiguous, Layout::Transposed, Layout::Sliced, Layout::Broadcast}) {
+        Host h = random_host(l == Layout::Broadcast ? Shape{3, 1, 5} : base, t, Domain::Any, rng_);
+        Tensor x = with_layout(h, t, device_, l);
+        if (l == Layout::Broadcast) {
+          x = x.expand(base);
+          h = expand_host(h, base);
+        }
+        Host want{op.out, std::vector<double>(size_t(numel_of(op.out)))};
+        Shape pos(op.out.size());
+        for (size_t e = 0; e < want.v.size(); ++e) {
+          int64_t rem = int64_t(e);
+          for (size_t k = pos.size(); k-- > 0;) pos[k] = rem % op.out[k], rem /= op.out[k];
+          want.v[e] = h.at(op.src(pos));
+        }
+        Tensor v = op.run(x);
+        expect_matches(v, want, t, what(op.name, t, l));
+      }
     }
   }
 }
