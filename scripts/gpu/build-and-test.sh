@@ -40,6 +40,14 @@ if [[ -f .deps/head.tar ]]; then
   echo "== building the committed tree ($(cat .deps/head.txt 2>/dev/null)) in $PWD"
 fi
 
+# With .deps/runtime.tar (fetch-deps.sh --runtime), the runtime's own files are taken as committed
+# and the rest of the working copy as it is: files of src/cuda that are not committed yet (the
+# next issue's, possibly half-written) stay out of the build.
+if [[ ! -f .deps/head.tar && -f .deps/runtime.tar ]]; then
+  rm -rf src/cuda src/no_cuda && tar -xf .deps/runtime.tar
+  echo "== runtime files as committed in $(cat .deps/runtime.txt 2>/dev/null)"
+fi
+
 deps=/tmp/deps
 rm -rf "$deps" && mkdir -p "$deps"
 for f in .deps/debs/*.deb; do

@@ -5,9 +5,17 @@
 # scripts/gpu/build-and-test.sh unpacks them there.
 #   bash scripts/gpu/fetch-deps.sh              # the packages
 #   bash scripts/gpu/fetch-deps.sh --snapshot   # only .deps/head.tar: the committed tree to build
+#   bash scripts/gpu/fetch-deps.sh --runtime    # only .deps/runtime.tar: the runtime's committed files
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p .deps/debs
+if [[ "${1:-}" == "--runtime" ]]; then  # the runtime's files as committed (see build-and-test.sh)
+  rm -f .deps/head.tar
+  git archive --format=tar HEAD src/cuda src/no_cuda include/wick/cuda.h tests/cuda bench/cuda_runtime_bench.cpp \
+    >.deps/runtime.tar
+  git log -1 --format='%h %s' >.deps/runtime.txt
+  exit 0
+fi
 if [[ "${1:-}" == "--snapshot" ]]; then
   git archive --format=tar HEAD >.deps/head.tar
   git log -1 --format='%h %s' >.deps/head.txt
