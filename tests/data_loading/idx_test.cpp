@@ -4,13 +4,11 @@
 // Debian's dataset-fashion-mnist is installed.
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <random>
 
 #include <gtest/gtest.h>
-#include <unistd.h>
-#include <zlib.h>
 
+#include "idx_files.h"
 #include "wick/data/fashion_mnist.h"
 #include "wick/wick.h"
 
@@ -21,55 +19,7 @@ using wick::data::read_idx;
 
 namespace {
 
-using Bytes = std::vector<unsigned char>;
-
-// A fresh folder per test, removed at the end.
-class TempDir {
- public:
-  TempDir() {
-    auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            ("wick_idx_" + std::to_string(getpid()) + "_" + info->test_suite_name() + "_" + info->name());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  std::string str() const { return path_.string(); }
-
- private:
-  fs::path path_;
-};
-
-void put_be32(Bytes& b, uint32_t v) {
-  for (int s = 24; s >= 0; s -= 8) b.push_back(uint8_t(v >> s));
-}
-
-// An IDX header: magic 0, 0, type, ndims, then each dim big-endian.
-Bytes idx_header(uint8_t type, const std::vector<uint32_t>& dims) {
-  Bytes b = {0, 0, type, uint8_t(dims.size())};
-  for (uint32_t d : dims) put_be32(b, d);
-  return b;
-}
-
-void write_gz(const std::string& path, const Bytes& bytes) {
-  gzFile f = gzopen(path.c_str(), "wb");
-  ASSERT_NE(f, nullptr);
-  if (!bytes.empty()) {
-    ASSERT_EQ(gzwrite(f, bytes.data(), unsigned(bytes.size())), int(bytes.size()));
-  }
-  gzclose(f);
-}
-
-void write_plain(const std::string& path, const Bytes& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
-}
-
-Bytes read_plain(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return Bytes(std::istreambuf_iterator<char>(in), {});
-}
+using namespace wick::testing_data;
 
 // The message of the ValueError that f throws ("" when it throws nothing).
 template <class F>
@@ -95,15 +45,8 @@ Synthetic random_images(uint32_t n, unsigned seed) {
   return s;
 }
 
-// Writes the four Fashion-MNIST files for `prefix` ("train" or "t10k") into dir.
 void write_dataset(const TempDir& dir, const std::string& prefix, const Synthetic& s) {
-  const uint32_t n = uint32_t(s.labels.size());
-  Bytes images = idx_header(0x08, {n, 28, 28});
-  images.insert(images.end(), s.pixels.begin(), s.pixels.end());
-  Bytes labels = idx_header(0x08, {n});
-  labels.insert(labels.end(), s.labels.begin(), s.labels.end());
-  write_gz(dir.file(prefix + "-images-idx3-ubyte.gz"), images);
-  write_gz(dir.file(prefix + "-labels-idx1-ubyte.gz"), labels);
+  write_fashion_mnist(dir, prefix, s.pixels, s.labels);
 }
 
 }  // namespace

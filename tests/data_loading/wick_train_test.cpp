@@ -1,0 +1,139 @@
+// wick-train run as a program on a small synthetic Fashion-MNIST (each class a bright bar at its
+// own rows, plus noise): it must learn it, write the plot and the checkpoint, resume from it,
+// and refuse what it can't do with a clear message.
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <regex>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include "idx_files.h"
+#include "wick/io/safetensors.h"
+#include "wick/wick.h"
+
+using namespace wick::testing_data;
+
+namespace {
+
+struct Output {
+  int status = -1;
+  std::string text;  // stdout and stderr together
+};
+
+Output run_train(const std::string& args) {
+#ifdef WICK_TRAIN_PATH
+  Output o;
+  std::string cmd = "'" WICK_TRAIN_PATH "' " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return o;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.text.append(buf, n);
+  int st = pclose(p);
+  o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return o;
+#else
+  (void)args;
+  return {};
+#endif
+}
+
+// n images of 28x28: label k lights rows 2k+4 and 2k+5, over uniform noise up to 60.
+void write_split(const TempDir& dir, const std::string& prefix, int n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint8_t> pixels, labels;
+  for (int i = 0; i < n; ++i) {
+    uint8_t k = uint8_t(rng() % 10);
+    labels.push_back(k);
+    for (int r = 0; r < 28; ++r)
+      for (int c = 0; c < 28; ++c)
+        pixels.push_back(r == 2 * k + 4 || r == 2 * k + 5 ? uint8_t(200 + rng() % 56) : uint8_t(rng() % 60));
+  }
+  write_fashion_mnist(dir, prefix, pixels, labels);
+}
+
+double final_accuracy(const std::string& text) {
+  std::smatch m;
+  if (!std::regex_search(text, m, std::regex(R"(test accuracy ([0-9.]+)% after)"))) return -1;
+  return std::stod(m[1]);
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+class WickTrain : public ::testing::Test {
+ protected:
+  void SetUp() override {
+#ifndef WICK_TRAIN_PATH
+    GTEST_SKIP() << "wick-train is not built (WICK_BUILD_TOOLS=OFF)";
+#endif
+  }
+};
+
+TEST_F(WickTrain, LearnsPlotsSavesResumes) {
+  TempDir dir;
+  write_split(dir, "train", 640, 1);
+  write_split(dir, "t10k", 200, 2);
+  const std::string common = "--device cpu --data-dir '" + dir.str() + "' --batch-size 32 --workers 2 ";
+  Output o = run_train(common + "--epochs 2 --plot '" + dir.file("p.svg") + "' --save '" +
+                       dir.file("m.safetensors") + "'");
+  ASSERT_EQ(o.status, 0) << o.text;
+  EXPECT_TRUE(has(o.text, "mlp on Fashion-MNIST (640 train, 200 test images), cpu, 2 epochs")) << o.text;
+  EXPECT_TRUE(has(o.text, "epoch 1/2: train loss")) << o.text;
+  EXPECT_TRUE(has(o.text, "epoch 2/2: train loss")) << o.text;
+  EXPECT_GE(final_accuracy(o.text), 95.0) << o.text;
+
+  std::ifstream svg(dir.file("p.svg"));
+  std::string plot((std::istreambuf_iterator<char>(svg)), {});
+  EXPECT_TRUE(plot.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\"")) << plot.substr(0, 100);
+  EXPECT_TRUE(plot.ends_with("</svg>\n"));
+  for (const char* part : {"training loss (per step)", "test accuracy", "<polyline", ">epoch</text>"})
+    EXPECT_TRUE(has(plot, part)) << part;
+
+  // The checkpoint: the MLP's four tensors, and the epoch in the metadata.
+  auto state = wick::load(dir.file("m.safetensors"));
+  ASSERT_EQ(state.size(), 4u);
+  EXPECT_EQ(state.at("1.weight").sizes().vec(), (std::vector<int64_t>{128, 784}));
+  EXPECT_EQ(state.at("3.bias").sizes().vec(), (std::vector<int64_t>{10}));
+  EXPECT_EQ(wick::load_metadata(dir.file("m.safetensors")).at("epoch"), "2");
+
+  Output r = run_train(common + "--epochs 1 --plot '' --resume '" + dir.file("m.safetensors") + "'");
+  ASSERT_EQ(r.status, 0) << r.text;
+  EXPECT_TRUE(has(r.text, "epoch 3/3: train loss")) << r.text;
+  EXPECT_GE(final_accuracy(r.text), 95.0) << r.text;
+
+  // A checkpoint of another model is refused.
+  Output bad =
+      run_train(common + "--model cnn --epochs 1 --plot '' --resume '" + dir.file("m.safetensors") + "'");
+  EXPECT_EQ(bad.status, 1) << bad.text;
+}
+
+TEST_F(WickTrain, ClearErrors) {
+  TempDir dir;
+  struct Case {
+    std::string args, message;
+  };
+  const Case cases[] = {
+      {"--amp", "--amp: mixed precision"},
+      {"--gpus 0,1", "--gpus with more than one GPU needs nn::DataParallel"},
+      {"--disable-cuda --device cuda", "--disable-cuda contradicts --device cuda"},
+      {"--device tpu", "[Device] invalid device string"},
+      {"--epochs 0", "--epochs must be at least 1"},
+      {"--data-dir '" + dir.str() + "'", "[FashionMNIST] cannot find"},
+  };
+  for (const Case& c : cases) {
+    Output o = run_train(c.args + " --plot ''");
+    EXPECT_EQ(o.status, 1) << c.args << "\n" << o.text;
+    EXPECT_TRUE(has(o.text, "wick-train: ")) << o.text;
+    EXPECT_TRUE(has(o.text, c.message)) << c.args << "\n" << o.text;
+  }
+  if (!wick::cuda::is_available()) {
+    Output o = run_train("--device cuda --plot ''");
+    EXPECT_EQ(o.status, 1) << o.text;
+    EXPECT_TRUE(has(o.text, "use --device cpu")) << o.text;
+  }
+}
