@@ -1,0 +1,218 @@
+/* softmax and log_softmax on CUDA over the middle dim of a contiguous [outer, n, inner] tensor,
+ * with the row maximum subtracted before exp (no overflow). Three kernels:
+ *
+ * - cached_kernel (inner == 1, n up to 256 threads x 8 vectors of 16 bytes: 8192 floats,
+ *   16384 halves, 4096 doubles; rows 16-byte aligned): one block per row loads the row once
+ *   into registers, reduces the maximum, then the sum of exp, over the block, and writes. The
+ *   row crosses device memory once each way, which is the floor: this is the path of the
+ *   8192 x 8192 benchmark.
+ * - online_kernel (inner == 1, any n): a warp per row (n <= 1024) or a block per row keeps a
+ *   running (max, sum of exp) pair, rescaling the sum when the max grows, so one read gives
+ *   both; a second read (mostly from L2) writes the outputs.
+ * - column_kernel (inner > 1): one thread per column, the same running pair down the column;
+ *   adjacent threads read adjacent addresses.
+ * Arithmetic in float for 16-bit floats and float32, double for float64, with CUDA's accurate
+ * expf/logf. A row of -inf gives nan, as PyTorch and wick's CPU.
+ */
+#include "cuda/kernels/elementwise.cuh"
+#include "cuda/kernels/op_kernels.h"
+
+namespace wick::detail::gpu {
+
+namespace {
+
+constexpr int kCachedVecs = 8;  // 16-byte vectors per thread in cached_kernel
+
+__device__ __forceinline__ float m_exp(float x) { return expf(x); }
+__device__ __forceinline__ double m_exp(double x) { return ::exp(x); }
+__device__ __forceinline__ float m_log(float x) { return logf(x); }
+__device__ __forceinline__ double m_log(double x) { return ::log(x); }
+
+template <class M>
+__device__ __forceinline__ M max_of(M a, M b) {
+  return a < b ? b : a;  // NaN in b is ignored, as std::max(mx, x) on the CPU; the sum turns it to nan
+}
+
+// The running pair: sum of exp(x - m) over the values seen, m their maximum.
+template <class M>
+struct Running {
+  M m, s;
+  __device__ void merge(const Running& o) {
+    const M nm = max_of(m, o.m);
+    if (nm == M(-INFINITY)) s = s + o.s;  // only -inf (or nothing) so far
+    else s = s * m_exp(m - nm) + o.s * m_exp(o.m - nm);
+    m = nm;
+  }
+  __device__ void add(M x) { merge(Running{x, M(1)}); }
+};
+
+template <class M>
+__device__ __forceinline__ Running<M> warp_merge(Running<M> r) {
+#pragma unroll
+  for (int d = 16; d > 0; d /= 2) r.merge(Running<M>{__shfl_down_sync(0xffffffffu, r.m, d), __shfl_down_sync(0xffffffffu, r.s, d)});
+  return r;
+}
+
+// Reduces v over the block (max or sum) and gives every thread the result.
+template <bool MAX, class M>
+__device__ __forceinline__ M block_all_reduce(M v) {
+  __shared__ M part[kBlock / 32];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+#pragma unroll
+  for (int d = 16; d > 0; d /= 2) {
+    const M o = __shfl_xor_sync(0xffffffffu, v, d);
+    v = MAX ? max_of(v, o) : v + o;
+  }
+  if (lane == 0) part[warp] = v;
+  __syncthreads();
+  v = part[0];
+#pragma unroll
+  for (int w = 1; w < kBlock / 32; ++w) v = MAX ? max_of(v, part[w]) : v + part[w];
+  __syncthreads();  // part is reused by the next call
+  return v;
+}
+
+template <class T>
+__global__ void __launch_bounds__(kBlock) cached_kernel(const T* in, T* out, int64_t rows, int64_t n, bool log) {
+  using M = OpMath<T>;
+  constexpr int VEC = int(16 / sizeof(T));
+  const int64_t nvec = n / VEC;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const auto* src = reinterpret_cast<const Vec<T, VEC>*>(in + row * n);
+    auto* dst = reinterpret_cast<Vec<T, VEC>*>(out + row * n);
+    M x[kCachedVecs][VEC];
+#pragma unroll
+    for (int u = 0; u < kCachedVecs; ++u) {
+      const int64_t v = threadIdx.x + int64_t(u) * kBlock;
+      if (v < nvec) {
+        const Vec<T, VEC> a = src[v];
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) x[u][k] = cast<M>(a.v[k]);
+      }
+    }
+    M mx = M(-INFINITY);
+#pragma unroll
+    for (int u = 0; u < kCachedVecs; ++u)
+      if (threadIdx.x + int64_t(u) * kBlock < nvec)
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) mx = max_of(mx, x[u][k]);
+    mx = block_all_reduce<true>(mx);
+    M sum = 0;
+#pragma unroll
+    for (int u = 0; u < kCachedVecs; ++u)
+      if (threadIdx.x + int64_t(u) * kBlock < nvec)
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) {
+          const M e = m_exp(x[u][k] - mx);
+          sum += e;
+          if (!log) x[u][k] = e;
+        }
+    sum = block_all_reduce<false>(sum);
+    const M shift = mx + m_log(sum), inv = M(1) / sum;
+#pragma unroll
+    for (int u = 0; u < kCachedVecs; ++u) {
+      const int64_t v = threadIdx.x + int64_t(u) * kBlock;
+      if (v < nvec) {
+        Vec<T, VEC> o;
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) o.v[k] = cast<T>(log ? x[u][k] - shift : x[u][k] * inv);
+        dst[v] = o;
+      }
+    }
+  }
+}
+
+template <class T>
+__global__ void __launch_bounds__(kBlock) online_kernel(const T* in, T* out, int64_t rows, int64_t n, int group,
+                                                        bool log) {
+  using M = OpMath<T>;
+  __shared__ M pair[2];
+  const int lane = int(threadIdx.x) % group;
+  const int64_t groups_per_block = kBlock / group;
+  for (int64_t row = int64_t(blockIdx.x) * groups_per_block + threadIdx.x / group; row < rows;
+       row += int64_t(gridDim.x) * groups_per_block) {
+    const T* x = in + row * n;
+    T* y = out + row * n;
+    Running<M> r{M(-INFINITY), M(0)};
+    for (int64_t i = lane; i < n; i += group) r.add(cast<M>(x[i]));
+    r = warp_merge(r);
+    if (group == 32) {
+      r.m = __shfl_sync(0xffffffffu, r.m, 0);
+      r.s = __shfl_sync(0xffffffffu, r.s, 0);
+    } else {  // the block's warps: lane 0 of each holds its pair
+      __shared__ M ms[kBlock / 32], ss[kBlock / 32];
+      if (threadIdx.x % 32 == 0) {
+        ms[threadIdx.x / 32] = r.m;
+        ss[threadIdx.x / 32] = r.s;
+      }
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        for (int w = 1; w < kBlock / 32; ++w) r.merge(Running<M>{ms[w], ss[w]});
+        pair[0] = r.m;
+        pair[1] = r.s;
+      }
+      __syncthreads();
+      r.m = pair[0];
+      r.s = pair[1];
+      __syncthreads();
+    }
+    const M shift = r.m + m_log(r.s), inv = M(1) / r.s;
+    for (int64_t i = lane; i < n; i += group) {
+      const M v = cast<M>(x[i]);
+      y[i] = cast<T>(log ? v - shift : m_exp(v - r.m) * inv);
+    }
+  }
+}
+
+template <class T>
+__global__ void __launch_bounds__(kBlock) column_kernel(const T* in, T* out, int64_t outer, int64_t n, int64_t inner,
+                                                        bool log) {
+  using M = OpMath<T>;
+  for (int64_t c = int64_t(blockIdx.x) * kBlock + threadIdx.x; c < outer * inner; c += int64_t(gridDim.x) * kBlock) {
+    const int64_t o = c / inner, j = c % inner;
+    const T* x = in + o * n * inner + j;
+    T* y = out + o * n * inner + j;
+    Running<M> r{M(-INFINITY), M(0)};
+    for (int64_t i = 0; i < n; ++i) r.add(cast<M>(x[i * inner]));
+    const M shift = r.m + m_log(r.s), inv = M(1) / r.s;
+    for (int64_t i = 0; i < n; ++i) {
+      const M v = cast<M>(x[i * inner]);
+      y[i * inner] = cast<T>(log ? v - shift : m_exp(v - r.m) * inv);
+    }
+  }
+}
+
+template <class T>
+void softmax_typed(bool log, const Tensor& out, const Tensor& in, const char* op) {
+  const int64_t outer = in.size(0), n = in.size(1), inner = in.size(2);
+  const int device = in.device().index();
+  CudaDeviceScope scope(device);
+  cudaStream_t stream = current_cuda_stream(device);
+  const T* x = static_cast<const T*>(in.data_ptr());
+  T* y = static_cast<T*>(out.data_ptr());
+  const int64_t cap = int64_t(cuda_sm_count(device)) * (2048 / kBlock) * 4;
+  constexpr int64_t VEC = 16 / sizeof(T);
+  const bool aligned = n % VEC == 0 && uintptr_t(x) % 16 == 0 && uintptr_t(y) % 16 == 0;
+  if (inner > 1) {
+    column_kernel<T><<<int(std::min((outer * inner + kBlock - 1) / kBlock, cap)), kBlock, 0, stream>>>(
+        x, y, outer, n, inner, log);
+  } else if (aligned && n > 1024 && n <= kBlock * kCachedVecs * VEC) {
+    cached_kernel<T><<<int(std::min(outer, cap)), kBlock, 0, stream>>>(x, y, outer, n, log);
+  } else {
+    const int group = n <= 1024 ? 32 : kBlock;
+    const int64_t blocks = (outer + kBlock / group - 1) / (kBlock / group);
+    online_kernel<T><<<int(std::min(blocks, cap)), kBlock, 0, stream>>>(x, y, outer, n, group, log);
+  }
+  WICK_CUDA_AFTER_LAUNCH(op, stream);
+}
+
+}  // namespace
+
+void softmax(bool log, const Tensor& out, const Tensor& in) {
+  if (in.numel() == 0) return;
+  const char* op = log ? "log_softmax" : "softmax";
+  auto body = [&]<class T>() { softmax_typed<T>(log, out, in, op); };
+  WICK_DISPATCH_FLOATING(in.dtype(), op, body);
+}
+
+}  // namespace wick::detail::gpu

@@ -1,0 +1,278 @@
+/* Elementwise math on CUDA: the unary family (neg abs relu, exp log sqrt rsqrt sin cos tanh
+ * sigmoid gelu silu, and pow/remainder/clamp with scalars) and the pointwise family (pow,
+ * remainder, clamp_min, clamp_max of tensors, clamp(x, lo, hi)).
+ *
+ * Instances, the compile-time budget: neg, abs and relu (cheap, and relu is on the training
+ * path) get a kernel each per dtype; the transcendental ops share one functor per floating
+ * dtype with the op as a runtime switch (uniform across the grid), as do the integer forms of
+ * pow and remainder. One kernel per op x dtype would triple this file's compile time for no
+ * measurable gain on memory-bound ops.
+ * Arithmetic: 16-bit floats in float, rounded once at the end; CUDA's accurate libm calls
+ * (expf, erff, ...: at most 2 ulp), never the fast intrinsics, so results stay within the
+ * test's float64 tolerances.
+ */
+#include <limits>
+
+#include "cuda/kernels/op_kernels.h"
+#include "cuda/kernels/ternary.cuh"
+
+namespace wick::detail::gpu {
+
+namespace {
+
+template <class T> inline constexpr bool is_float_v = std::is_floating_point_v<OpMath<T>>;
+
+// ---- float and double overloads of the math calls
+
+__device__ __forceinline__ float m_exp(float x) { return expf(x); }
+__device__ __forceinline__ double m_exp(double x) { return ::exp(x); }
+__device__ __forceinline__ float m_log(float x) { return logf(x); }
+__device__ __forceinline__ double m_log(double x) { return ::log(x); }
+__device__ __forceinline__ float m_sqrt(float x) { return sqrtf(x); }
+__device__ __forceinline__ double m_sqrt(double x) { return ::sqrt(x); }
+__device__ __forceinline__ float m_sin(float x) { return sinf(x); }
+__device__ __forceinline__ double m_sin(double x) { return ::sin(x); }
+__device__ __forceinline__ float m_cos(float x) { return cosf(x); }
+__device__ __forceinline__ double m_cos(double x) { return ::cos(x); }
+__device__ __forceinline__ float m_tanh(float x) { return tanhf(x); }
+__device__ __forceinline__ double m_tanh(double x) { return ::tanh(x); }
+__device__ __forceinline__ float m_erf(float x) { return erff(x); }
+__device__ __forceinline__ double m_erf(double x) { return ::erf(x); }
+__device__ __forceinline__ float m_pow(float x, float e) { return powf(x, e); }
+__device__ __forceinline__ double m_pow(double x, double e) { return ::pow(x, e); }
+__device__ __forceinline__ float m_fmod(float x, float e) { return fmodf(x, e); }
+__device__ __forceinline__ double m_fmod(double x, double e) { return ::fmod(x, e); }
+
+// Integer power by squaring in unsigned arithmetic (wraps, as the CPU); a negative exponent
+// gives 1/base rounded toward zero.
+template <class T>
+__device__ T int_pow(T base, T exp) {
+  if constexpr (std::is_signed_v<T>) {
+    if (exp < 0) {
+      if (base == 1) return 1;
+      if (base == -1) return (exp & 1) ? T(-1) : T(1);
+      return 0;
+    }
+  }
+  using U = std::make_unsigned_t<std::conditional_t<(sizeof(T) < sizeof(int)), int, T>>;
+  U r = 1, b = U(base);
+  for (auto e = U(exp); e; e >>= 1) {
+    if (e & 1) r *= b;
+    b *= b;
+  }
+  return T(r);
+}
+
+template <class M>
+__device__ __forceinline__ M float_pow(M x, M e) {
+  if (e == M(2)) return x * x;
+  if (e == M(3)) return x * x * x;
+  if (e == M(0.5)) return m_sqrt(x);
+  if (e == M(-1)) return M(1) / x;
+  if (e == M(-2)) return M(1) / (x * x);
+  return m_pow(x, e);
+}
+
+// Python's modulo: the result takes the divisor's sign.
+template <class M>
+__device__ __forceinline__ M py_mod(M a, M b) {
+  if constexpr (std::is_floating_point_v<M>) {
+    M r = m_fmod(a, b);
+    if (r != M(0) && ((b < M(0)) != (r < M(0)))) r += b;
+    return r;
+  } else {
+    if (b == M(-1)) return M(0);  // INT_MIN % -1 traps
+    M r = M(a % b);
+    if constexpr (std::is_signed_v<M>) {
+      if (r != 0 && ((b < 0) != (r < 0))) r = M(r + b);
+    }
+    return r;
+  }
+}
+
+// max/min that propagate NaN from either side, as torch.clamp.
+template <class M>
+__device__ __forceinline__ M nan_max(M a, M b) {
+  if constexpr (std::is_floating_point_v<M>) {
+    if (a != a) return a;
+    if (b != b) return b;
+  }
+  return a < b ? b : a;
+}
+template <class M>
+__device__ __forceinline__ M nan_min(M a, M b) {
+  if constexpr (std::is_floating_point_v<M>) {
+    if (a != a) return a;
+    if (b != b) return b;
+  }
+  return b < a ? b : a;
+}
+
+// ---- unary functors
+
+template <class T, UnaryOp OP>
+struct SimpleFn {  // Neg, Abs, Relu
+  __device__ T operator()(T v) const {
+    using M = OpMath<T>;
+    const M x = cast<M>(v);
+    if constexpr (OP == UnaryOp::Neg) return cast<T>(M(-x));
+    else if constexpr (OP == UnaryOp::Abs) {
+      if constexpr (std::is_unsigned_v<T>) return v;
+      else return cast<T>(M(x < M(0) ? -x : x));
+    } else if constexpr (std::is_unsigned_v<T>) {
+      return v;
+    } else {
+      return x < M(0) ? cast<T>(M(0)) : v;
+    }
+  }
+};
+
+// Floating ops with their scalars (a: exponent, base, divisor or lower bound; b: upper bound).
+// Out of line: one copy per float/double instead of one per dtype x vector lane x layout,
+// which halves this file's compile time; the call costs little next to the math.
+template <class M>
+__device__ __noinline__ M float_op(UnaryOp op, M x, M a, M b) {
+  switch (op) {
+    case UnaryOp::Exp: return m_exp(x);
+    case UnaryOp::Log: return m_log(x);
+    case UnaryOp::Sqrt: return m_sqrt(x);
+    case UnaryOp::Rsqrt: return M(1) / m_sqrt(x);
+    case UnaryOp::Sin: return m_sin(x);
+    case UnaryOp::Cos: return m_cos(x);
+    case UnaryOp::Tanh: return m_tanh(x);
+    case UnaryOp::Sigmoid: return M(1) / (M(1) + m_exp(-x));
+    case UnaryOp::Silu: return x / (M(1) + m_exp(-x));
+    case UnaryOp::Gelu: return M(0.5) * x * (M(1) + m_erf(x * M(0.70710678118654752440)));
+    case UnaryOp::GeluTanh: {
+      const M k = M(0.79788456080286535588);  // sqrt(2 / pi)
+      return M(0.5) * x * (M(1) + m_tanh(k * (x + M(0.044715) * x * x * x)));
+    }
+    case UnaryOp::Pow: return float_pow(x, a);
+    case UnaryOp::RPow: return m_pow(a, x);
+    case UnaryOp::Remainder: return py_mod(x, a);
+    default: {  // Clamp: NaN stays NaN
+      const M lo = x < a ? a : x;
+      return x != x ? x : b < lo ? b : lo;
+    }
+  }
+}
+
+template <class T>
+struct FloatFn {
+  UnaryOp op;
+  OpMath<T> a, b;
+  __device__ T operator()(T v) const { return cast<T>(float_op(op, cast<OpMath<T>>(v), a, b)); }
+};
+
+// Integer forms of Pow, RPow, Remainder, Clamp.
+template <class T>
+struct IntFn {
+  UnaryOp op;
+  T a, b;
+  __device__ T operator()(T x) const {
+    switch (op) {
+      case UnaryOp::Pow: return int_pow(x, a);
+      case UnaryOp::RPow: return int_pow(a, x);
+      case UnaryOp::Remainder: return py_mod(x, a);
+      default: {
+        const T lo = x < a ? a : x;
+        return b < lo ? b : lo;
+      }
+    }
+  }
+};
+
+// ---- pointwise functors (tensors for every operand)
+
+template <class T>
+struct PointwiseFn {
+  PointwiseOp op;
+  __device__ T operator()(T x, T y) const {
+    using M = OpMath<T>;
+    switch (op) {
+      case PointwiseOp::Pow:
+        if constexpr (is_float_v<T>) return cast<T>(float_pow(cast<M>(x), cast<M>(y)));
+        else return int_pow(x, y);
+      case PointwiseOp::Remainder: return cast<T>(py_mod(cast<M>(x), cast<M>(y)));
+      case PointwiseOp::ClampMin: return cast<T>(nan_max(cast<M>(x), cast<M>(y)));
+      default: return cast<T>(nan_min(cast<M>(x), cast<M>(y)));  // ClampMax
+    }
+  }
+};
+
+template <class T>
+struct ZeroDivisor {  // find_any's predicate: operand 2 (the divisor) is 0
+  __device__ bool operator()(char* const* ptrs, const int64_t (&off)[3], int64_t&) const {
+    return *reinterpret_cast<const T*>(ptrs[2] + off[2]) == T(0);
+  }
+};
+
+template <class T>
+struct ClampFn {
+  __device__ T operator()(T x, T lo, T hi) const {
+    using M = OpMath<T>;
+    return cast<T>(nan_min(nan_max(cast<M>(x), cast<M>(lo)), cast<M>(hi)));
+  }
+};
+
+const char* unary_name(UnaryOp op) {
+  static const char* names[] = {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh",
+                                "sigmoid", "relu", "gelu", "gelu", "silu", "pow", "pow", "remainder", "clamp"};
+  return names[int(op)];
+}
+
+const char* pointwise_name(PointwiseOp op) {
+  static const char* names[] = {"pow", "remainder", "clamp_min", "clamp_max", "clamp"};
+  return names[int(op)];
+}
+
+}  // namespace
+
+void unary(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b) {
+  const char* name = unary_name(op);
+  const Plan p = make_plan(it, name);
+  auto body = [&]<class T>() {
+    using M = OpMath<T>;
+    switch (op) {
+      case UnaryOp::Neg: return launch_elementwise<1, T, T>(name, p, SimpleFn<T, UnaryOp::Neg>{});
+      case UnaryOp::Abs: return launch_elementwise<1, T, T>(name, p, SimpleFn<T, UnaryOp::Abs>{});
+      case UnaryOp::Relu: return launch_elementwise<1, T, T>(name, p, SimpleFn<T, UnaryOp::Relu>{});
+      default: break;
+    }
+    if constexpr (is_float_v<T>) {
+      M lo = a ? a->to<M>() : M(0), hi = M(0);
+      if (op == UnaryOp::Clamp) {
+        lo = a ? a->to<M>() : -std::numeric_limits<M>::infinity();
+        hi = b ? b->to<M>() : std::numeric_limits<M>::infinity();
+      }
+      launch_elementwise<1, T, T>(name, p, FloatFn<T>{op, lo, hi});
+    } else {
+      T lo = a ? a->to<T>() : T(0), hi = T(0);
+      if (op == UnaryOp::Clamp) {
+        lo = a ? a->to<T>() : std::numeric_limits<T>::lowest();
+        hi = b ? b->to<T>() : std::numeric_limits<T>::max();
+      } else if (op != UnaryOp::Pow && op != UnaryOp::RPow && op != UnaryOp::Remainder) {
+        raise<TypeError>(name, "\"", name, "\" not implemented for '", it.dtype(), "'");
+      }
+      launch_elementwise<1, T, T>(name, p, IntFn<T>{op, lo, hi});
+    }
+  };
+  WICK_DISPATCH_NUMERIC(it.dtype(), name, body);
+}
+
+void pointwise(PointwiseOp op, const TensorIter& it) {
+  const char* name = pointwise_name(op);
+  auto body = [&]<class T>() {
+    if (op == PointwiseOp::Clamp) return launch_ternary<T, T, T, T>(name, it, ClampFn<T>{});
+    if constexpr (!is_float_v<T>) {
+      if (op == PointwiseOp::Remainder) {  // a zero divisor raises before anything is written
+        const auto zero = find_any(iter_args<3>(it, name), it.device().index(), name, ZeroDivisor<T>{});
+        WICK_CHECK(!zero, ValueError, "remainder", "ZeroDivisionError");
+      }
+    }
+    launch_elementwise<2, T, T, T>(name, make_plan(it, name), PointwiseFn<T>{op});
+  };
+  WICK_DISPATCH_NUMERIC(it.dtype(), name, body);
+}
+
+}  // namespace wick::detail::gpu
