@@ -82,10 +82,37 @@ struct BlockLess {
   }
 };
 
+// Recycles the set's nodes: the fast path erases and inserts a node or two per allocation, and
+// a free list turns each of those mallocs into a pop. Used under the device's mutex only.
+template <class T>
+struct NodeAllocator {
+  using value_type = T;
+  std::vector<void*>* free_list;
+  explicit NodeAllocator(std::vector<void*>* l) : free_list(l) {}
+  template <class U>
+  NodeAllocator(const NodeAllocator<U>& o) : free_list(o.free_list) {}
+  T* allocate(size_t n) {
+    if (n == 1 && !free_list->empty()) {
+      void* p = free_list->back();
+      free_list->pop_back();
+      return static_cast<T*>(p);
+    }
+    return static_cast<T*>(::operator new(n * sizeof(T)));
+  }
+  void deallocate(T* p, size_t n) {
+    if (n == 1) free_list->push_back(p);
+    else ::operator delete(p);
+  }
+  template <class U>
+  bool operator==(const NodeAllocator<U>& o) const { return free_list == o.free_list; }
+};
+
 struct BlockPool {
-  std::set<Block*, BlockLess> blocks;  // free blocks, by (stream, size, address): best fit per stream
+  std::vector<void*> spare_nodes;  // before `blocks`, which allocates from it
+  std::set<Block*, BlockLess, NodeAllocator<Block*>> blocks;  // free blocks by (stream, size, address): best fit per stream
   bool small;
-  explicit BlockPool(bool is_small) : small(is_small) {}
+  explicit BlockPool(bool is_small)
+      : blocks(BlockLess(), NodeAllocator<Block*>(&spare_nodes)), small(is_small) {}
 };
 
 class DeviceCachingAllocator {

@@ -187,12 +187,14 @@ TEST(CudaAllocator, RecordStreamKeepsMemoryUntilTheStreamIsDone) {
   x = Tensor();
   x = empty({n}, Device("cuda"));
   EXPECT_EQ(static_cast<char*>(x.data_ptr()), px);
+  (x * 2).fill_(0);  // loads both kernels now: a first launch can take longer than the work below
+  cuda::synchronize();
   {
     cuda::StreamGuard g(side);
     side.wait_stream(cuda::default_stream());
+    auto y = x * 2;  // x used on side
     auto big = empty({int64_t(64) << 20}, Device("cuda"));
-    for (int i = 0; i < 30; ++i) big.fill_(i);  // keeps `side` busy for a few milliseconds
-    auto y = x * 2;                              // x used on side
+    for (int i = 0; i < 60; ++i) big.fill_(i);  // keeps `side` busy for about 5 ms
     detail::cuda_record_stream(x, side);
     detail::cuda_record_stream(big, side);
   }
