@@ -121,6 +121,9 @@ Tensor& record_inplace(const char* name, Tensor& self, std::initializer_list<Ten
   return self;
 }
 
+// The gradient of gather(input, dim, index) for input of in_sizes: g added at the indices.
+Tensor gather_backward(const Tensor& g, int64_t dim, const Tensor& index, IntArrayRef in_sizes);
+
 // The sum of g over the dims where it was broadcast from sizes (the inverse of expand).
 Tensor sum_to(const Tensor& g, IntArrayRef sizes);
 

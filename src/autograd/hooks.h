@@ -9,6 +9,8 @@
 #pragma once
 
 #include <optional>
+#include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "wick/autograd.h"
@@ -58,6 +60,59 @@ Tensor mean(const Tensor& t, IntArrayRef dims, bool keepdim, std::optional<Dtype
 // ---- linear algebra (linalg_backward.cpp)
 Tensor mm(const Tensor& a, const Tensor& b);
 Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor bmm(const Tensor& a, const Tensor& b);
+Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha);
+
+// ---- elementwise math (unary_backward.cpp)
+Tensor neg(const Tensor& t);
+Tensor abs(const Tensor& t);
+Tensor exp(const Tensor& t);
+Tensor log(const Tensor& t);
+Tensor sqrt(const Tensor& t);
+Tensor rsqrt(const Tensor& t);
+Tensor sin(const Tensor& t);
+Tensor cos(const Tensor& t);
+Tensor tanh(const Tensor& t);
+Tensor sigmoid(const Tensor& t);
+Tensor relu(const Tensor& t);
+Tensor gelu(const Tensor& t, std::string_view approximate);
+Tensor silu(const Tensor& t);
+Tensor pow(const Tensor& t, const Scalar& exponent);
+Tensor pow(const Tensor& t, const Tensor& exponent);
+Tensor pow(const Scalar& base, const Tensor& exponent);
+Tensor remainder(const Tensor& t, const Scalar& other);
+Tensor remainder(const Tensor& t, const Tensor& other);
+Tensor clamp(const Tensor& t, const std::optional<Scalar>& min, const std::optional<Scalar>& max);
+Tensor clamp(const Tensor& t, const std::optional<Tensor>& min, const std::optional<Tensor>& max);
+Tensor clamp_min(const Tensor& t, const Scalar& min);
+Tensor clamp_min(const Tensor& t, const Tensor& min);
+Tensor clamp_max(const Tensor& t, const Scalar& max);
+Tensor clamp_max(const Tensor& t, const Tensor& max);
+
+// ---- softmax, selections, moments, norms (reduce_ops_backward.cpp)
+Tensor softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype);
+Tensor log_softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype);
+Tensor max(const Tensor& t);
+Tensor min(const Tensor& t);
+std::tuple<Tensor, Tensor> max(const Tensor& t, int64_t dim, bool keepdim);
+std::tuple<Tensor, Tensor> min(const Tensor& t, int64_t dim, bool keepdim);
+Tensor var(const Tensor& t, IntArrayRef dims, bool unbiased, bool keepdim);
+Tensor var(const Tensor& t, IntArrayRef dims, double correction, bool keepdim);
+Tensor std(const Tensor& t, IntArrayRef dims, bool unbiased, bool keepdim);
+Tensor std(const Tensor& t, IntArrayRef dims, double correction, bool keepdim);
+Tensor norm(const Tensor& t, const Scalar& p);
+Tensor norm(const Tensor& t, const Scalar& p, IntArrayRef dims, bool keepdim);
+
+// ---- indexing and joining (index_backward.cpp)
+Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);
+Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim);
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim);
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& cond, const Tensor& a, const Scalar& b);
+Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b);
+Tensor masked_fill(const Tensor& t, const Tensor& mask, const Scalar& value);
+Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value);
 
 // ---- views (view_backward.cpp)
 Tensor view(const Tensor& t, IntArrayRef sizes);

@@ -63,4 +63,30 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
       });
 }
 
+Tensor bmm(const Tensor& a, const Tensor& b) {
+  Tensor out = forward([&] { return wick::bmm(a, b); });
+  return record("BmmBackward0", {a, b}, out,
+                {if_needed(b.requires_grad(), a), if_needed(a.requires_grad(), b)},
+                [](BackwardContext& c) -> variable_list {
+                  return {c.needs(0) ? wick::bmm(c.grad(), mT(c.saved(1))) : Tensor(),
+                          c.needs(1) ? wick::bmm(mT(c.saved(0)), c.grad()) : Tensor()};
+                });
+}
+
+Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
+  Tensor out = forward([&] { return wick::addmm(input, a, b, beta, alpha); });
+  return record("AddmmBackward0", {input, a, b}, out,
+                {if_needed(b.requires_grad(), a), if_needed(a.requires_grad(), b)},
+                [beta, alpha](BackwardContext& c) -> variable_list {
+                  const double be = beta.to<double>(), al = alpha.to<double>();
+                  Tensor g = c.grad();
+                  variable_list r(3);
+                  if (c.needs(0)) r[0] = be == 1 ? g : g * be;
+                  auto scaled = [al](Tensor t) { return al == 1 ? t : t * al; };
+                  if (c.needs(1)) r[1] = scaled(wick::mm(g, c.saved(1).t()));
+                  if (c.needs(2)) r[2] = scaled(wick::mm(c.saved(0).t(), g));
+                  return r;
+                });
+}
+
 }  // namespace wick::autograd

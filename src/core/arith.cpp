@@ -103,7 +103,7 @@ Tensor operator-(const Scalar& a, const Tensor& b) { return add(mul(b, -1), a); 
 Tensor operator/(const Scalar& a, const Tensor& b) {
   return div(full_like(b, a, TensorOptions(result_type({b}, &a))), b);
 }
-Tensor operator-(const Tensor& a) { return mul(a, -1); }
+Tensor operator-(const Tensor& a) { return neg(a); }
 
 Tensor Tensor::add(const Tensor& o, const Scalar& alpha) const { return wick::add(*this, o, alpha); }
 Tensor Tensor::sub(const Tensor& o, const Scalar& alpha) const { return wick::sub(*this, o, alpha); }

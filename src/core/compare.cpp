@@ -1,6 +1,7 @@
 // Comparisons (== != < <= > >=, to bool), where and masked_fill. Comparisons promote their
 // operands to a common dtype first, as PyTorch does; where's condition and masked_fill's mask
 // must be bool and are read as bool by the kernel (no cast).
+#include "autograd/hooks.h"
 #include "core/kernel_table.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
@@ -134,13 +135,16 @@ Tensor Tensor::ge(const Scalar& o) const { return wick::ge(*this, o); }
 // ---- where
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  if (needs_grad(a, b)) [[unlikely]] return autograd::where(cond, a, b);
   return where_impl({}, cond, a, b, result_type({a, b}), "where", false);
 }
 Tensor where(const Tensor& cond, const Tensor& a, const Scalar& b) {
+  if (needs_grad(a)) [[unlikely]] return autograd::where(cond, a, b);
   const Dtype t = result_type({a}, &b);
   return where(cond, a, scalar_tensor(b, t, a.device()));
 }
 Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b) {
+  if (needs_grad(b)) [[unlikely]] return autograd::where(cond, a, b);
   const Dtype t = result_type({b}, &a);
   return where(cond, scalar_tensor(a, t, b.device()), b);
 }
@@ -154,9 +158,11 @@ Tensor Tensor::where(const Tensor& cond, const Tensor& other) const { return wic
 // self's dtype (no promotion), as in PyTorch.
 
 Tensor masked_fill(const Tensor& t, const Tensor& mask, const Scalar& value) {
+  if (needs_grad(t)) [[unlikely]] return autograd::masked_fill(t, mask, value);
   return where_impl({}, mask, scalar_tensor(value, t.dtype(), t.device()), t, t.dtype(), "masked_fill", true);
 }
 Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value) {
+  if (needs_grad(t, value)) [[unlikely]] return autograd::masked_fill(t, mask, value);
   return where_impl({}, mask, masked_value(value, t, "masked_fill"), t, t.dtype(), "masked_fill", true);
 }
 Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& value) const { return wick::masked_fill(*this, mask, value); }

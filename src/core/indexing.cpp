@@ -2,6 +2,7 @@
 // family: the source is restrided with stride 0 along the indexed dim (and, for index_select,
 // the 1-D index is restrided across the output's shape), so one elementwise pass reads
 // src[..., index[...], ...]. Bounds are checked by the backend before it writes.
+#include "autograd/hooks.h"
 #include "core/kernel_table.h"
 #include "core/tensor_iter.h"
 #include "core/tensor_ops.h"
@@ -32,6 +33,7 @@ Tensor run_gather(const Tensor& src, int64_t d, const Tensor& index_r, const cha
 }  // namespace
 
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
+  if (needs_grad(t)) [[unlikely]] return autograd::index_select(t, dim, index);
   WICK_CHECK(index.dim() <= 1, IndexError, "index_select", "Index is supposed to be a vector");
   WICK_CHECK(index.dtype() == kInt64 || index.dtype() == kInt32, TypeError, "index_select",
              "Expected dtype int32 or int64 for index (got ", index.dtype(), ")");
@@ -50,6 +52,7 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
 }
 
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
+  if (needs_grad(t)) [[unlikely]] return autograd::gather(t, dim, index);
   WICK_CHECK(index.dtype() == kInt64, TypeError, "gather", "Expected dtype int64 for index (got ", index.dtype(), ")");
   const int64_t d = wrap_dim(dim, t.dim(), "gather");
   // 0-d operands act as [1]; the result takes index's shape.

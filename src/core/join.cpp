@@ -1,6 +1,7 @@
 // cat and stack. cat checks shapes, promotes dtypes, allocates the result and copies each
 // input into its slice with the backend's copy family (no kernel of its own); stack is cat of
 // the inputs unsqueezed at dim.
+#include "autograd/hooks.h"
 #include "core/kernel_table.h"
 #include "core/tensor_iter.h"
 #include "core/tensor_ops.h"
@@ -11,6 +12,7 @@ namespace wick {
 using namespace detail;
 
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
+  if (needs_grad(tensors)) [[unlikely]] return autograd::cat(tensors, dim);
   WICK_CHECK(!tensors.empty(), ValueError, "cat", "expected a non-empty list of Tensors");
   // 1-D empty tensors are skipped in shape checks, as PyTorch still allows for old code.
   auto skipped = [](const Tensor& t) { return t.dim() == 1 && t.size(0) == 0; };
@@ -50,6 +52,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
 }
 
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
+  if (needs_grad(tensors)) [[unlikely]] return autograd::stack(tensors, dim);
   WICK_CHECK(!tensors.empty(), ValueError, "stack", "expects a non-empty TensorList");
   const int64_t d = wrap_dim(dim, tensors[0].dim() + 1, "stack");
   std::vector<Tensor> parts;

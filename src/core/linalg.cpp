@@ -125,6 +125,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
+  if (needs_grad(a, b)) [[unlikely]] return autograd::bmm(a, b);
   check_matmul_args(a, b, "bmm");
   WICK_CHECK(a.dim() == 3, ValueError, "bmm", "batch1 must be a 3D tensor");
   WICK_CHECK(b.dim() == 3, ValueError, "bmm", "batch2 must be a 3D tensor");
@@ -138,6 +139,7 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
 // beta * input + alpha * (a @ b): input is broadcast into the result, which GEMM accumulates
 // into (beta == 0 ignores input, nan and inf included, as BLAS and PyTorch do).
 Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
+  if (needs_grad(input, a, b)) [[unlikely]] return autograd::addmm(input, a, b, beta, alpha);
   check_matmul_args(a, b, "addmm");
   check_same_device(input, a.device(), "addmm", "self");
   WICK_CHECK(input.dtype() == a.dtype(), TypeError, "addmm", "self and mat2 must have the same dtype, but got ",
@@ -177,7 +179,8 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
     DimVector out_sizes(x.sizes());
     out_sizes.back() = w.size(0);
     Tensor x2 = x.dim() == 2 ? x : x.reshape({-1, x.size(-1)});
-    return addmm(b, x2, w.t()).view(out_sizes);
+    Tensor y = addmm(b, x2, w.t());
+    return x.dim() == 2 ? y : y.view(out_sizes);  // 2-D: grad_fn=<AddmmBackward0>, as PyTorch
   }
   Tensor y = matmul(x, w.t());
   return b.defined() ? add(y, b) : y;

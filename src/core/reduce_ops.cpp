@@ -3,6 +3,7 @@
 // for permuted ones that are contiguous in some dim order) and the backend's reduce_dim runs.
 #include <cmath>
 
+#include "autograd/hooks.h"
 #include "core/dim_plan.h"
 #include "core/kernel_table.h"
 #include "core/tensor_iter.h"
@@ -143,12 +144,20 @@ Tensor norm_impl(const Tensor& t, const Scalar& p, IntArrayRef dims, bool keepdi
 
 }  // namespace
 
-Tensor max(const Tensor& t) { return select_all(DimReduceOp::Max, t, "max"); }
-Tensor min(const Tensor& t) { return select_all(DimReduceOp::Min, t, "min"); }
+Tensor max(const Tensor& t) {
+  if (needs_grad(t)) [[unlikely]] return autograd::max(t);
+  return select_all(DimReduceOp::Max, t, "max");
+}
+Tensor min(const Tensor& t) {
+  if (needs_grad(t)) [[unlikely]] return autograd::min(t);
+  return select_all(DimReduceOp::Min, t, "min");
+}
 std::tuple<Tensor, Tensor> max(const Tensor& t, int64_t dim, bool keepdim) {
+  if (needs_grad(t)) [[unlikely]] return autograd::max(t, dim, keepdim);
   return select_dim(DimReduceOp::Max, t, dim, keepdim, "max");
 }
 std::tuple<Tensor, Tensor> min(const Tensor& t, int64_t dim, bool keepdim) {
+  if (needs_grad(t)) [[unlikely]] return autograd::min(t, dim, keepdim);
   return select_dim(DimReduceOp::Min, t, dim, keepdim, "min");
 }
 Tensor argmax(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
@@ -159,20 +168,30 @@ Tensor argmin(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
 }
 
 Tensor var(const Tensor& t, IntArrayRef dims, bool unbiased, bool keepdim) {
+  if (needs_grad(t)) [[unlikely]] return autograd::var(t, dims, unbiased, keepdim);
   return moment(DimReduceOp::Var, t, dims, unbiased ? 1 : 0, keepdim, "var");
 }
 Tensor var(const Tensor& t, IntArrayRef dims, double correction, bool keepdim) {
+  if (needs_grad(t)) [[unlikely]] return autograd::var(t, dims, correction, keepdim);
   return moment(DimReduceOp::Var, t, dims, correction, keepdim, "var");
 }
 Tensor std(const Tensor& t, IntArrayRef dims, bool unbiased, bool keepdim) {
+  if (needs_grad(t)) [[unlikely]] return autograd::std(t, dims, unbiased, keepdim);
   return moment(DimReduceOp::Std, t, dims, unbiased ? 1 : 0, keepdim, "std");
 }
 Tensor std(const Tensor& t, IntArrayRef dims, double correction, bool keepdim) {
+  if (needs_grad(t)) [[unlikely]] return autograd::std(t, dims, correction, keepdim);
   return moment(DimReduceOp::Std, t, dims, correction, keepdim, "std");
 }
 
-Tensor norm(const Tensor& t, const Scalar& p) { return norm_impl(t, p, {}, false); }
-Tensor norm(const Tensor& t, const Scalar& p, IntArrayRef dims, bool keepdim) { return norm_impl(t, p, dims, keepdim); }
+Tensor norm(const Tensor& t, const Scalar& p) {
+  if (needs_grad(t)) [[unlikely]] return autograd::norm(t, p);
+  return norm_impl(t, p, {}, false);
+}
+Tensor norm(const Tensor& t, const Scalar& p, IntArrayRef dims, bool keepdim) {
+  if (needs_grad(t)) [[unlikely]] return autograd::norm(t, p, dims, keepdim);
+  return norm_impl(t, p, dims, keepdim);
+}
 
 // ---- methods
 

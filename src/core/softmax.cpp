@@ -1,5 +1,6 @@
 // softmax and log_softmax over one dim. With a dtype the input is cast first (as PyTorch's
 // dtype argument does); the backend sees a contiguous [outer, n, inner] tensor.
+#include "autograd/hooks.h"
 #include "core/kernel_table.h"
 #include "core/tensor_iter.h"
 #include "wick/ops.h"
@@ -27,9 +28,11 @@ Tensor softmax_impl(bool log, const Tensor& t, int64_t dim, std::optional<Dtype>
 }  // namespace
 
 Tensor softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype) {
+  if (needs_grad(t)) [[unlikely]] return autograd::softmax(t, dim, dtype);
   return softmax_impl(false, t, dim, dtype, "softmax");
 }
 Tensor log_softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype) {
+  if (needs_grad(t)) [[unlikely]] return autograd::log_softmax(t, dim, dtype);
   return softmax_impl(true, t, dim, dtype, "log_softmax");
 }
 Tensor Tensor::softmax(int64_t dim, std::optional<Dtype> dtype) const { return wick::softmax(*this, dim, dtype); }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string_view>
 
+#include "autograd/hooks.h"
 #include "core/kernel_table.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
@@ -91,66 +92,114 @@ UnaryOp gelu_op(std::string_view approximate) {
 }  // namespace
 
 Tensor neg(const Tensor& t) {
+  if (needs_grad(t)) [[unlikely]] return autograd::neg(t);
   WICK_CHECK(t.dtype() != kBool, TypeError, "neg",
              "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
              "use the `~` or `logical_not()` operator instead.");
   return unary(UnaryOp::Neg, {}, t, "neg", Kind::Numeric);
 }
-Tensor abs(const Tensor& t) { return unary(UnaryOp::Abs, {}, t, "abs", Kind::Numeric); }
-Tensor exp(const Tensor& t) { return unary(UnaryOp::Exp, {}, t, "exp", Kind::Float); }
-Tensor log(const Tensor& t) { return unary(UnaryOp::Log, {}, t, "log", Kind::Float); }
-Tensor sqrt(const Tensor& t) { return unary(UnaryOp::Sqrt, {}, t, "sqrt", Kind::Float); }
-Tensor rsqrt(const Tensor& t) { return unary(UnaryOp::Rsqrt, {}, t, "rsqrt", Kind::Float); }
-Tensor sin(const Tensor& t) { return unary(UnaryOp::Sin, {}, t, "sin", Kind::Float); }
-Tensor cos(const Tensor& t) { return unary(UnaryOp::Cos, {}, t, "cos", Kind::Float); }
-Tensor tanh(const Tensor& t) { return unary(UnaryOp::Tanh, {}, t, "tanh", Kind::Float); }
-Tensor sigmoid(const Tensor& t) { return unary(UnaryOp::Sigmoid, {}, t, "sigmoid", Kind::Float); }
+Tensor abs(const Tensor& t) {
+  if (needs_grad(t)) [[unlikely]] return autograd::abs(t);
+  return unary(UnaryOp::Abs, {}, t, "abs", Kind::Numeric);
+}
+Tensor exp(const Tensor& t) {
+  if (needs_grad(t)) [[unlikely]] return autograd::exp(t);
+  return unary(UnaryOp::Exp, {}, t, "exp", Kind::Float);
+}
+Tensor log(const Tensor& t) {
+  if (needs_grad(t)) [[unlikely]] return autograd::log(t);
+  return unary(UnaryOp::Log, {}, t, "log", Kind::Float);
+}
+Tensor sqrt(const Tensor& t) {
+  if (needs_grad(t)) [[unlikely]] return autograd::sqrt(t);
+  return unary(UnaryOp::Sqrt, {}, t, "sqrt", Kind::Float);
+}
+Tensor rsqrt(const Tensor& t) {
+  if (needs_grad(t)) [[unlikely]] return autograd::rsqrt(t);
+  return unary(UnaryOp::Rsqrt, {}, t, "rsqrt", Kind::Float);
+}
+Tensor sin(const Tensor& t) {
+  if (needs_grad(t)) [[unlikely]] return autograd::sin(t);
+  return unary(UnaryOp::Sin, {}, t, "sin", Kind::Float);
+}
+Tensor cos(const Tensor& t) {
+  if (needs_grad(t)) [[unlikely]] return autograd::cos(t);
+  return unary(UnaryOp::Cos, {}, t, "cos", Kind::Float);
+}
+Tensor tanh(const Tensor& t) {
+  if (needs_grad(t)) [[unlikely]] return autograd::tanh(t);
+  return unary(UnaryOp::Tanh, {}, t, "tanh", Kind::Float);
+}
+Tensor sigmoid(const Tensor& t) {
+  if (needs_grad(t)) [[unlikely]] return autograd::sigmoid(t);
+  return unary(UnaryOp::Sigmoid, {}, t, "sigmoid", Kind::Float);
+}
 Tensor relu(const Tensor& t) {
+  if (needs_grad(t)) [[unlikely]] return autograd::relu(t);
   WICK_CHECK(t.dtype() != kBool, TypeError, "relu", "Boolean inputs not supported for relu");
   return unary(UnaryOp::Relu, {}, t, "relu", Kind::Numeric);
 }
 Tensor gelu(const Tensor& t, std::string_view approximate) {
+  if (needs_grad(t)) [[unlikely]] return autograd::gelu(t, approximate);
   return unary(gelu_op(approximate), {}, t, "gelu", Kind::FloatOnly);
 }
-Tensor silu(const Tensor& t) { return unary(UnaryOp::Silu, {}, t, "silu", Kind::FloatOnly); }
+Tensor silu(const Tensor& t) {
+  if (needs_grad(t)) [[unlikely]] return autograd::silu(t);
+  return unary(UnaryOp::Silu, {}, t, "silu", Kind::FloatOnly);
+}
 
 Tensor pow(const Tensor& t, const Scalar& exponent) {
+  if (needs_grad(t)) [[unlikely]] return autograd::pow(t, exponent);
   const Dtype c = result_type({t}, &exponent);
   check_int_exponent(c, exponent, "pow");
   return unary(UnaryOp::Pow, {}, t, "pow", Kind::Numeric, &exponent, nullptr, c);
 }
 Tensor pow(const Tensor& t, const Tensor& exponent) {
+  if (needs_grad(t, exponent)) [[unlikely]] return autograd::pow(t, exponent);
   return pointwise(PointwiseOp::Pow, {}, {t, exponent}, "pow");
 }
 Tensor pow(const Scalar& base, const Tensor& exponent) {
+  if (needs_grad(exponent)) [[unlikely]] return autograd::pow(base, exponent);
   return unary(UnaryOp::RPow, {}, exponent, "pow", Kind::Numeric, &base, nullptr, result_type({exponent}, &base));
 }
 
 Tensor remainder(const Tensor& t, const Scalar& other) {
+  if (needs_grad(t)) [[unlikely]] return autograd::remainder(t, other);
   const Dtype c = result_type({t}, &other);
   check_divisor(c, other, "remainder");
   return unary(UnaryOp::Remainder, {}, t, "remainder", Kind::Numeric, &other, nullptr, c);
 }
 Tensor remainder(const Tensor& t, const Tensor& other) {
+  if (needs_grad(t, other)) [[unlikely]] return autograd::remainder(t, other);
   return pointwise(PointwiseOp::Remainder, {}, {t, other}, "remainder");
 }
 
 Tensor clamp(const Tensor& t, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  if (needs_grad(t)) [[unlikely]] return autograd::clamp(t, min, max);
   const Scalar* lo = min ? &*min : nullptr;
   const Scalar* hi = max ? &*max : nullptr;
   return unary(UnaryOp::Clamp, {}, t, "clamp", Kind::Numeric, lo, hi, clamp_dtype(t, lo, hi));
 }
 Tensor clamp(const Tensor& t, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  if (needs_grad(t, min.value_or(Tensor()), max.value_or(Tensor()))) [[unlikely]] return autograd::clamp(t, min, max);
   return clamp_tensors({}, t, min, max, "clamp");
 }
 Tensor clamp_min(const Tensor& t, const Scalar& min) {
+  if (needs_grad(t)) [[unlikely]] return autograd::clamp_min(t, min);
   return unary(UnaryOp::Clamp, {}, t, "clamp_min", Kind::Numeric, &min, nullptr, clamp_dtype(t, &min, nullptr));
 }
-Tensor clamp_min(const Tensor& t, const Tensor& min) { return clamp_tensors({}, t, min, std::nullopt, "clamp_min"); }
+Tensor clamp_min(const Tensor& t, const Tensor& min) {
+  if (needs_grad(t, min)) [[unlikely]] return autograd::clamp_min(t, min);
+  return clamp_tensors({}, t, min, std::nullopt, "clamp_min");
+}
 Tensor clamp_max(const Tensor& t, const Scalar& max) {
+  if (needs_grad(t)) [[unlikely]] return autograd::clamp_max(t, max);
   return unary(UnaryOp::Clamp, {}, t, "clamp_max", Kind::Numeric, nullptr, &max, clamp_dtype(t, nullptr, &max));
 }
-Tensor clamp_max(const Tensor& t, const Tensor& max) { return clamp_tensors({}, t, std::nullopt, max, "clamp_max"); }
+Tensor clamp_max(const Tensor& t, const Tensor& max) {
+  if (needs_grad(t, max)) [[unlikely]] return autograd::clamp_max(t, max);
+  return clamp_tensors({}, t, std::nullopt, max, "clamp_max");
+}
 
 // ---- methods
 

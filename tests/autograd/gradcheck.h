@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <source_location>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,9 @@ inline std::vector<Device> test_devices() {
 // (f(x + eps) - f(x - eps)) / 2 eps per element. inputs are float64 CPU tensors; the
 // function runs on device (inputs moved there as leaves).
 inline void gradcheck(const Fn& f, const std::vector<Tensor>& inputs, Device device = Device(kCPU),
-                      double atol = 1e-6, double rtol = 1e-5, double eps = 1e-6) {
+                      double atol = 1e-6, double rtol = 1e-5, double eps = 1e-6,
+                      std::source_location where = std::source_location::current()) {
+  SCOPED_TRACE(::testing::Message() << "gradcheck called at " << where.file_name() << ":" << where.line());
   std::vector<Tensor> leaves;
   for (const Tensor& t : inputs) {
     Tensor l = t.detach().to(device, false, true);

@@ -1,0 +1,18 @@
+// Everything of wick::nn: Module and holders, layers, losses, init and functional.
+//
+//   #include <wick/nn.h>
+//   wick::nn::Sequential net(wick::nn::Linear(4, 8), wick::nn::ReLU(), wick::nn::Linear(8, 2));
+#pragma once
+
+#include "wick/nn/activation.h"
+#include "wick/nn/container.h"
+#include "wick/nn/conv.h"
+#include "wick/nn/dropout.h"
+#include "wick/nn/embedding.h"
+#include "wick/nn/functional.h"
+#include "wick/nn/init.h"
+#include "wick/nn/linear.h"
+#include "wick/nn/loss.h"
+#include "wick/nn/module.h"
+#include "wick/nn/normalization.h"
+#include "wick/nn/pooling.h"

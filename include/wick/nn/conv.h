@@ -1,0 +1,44 @@
+// Conv2d over [N, C, H, W] (or unbatched [C, H, W]) with PyTorch's default initialization.
+// The forward and backward run through a per-device backend (src/nn/conv_backend.h): a
+// GEMM-based one (im2col) on every device, cuDNN where registered.
+//
+//   wick::nn::Conv2d conv(wick::nn::Conv2dOptions(1, 8, 3).stride(1).padding(1).bias(false));
+//   auto y = conv(wick::randn({4, 1, 28, 28}));   // [4, 8, 28, 28]
+#pragma once
+
+#include "wick/nn/functional.h"
+#include "wick/nn/module.h"
+#include "wick/nn/options.h"
+
+namespace wick::nn {
+
+using ExpandingPair = functional::Pair;
+
+struct Conv2dOptions {
+  Conv2dOptions(int64_t in_channels, int64_t out_channels, ExpandingPair kernel_size)
+      : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
+  WICK_ARG(int64_t, in_channels);
+  WICK_ARG(int64_t, out_channels);
+  WICK_ARG(ExpandingPair, kernel_size);
+  WICK_ARG(ExpandingPair, stride) = 1;
+  WICK_ARG(ExpandingPair, padding) = 0;
+  WICK_ARG(ExpandingPair, dilation) = 1;
+  WICK_ARG(int64_t, groups) = 1;
+  WICK_ARG(bool, bias) = true;
+};
+
+class Conv2dImpl : public Module {
+ public:
+  Conv2dImpl(int64_t in_channels, int64_t out_channels, ExpandingPair kernel_size)
+      : Conv2dImpl(Conv2dOptions(in_channels, out_channels, kernel_size)) {}
+  explicit Conv2dImpl(const Conv2dOptions& options);
+  Tensor forward(const Tensor& x);
+  // weight kaiming_uniform_(a = sqrt(5)); bias U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+  void reset_parameters();
+  std::string extra_repr() const override;
+  Conv2dOptions options;
+  Tensor weight, bias;
+};
+WICK_MODULE(Conv2d);
+
+}  // namespace wick::nn

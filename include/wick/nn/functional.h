@@ -1,0 +1,76 @@
+// nn::functional: the stateless forms of the layers and losses, as torch.nn.functional.
+//
+//   namespace F = wick::nn::functional;
+//   auto h = F::relu(F::linear(x, w, b));
+//   auto loss = F::cross_entropy(h, target);
+//   auto y = F::max_pool2d(F::conv2d(img, k, {}, 1, 1), 2);
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wick/tensor.h"
+
+namespace wick::nn::functional {
+
+// ---- activations
+Tensor relu(const Tensor& x);
+Tensor gelu(const Tensor& x, const std::string& approximate = "none");
+Tensor silu(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor softmax(const Tensor& x, int64_t dim);
+Tensor log_softmax(const Tensor& x, int64_t dim);
+
+// ---- layers
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {});
+// Zeroes elements with probability p and scales the rest by 1 / (1 - p) when training.
+Tensor dropout(const Tensor& x, double p = 0.5, bool training = true);
+// Rows of weight at the indices (int64 or int32); padding_idx's row gets no gradient.
+Tensor embedding(const Tensor& indices, const Tensor& weight,
+                 std::optional<int64_t> padding_idx = std::nullopt);
+Tensor flatten(const Tensor& x, int64_t start_dim = 1, int64_t end_dim = -1);
+// Normalizes over the trailing dims of normalized_shape; weight and bias optional.
+Tensor layer_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape, const Tensor& weight = {},
+                  const Tensor& bias = {}, double eps = 1e-5);
+// Normalizes over every dim but 1 (channels). In training, batch statistics are used and the
+// running ones (when given) updated in place with momentum; else the running ones are used.
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight = {}, const Tensor& bias = {}, bool training = false,
+                  double momentum = 0.1, double eps = 1e-5);
+
+// ---- convolution and pooling over [N, C, H, W] (or unbatched [C, H, W]); pairs are (h, w)
+struct Pair {
+  int64_t h, w;
+  Pair(int64_t v) : h(v), w(v) {}
+  Pair(int64_t h_, int64_t w_) : h(h_), w(w_) {}
+  Pair(std::initializer_list<int64_t> l) {
+    WICK_CHECK(l.size() == 1 || l.size() == 2, ValueError, "Pair", "expected 1 or 2 values, got ", l.size());
+    h = *l.begin();
+    w = *(l.end() - 1);
+  }
+  bool operator==(const Pair& o) const { return h == o.h && w == o.w; }
+};
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, Pair stride = 1,
+              Pair padding = 0, Pair dilation = 1, int64_t groups = 1);
+// stride defaults to kernel_size; padding pads with -inf.
+Tensor max_pool2d(const Tensor& x, Pair kernel_size, std::optional<Pair> stride = std::nullopt,
+                  Pair padding = 0, Pair dilation = 1, bool ceil_mode = false);
+Tensor avg_pool2d(const Tensor& x, Pair kernel_size, std::optional<Pair> stride = std::nullopt,
+                  Pair padding = 0, bool ceil_mode = false, bool count_include_pad = true);
+Tensor adaptive_avg_pool2d(const Tensor& x, Pair output_size);
+
+// ---- losses; reduction is "mean", "sum" or "none"
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight = {},
+                     int64_t ignore_index = -100, const std::string& reduction = "mean",
+                     double label_smoothing = 0.0);
+Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight = {},
+                int64_t ignore_index = -100, const std::string& reduction = "mean");
+Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& reduction = "mean");
+Tensor l1_loss(const Tensor& input, const Tensor& target, const std::string& reduction = "mean");
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight = {},
+                                        const std::string& reduction = "mean", const Tensor& pos_weight = {});
+
+}  // namespace wick::nn::functional

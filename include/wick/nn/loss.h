@@ -1,0 +1,88 @@
+// Losses as modules: CrossEntropyLoss NLLLoss MSELoss L1Loss BCEWithLogitsLoss.
+//
+//   wick::nn::CrossEntropyLoss criterion(
+//       wick::nn::CrossEntropyLossOptions().weight(wick::tensor({1., 3.})).label_smoothing(0.1));
+//   criterion->cuda();                      // the class weights are a buffer: they move too
+//   auto loss = criterion(logits, target);  // logits [N, C], target int64 [N]
+#pragma once
+
+#include <string>
+
+#include "wick/nn/module.h"
+#include "wick/nn/options.h"
+
+namespace wick::nn {
+
+// "mean", "sum" or "none".
+struct CrossEntropyLossOptions {
+  WICK_ARG(Tensor, weight);
+  WICK_ARG(int64_t, ignore_index) = -100;
+  WICK_ARG(std::string, reduction) = "mean";
+  WICK_ARG(double, label_smoothing) = 0.0;
+};
+
+class CrossEntropyLossImpl : public Module {
+ public:
+  explicit CrossEntropyLossImpl(const CrossEntropyLossOptions& options = {});
+  // input [N, C] (or [N, C, d...], or [C]) logits; target class indices [N] (int64) or class
+  // probabilities shaped like input.
+  Tensor forward(const Tensor& input, const Tensor& target);
+  CrossEntropyLossOptions options;
+  Tensor weight;  // the registered buffer (undefined without class weights)
+};
+WICK_MODULE(CrossEntropyLoss);
+
+struct NLLLossOptions {
+  WICK_ARG(Tensor, weight);
+  WICK_ARG(int64_t, ignore_index) = -100;
+  WICK_ARG(std::string, reduction) = "mean";
+};
+
+class NLLLossImpl : public Module {
+ public:
+  explicit NLLLossImpl(const NLLLossOptions& options = {});
+  Tensor forward(const Tensor& input, const Tensor& target);
+  NLLLossOptions options;
+  Tensor weight;
+};
+WICK_MODULE(NLLLoss);
+
+struct MSELossOptions {
+  MSELossOptions(std::string reduction = "mean") : reduction_(std::move(reduction)) {}
+  WICK_ARG(std::string, reduction);
+};
+
+class MSELossImpl : public Module {
+ public:
+  explicit MSELossImpl(const MSELossOptions& options = {}) : options(options) {}
+  Tensor forward(const Tensor& input, const Tensor& target);
+  MSELossOptions options;
+};
+WICK_MODULE(MSELoss);
+
+using L1LossOptions = MSELossOptions;
+
+class L1LossImpl : public Module {
+ public:
+  explicit L1LossImpl(const L1LossOptions& options = {}) : options(options) {}
+  Tensor forward(const Tensor& input, const Tensor& target);
+  L1LossOptions options;
+};
+WICK_MODULE(L1Loss);
+
+struct BCEWithLogitsLossOptions {
+  WICK_ARG(Tensor, weight);
+  WICK_ARG(std::string, reduction) = "mean";
+  WICK_ARG(Tensor, pos_weight);
+};
+
+class BCEWithLogitsLossImpl : public Module {
+ public:
+  explicit BCEWithLogitsLossImpl(const BCEWithLogitsLossOptions& options = {});
+  Tensor forward(const Tensor& input, const Tensor& target);
+  BCEWithLogitsLossOptions options;
+  Tensor weight, pos_weight;  // registered buffers when given
+};
+WICK_MODULE(BCEWithLogitsLoss);
+
+}  // namespace wick::nn

@@ -1,0 +1,177 @@
+// nn::Module: parameters, buffers and submodules in registration order, moved between
+// devices and dtypes in place, printed as PyTorch prints a module tree.
+//
+//   struct NetImpl : wick::nn::Module {
+//     NetImpl() { fc = register_module("fc", wick::nn::Linear(4, 2)); }
+//     wick::Tensor forward(const wick::Tensor& x) { return fc(x); }
+//     wick::nn::Linear fc{nullptr};
+//   };
+//   WICK_MODULE(Net);
+//   Net net;  net->to("cuda");  auto y = net(x);   // net->named_parameters(): fc.weight, fc.bias
+#pragma once
+
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <typeinfo>
+#include <utility>
+#include <vector>
+
+#include "wick/tensor.h"
+
+namespace wick::nn {
+
+template <class T>
+using NamedList = std::vector<std::pair<std::string, T>>;
+// Tensors by dotted name ("0.weight"), in module order.
+using StateDict = NamedList<Tensor>;
+
+class Module : public std::enable_shared_from_this<Module> {
+ public:
+  // name: shown by operator<<; empty takes the class name without its "Impl" suffix.
+  explicit Module(std::string name = "");
+  virtual ~Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  const std::string& name() const;
+
+  // ---- registration (the returned handle is the stored one; keep a copy as a member)
+  Tensor& register_parameter(std::string name, Tensor tensor, bool requires_grad = true);
+  Tensor& register_buffer(std::string name, Tensor tensor);
+  template <class M>
+  std::shared_ptr<M> register_module(std::string name, std::shared_ptr<M> module) {
+    add_child(std::move(name), module);
+    return module;
+  }
+  // A holder (nn::Linear, ...): registers the module it holds and returns the holder.
+  template <class H, class = decltype(std::declval<H>().ptr())>
+  H register_module(std::string name, H holder) {
+    add_child(std::move(name), holder.ptr());
+    return holder;
+  }
+  // Replaces a registered submodule (a later registration of the same name is an error).
+  void replace_module(const std::string& name, std::shared_ptr<Module> module);
+
+  // ---- traversal (recursive ones use dotted names: "body.0.weight")
+  std::vector<Tensor> parameters(bool recurse = true) const;
+  NamedList<Tensor> named_parameters(bool recurse = true) const;
+  std::vector<Tensor> buffers(bool recurse = true) const;
+  NamedList<Tensor> named_buffers(bool recurse = true) const;
+  std::vector<std::shared_ptr<Module>> children() const;
+  NamedList<std::shared_ptr<Module>> named_children() const;
+  // This module and all below it, depth first ("" names this one).
+  std::vector<std::shared_ptr<Module>> modules(bool include_self = true);
+  NamedList<std::shared_ptr<Module>> named_modules(bool include_self = true);
+
+  // ---- devices and dtypes, in place: the Tensor handles held anywhere stay valid and see
+  // the new storage (grads move too). Floating parameters and buffers change dtype; integer
+  // buffers (BatchNorm's num_batches_tracked) keep theirs.
+  Module& to(Device device, bool non_blocking = false);
+  Module& to(Dtype dtype, bool non_blocking = false);
+  Module& to(Device device, Dtype dtype, bool non_blocking = false);
+  Module& to(const char* device, bool non_blocking = false) { return to(Device(device), non_blocking); }
+  Module& cuda(int index = -1) { return to(Device(kCUDA, index)); }
+  Module& cpu() { return to(Device(kCPU)); }
+  Module& half() { return to(kFloat16); }
+  Module& bfloat16() { return to(kBFloat16); }
+  Module& float_() { return to(kFloat32); }
+  Module& double_() { return to(kFloat64); }
+
+  // ---- modes and gradients
+  virtual Module& train(bool on = true);
+  Module& eval() { return train(false); }
+  bool is_training() const { return training_; }
+  // Drops every parameter's grad (set_to_none) or zeroes it in place.
+  void zero_grad(bool set_to_none = true);
+
+  // ---- state: parameters then buffers, by dotted name
+  StateDict state_dict() const;
+  // Copies values into the registered tensors (shapes must match; dtype and device are those
+  // of the module). strict: missing or unexpected keys throw, naming them all.
+  void load_state_dict(const StateDict& state, bool strict = true);
+  void load_state_dict(const std::map<std::string, Tensor>& state, bool strict = true);
+
+  // ---- printing: "Name(extra_repr)" or "Name(extra_repr\n  (child): ...\n)", as PyTorch
+  virtual std::string extra_repr() const { return ""; }
+  virtual std::string repr() const;
+
+ protected:
+  bool training_ = true;
+
+ private:
+  void add_child(std::string name, std::shared_ptr<Module> module);
+  void check_new_name(const std::string& name, const char* what) const;
+  template <class F>
+  void apply_to_tensors(F&& f);
+
+  mutable std::string name_;
+  NamedList<Tensor> parameters_;
+  NamedList<Tensor> buffers_;
+  NamedList<std::shared_ptr<Module>> children_;
+};
+
+std::ostream& operator<<(std::ostream& os, const Module& m);
+
+// A shared handle to a module, as LibTorch's ModuleHolder: holder->member, holder(args...)
+// calls forward. Default construction makes the module when it has a default constructor;
+// Holder(nullptr) makes an empty holder to assign later.
+template <class Impl>
+class ModuleHolder {
+ public:
+  using ContainedType = Impl;
+
+  ModuleHolder() {
+    if constexpr (std::is_default_constructible_v<Impl>) impl_ = std::make_shared<Impl>();
+  }
+  ModuleHolder(std::nullptr_t) {}
+  ModuleHolder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  template <class Head, class... Tail,
+            class = std::enable_if_t<!std::is_base_of_v<ModuleHolder, std::decay_t<Head>> &&
+                                     !std::is_same_v<std::decay_t<Head>, std::nullptr_t> &&
+                                     !std::is_same_v<std::decay_t<Head>, std::shared_ptr<Impl>>>>
+  explicit ModuleHolder(Head&& head, Tail&&... tail)
+      : impl_(std::make_shared<Impl>(std::forward<Head>(head), std::forward<Tail>(tail)...)) {}
+
+  Impl* operator->() const { return get(); }
+  Impl& operator*() const { return *get(); }
+  Impl* get() const;
+  const std::shared_ptr<Impl>& ptr() const { return impl_; }
+  bool is_empty() const { return impl_ == nullptr; }
+  explicit operator bool() const { return impl_ != nullptr; }
+
+  template <class... Args>
+  decltype(auto) operator()(Args&&... args) const {
+    return get()->forward(std::forward<Args>(args)...);
+  }
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+namespace detail {
+[[noreturn]] void throw_empty_holder(const std::string& type);
+}  // namespace detail
+
+template <class Impl>
+Impl* ModuleHolder<Impl>::get() const {
+  if (!impl_) [[unlikely]]
+    detail::throw_empty_holder(typeid(Impl).name());
+  return impl_.get();
+}
+
+template <class Impl>
+std::ostream& operator<<(std::ostream& os, const ModuleHolder<Impl>& m) {
+  return os << *m;
+}
+
+}  // namespace wick::nn
+
+// WICK_MODULE(Name): defines the holder Name of NameImpl, as LibTorch's TORCH_MODULE.
+#define WICK_MODULE(Name)                                     \
+  class Name : public ::wick::nn::ModuleHolder<Name##Impl> {  \
+   public:                                                    \
+    using ::wick::nn::ModuleHolder<Name##Impl>::ModuleHolder; \
+  }

@@ -1,0 +1,84 @@
+// Optimizer: parameter groups with their options, per-parameter state on the parameter's
+// device, zero_grad and step, as LibTorch's torch::optim::Optimizer.
+//
+//   wick::optim::SGD opt(net->parameters(), wick::optim::SGDOptions(0.1).momentum(0.9));
+//   opt.zero_grad();  loss.backward();  opt.step();
+//   opt.param_groups()[0].options().set_lr(0.01);
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "wick/tensor.h"
+
+namespace wick::optim {
+
+// Options common to every optimizer: the learning rate (schedulers change it).
+class OptimizerOptions {
+ public:
+  virtual ~OptimizerOptions() = default;
+  virtual std::unique_ptr<OptimizerOptions> clone() const = 0;
+  virtual double get_lr() const = 0;
+  virtual void set_lr(double lr) = 0;
+};
+
+class OptimizerParamGroup {
+ public:
+  OptimizerParamGroup(std::vector<Tensor> params) : params_(std::move(params)) {}
+  OptimizerParamGroup(std::vector<Tensor> params, std::unique_ptr<OptimizerOptions> options)
+      : params_(std::move(params)), options_(std::move(options)) {}
+  OptimizerParamGroup(const OptimizerParamGroup& o);
+  OptimizerParamGroup& operator=(const OptimizerParamGroup& o);
+  OptimizerParamGroup(OptimizerParamGroup&&) = default;
+  OptimizerParamGroup& operator=(OptimizerParamGroup&&) = default;
+
+  std::vector<Tensor>& params() { return params_; }
+  const std::vector<Tensor>& params() const { return params_; }
+  bool has_options() const { return options_ != nullptr; }
+  OptimizerOptions& options() const;
+  void set_options(std::unique_ptr<OptimizerOptions> options) { options_ = std::move(options); }
+
+ private:
+  std::vector<Tensor> params_;
+  std::unique_ptr<OptimizerOptions> options_;
+};
+
+// Per-parameter state: named tensors (exp_avg, momentum_buffer, ...) and a step count.
+struct ParamState {
+  std::map<std::string, Tensor> tensors;
+  int64_t step = 0;
+};
+
+class Optimizer {
+ public:
+  Optimizer(std::vector<OptimizerParamGroup> groups, std::unique_ptr<OptimizerOptions> defaults);
+  virtual ~Optimizer() = default;
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+
+  // One update of every parameter that has a gradient.
+  virtual void step() = 0;
+  // Drops the gradients (set_to_none, PyTorch's default) or zeroes them in place.
+  void zero_grad(bool set_to_none = true);
+  // A group with its own options (the defaults where none are given).
+  void add_param_group(const OptimizerParamGroup& group);
+
+  std::vector<OptimizerParamGroup>& param_groups() { return groups_; }
+  const std::vector<OptimizerParamGroup>& param_groups() const { return groups_; }
+  const OptimizerOptions& defaults() const { return *defaults_; }
+  // State of a parameter (created empty on first use).
+  ParamState& state(const Tensor& param);
+  const std::map<const void*, ParamState>& state() const { return state_; }
+
+ protected:
+  // Throws unless p's gradient lives on p's device with p's dtype and shape.
+  static void check_grad(const Tensor& p, const char* op);
+
+  std::vector<OptimizerParamGroup> groups_;
+  std::unique_ptr<OptimizerOptions> defaults_;
+  std::map<const void*, ParamState> state_;  // keyed by the parameter's TensorImpl
+};
+
+}  // namespace wick::optim

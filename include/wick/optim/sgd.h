@@ -1,0 +1,32 @@
+// SGD with momentum, dampening, weight decay and Nesterov momentum, as torch.optim.SGD.
+//
+//   wick::optim::SGD opt(net->parameters(), wick::optim::SGDOptions(0.1).momentum(0.9).nesterov(true));
+#pragma once
+
+#include "wick/nn/options.h"
+#include "wick/optim/optimizer.h"
+
+namespace wick::optim {
+
+struct SGDOptions : OptimizerOptions {
+  SGDOptions(double lr) : lr_(lr) {}
+  WICK_ARG(double, lr);
+  WICK_ARG(double, momentum) = 0;
+  WICK_ARG(double, dampening) = 0;
+  WICK_ARG(double, weight_decay) = 0;
+  WICK_ARG(bool, nesterov) = false;
+
+ public:
+  std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<SGDOptions>(*this); }
+  double get_lr() const override { return lr_; }
+  void set_lr(double lr) override { lr_ = lr; }
+};
+
+class SGD : public Optimizer {
+ public:
+  SGD(std::vector<Tensor> params, const SGDOptions& options);
+  SGD(std::vector<OptimizerParamGroup> groups, const SGDOptions& defaults);
+  void step() override;
+};
+
+}  // namespace wick::optim

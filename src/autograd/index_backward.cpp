@@ -1,0 +1,136 @@
+// Backward formulas of the indexing and joining ops: index_select, gather, cat, stack, where,
+// masked_fill.
+//
+// Gathering backward scatters gradients to indexed positions, adding where an index repeats.
+// With no scatter-add kernel on every backend, it is written with existing ops: a one-hot
+// matrix of the indices multiplied into the gradient (a GEMM for index_select, a masked sum
+// for gather). That costs indices x size memory: fine for class indices and embedding tables
+// of moderate size; a scatter-add kernel family is the better path for large vocabularies.
+#include "autograd/function.h"
+#include "autograd/hooks.h"
+#include "core/tensor_iter.h"
+#include "wick/ops.h"
+
+namespace wick::autograd {
+
+Tensor gather_backward(const Tensor& g, int64_t dim, const Tensor& index, IntArrayRef in_sizes) {
+  const int64_t n = in_sizes[size_t(dim)];
+  // One-hot over the input's positions along dim, summed over the index's positions.
+  Tensor idx = index.transpose(dim, -1);
+  Tensor oh = wick::one_hot(idx, n).to(g.dtype());                 // [..., k, n]
+  Tensor r = (oh * g.transpose(dim, -1).unsqueeze(-1)).sum({-2});  // [..., n]
+  r = r.transpose(dim, -1);
+  if (r.sizes().equals(in_sizes)) return r;
+  // index may be smaller than the input in the other dims: place r at the front.
+  Tensor z = wick::zeros(in_sizes, g.options());
+  Tensor part = z;
+  for (int64_t d = 0; d < z.dim(); ++d) part = part.narrow(d, 0, r.size(d));
+  part.copy_(r);
+  return z;
+}
+
+Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
+  Tensor out = forward([&] { return wick::index_select(t, dim, index); });
+  const int64_t d = wick::detail::wrap_dim(dim, t.dim(), "index_select");
+  return record("IndexSelectBackward0", {t}, out, {index},
+                [d, sizes = DimVector(t.sizes())](BackwardContext& c) -> variable_list {
+                  Tensor idx = c.saved(0).reshape({-1});
+                  if (sizes.empty()) return {c.grad().reshape({})};
+                  const int64_t n = sizes[size_t(d)];
+                  // grad_in[j] = sum over i with idx[i] == j of g[i]: onehot(idx)^T @ g.
+                  Tensor g = c.grad().transpose(0, d).contiguous();
+                  DimVector rest(g.sizes());
+                  Tensor g2 = g.reshape({g.size(0), -1});
+                  Tensor oh = wick::one_hot(idx, n).to(g.dtype());
+                  Tensor r = wick::mm(oh.t(), g2);
+                  rest[0] = n;
+                  return {r.view(rest).transpose(0, d)};
+                });
+}
+
+Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
+  Tensor out = forward([&] { return wick::gather(t, dim, index); });
+  const int64_t d = wick::detail::wrap_dim(dim, t.dim(), "gather");
+  return record("GatherBackward0", {t}, out, {index},
+                [d, sizes = DimVector(t.sizes())](BackwardContext& c) -> variable_list {
+                  if (sizes.empty()) return {c.grad()};
+                  return {gather_backward(c.grad(), d, c.saved(0), sizes)};
+                });
+}
+
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
+  Tensor out = forward([&] { return wick::cat(tensors, dim); });
+  const int64_t d = wick::detail::wrap_dim(dim, out.dim(), "cat");
+  std::vector<int64_t> lengths;
+  for (const Tensor& t : tensors)
+    lengths.push_back(t.dim() == 1 && t.size(0) == 0 && out.dim() > 1 ? -1 : t.size(d));
+  return record("CatBackward0", tensors, out, {}, [d, lengths](BackwardContext& c) -> variable_list {
+    variable_list r(lengths.size());
+    int64_t start = 0;
+    for (size_t i = 0; i < lengths.size(); ++i) {
+      if (lengths[i] < 0) continue;  // a legacy empty [0] input takes no part
+      if (c.needs(i)) r[i] = c.grad().narrow(d, start, lengths[i]);
+      start += lengths[i];
+    }
+    return r;
+  });
+}
+
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
+  Tensor out = forward([&] { return wick::stack(tensors, dim); });
+  const int64_t d = wick::detail::wrap_dim(dim, out.dim(), "stack");
+  return record("StackBackward0", tensors, out, {},
+                [d, n = tensors.size()](BackwardContext& c) -> variable_list {
+                  variable_list r(n);
+                  for (size_t i = 0; i < n; ++i)
+                    if (c.needs(i)) r[i] = c.grad().select(d, int64_t(i));
+                  return r;
+                });
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  Tensor out = forward([&] { return wick::where(cond, a, b); });
+  return record("WhereBackward0", {cond, a, b}, out, {cond}, [](BackwardContext& c) -> variable_list {
+    Tensor m = c.saved(0), g = c.grad(), zero = wick::zeros_like(g);
+    return {Tensor(), c.needs(1) ? wick::where(m, g, zero) : Tensor(),
+            c.needs(2) ? wick::where(m, zero, g) : Tensor()};
+  });
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, const Scalar& b) {
+  Tensor out = forward([&] { return wick::where(cond, a, b); });
+  return record("WhereBackward0", {cond, a}, out, {cond}, [](BackwardContext& c) -> variable_list {
+    Tensor g = c.grad();
+    return {Tensor(), wick::where(c.saved(0), g, wick::zeros_like(g))};
+  });
+}
+
+Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b) {
+  Tensor out = forward([&] { return wick::where(cond, a, b); });
+  return record("WhereBackward0", {cond, b}, out, {cond}, [](BackwardContext& c) -> variable_list {
+    Tensor g = c.grad();
+    return {Tensor(), wick::where(c.saved(0), wick::zeros_like(g), g)};
+  });
+}
+
+Tensor masked_fill(const Tensor& t, const Tensor& mask, const Scalar& value) {
+  Tensor out = forward([&] { return wick::masked_fill(t, mask, value); });
+  return record("MaskedFillBackward0", {t, mask}, out, {mask}, [](BackwardContext& c) -> variable_list {
+    Tensor g = c.grad();
+    return {wick::where(c.saved(0), wick::zeros_like(g), g), Tensor()};
+  });
+}
+
+Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value) {
+  Tensor out = forward([&] { return wick::masked_fill(t, mask, value); });
+  return record("MaskedFillBackward1", {t, mask, value}, out, {mask},
+                [](BackwardContext& c) -> variable_list {
+                  Tensor g = c.grad(), m = c.saved(0), zero = wick::zeros_like(g);
+                  variable_list r(3);
+                  if (c.needs(0)) r[0] = wick::where(m, zero, g);
+                  if (c.needs(2)) r[2] = wick::where(m, g, zero).sum();
+                  return r;
+                });
+}
+
+}  // namespace wick::autograd

@@ -1,0 +1,164 @@
+// Backward formulas of softmax, log_softmax, max/min, var/std and norm.
+#include <algorithm>
+#include <cmath>
+
+#include "autograd/function.h"
+#include "autograd/hooks.h"
+#include "core/tensor_iter.h"
+#include "wick/ops.h"
+
+namespace wick::autograd {
+
+namespace {
+
+// The reduced dims of t, wrapped and sorted (all of them when dims is empty).
+DimVector reduced(const Tensor& t, IntArrayRef dims, const char* op) {
+  DimVector r;
+  if (dims.empty()) {
+    for (int64_t d = 0; d < t.dim(); ++d) r.push_back(d);
+  } else {
+    for (int64_t d : dims) r.push_back(wick::detail::wrap_dim(d, t.dim(), op));
+    std::sort(r.begin(), r.end());
+  }
+  return r;
+}
+
+// A reduced result back in keepdim form, so it broadcasts against the input.
+Tensor keep(Tensor r, IntArrayRef dims, bool keepdim, int64_t in_dim) {
+  if (keepdim || in_dim == 0) return r;
+  for (int64_t d : dims) r = r.unsqueeze(d);
+  return r;
+}
+
+Tensor sign(const Tensor& t) { return (t > 0).to(t.dtype()) - (t < 0).to(t.dtype()); }
+
+}  // namespace
+
+// ---- softmax
+
+Tensor softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype) {
+  Tensor out = forward([&] { return wick::softmax(t, dim, dtype); });
+  return record("SoftmaxBackward0", {t}, out, {out}, [dim](BackwardContext& c) -> variable_list {
+    Tensor y = c.saved(0), g = c.grad();
+    return {y * (g - (g * y).sum({dim}, true))};
+  });
+}
+
+Tensor log_softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype) {
+  Tensor out = forward([&] { return wick::log_softmax(t, dim, dtype); });
+  return record("LogSoftmaxBackward0", {t}, out, {out}, [dim](BackwardContext& c) -> variable_list {
+    Tensor g = c.grad();
+    return {g - wick::exp(c.saved(0)) * g.sum({dim}, true)};
+  });
+}
+
+// ---- max and min: the gradient goes to the selected elements (shared evenly among ties
+// for the all-elements forms, to the returned index for the dim forms, as PyTorch does)
+
+namespace {
+Tensor select_all_backward(const Tensor& g, const Tensor& x, const Tensor& y) {
+  Tensor mask = (x == y).to(g.dtype());
+  return mask * (g / mask.sum());
+}
+}  // namespace
+
+Tensor max(const Tensor& t) {
+  Tensor out = forward([&] { return wick::max(t); });
+  return record("MaxBackward1", {t}, out, {t, out}, [](BackwardContext& c) -> variable_list {
+    return {select_all_backward(c.grad(), c.saved(0), c.saved(1))};
+  });
+}
+
+Tensor min(const Tensor& t) {
+  Tensor out = forward([&] { return wick::min(t); });
+  return record("MinBackward1", {t}, out, {t, out}, [](BackwardContext& c) -> variable_list {
+    return {select_all_backward(c.grad(), c.saved(0), c.saved(1))};
+  });
+}
+
+namespace {
+std::tuple<Tensor, Tensor> select_dim(bool is_max, const Tensor& t, int64_t dim, bool keepdim) {
+  auto [values, indices] =
+      forward([&] { return is_max ? wick::max(t, dim, keepdim) : wick::min(t, dim, keepdim); });
+  const int64_t d = wick::detail::wrap_dim(dim, t.dim(), is_max ? "max" : "min");
+  record(is_max ? "MaxBackward0" : "MinBackward0", {t}, values, {indices},
+         [d, keepdim, sizes = DimVector(t.sizes())](BackwardContext& c) -> variable_list {
+           Tensor idx = c.saved(0), g = c.grad();
+           if (sizes.empty()) return {g};
+           if (!keepdim) {
+             idx = idx.unsqueeze(d);
+             g = g.unsqueeze(d);
+           }
+           return {gather_backward(g, d, idx, sizes)};
+         });
+  return {values, indices};
+}
+}  // namespace
+
+std::tuple<Tensor, Tensor> max(const Tensor& t, int64_t dim, bool keepdim) {
+  return select_dim(true, t, dim, keepdim);
+}
+std::tuple<Tensor, Tensor> min(const Tensor& t, int64_t dim, bool keepdim) {
+  return select_dim(false, t, dim, keepdim);
+}
+
+// ---- moments
+
+Tensor var(const Tensor& t, IntArrayRef dims, double correction, bool keepdim) {
+  Tensor out = forward([&] { return wick::var(t, dims, correction, keepdim); });
+  DimVector red = reduced(t, dims, "var");
+  const int64_t n = out.numel() ? t.numel() / out.numel() : 0;
+  return record(
+      "VarBackward0", {t}, out, {t}, [red, keepdim, n, correction](BackwardContext& c) -> variable_list {
+        Tensor x = c.saved(0);
+        Tensor centered = x - x.mean(red, true);
+        return {keep(c.grad(), red, keepdim, x.dim()) * centered * (2.0 / (double(n) - correction))};
+      });
+}
+
+Tensor std(const Tensor& t, IntArrayRef dims, double correction, bool keepdim) {
+  Tensor out = forward([&] { return wick::std(t, dims, correction, keepdim); });
+  DimVector red = reduced(t, dims, "std");
+  const int64_t n = out.numel() ? t.numel() / out.numel() : 0;
+  return record("StdBackward0", {t}, out, {t, out},
+                [red, keepdim, n, correction](BackwardContext& c) -> variable_list {
+                  Tensor x = c.saved(0);
+                  Tensor y = keep(c.saved(1), red, keepdim, x.dim());
+                  Tensor centered = x - x.mean(red, true);
+                  return {keep(c.grad(), red, keepdim, x.dim()) * centered / (y * (double(n) - correction))};
+                });
+}
+
+Tensor var(const Tensor& t, IntArrayRef dims, bool unbiased, bool keepdim) {
+  return autograd::var(t, dims, unbiased ? 1.0 : 0.0, keepdim);
+}
+Tensor std(const Tensor& t, IntArrayRef dims, bool unbiased, bool keepdim) {
+  return autograd::std(t, dims, unbiased ? 1.0 : 0.0, keepdim);
+}
+
+// ---- norm
+
+Tensor norm(const Tensor& t, const Scalar& p, IntArrayRef dims, bool keepdim) {
+  Tensor out = forward([&] { return wick::norm(t, p, dims, keepdim); });
+  DimVector red = reduced(t, dims, "norm");
+  return record("NormBackward1", {t}, out, {t, out}, [red, keepdim, p](BackwardContext& c) -> variable_list {
+    Tensor x = c.saved(0);
+    Tensor y = keep(c.saved(1), red, keepdim, x.dim());
+    Tensor g = keep(c.grad(), red, keepdim, x.dim());
+    const double pv = p.to<double>();
+    Tensor zero = wick::zeros_like(x);
+    if (pv == 0) return {zero};
+    if (pv == 1) return {g * sign(x)};
+    if (std::isinf(pv)) {  // the gradient goes to the elements of largest (smallest) |x|, shared
+      Tensor mask = (x.abs() == y).to(x.dtype());
+      return {g * sign(x) * mask / mask.sum(red, true)};
+    }
+    if (pv == 2) return {wick::where(y == 0, zero, g * x / y)};
+    Tensor scaled = sign(x) * x.abs().pow(pv - 1);
+    return {wick::where(y == 0, zero, g * scaled / y.pow(pv - 1))};
+  });
+}
+
+Tensor norm(const Tensor& t, const Scalar& p) { return autograd::norm(t, p, {}, false); }
+
+}  // namespace wick::autograd

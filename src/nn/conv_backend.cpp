@@ -1,0 +1,118 @@
+// The generic convolution backend: im2col as a strided view of the padded input (no kernel:
+// [N, C, kh, kw, OH, OW] with strides picking each window element), one copy to make it a
+// matrix, then GEMM. Backward: dW = dY @ cols^T, dX = col2im(W^T @ dY), where col2im adds each
+// of the kh * kw column blocks into a strided view of the padded input gradient.
+//
+// It runs on any device that has copy, GEMM and add kernels. Its cost is the cols matrix
+// (C * kh * kw * OH * OW per image); cuDNN avoids it on CUDA, where it registers its own.
+#include "nn/conv_backend.h"
+
+#include "core/tensor_ops.h"
+#include "wick/autograd.h"
+#include "wick/ops.h"
+
+namespace wick::nn::detail {
+
+namespace {
+
+const ConvBackend* registered[kNumDeviceTypes] = {};
+
+// x zero-padded by (ph, pw), or x itself.
+Tensor pad(const Tensor& x, int64_t ph, int64_t pw) {
+  if (ph == 0 && pw == 0) return x;
+  Tensor out = wick::zeros({x.size(0), x.size(1), x.size(2) + 2 * ph, x.size(3) + 2 * pw}, x.options());
+  out.narrow(2, ph, x.size(2)).narrow(3, pw, x.size(3)).copy_(x);
+  return out;
+}
+
+// The [N, C, kh, kw, OH, OW] window view of a padded input.
+Tensor windows(const Tensor& xp, int64_t kh, int64_t kw, int64_t oh, int64_t ow, const Conv2dParams& p) {
+  const int64_t sn = xp.stride(0), sc = xp.stride(1), sh = xp.stride(2), sw = xp.stride(3);
+  return wick::detail::make_view(
+      xp, {xp.size(0), xp.size(1), kh, kw, oh, ow},
+      {sn, sc, sh * p.dilation[0], sw * p.dilation[1], sh * p.stride[0], sw * p.stride[1]},
+      xp.storage_offset());
+}
+
+struct Geometry {
+  int64_t n, c, h, w, o, kh, kw, oh, ow, g, cg, og;
+};
+
+Geometry geometry(const Tensor& x, const Tensor& w, const Conv2dParams& p) {
+  Geometry s;
+  s.n = x.size(0), s.c = x.size(1), s.h = x.size(2), s.w = x.size(3);
+  s.o = w.size(0), s.kh = w.size(2), s.kw = w.size(3);
+  s.oh = conv_out_size(s.h, s.kh, p.stride[0], p.padding[0], p.dilation[0]);
+  s.ow = conv_out_size(s.w, s.kw, p.stride[1], p.padding[1], p.dilation[1]);
+  s.g = p.groups, s.cg = s.c / s.g, s.og = s.o / s.g;
+  return s;
+}
+
+// cols of group gi: [N, cg * kh * kw, OH * OW], contiguous.
+Tensor group_cols(const Tensor& win, const Geometry& s, int64_t gi) {
+  return win.narrow(1, gi * s.cg, s.cg).reshape({s.n, s.cg * s.kh * s.kw, s.oh * s.ow});
+}
+
+Tensor forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dParams& p) {
+  const Geometry s = geometry(x, w, p);
+  Tensor win = windows(pad(x, p.padding[0], p.padding[1]), s.kh, s.kw, s.oh, s.ow, p);
+  Tensor y = wick::empty({s.n, s.o, s.oh * s.ow}, x.options());
+  for (int64_t gi = 0; gi < s.g; ++gi) {
+    Tensor wg = w.narrow(0, gi * s.og, s.og).reshape({s.og, s.cg * s.kh * s.kw});
+    y.narrow(1, gi * s.og, s.og).copy_(wick::matmul(wg, group_cols(win, s, gi)));
+  }
+  y = y.view({s.n, s.o, s.oh, s.ow});
+  if (b.defined()) y.add_(b.view({1, s.o, 1, 1}));
+  return y;
+}
+
+std::array<Tensor, 3> backward(const Tensor& dy, const Tensor& x, const Tensor& w, const Conv2dParams& p,
+                               std::array<bool, 3> needs) {
+  const Geometry s = geometry(x, w, p);
+  std::array<Tensor, 3> r;
+  Tensor dy3 = dy.reshape({s.n, s.o, s.oh * s.ow});
+  if (needs[2]) r[2] = dy.sum({0, 2, 3});
+  if (needs[1]) {
+    Tensor win = windows(pad(x, p.padding[0], p.padding[1]), s.kh, s.kw, s.oh, s.ow, p);
+    Tensor dw = wick::empty({s.o, s.cg * s.kh * s.kw}, w.options());
+    for (int64_t gi = 0; gi < s.g; ++gi) {
+      // Sum over images of dY[n] @ cols[n]^T as one GEMM over [og, N * L] x [N * L, cg k k].
+      Tensor dyg = dy3.narrow(1, gi * s.og, s.og).permute({1, 0, 2}).reshape({s.og, s.n * s.oh * s.ow});
+      Tensor cols =
+          group_cols(win, s, gi).permute({1, 0, 2}).reshape({s.cg * s.kh * s.kw, s.n * s.oh * s.ow});
+      dw.narrow(0, gi * s.og, s.og).copy_(wick::mm(dyg, cols.t()));
+    }
+    r[1] = dw.view(w.sizes());
+  }
+  if (needs[0]) {
+    Tensor dxp = wick::zeros({s.n, s.c, s.h + 2 * p.padding[0], s.w + 2 * p.padding[1]}, x.options());
+    Tensor dwin = windows(dxp, s.kh, s.kw, s.oh, s.ow, p);
+    for (int64_t gi = 0; gi < s.g; ++gi) {
+      Tensor wg = w.narrow(0, gi * s.og, s.og).reshape({s.og, s.cg * s.kh * s.kw});
+      Tensor dcols =
+          wick::matmul(wg.t(), dy3.narrow(1, gi * s.og, s.og)).view({s.n, s.cg, s.kh, s.kw, s.oh, s.ow});
+      Tensor dwin_g = dwin.narrow(1, gi * s.cg, s.cg);
+      // Windows overlap, so each kernel offset is added separately (no two writes collide).
+      for (int64_t i = 0; i < s.kh; ++i)
+        for (int64_t j = 0; j < s.kw; ++j)
+          dwin_g.select(2, i).select(2, j).add_(dcols.select(2, i).select(2, j));
+    }
+    r[0] = dxp.narrow(2, p.padding[0], s.h).narrow(3, p.padding[1], s.w);
+  }
+  return r;
+}
+
+const ConvBackend generic = {forward, backward};
+
+}  // namespace
+
+const ConvBackend& generic_conv_backend() { return generic; }
+
+const ConvBackend& conv_backend(Device device) {
+  const ConvBackend* b = registered[int(device.type())];
+  return b ? *b : generic;
+}
+
+void register_conv_backend(DeviceType type, const ConvBackend* backend) { registered[int(type)] = backend; }
+
+}  // namespace wick::nn::detail

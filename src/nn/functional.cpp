@@ -1,0 +1,108 @@
+// nn::functional: activations, linear, dropout, embedding and the normalizations, written
+// with differentiable ops so that autograd records them as it records any op.
+#include "wick/nn/functional.h"
+
+#include "core/tensor_iter.h"
+#include "wick/autograd.h"
+#include "wick/ops.h"
+#include "wick/random.h"
+
+namespace wick::nn::functional {
+
+Tensor relu(const Tensor& x) { return wick::relu(x); }
+Tensor gelu(const Tensor& x, const std::string& approximate) { return wick::gelu(x, approximate); }
+Tensor silu(const Tensor& x) { return wick::silu(x); }
+Tensor sigmoid(const Tensor& x) { return wick::sigmoid(x); }
+Tensor tanh(const Tensor& x) { return wick::tanh(x); }
+Tensor softmax(const Tensor& x, int64_t dim) { return wick::softmax(x, dim); }
+Tensor log_softmax(const Tensor& x, int64_t dim) { return wick::log_softmax(x, dim); }
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  return wick::linear(x, weight, bias);
+}
+
+Tensor dropout(const Tensor& x, double p, bool training) {
+  WICK_CHECK(p >= 0 && p <= 1, ValueError, "dropout",
+             "dropout probability has to be between 0 and 1, but got ", p);
+  if (!training || p == 0) return x;
+  if (p == 1) return x * 0;
+  // Keep with probability 1 - p; the kept elements are scaled so the expectation is x.
+  Tensor keep = (rand_like(x, TensorOptions(x.is_floating_point() ? x.dtype() : get_default_dtype())) >= p)
+                    .to(x.dtype());
+  return x * (keep * (1.0 / (1.0 - p)));
+}
+
+Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx) {
+  WICK_CHECK(indices.dtype() == kInt64 || indices.dtype() == kInt32, TypeError, "embedding",
+             "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, "
+             "Int; but got ",
+             indices.dtype(), " instead");
+  WICK_CHECK(weight.dim() == 2, ValueError, "embedding", "'weight' must be 2-D");
+  DimVector out_sizes(indices.sizes());
+  out_sizes.push_back(weight.size(1));
+  Tensor flat = indices.reshape({-1});
+  Tensor rows = wick::index_select(weight, 0, flat);
+  if (padding_idx && rows.requires_grad()) {
+    // The padding row's lookups take the value without the gradient.
+    Tensor pad = (flat == *padding_idx).unsqueeze(1);
+    rows = wick::where(pad, rows.detach(), rows);
+  }
+  return rows.view(out_sizes);
+}
+
+Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) { return x.flatten(start_dim, end_dim); }
+
+Tensor layer_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape, const Tensor& weight,
+                  const Tensor& bias, double eps) {
+  const int64_t k = int64_t(normalized_shape.size());
+  bool ok = k >= 1 && x.dim() >= k;
+  for (int64_t i = 0; ok && i < k; ++i) ok = x.size(x.dim() - k + i) == normalized_shape[size_t(i)];
+  WICK_CHECK(ok, ValueError, "layer_norm", "Given normalized_shape=", IntArrayRef(normalized_shape),
+             ", expected input with shape [*, ", IntArrayRef(normalized_shape), "], but got input of size",
+             x.sizes());
+  DimVector dims;
+  for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
+  Tensor mean = x.mean(dims, true);
+  Tensor xc = x - mean;
+  Tensor var = (xc * xc).mean(dims, true);
+  Tensor y = xc * wick::rsqrt(var + eps);
+  if (weight.defined()) y = y * weight;
+  if (bias.defined()) y = y + bias;
+  return y;
+}
+
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps) {
+  WICK_CHECK(x.dim() >= 2, ValueError, "batch_norm", "expected at least 2D input (got ", x.dim(), "D input)");
+  const int64_t c = x.size(1);
+  DimVector dims, shape(size_t(x.dim()), 1);
+  shape[1] = c;
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if (d != 1) dims.push_back(d);
+  const int64_t n = x.numel() / std::max<int64_t>(c, 1);
+  Tensor y;
+  if (training) {
+    WICK_CHECK(n > 1, ValueError, "batch_norm",
+               "Expected more than 1 value per channel when training, got input size ", x.sizes());
+    Tensor mean = x.mean(dims, true);
+    Tensor xc = x - mean;
+    Tensor var = (xc * xc).mean(dims, true);
+    y = xc * wick::rsqrt(var + eps);
+    if (running_mean.defined()) {
+      NoGradGuard g;
+      Tensor rm = running_mean, rv = running_var;
+      rm.mul_(1 - momentum).add_(mean.detach().view({c}).to(rm.dtype()), momentum);
+      // The running variance is the unbiased one (n / (n - 1)).
+      rv.mul_(1 - momentum).add_(var.detach().view({c}).to(rv.dtype()), momentum * double(n) / double(n - 1));
+    }
+  } else {
+    WICK_CHECK(running_mean.defined() && running_var.defined(), ValueError, "batch_norm",
+               "running_mean and running_var must be defined in evaluation mode");
+    y = (x - running_mean.view(shape)) * wick::rsqrt(running_var.view(shape) + eps);
+  }
+  if (weight.defined()) y = y * weight.view(shape);
+  if (bias.defined()) y = y + bias.view(shape);
+  return y;
+}
+
+}  // namespace wick::nn::functional

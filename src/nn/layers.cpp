@@ -1,0 +1,104 @@
+// Linear, the activation layers, Flatten, Dropout and Embedding.
+#include <cmath>
+
+#include "nn/repr.h"
+#include "wick/autograd.h"
+#include "wick/nn/activation.h"
+#include "wick/nn/dropout.h"
+#include "wick/nn/embedding.h"
+#include "wick/nn/functional.h"
+#include "wick/nn/init.h"
+#include "wick/nn/linear.h"
+#include "wick/ops.h"
+
+namespace wick::nn {
+
+namespace F = functional;
+using detail::py_bool;
+using detail::py_float;
+
+// ---- Linear
+
+LinearImpl::LinearImpl(const LinearOptions& options) : options(options) {
+  WICK_CHECK(options.in_features() >= 0 && options.out_features() >= 0, ValueError, "Linear",
+             "in_features and out_features must be non-negative");
+  weight = register_parameter("weight", wick::empty({options.out_features(), options.in_features()}));
+  if (options.bias()) bias = register_parameter("bias", wick::empty({options.out_features()}));
+  reset_parameters();
+}
+
+void LinearImpl::reset_parameters() {
+  init::kaiming_uniform_(weight, std::sqrt(5.0));
+  if (bias.defined()) {
+    const int64_t fan_in = options.in_features();
+    const double bound = fan_in > 0 ? 1.0 / std::sqrt(double(fan_in)) : 0.0;
+    init::uniform_(bias, -bound, bound);
+  }
+}
+
+Tensor LinearImpl::forward(const Tensor& x) { return F::linear(x, weight, bias); }
+
+std::string LinearImpl::extra_repr() const {
+  return "in_features=" + std::to_string(options.in_features()) +
+         ", out_features=" + std::to_string(options.out_features()) + ", bias=" + py_bool(bias.defined());
+}
+
+// ---- activations
+
+Tensor ReLUImpl::forward(const Tensor& x) { return F::relu(x); }
+Tensor GELUImpl::forward(const Tensor& x) { return F::gelu(x, approximate); }
+std::string GELUImpl::extra_repr() const { return "approximate='" + approximate + "'"; }
+Tensor SiLUImpl::forward(const Tensor& x) { return F::silu(x); }
+Tensor SigmoidImpl::forward(const Tensor& x) { return F::sigmoid(x); }
+Tensor TanhImpl::forward(const Tensor& x) { return F::tanh(x); }
+Tensor SoftmaxImpl::forward(const Tensor& x) { return F::softmax(x, dim); }
+std::string SoftmaxImpl::extra_repr() const { return "dim=" + std::to_string(dim); }
+Tensor LogSoftmaxImpl::forward(const Tensor& x) { return F::log_softmax(x, dim); }
+std::string LogSoftmaxImpl::extra_repr() const { return "dim=" + std::to_string(dim); }
+Tensor FlattenImpl::forward(const Tensor& x) { return F::flatten(x, start_dim, end_dim); }
+std::string FlattenImpl::extra_repr() const {
+  return "start_dim=" + std::to_string(start_dim) + ", end_dim=" + std::to_string(end_dim);
+}
+
+// ---- Dropout
+
+DropoutImpl::DropoutImpl(const DropoutOptions& options) : options(options) {
+  WICK_CHECK(options.p() >= 0 && options.p() <= 1, ValueError, "Dropout",
+             "dropout probability has to be between 0 and 1, but got ", options.p());
+}
+Tensor DropoutImpl::forward(const Tensor& x) { return F::dropout(x, options.p(), is_training()); }
+std::string DropoutImpl::extra_repr() const {
+  return "p=" + py_float(options.p()) + ", inplace=" + py_bool(options.inplace());
+}
+
+// ---- Embedding
+
+EmbeddingImpl::EmbeddingImpl(const EmbeddingOptions& options) : options(options) {
+  if (auto p = options.padding_idx()) {
+    const int64_t n = options.num_embeddings();
+    WICK_CHECK(*p >= -n && *p < n, ValueError, "Embedding", "Padding_idx must be within num_embeddings");
+    if (*p < 0) this->options.padding_idx(*p + n);
+  }
+  weight = register_parameter("weight", wick::empty({options.num_embeddings(), options.embedding_dim()}));
+  reset_parameters();
+}
+
+void EmbeddingImpl::reset_parameters() {
+  init::normal_(weight);
+  if (auto p = options.padding_idx()) {
+    NoGradGuard g;
+    weight[*p].fill_(0);
+  }
+}
+
+Tensor EmbeddingImpl::forward(const Tensor& indices) {
+  return F::embedding(indices, weight, options.padding_idx());
+}
+
+std::string EmbeddingImpl::extra_repr() const {
+  std::string s = std::to_string(options.num_embeddings()) + ", " + std::to_string(options.embedding_dim());
+  if (options.padding_idx()) s += ", padding_idx=" + std::to_string(*options.padding_idx());
+  return s;
+}
+
+}  // namespace wick::nn

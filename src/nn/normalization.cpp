@@ -1,0 +1,103 @@
+// BatchNorm1d/2d (running statistics as buffers) and LayerNorm.
+#include "wick/nn/normalization.h"
+
+#include "nn/repr.h"
+#include "wick/autograd.h"
+#include "wick/nn/functional.h"
+#include "wick/nn/init.h"
+#include "wick/ops.h"
+
+namespace wick::nn {
+
+using detail::py_bool;
+using detail::py_float;
+
+BatchNormImplBase::BatchNormImplBase(const BatchNormOptions& options, const char* name)
+    : Module(name), options(options) {
+  const int64_t c = options.num_features();
+  if (options.affine()) {
+    weight = register_parameter("weight", wick::empty({c}));
+    bias = register_parameter("bias", wick::empty({c}));
+  }
+  if (options.track_running_stats()) {
+    running_mean = register_buffer("running_mean", wick::zeros({c}));
+    running_var = register_buffer("running_var", wick::ones({c}));
+    num_batches_tracked = register_buffer("num_batches_tracked", wick::zeros({}, kInt64));
+  }
+  reset_parameters();
+}
+
+void BatchNormImplBase::reset_running_stats() {
+  if (!options.track_running_stats()) return;
+  NoGradGuard g;
+  running_mean.zero_();
+  running_var.fill_(1);
+  num_batches_tracked.zero_();
+}
+
+void BatchNormImplBase::reset_parameters() {
+  reset_running_stats();
+  if (options.affine()) {
+    init::ones_(weight);
+    init::zeros_(bias);
+  }
+}
+
+Tensor BatchNormImplBase::forward(const Tensor& x) {
+  check_input(x);
+  WICK_CHECK(x.size(1) == options.num_features(), ValueError, name().c_str(), "expected ",
+             options.num_features(), " channels (dim 1) but got input of size ", x.sizes());
+  double momentum = options.momentum().value_or(0.0);
+  const bool track = is_training() && options.track_running_stats();
+  if (track) {
+    NoGradGuard g;
+    num_batches_tracked.add_(1);
+    // Without a momentum, a cumulative average: batch k weighs 1 / k.
+    if (!options.momentum()) momentum = 1.0 / double(num_batches_tracked.item<int64_t>());
+  }
+  // Batch statistics in training, or when no running ones are kept; the running ones are
+  // updated in training and used in evaluation.
+  const bool use_batch_stats = is_training() || !options.track_running_stats();
+  return functional::batch_norm(x, running_mean, running_var, weight, bias, use_batch_stats, momentum,
+                                options.eps());
+}
+
+std::string BatchNormImplBase::extra_repr() const {
+  std::string m = options.momentum() ? py_float(*options.momentum()) : "None";
+  return std::to_string(options.num_features()) + ", eps=" + py_float(options.eps()) + ", momentum=" + m +
+         ", affine=" + py_bool(options.affine()) +
+         ", track_running_stats=" + py_bool(options.track_running_stats());
+}
+
+void BatchNorm1dImpl::check_input(const Tensor& x) const {
+  WICK_CHECK(x.dim() == 2 || x.dim() == 3, ValueError, "BatchNorm1d", "expected 2D or 3D input (got ",
+             x.dim(), "D input)");
+}
+
+void BatchNorm2dImpl::check_input(const Tensor& x) const {
+  WICK_CHECK(x.dim() == 4, ValueError, "BatchNorm2d", "expected 4D input (got ", x.dim(), "D input)");
+}
+
+LayerNormImpl::LayerNormImpl(const LayerNormOptions& options) : options(options) {
+  if (options.elementwise_affine()) {
+    weight = register_parameter("weight", wick::empty(options.normalized_shape()));
+    if (options.bias()) bias = register_parameter("bias", wick::empty(options.normalized_shape()));
+  }
+  reset_parameters();
+}
+
+void LayerNormImpl::reset_parameters() {
+  if (weight.defined()) init::ones_(weight);
+  if (bias.defined()) init::zeros_(bias);
+}
+
+Tensor LayerNormImpl::forward(const Tensor& x) {
+  return functional::layer_norm(x, options.normalized_shape(), weight, bias, options.eps());
+}
+
+std::string LayerNormImpl::extra_repr() const {
+  return detail::py_tuple(options.normalized_shape()) + ", eps=" + py_float(options.eps()) +
+         ", elementwise_affine=" + py_bool(options.elementwise_affine());
+}
+
+}  // namespace wick::nn

@@ -1,0 +1,86 @@
+// Adam and AdamW, as torch.optim's single-tensor forms:
+//   m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2  (v_max = max(v_max, v) with amsgrad)
+//   p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+// Adam adds wd p to g; AdamW multiplies p by 1 - lr wd first.
+#include "wick/optim/adam.h"
+
+#include <cmath>
+
+#include "wick/autograd.h"
+#include "wick/ops.h"
+
+namespace wick::optim {
+
+namespace {
+std::vector<OptimizerParamGroup> one_group(std::vector<Tensor> params) {
+  std::vector<OptimizerParamGroup> g;
+  g.emplace_back(std::move(params));
+  return g;
+}
+
+void check_options(const AdamOptions& o, const char* op) {
+  WICK_CHECK(o.lr() >= 0, ValueError, op, "Invalid learning rate: ", o.lr());
+  WICK_CHECK(o.eps() >= 0, ValueError, op, "Invalid epsilon value: ", o.eps());
+  const auto [b1, b2] = o.betas();
+  WICK_CHECK(b1 >= 0 && b1 < 1, ValueError, op, "Invalid beta parameter at index 0: ", b1);
+  WICK_CHECK(b2 >= 0 && b2 < 1, ValueError, op, "Invalid beta parameter at index 1: ", b2);
+  WICK_CHECK(o.weight_decay() >= 0, ValueError, op, "Invalid weight_decay value: ", o.weight_decay());
+}
+}  // namespace
+
+Adam::Adam(std::vector<Tensor> params, const AdamOptions& options)
+    : Adam(one_group(std::move(params)), options) {}
+
+Adam::Adam(std::vector<OptimizerParamGroup> groups, const AdamOptions& defaults)
+    : Adam(std::move(groups), defaults.clone(), false) {}
+
+Adam::Adam(std::vector<OptimizerParamGroup> groups, std::unique_ptr<OptimizerOptions> defaults,
+           bool decoupled)
+    : Optimizer(std::move(groups), std::move(defaults)), decoupled_(decoupled) {
+  check_options(static_cast<const AdamOptions&>(*defaults_), decoupled ? "AdamW" : "Adam");
+}
+
+void Adam::step() {
+  NoGradGuard no_grad;
+  const char* op = decoupled_ ? "AdamW.step" : "Adam.step";
+  for (auto& group : groups_) {
+    const auto& o = static_cast<const AdamOptions&>(group.options());
+    const auto [b1, b2] = o.betas();
+    for (Tensor& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      check_grad(p, op);
+      Tensor g = p.grad();
+      ParamState& st = state(p);
+      if (st.step == 0) {
+        st.tensors["exp_avg"] = wick::zeros_like(p);
+        st.tensors["exp_avg_sq"] = wick::zeros_like(p);
+        if (o.amsgrad()) st.tensors["max_exp_avg_sq"] = wick::zeros_like(p);
+      }
+      ++st.step;
+      if (o.weight_decay() != 0) {
+        if (decoupled_) p.mul_(1 - o.lr() * o.weight_decay());
+        else g = g.add(p, o.weight_decay());
+      }
+      Tensor m = st.tensors["exp_avg"], v = st.tensors["exp_avg_sq"];
+      m.mul_(b1).add_(g, 1 - b1);
+      v.mul_(b2).add_(g * g, 1 - b2);
+      const double bc1 = 1 - std::pow(b1, double(st.step)), bc2 = 1 - std::pow(b2, double(st.step));
+      Tensor vv = v;
+      if (o.amsgrad()) {
+        Tensor vmax = st.tensors["max_exp_avg_sq"];
+        vmax.copy_(wick::where(vmax > v, vmax, v));
+        vv = vmax;
+      }
+      Tensor denom = (vv.sqrt() / std::sqrt(bc2)).add_(o.eps());
+      p.sub_(m / denom, o.lr() / bc1);
+    }
+  }
+}
+
+AdamW::AdamW(std::vector<Tensor> params, const AdamWOptions& options)
+    : Adam(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))}, options.clone(), true) {}
+
+AdamW::AdamW(std::vector<OptimizerParamGroup> groups, const AdamWOptions& defaults)
+    : Adam(std::move(groups), defaults.clone(), true) {}
+
+}  // namespace wick::optim

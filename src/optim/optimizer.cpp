@@ -1,0 +1,64 @@
+// Optimizer base: groups, state, zero_grad and the gradient checks every step makes.
+#include "wick/optim/optimizer.h"
+
+#include "wick/autograd.h"
+#include "wick/ops.h"
+
+namespace wick::optim {
+
+OptimizerParamGroup::OptimizerParamGroup(const OptimizerParamGroup& o)
+    : params_(o.params_), options_(o.options_ ? o.options_->clone() : nullptr) {}
+
+OptimizerParamGroup& OptimizerParamGroup::operator=(const OptimizerParamGroup& o) {
+  params_ = o.params_;
+  options_ = o.options_ ? o.options_->clone() : nullptr;
+  return *this;
+}
+
+OptimizerOptions& OptimizerParamGroup::options() const {
+  WICK_CHECK(options_ != nullptr, ValueError, "param_groups", "this parameter group has no options");
+  return *options_;
+}
+
+Optimizer::Optimizer(std::vector<OptimizerParamGroup> groups, std::unique_ptr<OptimizerOptions> defaults)
+    : defaults_(std::move(defaults)) {
+  for (const auto& g : groups) add_param_group(g);
+}
+
+void Optimizer::add_param_group(const OptimizerParamGroup& group) {
+  OptimizerParamGroup g(group.params(), group.has_options() ? group.options().clone() : defaults_->clone());
+  for (const Tensor& p : g.params()) {
+    WICK_CHECK(p.defined(), ValueError, "add_param_group", "optimizer got an undefined parameter");
+    WICK_CHECK(p.is_leaf(), ValueError, "add_param_group", "can't optimize a non-leaf Tensor");
+    for (const auto& other : groups_)
+      for (const Tensor& q : other.params())
+        WICK_CHECK(!q.is_same(p), ValueError, "add_param_group",
+                   "some parameters appear in more than one parameter group");
+  }
+  groups_.push_back(std::move(g));
+}
+
+void Optimizer::zero_grad(bool set_to_none) {
+  NoGradGuard no_grad;
+  for (auto& g : groups_) {
+    for (Tensor& p : g.params()) {
+      if (!p.grad().defined()) continue;
+      if (set_to_none) p.mutable_grad() = Tensor();
+      else p.mutable_grad().zero_();
+    }
+  }
+}
+
+ParamState& Optimizer::state(const Tensor& param) { return state_[param.impl()]; }
+
+void Optimizer::check_grad(const Tensor& p, const char* op) {
+  const Tensor& g = p.grad();
+  WICK_CHECK(g.device() == p.device(), DeviceError, op, "the gradient of a parameter on ", p.device(),
+             " is on ", g.device(), "; gradients must live on their parameter's device");
+  WICK_CHECK(g.dtype() == p.dtype(), TypeError, op, "the gradient (", g.dtype(), ") and the parameter (",
+             p.dtype(), ") differ in dtype");
+  WICK_CHECK(g.sizes().equals(p.sizes()), ValueError, op, "the gradient of shape ", g.sizes(),
+             " does not match its parameter of shape ", p.sizes());
+}
+
+}  // namespace wick::optim

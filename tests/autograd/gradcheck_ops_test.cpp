@@ -1,0 +1,156 @@
+// Gradient checks (central differences, float64) for the elementwise math, softmax, max/min,
+// var/std/norm, indexing and joining ops, bmm and addmm; CPU and, when present, cuda:0.
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "gradcheck.h"
+#include "wick/wick.h"
+
+using namespace wick;
+using wick::testing::gradcheck;
+using wick::testing::rnd;
+using T = std::vector<Tensor>;
+
+namespace {
+
+class GradcheckOps : public ::testing::TestWithParam<Device> {
+ protected:
+  void SetUp() override {
+    if (GetParam().is_cuda() && !cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+    manual_seed(99);
+  }
+  Device dev() const { return GetParam(); }
+};
+
+// Positive inputs for log, sqrt, rsqrt and pow.
+Tensor pos(IntArrayRef sizes) { return (rnd(sizes, false).abs() + 0.5).requires_grad_(); }
+// Inputs away from 0 for functions with a kink there (abs, relu, clamp bounds).
+Tensor away(IntArrayRef sizes) {
+  Tensor r = rnd(sizes, false);
+  return (r + (r > 0).to(kFloat64) * 0.2 - (r <= 0).to(kFloat64) * 0.2).requires_grad_();
+}
+
+TEST_P(GradcheckOps, Unary) {
+  gradcheck([](const T& x) { return neg(x[0]); }, {rnd({2, 3})}, dev());
+  gradcheck([](const T& x) { return -x[0]; }, {rnd({2, 3})}, dev());
+  gradcheck([](const T& x) { return abs(x[0]); }, {away({2, 3})}, dev());
+  gradcheck([](const T& x) { return exp(x[0]); }, {rnd({2, 3})}, dev());
+  gradcheck([](const T& x) { return log(x[0]); }, {pos({2, 3})}, dev());
+  gradcheck([](const T& x) { return sqrt(x[0]); }, {pos({2, 3})}, dev());
+  gradcheck([](const T& x) { return rsqrt(x[0]); }, {pos({2, 3})}, dev());
+  gradcheck([](const T& x) { return sin(x[0]); }, {rnd({2, 3})}, dev());
+  gradcheck([](const T& x) { return cos(x[0]); }, {rnd({2, 3})}, dev());
+  gradcheck([](const T& x) { return tanh(x[0]); }, {rnd({2, 3})}, dev());
+  gradcheck([](const T& x) { return sigmoid(x[0]); }, {rnd({2, 3})}, dev());
+  gradcheck([](const T& x) { return relu(x[0]); }, {away({2, 3})}, dev());
+  gradcheck([](const T& x) { return gelu(x[0]); }, {rnd({2, 3})}, dev());
+  gradcheck([](const T& x) { return gelu(x[0], "tanh"); }, {rnd({2, 3})}, dev());
+  gradcheck([](const T& x) { return silu(x[0]); }, {rnd({2, 3})}, dev());
+  gradcheck([](const T& x) { return x[0].relu() * x[0].sigmoid(); }, {away({4})}, dev());
+}
+
+TEST_P(GradcheckOps, PowRemainderClamp) {
+  gradcheck([](const T& x) { return pow(x[0], 3); }, {rnd({2, 3})}, dev());
+  gradcheck([](const T& x) { return pow(x[0], -1.5); }, {pos({2, 3})}, dev());
+  gradcheck([](const T& x) { return pow(x[0], 0); }, {rnd({3})}, dev());
+  gradcheck([](const T& x) { return pow(x[0], x[1]); }, {pos({2, 3}), rnd({2, 3})}, dev());
+  gradcheck([](const T& x) { return pow(2.5, x[0]); }, {rnd({3})}, dev());
+  gradcheck([](const T& x) { return remainder(x[0], 0.7); }, {rnd({3})}, dev());
+  gradcheck([](const T& x) { return remainder(x[0], x[1]); }, {rnd({3}), pos({3})}, dev());
+  gradcheck([](const T& x) { return clamp(x[0], -0.5, 0.5); }, {away({3, 3})}, dev());
+  gradcheck([](const T& x) { return clamp_min(x[0], 0.1); }, {away({3, 3})}, dev());
+  gradcheck([](const T& x) { return clamp_max(x[0], -0.1); }, {away({3, 3})}, dev());
+  // Tensor bounds: each gets the gradient where it was taken.
+  auto x = tensor({-2., -0.5, 0.3, 1.0, 2.5}, kFloat64).requires_grad_();
+  auto lo = tensor({-1., -1., -1., 1.5, 0.}, kFloat64).requires_grad_();
+  auto hi = tensor({1., 1., 0., 1.2, 2.}, kFloat64).requires_grad_();
+  gradcheck([](const T& v) { return clamp(v[0], v[1], v[2]); }, {x, lo, hi}, dev());
+  gradcheck([](const T& v) { return clamp_min(v[0], v[1]); }, {x, lo}, dev());
+}
+
+TEST_P(GradcheckOps, SoftmaxAndReductions) {
+  gradcheck([](const T& x) { return softmax(x[0], 1); }, {rnd({3, 4})}, dev());
+  gradcheck([](const T& x) { return softmax(x[0], 0); }, {rnd({3, 4})}, dev());
+  gradcheck([](const T& x) { return log_softmax(x[0], -1); }, {rnd({2, 3, 4})}, dev());
+  gradcheck([](const T& x) { return log_softmax(x[0], 1); }, {rnd({2, 3, 4})}, dev());
+  gradcheck([](const T& x) { return max(x[0]); }, {rnd({3, 4})}, dev());
+  gradcheck([](const T& x) { return min(x[0]); }, {rnd({3, 4})}, dev());
+  gradcheck([](const T& x) { return std::get<0>(max(x[0], 1)); }, {rnd({3, 4})}, dev());
+  gradcheck([](const T& x) { return std::get<0>(min(x[0], 0, true)); }, {rnd({3, 4})}, dev());
+  gradcheck([](const T& x) { return std::get<0>(x[0].max(-1, true)); }, {rnd({2, 3, 4})}, dev());
+  gradcheck([](const T& x) { return var(x[0]); }, {rnd({3, 4})}, dev());
+  gradcheck([](const T& x) { return var(x[0], {1}, false, true); }, {rnd({3, 4})}, dev());
+  gradcheck([](const T& x) { return var(x[0], {0, 2}, 2.0); }, {rnd({3, 2, 4})}, dev());
+  gradcheck([](const T& x) { return wick::std(x[0]); }, {rnd({3, 4})}, dev());
+  gradcheck([](const T& x) { return wick::std(x[0], {1}, true, true); }, {rnd({3, 4})}, dev());
+  gradcheck([](const T& x) { return norm(x[0]); }, {rnd({3, 4})}, dev());
+  gradcheck([](const T& x) { return norm(x[0], 1, {1}); }, {away({3, 4})}, dev());
+  gradcheck([](const T& x) { return norm(x[0], 3, {0}, true); }, {away({3, 4})}, dev());
+  gradcheck([](const T& x) { return norm(x[0], INFINITY, {1}); }, {rnd({3, 4})}, dev());
+}
+
+TEST_P(GradcheckOps, IndexingAndJoining) {
+  auto idx = tensor({2, 0, 2, 1});
+  gradcheck([idx](const T& x) { return index_select(x[0], 0, idx.to(x[0].device())); }, {rnd({3, 2})}, dev());
+  gradcheck([idx](const T& x) { return index_select(x[0], 1, idx.to(x[0].device())); }, {rnd({2, 3, 2})},
+            dev());
+  auto gidx = tensor({{0, 2}, {1, 1}, {2, 0}});
+  gradcheck([gidx](const T& x) { return gather(x[0], 1, gidx.to(x[0].device())); }, {rnd({3, 3})}, dev());
+  gradcheck([gidx](const T& x) { return gather(x[0], 0, gidx.to(x[0].device())); }, {rnd({4, 2})}, dev());
+  gradcheck([](const T& x) { return cat({x[0], x[1], x[0]}, 1); }, {rnd({2, 2}), rnd({2, 3})}, dev());
+  gradcheck([](const T& x) { return cat({x[0], x[1]}, 0); }, {rnd({1, 3}), rnd({2, 3}, false)}, dev());
+  gradcheck([](const T& x) { return stack({x[0], x[1]}, 1); }, {rnd({2, 3}), rnd({2, 3})}, dev());
+  gradcheck([](const T& x) { return where(x[0] > 0, x[0], x[1]); }, {away({3, 3}), rnd({3, 3})}, dev());
+  gradcheck([](const T& x) { return where(x[0] > 0, x[0], 2.0); }, {away({3})}, dev());
+  gradcheck([](const T& x) { return where(x[0] > 0, -1.0, x[1]); }, {rnd({3}, false), rnd({3})}, dev());
+  gradcheck([](const T& x) { return masked_fill(x[0], x[0] < 0, 0.5); }, {away({2, 3})}, dev());
+  gradcheck([](const T& x) { return masked_fill(x[0], x[0] < 0, x[1]); }, {away({2, 3}), rnd({})}, dev());
+}
+
+TEST_P(GradcheckOps, BatchedProducts) {
+  gradcheck([](const T& x) { return bmm(x[0], x[1]); }, {rnd({2, 2, 3}), rnd({2, 3, 4})}, dev());
+  gradcheck([](const T& x) { return addmm(x[0], x[1], x[2]); }, {rnd({4}), rnd({2, 3}), rnd({3, 4})}, dev());
+  gradcheck([](const T& x) { return addmm(x[0], x[1], x[2], 0.5, -2); },
+            {rnd({2, 4}), rnd({2, 3}), rnd({3, 4})}, dev());
+  gradcheck([](const T& x) { return linear(x[0], x[1], x[2]); }, {rnd({2, 3}), rnd({4, 3}), rnd({4})}, dev());
+  gradcheck([](const T& x) { return linear(x[0], x[1]); }, {rnd({2, 2, 3}), rnd({4, 3})}, dev());
+  gradcheck([](const T& x) { return linear(x[0], x[1], x[2]); }, {rnd({3}), rnd({4, 3}), rnd({4})}, dev());
+}
+
+TEST(AutogradNames, OpsNameTheirNodesAsPyTorch) {
+  auto x = wick::testing::rnd({2, 3});
+  EXPECT_EQ(relu(x).grad_fn()->name(), "ReluBackward0");
+  EXPECT_EQ(exp(x).grad_fn()->name(), "ExpBackward0");
+  EXPECT_EQ((-x).grad_fn()->name(), "NegBackward0");
+  EXPECT_EQ(log_softmax(x, 1).grad_fn()->name(), "LogSoftmaxBackward0");
+  EXPECT_EQ(softmax(x, 1).grad_fn()->name(), "SoftmaxBackward0");
+  EXPECT_EQ(std::get<0>(x.max(1)).grad_fn()->name(), "MaxBackward0");
+  EXPECT_EQ(cat({x, x}).grad_fn()->name(), "CatBackward0");
+  EXPECT_EQ(gather(x, 1, tensor({{0}, {1}})).grad_fn()->name(), "GatherBackward0");
+  auto w = wick::testing::rnd({4, 3}), b = wick::testing::rnd({4});
+  EXPECT_EQ(linear(x, w, b).grad_fn()->name(), "AddmmBackward0");
+  EXPECT_EQ(addmm(b, x, w.t()).grad_fn()->name(), "AddmmBackward0");
+  // A saved output changed in place is caught, naming the node that made it.
+  auto y = exp(x);
+  {
+    NoGradGuard g;
+    y.add_(1);
+  }
+  try {
+    y.sum().backward();
+    FAIL() << "expected an error";
+  } catch (const ValueError& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("which is output 0 of ExpBackward0, is at version 1; expected version 0"),
+        std::string::npos)
+        << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, GradcheckOps, ::testing::Values(Device(kCPU), Device(kCUDA, 0)),
+                         [](const auto& info) {
+                           return info.param.is_cpu() ? std::string("cpu") : std::string("cuda");
+                         });
+
+}  // namespace
