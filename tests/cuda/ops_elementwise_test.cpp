@@ -80,6 +80,7 @@ TEST(CudaOpsElementwise, TensorOperandsCompareWhere) {
       auto ga = on_cuda(a, shift), gb = on_cuda(b), gc = on_cuda(c, shift), gcond = on_cuda(cond, shift);
       const std::string what = dt(t) + " shift " + std::to_string(shift);
       expect_equal(where(gcond, ga, gb), where(cond, a, b), "where broadcast cond " + what);
+      expect_equal(where(ge(ga, gb), gb, ga), where(ge(a, b), b, a), "where same shapes " + what);
       expect_equal(where(gt(ga, gb), ga, gc), where(gt(a, b), a, c), "where " + what);
       expect_equal(clamp(ga, gc, gb), clamp(a, c, b), "clamp tensors " + what);
       expect_equal(clamp_min(ga, gc), clamp_min(a, c), "clamp_min " + what);

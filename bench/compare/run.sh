@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Builds wick's benchmark program and its LibTorch twin (CMakeLists.txt here), runs both on
+# the GPU, and prints one table: workload, wick, LibTorch, ratio, target (shared/PERF.md).
+#   bash bench/compare/run.sh BUILD_DIR [filter]
+# BUILD_DIR is a finished wick build with CUDA (holding libwick.so); filter picks workloads
+# by substring. Raw lines and the table also land in $OUT (default /tmp/wick-compare).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+wick_build=$(cd "${1:?usage: run.sh BUILD_DIR [filter]}" && pwd)
+filter=${2:-}
+out=${OUT:-/tmp/wick-compare}
+mkdir -p "$out"
+build=$wick_build/compare
+py=${PYTHON:-python3}
+
+prefix=$($py -c 'import torch; print(torch.utils.cmake_prefix_path)') || { echo "no PyTorch in $py"; exit 1; }
+troot=$($py -c 'import torch; print(torch.__path__[0])')
+abi=$($py -c 'import torch; print(int(torch._C._GLIBCXX_USE_CXX11_ABI))')
+common=(-S "$here" -B "$build" -G Ninja -DWICK_BUILD_DIR="$wick_build" -DTORCH_ROOT="$troot" -DTORCH_CXX11_ABI="$abi")
+if ! cmake "${common[@]}" -DCOMPARE_TORCH_CMAKE=ON -DCMAKE_PREFIX_PATH="$prefix" >"$out/compare_configure.log" 2>&1; then
+  echo "find_package(Torch) failed (see compare_configure.log); using torch's folders directly"
+  rm -rf "$build"
+  cmake "${common[@]}" -DCOMPARE_TORCH_CMAKE=OFF >>"$out/compare_configure.log" 2>&1 || {
+    tail -30 "$out/compare_configure.log"; exit 1; }
+fi
+ninja -C "$build" >"$out/compare_build.log" 2>&1 || { grep -E -A8 'error|FAILED' "$out/compare_build.log" | head -60; exit 1; }
+
+# One program at a time on the GPU; LibTorch's libraries are found through its own RPATHs.
+"$build/wick_compare" $filter >"$out/compare_wick.txt" 2>"$out/compare_wick.err"
+echo "wick_compare rc=$?"
+"$build/torch_compare" $filter >"$out/compare_torch.txt" 2>"$out/compare_torch.err"
+echo "torch_compare rc=$?"
+tail -3 "$out/compare_wick.err" "$out/compare_torch.err"
+$py "$here/table.py" "$out/compare_wick.txt" "$out/compare_torch.txt" | tee "$out/compare_table.md"

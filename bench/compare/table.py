@@ -1,0 +1,96 @@
+"""Joins the result lines of wick_compare and torch_compare ("name value unit") into one
+markdown table: workload, wick, LibTorch, wick/LibTorch, target (shared/PERF.md), met.
+
+    python3 table.py compare_wick.txt compare_torch.txt
+"""
+import sys
+
+
+def read(path):
+    vals = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) == 3:
+                    vals[parts[0]] = float(parts[1])
+    except OSError:
+        pass
+    return vals
+
+
+w, t = read(sys.argv[1]), read(sys.argv[2])
+
+
+def copy_bw():
+    """That run's copy bandwidth: LibTorch's (the reference), else wick's."""
+    return t.get("copy_fp32_64M_gbs") or w.get("copy_fp32_64M_gbs")
+
+
+# (name, label, unit, higher_is_better, target(value) -> (bound, text) or None)
+def at_least(f, text):
+    return lambda: (f(), text)
+
+
+ROWS = [
+    ("tiny_op_cuda_us", "host time of a + b, 1-element CUDA tensors", "us", False,
+     lambda: (1.1 * w["bare_launch_us"], "<= 1.1x bare launch") if "bare_launch_us" in w else None),
+    ("bare_launch_us", "bare cudaLaunchKernel, one-element add", "us", False, None),
+    ("empty_free_us", "empty({262144}) on CUDA + free (cached)", "us", False, lambda: (0.3, "<= 0.3 us")),
+    ("add_fp32_64M_gbs", "add fp32 64M", "GB/s", True, lambda: (0.97 * copy_bw(), ">= 97% of copy")),
+    ("relu_fp32_64M_gbs", "relu fp32 64M", "GB/s", True, lambda: (0.97 * copy_bw(), ">= 97% of copy")),
+    ("copy_fp32_64M_gbs", "copy fp32 64M", "GB/s", True, lambda: (0.97 * copy_bw(), ">= 97% of copy")),
+    ("cast_fp16_fp32_64M_gbs", "cast fp16->fp32 64M", "GB/s", True, lambda: (0.90 * copy_bw(), ">= 90% of copy")),
+    ("sum_fp32_64M_gbs", "sum fp32 64M", "GB/s", True, lambda: (0.95 * copy_bw(), ">= 95% of copy")),
+    ("softmax_8192x8192_gbs", "softmax rows 8192x8192 fp32", "GB/s", True, lambda: (0.85 * copy_bw(), ">= 85% of copy")),
+    ("matmul_fp32_4096_tflops", "matmul fp32 4096", "TFLOP/s", True, None),
+    ("matmul_tf32_8192_tflops", "matmul tf32 8192", "TFLOP/s", True, None),
+    ("matmul_fp16_8192_tflops", "matmul fp16 8192", "TFLOP/s", True, None),
+    ("matmul_bf16_8192_tflops", "matmul bf16 8192", "TFLOP/s", True, None),
+    ("h2d_pageable_gbs", "host->device 256 MB pageable", "GB/s", True, "3x"),
+    ("h2d_pinned_gbs", "host->device 256 MB pinned", "GB/s", True, None),
+    ("d2h_pinned_gbs", "device->host 256 MB into pinned", "GB/s", True, None),
+    ("pin_memory_256MB_ms", "pin_memory() of 256 MB", "ms", False, lambda: (20.0, "<= 20 ms")),
+    ("tiny_op_cpu_us", "host time of a + b, 1-element CPU tensors", "us", False, lambda: (0.25, "<= 0.25 us")),
+    ("cpu_matmul_fp32_2048_gflops", "CPU matmul fp32 2048", "GFLOP/s", True, "0.90"),
+    ("cpu_add_16M_gbs", "CPU add fp32 16M", "GB/s", True, "0.95"),
+]
+
+
+def target_of(name, spec):
+    """(bound, text) for a row; None specs mean >= 98% of LibTorch; strings scale LibTorch."""
+    if name not in t and (spec is None or isinstance(spec, str)):
+        return None
+    if spec is None:
+        return 0.98 * t[name], ">= 98% of LibTorch"
+    if isinstance(spec, str):
+        k = float(spec.rstrip("x"))
+        return k * t[name], (">= %gx LibTorch" % k) if spec.endswith("x") else (">= %d%% of LibTorch" % round(100 * k))
+    try:
+        return spec()
+    except (KeyError, TypeError):
+        return None
+
+
+def fmt(v):
+    return "-" if v is None else ("%.3g" % v if v < 100 else "%.0f" % v)
+
+
+print("| workload | unit | wick | LibTorch | wick/LibTorch | target | met |")
+print("|---|---|---|---|---|---|---|")
+for name, label, unit, higher, spec in ROWS:
+    if name not in w and name not in t:
+        continue
+    wv, tv = w.get(name), t.get(name)
+    ratio = "%.2f" % (wv / tv) if wv and tv else "-"
+    if name == "bare_launch_us":
+        print("| %s | %s | %s | %s | %s | (the limit) | |" % (label, unit, fmt(wv), fmt(tv), ratio))
+        continue
+    tgt = target_of(name, spec)
+    if tgt is None or wv is None:
+        print("| %s | %s | %s | %s | %s | - | |" % (label, unit, fmt(wv), fmt(tv), ratio))
+        continue
+    bound, text = tgt
+    met = (wv >= bound) if higher else (wv <= bound)
+    print("| %s | %s | %s | %s | %s | %s (%s) | %s |" % (label, unit, fmt(wv), fmt(tv), ratio, text, fmt(bound),
+                                                       "yes" if met else "NO"))

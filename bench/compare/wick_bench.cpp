@@ -1,0 +1,92 @@
+// wick's side of bench/compare: PERF.md's workloads, each printed as "name value unit".
+// torch_bench.cpp is the same program written against LibTorch; keep the two in step.
+#include <wick/backends.h>
+#include <wick/wick.h>
+
+#include "harness.h"
+#include "launch.h"
+
+using namespace wick;
+
+int main(int argc, char** argv) {
+  using compare::report;
+  auto sel = [&](const char* name) { return compare::selected(argc, argv, name); };
+  const Device gpu("cuda");
+  auto sync = [] { cuda::synchronize(); };
+  cudaStream_t stream = cuda::current_stream().native();
+  const int64_t n64m = int64_t(64) << 20;
+
+  // ---- host overhead on tiny CUDA tensors, against a bare launch
+  if (sel("tiny_op_cuda") || sel("bare_launch")) {
+    auto a = rand({1}, gpu), b = rand({1}, gpu), c = empty({1}, gpu);
+    report("tiny_op_cuda_us", compare::host_us([&] { auto r = a + b; }, 1000, 21, sync), "us");
+    auto pa = a.data_ptr<float>(), pb = b.data_ptr<float>();
+    auto pc = c.data_ptr<float>();
+    report("bare_launch_us", compare::host_us([&] { compare::launch_add1(pa, pb, pc, stream); }, 1000, 21, sync), "us");
+    compare::check(cudaGetLastError(), "add1");
+  }
+  if (sel("empty_free")) {
+    report("empty_free_us", compare::host_us([&] { auto t = empty({262144}, gpu); }, 1000, 21, [] {}), "us");
+  }
+
+  // ---- memory-bound ops on 64M floats: GB/s counting bytes read and written
+  if (sel("fp32_64M") || sel("cast") || sel("sum")) {
+    auto a = rand({n64m}, gpu), b = rand({n64m}, gpu), dst = empty({n64m}, gpu);
+    auto gbs = [&](double bytes, double ms) { return bytes / (ms * 1e-3) / 1e9; };
+    const double n = double(n64m);
+    report("add_fp32_64M_gbs", gbs(12 * n, compare::device_ms(stream, [&] { auto c = a + b; }, 5, 11)), "GB/s");
+    auto centered = b - 0.5;  // half of relu's inputs negative
+    report("relu_fp32_64M_gbs", gbs(8 * n, compare::device_ms(stream, [&] { auto c = relu(centered); }, 5, 11)),
+           "GB/s");
+    report("copy_fp32_64M_gbs", gbs(8 * n, compare::device_ms(stream, [&] { dst.copy_(a); }, 5, 11)), "GB/s");
+    auto h = (a - 0.5).to(kFloat16);
+    report("cast_fp16_fp32_64M_gbs", gbs(6 * n, compare::device_ms(stream, [&] { auto f = h.to(kFloat32); }, 5, 11)),
+           "GB/s");
+    report("sum_fp32_64M_gbs", gbs(4 * n, compare::device_ms(stream, [&] { auto s = a.sum(); }, 5, 11)), "GB/s");
+  }
+  if (sel("softmax")) {
+    auto x = randn({8192, 8192}, gpu);
+    const double ms = compare::device_ms(stream, [&] { auto y = softmax(x, 1); }, 5, 11);
+    report("softmax_8192x8192_gbs", 8.0 * 8192 * 8192 / (ms * 1e-3) / 1e9, "GB/s");
+  }
+
+  // ---- matmul: TFLOP/s
+  auto tflops = [&](const char* name, int64_t n, Dtype t, const char* precision) {
+    if (!sel(name)) return;
+    set_float32_matmul_precision(precision);
+    auto a = randn({n, n}, gpu).to(t), b = randn({n, n}, gpu).to(t);
+    const double ms = compare::device_ms(stream, [&] { auto c = mm(a, b); }, 3, 9);
+    report(name, 2.0 * double(n) * double(n) * double(n) / (ms * 1e-3) / 1e12, "TFLOP/s");
+    set_float32_matmul_precision("highest");
+  };
+  tflops("matmul_fp32_4096_tflops", 4096, kFloat32, "highest");
+  tflops("matmul_tf32_8192_tflops", 8192, kFloat32, "high");
+  tflops("matmul_fp16_8192_tflops", 8192, kFloat16, "highest");
+  tflops("matmul_bf16_8192_tflops", 8192, kBFloat16, "highest");
+
+  // ---- host <-> device, 256 MB
+  if (sel("h2d") || sel("d2h") || sel("pin_memory")) {
+    auto host = rand({n64m});
+    auto dev = empty({n64m}, gpu);
+    const double bytes = 4.0 * double(n64m);
+    auto gbs = [&](double ms) { return bytes / (ms * 1e-3) / 1e9; };
+    report("h2d_pageable_gbs", gbs(compare::wall_ms([&] { dev.copy_(host); }, 5, sync)), "GB/s");
+    auto pinned = host.pin_memory();
+    report("h2d_pinned_gbs", gbs(compare::wall_ms([&] { dev.copy_(pinned, true); }, 9, sync)), "GB/s");
+    report("d2h_pinned_gbs", gbs(compare::wall_ms([&] { pinned.copy_(dev, true); }, 9, sync)), "GB/s");
+    report("pin_memory_256MB_ms", compare::wall_ms([&] { auto p = host.pin_memory(); }, 5, [] {}), "ms");
+  }
+
+  // ---- CPU
+  if (sel("cpu")) {
+    auto a = rand({1}), b = rand({1});
+    report("tiny_op_cpu_us", compare::host_us([&] { auto r = a + b; }, 10000, 21, [] {}), "us");
+    auto m1 = randn({2048, 2048}), m2 = randn({2048, 2048});
+    const double ms = compare::wall_ms([&] { auto c = mm(m1, m2); }, 9, [] {});
+    report("cpu_matmul_fp32_2048_gflops", 2.0 * 2048 * 2048 * 2048 / (ms * 1e-3) / 1e9, "GFLOP/s");
+    auto x = rand({int64_t(16) << 20}), y = rand({int64_t(16) << 20});
+    const double ams = compare::wall_ms([&] { auto z = x + y; }, 21, [] {});
+    report("cpu_add_16M_gbs", 12.0 * double(int64_t(16) << 20) / (ams * 1e-3) / 1e9, "GB/s");
+  }
+  return 0;
+}

@@ -1,0 +1,103 @@
+// Micro-benchmarks of the CUDA op kernels at several sizes (bench/compare has the PERF.md rows
+// against LibTorch; this is for tuning one kernel): reductions, softmax, matmul, elementwise
+// math, random. Device time through CUDA events, reported as bytes or FLOPs per second.
+//   build/bin/wick_cuda_ops_bench --benchmark_filter=Softmax
+#include <benchmark/benchmark.h>
+
+#include "wick/backends.h"
+#include "wick/wick.h"
+
+using namespace wick;
+
+namespace {
+
+// Runs f once per iteration and sets the iteration time from CUDA events on the current stream.
+template <class F>
+void timed(benchmark::State& st, const F& f) {
+  if (!cuda::is_available()) {
+    st.SkipWithError("no CUDA device");
+    return;
+  }
+  f();  // warm-up: plans, handles, cached blocks
+  cuda::Event start(true), stop(true);
+  for (auto _ : st) {
+    start.record();
+    f();
+    stop.record();
+    stop.synchronize();
+    st.SetIterationTime(start.elapsed_time(stop) / 1e3);
+  }
+}
+
+void BM_Sum(benchmark::State& st) {  // Arg: elements; a full sum (split across blocks)
+  if (!cuda::is_available()) return st.SkipWithError("no CUDA device");
+  auto x = rand({st.range(0)}, Device("cuda"));
+  timed(st, [&] { benchmark::DoNotOptimize(x.sum()); });
+  st.SetBytesProcessed(int64_t(st.iterations()) * st.range(0) * 4);
+}
+BENCHMARK(BM_Sum)->Arg(1 << 20)->Arg(1 << 24)->Arg(1 << 26)->UseManualTime();
+
+void BM_SumRows(benchmark::State& st) {  // Args: rows, cols; sum over the last dim, then dim 0
+  if (!cuda::is_available()) return st.SkipWithError("no CUDA device");
+  auto x = rand({st.range(0), st.range(1)}, Device("cuda"));
+  const int64_t dim = st.range(2);
+  timed(st, [&] { benchmark::DoNotOptimize(x.sum({dim})); });
+  st.SetBytesProcessed(int64_t(st.iterations()) * x.numel() * 4);
+}
+BENCHMARK(BM_SumRows)->Args({8192, 8192, 1})->Args({1 << 20, 64, 1})->Args({8192, 8192, 0})->Args({1 << 20, 64, 0})
+    ->UseManualTime();
+
+void BM_Argmax(benchmark::State& st) {
+  if (!cuda::is_available()) return st.SkipWithError("no CUDA device");
+  auto x = rand({st.range(0), st.range(1)}, Device("cuda"));
+  timed(st, [&] { benchmark::DoNotOptimize(argmax(x, 1)); });
+  st.SetBytesProcessed(int64_t(st.iterations()) * x.numel() * 4);
+}
+BENCHMARK(BM_Argmax)->Args({8192, 8192})->Args({1 << 20, 10})->UseManualTime();
+
+void BM_Softmax(benchmark::State& st) {  // Args: rows, cols, dtype (0 fp32, 1 fp16)
+  if (!cuda::is_available()) return st.SkipWithError("no CUDA device");
+  const Dtype t = st.range(2) ? kFloat16 : kFloat32;
+  auto x = randn({st.range(0), st.range(1)}, TensorOptions(t).device("cuda"));
+  timed(st, [&] { benchmark::DoNotOptimize(softmax(x, 1)); });
+  st.SetBytesProcessed(int64_t(st.iterations()) * x.numel() * element_size(t) * 2);
+}
+BENCHMARK(BM_Softmax)->Args({8192, 8192, 0})->Args({8192, 8192, 1})->Args({65536, 1000, 0})->Args({4096, 32768, 0})
+    ->Args({1 << 20, 10, 0})->UseManualTime();
+
+void BM_Matmul(benchmark::State& st) {  // Args: n, dtype (0 fp32, 1 tf32, 2 fp16, 3 bf16)
+  if (!cuda::is_available()) return st.SkipWithError("no CUDA device");
+  const int64_t n = st.range(0);
+  const Dtype t = st.range(1) >= 3 ? kBFloat16 : st.range(1) == 2 ? kFloat16 : kFloat32;
+  set_float32_matmul_precision(st.range(1) == 1 ? "high" : "highest");
+  auto a = randn({n, n}, TensorOptions(t).device("cuda")), b = randn({n, n}, TensorOptions(t).device("cuda"));
+  timed(st, [&] { benchmark::DoNotOptimize(mm(a, b)); });
+  set_float32_matmul_precision("highest");
+  st.counters["TFLOP/s"] = benchmark::Counter(2.0 * double(n) * n * n * 1e-12 * double(st.iterations()),
+                                              benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Matmul)->Args({4096, 0})->Args({8192, 1})->Args({8192, 2})->Args({8192, 3})->Args({1024, 2})
+    ->UseManualTime();
+
+void BM_Unary(benchmark::State& st) {  // Arg: 0 relu, 1 gelu, 2 exp, 3 sigmoid; 64M floats
+  if (!cuda::is_available()) return st.SkipWithError("no CUDA device");
+  auto x = randn({int64_t(64) << 20}, Device("cuda"));
+  const int op = int(st.range(0));
+  timed(st, [&] {
+    benchmark::DoNotOptimize(op == 0 ? relu(x) : op == 1 ? gelu(x) : op == 2 ? exp(x) : sigmoid(x));
+  });
+  st.SetBytesProcessed(int64_t(st.iterations()) * x.numel() * 8);
+}
+BENCHMARK(BM_Unary)->DenseRange(0, 3)->UseManualTime();
+
+void BM_Randn(benchmark::State& st) {
+  if (!cuda::is_available()) return st.SkipWithError("no CUDA device");
+  auto x = empty({int64_t(64) << 20}, Device("cuda"));
+  timed(st, [&] { x.normal_(); });
+  st.SetBytesProcessed(int64_t(st.iterations()) * x.numel() * 4);
+}
+BENCHMARK(BM_Randn)->UseManualTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
