@@ -77,10 +77,10 @@ void Adam::step() {
   }
 }
 
-AdamW::AdamW(std::vector<Tensor> params, const AdamWOptions& options)
+AdamW::AdamW(std::vector<Tensor> params, const AdamOptions& options)
     : Adam(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))}, options.clone(), true) {}
 
-AdamW::AdamW(std::vector<OptimizerParamGroup> groups, const AdamWOptions& defaults)
+AdamW::AdamW(std::vector<OptimizerParamGroup> groups, const AdamOptions& defaults)
     : Adam(std::move(groups), defaults.clone(), true) {}
 
 }  // namespace wick::optim

@@ -29,6 +29,7 @@ struct AdamOptions : OptimizerOptions {
   void set_lr(double lr) override { lr_ = lr; }
 };
 
+// AdamOptions with AdamW's default weight decay (0.01); setters chain as AdamOptions.
 struct AdamWOptions : AdamOptions {
   AdamWOptions(double lr = 1e-3) : AdamOptions(lr) { weight_decay(1e-2); }
   std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<AdamWOptions>(*this); }
@@ -49,8 +50,8 @@ class Adam : public Optimizer {
 
 class AdamW : public Adam {
  public:
-  AdamW(std::vector<Tensor> params, const AdamWOptions& options = {});
-  AdamW(std::vector<OptimizerParamGroup> groups, const AdamWOptions& defaults = {});
+  AdamW(std::vector<Tensor> params, const AdamOptions& options = AdamWOptions());
+  AdamW(std::vector<OptimizerParamGroup> groups, const AdamOptions& defaults = AdamWOptions());
 };
 
 }  // namespace wick::optim
