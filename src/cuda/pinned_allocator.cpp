@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
-#include <utility>
 #include <vector>
 
 #include "cuda/caching_allocator.h"
@@ -29,7 +28,14 @@ struct HostBlock {
   void* ptr = nullptr;
   size_t size = 0;
   bool allocated = false;
-  std::vector<std::pair<cudaEvent_t, int>> events;  // (event, its device) of copies using it
+  struct Use {
+    cudaEvent_t event;
+    int device;
+    cudaStream_t stream;
+  };
+  // The last copy queued on each stream that uses it: work on one stream runs in order, so a
+  // newer copy's event stands for the older ones (a block reused for many copies keeps a few).
+  std::vector<Use> events;
 };
 
 void pinned_deleter(void* ctx);
@@ -84,13 +90,13 @@ class PinnedAllocator final : public Allocator {
   }
 
   void record(HostBlock* b, int device, cudaStream_t stream) {
-    cudaEvent_t e = acquire_event(device);
-    {
-      CudaDeviceScope scope(device);
-      WICK_CUDA_CHECK(cudaEventRecord(e, stream), "copy_");
-    }
     std::lock_guard<std::mutex> lock(mu_);
-    b->events.push_back({e, device});
+    HostBlock::Use* use = nullptr;
+    for (auto& u : b->events)
+      if (u.device == device && u.stream == stream) use = &u;
+    if (!use) use = &b->events.emplace_back(HostBlock::Use{acquire_event(device), device, stream});
+    CudaDeviceScope scope(device);
+    WICK_CUDA_CHECK(cudaEventRecord(use->event, stream), "copy_");
   }
 
   bool contains(const void* p) {
@@ -121,14 +127,14 @@ class PinnedAllocator final : public Allocator {
       HostBlock* b = pending_[i];
       auto& ev = b->events;
       for (size_t j = 0; j < ev.size();) {
-        cudaError_t r = cudaEventQuery(ev[j].first);
+        cudaError_t r = cudaEventQuery(ev[j].event);
         if (r == cudaErrorNotReady) {
           (void)cudaGetLastError();
           ++j;
           continue;
         }
         WICK_CUDA_CHECK(r, "pin_memory");
-        release_event(ev[j].second, ev[j].first);
+        release_event(ev[j].device, ev[j].event);
         ev[j] = ev.back();
         ev.pop_back();
       }

@@ -77,7 +77,9 @@ template <class T> using OpMath = typename OpMathOf<T>::type;
 struct FastDivmod {
   uint32_t divisor = 1, multiplier = 1, shift = 0;
   FastDivmod() = default;
+  // d == 0 (a dimension of an empty tensor, where nothing is divided) acts as 1.
   explicit FastDivmod(uint32_t d) : divisor(d) {
+    if (d == 0) return;
     shift = 0;
     while ((uint64_t(1) << shift) < d) ++shift;  // 2^shift >= d
     multiplier = uint32_t(((uint64_t(1) << 32) * ((uint64_t(1) << shift) - d)) / d + 1);
