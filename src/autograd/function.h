@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "autograd/hooks.h"
 #include "autograd/meta.h"
 #include "autograd/saved.h"
 #include "wick/autograd.h"
@@ -102,9 +103,6 @@ Tensor record(const char* name, const std::vector<Tensor>& inputs, const Tensor&
   set_history(out, node, 0);
   return out;
 }
-
-// Throws for an in-place op on a leaf that requires grad (call before changing self).
-void check_inplace(const Tensor& self, const char* op);
 
 // Records an in-place op on self, after it ran: self's history moves to the new node, whose
 // input 0 is self's previous history. A formula needing self's old value saves a clone of

@@ -33,6 +33,21 @@ inline bool needs_grad(const std::vector<Tensor>& ts) {
 
 namespace wick::autograd {
 
+// ---- in-place forms of the elementwise ops (variable.cpp)
+// Throws for an in-place op on a leaf that requires grad (call before changing self).
+void check_inplace(const Tensor& self, const char* op);
+// Gives self result's values and result's place in the graph.
+Tensor& adopt_result(Tensor& self, const Tensor& result);
+// Runs op out of place on a recorded clone of self, then hands the result's values and history
+// to self. One copy more than a formula per in-place op (PyTorch generates those), in exchange
+// for one formula per op; and saved tensors are the clone's, never changed by the op itself.
+template <class F>
+Tensor& inplace(Tensor& self, const char* op, F&& f) {
+  check_inplace(self, op);
+  Tensor result = f(self.clone());
+  return adopt_result(self, result);
+}
+
 // ---- arithmetic (arith_backward.cpp)
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha);
 Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha);

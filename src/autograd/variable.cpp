@@ -182,6 +182,15 @@ void check_inplace(const Tensor& self, const char* op) {
              "a leaf Variable that requires grad is being used in an in-place operation.");
 }
 
+Tensor& adopt_result(Tensor& self, const Tensor& result) {
+  {
+    NoGradGuard no_grad;
+    self.copy_(result);
+  }
+  if (auto fn = result.grad_fn()) set_history(self, fn, uint32_t(result.output_nr()));
+  return self;
+}
+
 Tensor sum_to(const Tensor& g, IntArrayRef sizes) {
   if (g.sizes().equals(sizes)) return g;
   const int64_t lead = g.dim() - int64_t(sizes.size());

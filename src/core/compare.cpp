@@ -168,10 +168,14 @@ Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value) {
 Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& value) const { return wick::masked_fill(*this, mask, value); }
 Tensor Tensor::masked_fill(const Tensor& mask, const Tensor& value) const { return wick::masked_fill(*this, mask, value); }
 Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) {
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::inplace(*this, "masked_fill_", [&](const Tensor& t) { return wick::masked_fill(t, mask, value); });
   where_impl(*this, mask, scalar_tensor(value, dtype(), device()), *this, dtype(), "masked_fill_", true);
   return *this;
 }
 Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) {
+  if (needs_grad(*this, value)) [[unlikely]]
+    return autograd::inplace(*this, "masked_fill_", [&](const Tensor& t) { return wick::masked_fill(t, mask, value); });
   where_impl(*this, mask, masked_value(value, *this, "masked_fill_"), *this, dtype(), "masked_fill_", true);
   return *this;
 }

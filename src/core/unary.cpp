@@ -230,48 +230,112 @@ Tensor Tensor::clamp_max(const Scalar& max) const { return wick::clamp_max(*this
 // ---- in place: the result dtype must cast to this tensor's (an integer tensor can't take exp)
 
 Tensor& Tensor::neg_() {
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::inplace(*this, "neg_", [&](const Tensor& t) { return wick::neg(t); });
   WICK_CHECK(dtype() != kBool, TypeError, "neg_", "Negation, the `-` operator, on a bool tensor is not supported.");
   unary(UnaryOp::Neg, *this, *this, "neg_", Kind::Numeric);
   return *this;
 }
-Tensor& Tensor::abs_() { unary(UnaryOp::Abs, *this, *this, "abs_", Kind::Numeric); return *this; }
-Tensor& Tensor::exp_() { unary(UnaryOp::Exp, *this, *this, "exp_", Kind::Float); return *this; }
-Tensor& Tensor::log_() { unary(UnaryOp::Log, *this, *this, "log_", Kind::Float); return *this; }
-Tensor& Tensor::sqrt_() { unary(UnaryOp::Sqrt, *this, *this, "sqrt_", Kind::Float); return *this; }
-Tensor& Tensor::rsqrt_() { unary(UnaryOp::Rsqrt, *this, *this, "rsqrt_", Kind::Float); return *this; }
-Tensor& Tensor::sin_() { unary(UnaryOp::Sin, *this, *this, "sin_", Kind::Float); return *this; }
-Tensor& Tensor::cos_() { unary(UnaryOp::Cos, *this, *this, "cos_", Kind::Float); return *this; }
-Tensor& Tensor::tanh_() { unary(UnaryOp::Tanh, *this, *this, "tanh_", Kind::Float); return *this; }
-Tensor& Tensor::sigmoid_() { unary(UnaryOp::Sigmoid, *this, *this, "sigmoid_", Kind::Float); return *this; }
+Tensor& Tensor::abs_() {
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::inplace(*this, "abs_", [&](const Tensor& t) { return wick::abs(t); });
+  unary(UnaryOp::Abs, *this, *this, "abs_", Kind::Numeric);
+  return *this;
+}
+Tensor& Tensor::exp_() {
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::inplace(*this, "exp_", [&](const Tensor& t) { return wick::exp(t); });
+  unary(UnaryOp::Exp, *this, *this, "exp_", Kind::Float);
+  return *this;
+}
+Tensor& Tensor::log_() {
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::inplace(*this, "log_", [&](const Tensor& t) { return wick::log(t); });
+  unary(UnaryOp::Log, *this, *this, "log_", Kind::Float);
+  return *this;
+}
+Tensor& Tensor::sqrt_() {
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::inplace(*this, "sqrt_", [&](const Tensor& t) { return wick::sqrt(t); });
+  unary(UnaryOp::Sqrt, *this, *this, "sqrt_", Kind::Float);
+  return *this;
+}
+Tensor& Tensor::rsqrt_() {
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::inplace(*this, "rsqrt_", [&](const Tensor& t) { return wick::rsqrt(t); });
+  unary(UnaryOp::Rsqrt, *this, *this, "rsqrt_", Kind::Float);
+  return *this;
+}
+Tensor& Tensor::sin_() {
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::inplace(*this, "sin_", [&](const Tensor& t) { return wick::sin(t); });
+  unary(UnaryOp::Sin, *this, *this, "sin_", Kind::Float);
+  return *this;
+}
+Tensor& Tensor::cos_() {
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::inplace(*this, "cos_", [&](const Tensor& t) { return wick::cos(t); });
+  unary(UnaryOp::Cos, *this, *this, "cos_", Kind::Float);
+  return *this;
+}
+Tensor& Tensor::tanh_() {
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::inplace(*this, "tanh_", [&](const Tensor& t) { return wick::tanh(t); });
+  unary(UnaryOp::Tanh, *this, *this, "tanh_", Kind::Float);
+  return *this;
+}
+Tensor& Tensor::sigmoid_() {
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::inplace(*this, "sigmoid_", [&](const Tensor& t) { return wick::sigmoid(t); });
+  unary(UnaryOp::Sigmoid, *this, *this, "sigmoid_", Kind::Float);
+  return *this;
+}
 Tensor& Tensor::relu_() {
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::inplace(*this, "relu_", [&](const Tensor& t) { return wick::relu(t); });
   WICK_CHECK(dtype() != kBool, TypeError, "relu_", "Boolean inputs not supported for relu");
   unary(UnaryOp::Relu, *this, *this, "relu_", Kind::Numeric);
   return *this;
 }
 Tensor& Tensor::pow_(const Scalar& e) {
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::inplace(*this, "pow_", [&](const Tensor& t) { return wick::pow(t, e); });
   const Dtype c = result_type({*this}, &e);
   check_int_exponent(c, e, "pow_");
   unary(UnaryOp::Pow, *this, *this, "pow_", Kind::Numeric, &e, nullptr, c);
   return *this;
 }
-Tensor& Tensor::pow_(const Tensor& e) { pointwise(PointwiseOp::Pow, *this, {*this, e}, "pow_"); return *this; }
+Tensor& Tensor::pow_(const Tensor& e) {
+  if (needs_grad(*this, e)) [[unlikely]]
+    return autograd::inplace(*this, "pow_", [&](const Tensor& t) { return wick::pow(t, e); });
+  pointwise(PointwiseOp::Pow, *this, {*this, e}, "pow_");
+  return *this;
+}
 Tensor& Tensor::remainder_(const Scalar& o) {
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::inplace(*this, "remainder_", [&](const Tensor& t) { return wick::remainder(t, o); });
   const Dtype c = result_type({*this}, &o);
   check_divisor(c, o, "remainder_");
   unary(UnaryOp::Remainder, *this, *this, "remainder_", Kind::Numeric, &o, nullptr, c);
   return *this;
 }
 Tensor& Tensor::remainder_(const Tensor& o) {
+  if (needs_grad(*this, o)) [[unlikely]]
+    return autograd::inplace(*this, "remainder_", [&](const Tensor& t) { return wick::remainder(t, o); });
   pointwise(PointwiseOp::Remainder, *this, {*this, o}, "remainder_");
   return *this;
 }
 Tensor& Tensor::clamp_(const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::inplace(*this, "clamp_", [&](const Tensor& t) { return wick::clamp(t, min, max); });
   const Scalar* lo = min ? &*min : nullptr;
   const Scalar* hi = max ? &*max : nullptr;
   unary(UnaryOp::Clamp, *this, *this, "clamp_", Kind::Numeric, lo, hi, clamp_dtype(*this, lo, hi));
   return *this;
 }
 Tensor& Tensor::clamp_(const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  if (needs_grad(*this, min.value_or(Tensor()), max.value_or(Tensor()))) [[unlikely]]
+    return autograd::inplace(*this, "clamp_", [&](const Tensor& t) { return wick::clamp(t, min, max); });
   clamp_tensors(*this, *this, min, max, "clamp_");
   return *this;
 }

@@ -118,6 +118,83 @@ TEST_P(GradcheckOps, BatchedProducts) {
   gradcheck([](const T& x) { return linear(x[0], x[1], x[2]); }, {rnd({3}), rnd({4, 3}), rnd({4})}, dev());
 }
 
+TEST_P(GradcheckOps, InplaceForms) {
+  gradcheck(
+      [](const T& x) {
+        auto y = x[0] * 1;
+        y.exp_();
+        return y;
+      },
+      {rnd({3})}, dev());
+  gradcheck(
+      [](const T& x) {
+        auto y = x[0] + 0;
+        y.log_().sqrt_();
+        return y * x[0];
+      },
+      {(pos({3}) + 1).detach().requires_grad_()}, dev());
+  gradcheck(
+      [](const T& x) {
+        auto y = x[0] * 2;
+        y.relu_().sigmoid_().tanh_();
+        return y;
+      },
+      {away({2, 2})}, dev());
+  gradcheck(
+      [](const T& x) {
+        auto y = x[0] * 1;
+        y.pow_(3).neg_().abs_();
+        return y;
+      },
+      {away({4})}, dev());
+  gradcheck(
+      [](const T& x) {
+        auto y = x[0] * 1;
+        y.pow_(x[1]);
+        return y;
+      },
+      {pos({3}), rnd({3})}, dev());
+  gradcheck(
+      [](const T& x) {
+        auto y = x[0] * 1;
+        y.clamp_(-0.5, 0.5);
+        return y;
+      },
+      {away({3, 2})}, dev());
+  gradcheck(
+      [](const T& x) {
+        auto y = x[0] * 1;
+        y.masked_fill_(x[0] < 0, x[1]);
+        return y;
+      },
+      {away({2, 3}), rnd({})}, dev());
+  // A tensor without grad takes the history of what it is filled from.
+  gradcheck(
+      [](const T& x) {
+        auto y = zeros_like(x[0]);
+        y.masked_fill_(x[0] > 0, x[1]);
+        return y;
+      },
+      {rnd({2, 3}, false), rnd({})}, dev());
+}
+
+TEST(AutogradNames, InplaceFormsRecordTheirOp) {
+  auto x = wick::testing::rnd({3});
+  auto y = x * 1;
+  y.exp_();
+  EXPECT_EQ(y.grad_fn()->name(), "ExpBackward0");
+  y.relu_();
+  EXPECT_EQ(y.grad_fn()->name(), "ReluBackward0");
+  try {
+    x.relu_();
+    FAIL() << "expected an error";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "a leaf Variable that requires grad is being used in an in-place operation"),
+              std::string::npos);
+  }
+}
+
 TEST(AutogradNames, OpsNameTheirNodesAsPyTorch) {
   auto x = wick::testing::rnd({2, 3});
   EXPECT_EQ(relu(x).grad_fn()->name(), "ReluBackward0");
