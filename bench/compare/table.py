@@ -54,6 +54,10 @@ ROWS = [
     ("tiny_op_cpu_us", "host time of a + b, 1-element CPU tensors", "us", False, lambda: (0.25, "<= 0.25 us")),
     ("cpu_matmul_fp32_2048_gflops", "CPU matmul fp32 2048", "GFLOP/s", True, "0.90"),
     ("cpu_add_16M_gbs", "CPU add fp32 16M", "GB/s", True, "0.95"),
+    ("train_step_mlp_small_us", "training step, MLP 784-128-10, batch 64, SGD momentum", "us", False,
+     lambda: (100.0, "<= 100 us eager")),
+    ("train_step_mlp_large_ms", "training step, MLP 4096x4-1000, batch 4096, fp32", "ms", False,
+     lambda: (1.02 * t["train_step_mlp_large_ms"], "<= 1.02x LibTorch")),
 ]
 
 
