@@ -5,6 +5,7 @@
 
 #include <random>
 #include <sstream>
+#include <string>
 #include <vector>
 
 #include "cuda_test_util.h"
@@ -24,6 +25,17 @@ std::vector<float> random_floats(int64_t n, unsigned seed) {
 
 Tensor host_tensor(const std::vector<float>& v) {
   return from_blob(const_cast<float*>(v.data()), {int64_t(v.size())}, kFloat32).clone();
+}
+
+// "" when equal, else how many elements differ and the first of them.
+std::string mismatch(const std::vector<float>& got, const std::vector<float>& want) {
+  if (got.size() != want.size()) return "size " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
+  size_t bad = 0, first = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    if (got[i] != want[i] && bad++ == 0) first = i;
+  if (bad == 0) return "";
+  return std::to_string(bad) + " of " + std::to_string(got.size()) + " differ, first at " + std::to_string(first) +
+         ": " + std::to_string(got[first]) + " vs " + std::to_string(want[first]);
 }
 
 }  // namespace
@@ -110,15 +122,21 @@ TEST(CudaCopy, BetweenGpus) {
   for (int64_t n : {int64_t(1000), (int64_t(3) << 20) + 1}) {
     auto values = random_floats(n, 11);
     auto on0 = host_tensor(values).to("cuda:0");
+    EXPECT_EQ(mismatch(on0.cpu().to_vector<float>(), values), "") << n << " cpu -> cuda:0";
     auto on1 = on0.to("cuda:1");
     EXPECT_EQ(on1.device(), Device(kCUDA, 1));
     EXPECT_EQ(test::Driver::get().ok() ? test::Driver::get().device_of(on1.data_ptr()) : 1, 1);
+    EXPECT_EQ(mismatch(on1.cpu().to_vector<float>(), values), "") << n << " cuda:0 -> cuda:1";
     auto again = on1.to("cuda:0");
-    EXPECT_EQ(again.cpu().to_vector<float>(), values);
-    EXPECT_EQ(on1.cpu().to_vector<float>(), values);
+    EXPECT_EQ(mismatch(again.cpu().to_vector<float>(), values), "") << n << " cuda:1 -> cuda:0";
     // With a cast: float16 on cuda:1 from float32 on cuda:0.
     auto h = on0.to(Device("cuda:1"), kFloat16);
-    EXPECT_EQ(h.cpu().to_vector<float>(), host_tensor(values).to(kFloat16).to_vector<float>());
+    EXPECT_EQ(mismatch(h.cpu().to_vector<float>(), host_tensor(values).to(kFloat16).to_vector<float>()), "")
+        << n << " cuda:0 float32 -> cuda:1 float16";
+    // The same after a full synchronize: tells a missing ordering from a wrong copy.
+    cuda::synchronize(0);
+    cuda::synchronize(1);
+    EXPECT_EQ(mismatch(on1.cpu().to_vector<float>(), values), "") << n << " cuda:1 after synchronize";
   }
   // Ordered against the destination's stream: a side stream on cuda:1 that is current there.
   auto s1 = cuda::Stream::create(1);
