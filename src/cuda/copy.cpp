@@ -42,7 +42,7 @@ void parallel_memcpy(void* dst, const void* src, size_t n) {
     std::memcpy(dst, src, n);
     return;
   }
-  const size_t piece = (n / threads + 63) & ~size_t(63);
+  const size_t piece = ((n + threads - 1) / threads + 63) & ~size_t(63);  // covers all n bytes
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int t = 0; t < threads; ++t) {
     const size_t begin = size_t(t) * piece;
