@@ -6,6 +6,7 @@
 #pragma once
 
 #include "wick/autograd.h"
+#include "wick/backends.h"
 #include "wick/cuda.h"
 #include "wick/device.h"
 #include "wick/dtype.h"
