@@ -26,11 +26,21 @@ void unary_case(benchmark::State& state, F f) {
   }
   set_bytes(state, 2 * kLarge * 4);
 }
-void BM_Relu(benchmark::State& s) { unary_case(s, [](const wick::Tensor& a) { return wick::relu(a); }); }
-void BM_Exp(benchmark::State& s) { unary_case(s, [](const wick::Tensor& a) { return wick::exp(a); }); }
-void BM_Sigmoid(benchmark::State& s) { unary_case(s, [](const wick::Tensor& a) { return wick::sigmoid(a); }); }
-void BM_Gelu(benchmark::State& s) { unary_case(s, [](const wick::Tensor& a) { return wick::gelu(a); }); }
-void BM_PowScalar2(benchmark::State& s) { unary_case(s, [](const wick::Tensor& a) { return wick::pow(a, 2); }); }
+void BM_Relu(benchmark::State& s) {
+  unary_case(s, [](const wick::Tensor& a) { return wick::relu(a); });
+}
+void BM_Exp(benchmark::State& s) {
+  unary_case(s, [](const wick::Tensor& a) { return wick::exp(a); });
+}
+void BM_Sigmoid(benchmark::State& s) {
+  unary_case(s, [](const wick::Tensor& a) { return wick::sigmoid(a); });
+}
+void BM_Gelu(benchmark::State& s) {
+  unary_case(s, [](const wick::Tensor& a) { return wick::gelu(a); });
+}
+void BM_PowScalar2(benchmark::State& s) {
+  unary_case(s, [](const wick::Tensor& a) { return wick::pow(a, 2); });
+}
 BENCHMARK(BM_Relu)->UseRealTime();
 BENCHMARK(BM_Exp)->UseRealTime();
 BENCHMARK(BM_Sigmoid)->UseRealTime();
@@ -47,9 +57,15 @@ void in_place_case(benchmark::State& state, F f) {
   }
   set_bytes(state, 2 * kLarge * 4);
 }
-void BM_ReluInPlace(benchmark::State& s) { in_place_case(s, [](wick::Tensor& a) { a.relu_(); }); }
-void BM_ExpInPlace(benchmark::State& s) { in_place_case(s, [](wick::Tensor& a) { a.exp_(); }); }
-void BM_SigmoidInPlace(benchmark::State& s) { in_place_case(s, [](wick::Tensor& a) { a.sigmoid_(); }); }
+void BM_ReluInPlace(benchmark::State& s) {
+  in_place_case(s, [](wick::Tensor& a) { a.relu_(); });
+}
+void BM_ExpInPlace(benchmark::State& s) {
+  in_place_case(s, [](wick::Tensor& a) { a.exp_(); });
+}
+void BM_SigmoidInPlace(benchmark::State& s) {
+  in_place_case(s, [](wick::Tensor& a) { a.sigmoid_(); });
+}
 BENCHMARK(BM_ReluInPlace)->UseRealTime();
 BENCHMARK(BM_ExpInPlace)->UseRealTime();
 BENCHMARK(BM_SigmoidInPlace)->UseRealTime();
@@ -87,7 +103,9 @@ void reduce_case(benchmark::State& state, int64_t rows, F f) {
   }
   set_bytes(state, kLarge * 4);
 }
-void BM_MaxAll(benchmark::State& s) { reduce_case(s, 1, [](const wick::Tensor& a) { return wick::max(a); }); }
+void BM_MaxAll(benchmark::State& s) {
+  reduce_case(s, 1, [](const wick::Tensor& a) { return wick::max(a); });
+}
 void BM_ArgmaxLastDim(benchmark::State& s) {
   reduce_case(s, 4096, [](const wick::Tensor& a) { return wick::argmax(a, 1); });
 }
@@ -97,7 +115,9 @@ void BM_MaxDim0(benchmark::State& s) {
 void BM_VarLastDim(benchmark::State& s) {
   reduce_case(s, 4096, [](const wick::Tensor& a) { return wick::var(a, {1}); });
 }
-void BM_NormAll(benchmark::State& s) { reduce_case(s, 1, [](const wick::Tensor& a) { return wick::norm(a); }); }
+void BM_NormAll(benchmark::State& s) {
+  reduce_case(s, 1, [](const wick::Tensor& a) { return wick::norm(a); });
+}
 BENCHMARK(BM_MaxAll)->UseRealTime();
 BENCHMARK(BM_ArgmaxLastDim)->UseRealTime();
 BENCHMARK(BM_MaxDim0)->UseRealTime();
@@ -130,7 +150,8 @@ BENCHMARK(BM_LogSoftmax)->UseRealTime();
 
 // ---- the matmul family through OpenBLAS, in FLOP/s
 void set_flops(benchmark::State& state, double flops) {
-  state.counters["FLOP/s"] = benchmark::Counter(flops * double(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["FLOP/s"] =
+      benchmark::Counter(flops * double(state.iterations()), benchmark::Counter::kIsRate);
 }
 
 // A layer's forward: x [batch, in] @ w.T + b.

@@ -21,12 +21,18 @@ template <class T>
 void compare_typed(CompareOp op, const TensorIter& it, const Scalar* s) {
   using M = opmath_t<T>;
   switch (op) {
-    case CompareOp::Eq: return compare_map<T>(it, s, [](M a, M b) { return a == b; });
-    case CompareOp::Ne: return compare_map<T>(it, s, [](M a, M b) { return a != b; });
-    case CompareOp::Lt: return compare_map<T>(it, s, [](M a, M b) { return a < b; });
-    case CompareOp::Le: return compare_map<T>(it, s, [](M a, M b) { return a <= b; });
-    case CompareOp::Gt: return compare_map<T>(it, s, [](M a, M b) { return a > b; });
-    case CompareOp::Ge: return compare_map<T>(it, s, [](M a, M b) { return a >= b; });
+    case CompareOp::Eq:
+      return compare_map<T>(it, s, [](M a, M b) { return a == b; });
+    case CompareOp::Ne:
+      return compare_map<T>(it, s, [](M a, M b) { return a != b; });
+    case CompareOp::Lt:
+      return compare_map<T>(it, s, [](M a, M b) { return a < b; });
+    case CompareOp::Le:
+      return compare_map<T>(it, s, [](M a, M b) { return a <= b; });
+    case CompareOp::Gt:
+      return compare_map<T>(it, s, [](M a, M b) { return a > b; });
+    case CompareOp::Ge:
+      return compare_map<T>(it, s, [](M a, M b) { return a >= b; });
   }
 }
 

@@ -52,10 +52,14 @@ void gather_typed(const TensorIter& it, int64_t dim_stride) {
 template <class I>
 void gather_sized(const TensorIter& it, int64_t dim_stride) {
   switch (it.output().element_size()) {
-    case 1: return gather_typed<uint8_t, I>(it, dim_stride);
-    case 2: return gather_typed<uint16_t, I>(it, dim_stride);
-    case 4: return gather_typed<uint32_t, I>(it, dim_stride);
-    default: return gather_typed<uint64_t, I>(it, dim_stride);
+    case 1:
+      return gather_typed<uint8_t, I>(it, dim_stride);
+    case 2:
+      return gather_typed<uint16_t, I>(it, dim_stride);
+    case 4:
+      return gather_typed<uint32_t, I>(it, dim_stride);
+    default:
+      return gather_typed<uint64_t, I>(it, dim_stride);
   }
 }
 

@@ -15,13 +15,13 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-trapping-math")
 #endif
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
 #include <vector>
+
+#include <omp.h>
 
 #include "cpu/cpu_kernels.h"
 #include "cpu/loops.h"
@@ -32,10 +32,20 @@ namespace {
 
 constexpr int64_t kBlock = 64;
 
-template <class T> struct AccOf { using type = double; };
-template <> struct AccOf<Half> { using type = float; };
-template <> struct AccOf<BFloat16> { using type = float; };
-template <class T> using acc_t = typename AccOf<T>::type;
+template <class T>
+struct AccOf {
+  using type = double;
+};
+template <>
+struct AccOf<Half> {
+  using type = float;
+};
+template <>
+struct AccOf<BFloat16> {
+  using type = float;
+};
+template <class T>
+using acc_t = typename AccOf<T>::type;
 
 template <class M>
 bool is_nan(M v) {
@@ -52,7 +62,10 @@ struct FoldPolicy {
   F f;
   C combine;
   State init() const { return identity; }
-  template <class M> void add(State& s, M x, int64_t, int64_t col) const { s = combine(s, f(A(x), col)); }
+  template <class M>
+  void add(State& s, M x, int64_t, int64_t col) const {
+    s = combine(s, f(A(x), col));
+  }
   void merge(State& a, const State& b) const { a = combine(a, b); }
 };
 template <class A, class F, class C>
@@ -178,7 +191,8 @@ void select_reduce(DimReduceOp op, const Tensor& values, const Tensor& indices, 
     auto put = [val](int64_t c, M v) { val[c] = T(v); };
     auto id = [](M x, int64_t) { return x; };
     using L = std::numeric_limits<M>;
-    const M lo = L::has_infinity ? -L::infinity() : L::lowest(), hi = L::has_infinity ? L::infinity() : L::max();
+    const M lo = L::has_infinity ? -L::infinity() : L::lowest(),
+            hi = L::has_infinity ? L::infinity() : L::max();
     if (is_max) red.run(fold(lo, id, [](M a, M b) { return is_nan(a) || b < a ? a : b; }), put);
     else red.run(fold(hi, id, [](M a, M b) { return is_nan(a) || a < b ? a : b; }), put);
     return;
@@ -200,10 +214,18 @@ void var_reduce(const Tensor& values, const Tensor& in, double correction, bool 
   const A n = A(in.size(1));
   std::vector<A> mean(size_t(values.numel()));
   auto plus = [](A a, A b) { return a + b; };
-  red.run(fold(A(0), [](A x, int64_t) { return x; }, plus), [&](int64_t c, A s) { mean[size_t(c)] = s / n; });
+  red.run(fold(
+              A(0), [](A x, int64_t) { return x; }, plus),
+          [&](int64_t c, A s) { mean[size_t(c)] = s / n; });
   const A denom = std::max(n - A(correction), A(0));  // 0: inf or nan, as PyTorch
   const A* mu = mean.data();
-  red.run(fold(A(0), [mu](A x, int64_t c) { A d = x - mu[c]; return d * d; }, plus),
+  red.run(fold(
+              A(0),
+              [mu](A x, int64_t c) {
+                A d = x - mu[c];
+                return d * d;
+              },
+              plus),
           [&](int64_t c, A s) { out[c] = T(take_sqrt ? std::sqrt(s / denom) : s / denom); });
 }
 
@@ -216,11 +238,15 @@ void norm_reduce(const Tensor& values, const Tensor& in, double p) {
   auto abs = [](A x, int64_t) { return std::abs(x); };
   auto put = [out](int64_t c, A s) { out[c] = T(s); };
   if (p == 2) {
-    red.run(fold(A(0), [](A x, int64_t) { return x * x; }, plus), [out](int64_t c, A s) { out[c] = T(std::sqrt(s)); });
+    red.run(fold(
+                A(0), [](A x, int64_t) { return x * x; }, plus),
+            [out](int64_t c, A s) { out[c] = T(std::sqrt(s)); });
   } else if (p == 1) {
     red.run(fold(A(0), abs, plus), put);
   } else if (p == 0) {
-    red.run(fold(A(0), [](A x, int64_t) { return A(x != A(0)); }, plus), put);
+    red.run(fold(
+                A(0), [](A x, int64_t) { return A(x != A(0)); }, plus),
+            put);
   } else if (std::isinf(p)) {
     auto mx = [](A a, A b) { return is_nan(a) || a > b ? a : b; };
     auto mn = [](A a, A b) { return is_nan(a) || a < b ? a : b; };
@@ -228,24 +254,27 @@ void norm_reduce(const Tensor& values, const Tensor& in, double p) {
     else red.run(fold(A(INFINITY), abs, mn), put);
   } else {
     const A pa = A(p), inv = A(1) / pa;
-    red.run(fold(A(0), [pa](A x, int64_t) { return std::pow(std::abs(x), pa); }, plus),
+    red.run(fold(
+                A(0), [pa](A x, int64_t) { return std::pow(std::abs(x), pa); }, plus),
             [out, inv](int64_t c, A s) { out[c] = T(std::pow(s, inv)); });
   }
 }
 
 }  // namespace
 
-void cpu_reduce_dim(DimReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in, double arg) {
+void cpu_reduce_dim(DimReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in,
+                    double arg) {
   switch (op) {
     case DimReduceOp::Max:
     case DimReduceOp::Min:
     case DimReduceOp::ArgMax:
     case DimReduceOp::ArgMin:
-      return WICK_DISPATCH_ALL(in.dtype(), "max", [&]<class T>() { select_reduce<T>(op, values, indices, in); });
+      return WICK_DISPATCH_ALL(in.dtype(), "max",
+                               [&]<class T>() { select_reduce<T>(op, values, indices, in); });
     case DimReduceOp::Var:
     case DimReduceOp::Std:
-      return WICK_DISPATCH_FLOATING(in.dtype(), "var",
-                                    [&]<class T>() { var_reduce<T>(values, in, arg, op == DimReduceOp::Std); });
+      return WICK_DISPATCH_FLOATING(
+          in.dtype(), "var", [&]<class T>() { var_reduce<T>(values, in, arg, op == DimReduceOp::Std); });
     case DimReduceOp::Norm:
       return WICK_DISPATCH_FLOATING(in.dtype(), "norm", [&]<class T>() { norm_reduce<T>(values, in, arg); });
   }

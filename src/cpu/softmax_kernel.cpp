@@ -9,10 +9,10 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-trapping-math")
 #endif
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
+
+#include <omp.h>
 
 #include "cpu/cpu_kernels.h"
 #include "cpu/loops.h"

@@ -25,7 +25,8 @@ namespace wick::detail {
 
 namespace {
 
-template <class T> constexpr bool is_float_v = std::is_floating_point_v<opmath_t<T>>;
+template <class T>
+constexpr bool is_float_v = std::is_floating_point_v<opmath_t<T>>;
 
 // Integer power by squaring in unsigned arithmetic (wraps like PyTorch, without signed
 // overflow). A negative exponent gives 1/base rounded toward zero: 0 unless base is 1 or -1.
@@ -100,15 +101,24 @@ template <class T>
 void unary_float(UnaryOp op, const TensorIter& it) {
   using M = opmath_t<T>;
   switch (op) {
-    case UnaryOp::Exp: return unary_map<T>(it, [](M x) { return vexp(x); });
-    case UnaryOp::Log: return unary_map<T>(it, [](M x) { return std::log(x); });
-    case UnaryOp::Sqrt: return unary_map<T>(it, [](M x) { return std::sqrt(x); });
-    case UnaryOp::Rsqrt: return unary_map<T>(it, [](M x) { return M(1) / std::sqrt(x); });
-    case UnaryOp::Sin: return unary_map<T>(it, [](M x) { return std::sin(x); });
-    case UnaryOp::Cos: return unary_map<T>(it, [](M x) { return std::cos(x); });
-    case UnaryOp::Tanh: return unary_map<T>(it, [](M x) { return std::tanh(x); });
-    case UnaryOp::Sigmoid: return unary_map<T>(it, [](M x) { return M(1) / (M(1) + vexp(-x)); });
-    case UnaryOp::Silu: return unary_map<T>(it, [](M x) { return x / (M(1) + vexp(-x)); });
+    case UnaryOp::Exp:
+      return unary_map<T>(it, [](M x) { return vexp(x); });
+    case UnaryOp::Log:
+      return unary_map<T>(it, [](M x) { return std::log(x); });
+    case UnaryOp::Sqrt:
+      return unary_map<T>(it, [](M x) { return std::sqrt(x); });
+    case UnaryOp::Rsqrt:
+      return unary_map<T>(it, [](M x) { return M(1) / std::sqrt(x); });
+    case UnaryOp::Sin:
+      return unary_map<T>(it, [](M x) { return std::sin(x); });
+    case UnaryOp::Cos:
+      return unary_map<T>(it, [](M x) { return std::cos(x); });
+    case UnaryOp::Tanh:
+      return unary_map<T>(it, [](M x) { return std::tanh(x); });
+    case UnaryOp::Sigmoid:
+      return unary_map<T>(it, [](M x) { return M(1) / (M(1) + vexp(-x)); });
+    case UnaryOp::Silu:
+      return unary_map<T>(it, [](M x) { return x / (M(1) + vexp(-x)); });
     case UnaryOp::Gelu:
       return unary_map<T>(it, [](M x) { return M(0.5) * x * (M(1) + std::erf(x * M(M_SQRT1_2))); });
     case UnaryOp::GeluTanh:
@@ -116,7 +126,8 @@ void unary_float(UnaryOp op, const TensorIter& it) {
         const M k = M(M_2_SQRTPI * M_SQRT1_2);  // sqrt(2 / pi)
         return M(0.5) * x * (M(1) + std::tanh(k * (x + M(0.044715) * x * x * x)));
       });
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -124,11 +135,13 @@ template <class T>
 void cpu_unary_typed(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b) {
   using M = opmath_t<T>;
   switch (op) {
-    case UnaryOp::Neg: return unary_map<T>(it, [](M x) { return M(-x); });
+    case UnaryOp::Neg:
+      return unary_map<T>(it, [](M x) { return M(-x); });
     case UnaryOp::Abs:
       if constexpr (std::is_unsigned_v<T>) return map_loop<T, T>(it, [](T x) { return x; });
       else return unary_map<T>(it, [](M x) { return M(x < M(0) ? -x : x); });
-    case UnaryOp::Relu: return unary_map<T>(it, [](M x) { return x < M(0) ? M(0) : x; });
+    case UnaryOp::Relu:
+      return unary_map<T>(it, [](M x) { return x < M(0) ? M(0) : x; });
     case UnaryOp::Pow: {
       if constexpr (is_float_v<T>) {
         const M e = a->to<M>();
@@ -186,10 +199,13 @@ void cpu_pointwise_typed(PointwiseOp op, const TensorIter& it) {
         WICK_CHECK(!zero, ValueError, "remainder", "ZeroDivisionError");
       }
       return map_loop<T, T, T>(it, [](T x, T d) { return T(py_mod(M(x), M(d))); });
-    case PointwiseOp::ClampMin: return map_loop<T, T, T>(it, [](T x, T lo) { return T(nan_max(M(x), M(lo))); });
-    case PointwiseOp::ClampMax: return map_loop<T, T, T>(it, [](T x, T hi) { return T(nan_min(M(x), M(hi))); });
+    case PointwiseOp::ClampMin:
+      return map_loop<T, T, T>(it, [](T x, T lo) { return T(nan_max(M(x), M(lo))); });
+    case PointwiseOp::ClampMax:
+      return map_loop<T, T, T>(it, [](T x, T hi) { return T(nan_min(M(x), M(hi))); });
     case PointwiseOp::Clamp:
-      return map_loop<T, T, T, T>(it, [](T x, T lo, T hi) { return T(nan_min(nan_max(M(x), M(lo)), M(hi))); });
+      return map_loop<T, T, T, T>(it,
+                                  [](T x, T lo, T hi) { return T(nan_min(nan_max(M(x), M(lo)), M(hi))); });
   }
 }
 

@@ -3,8 +3,6 @@
 // computed with plain loops, and comparison with a tolerance per dtype.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -12,14 +10,16 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "wick/wick.h"
 
 namespace wick::test {
 
 using Shape = std::vector<int64_t>;
 
-inline const std::vector<Dtype> kAllDtypes = {kBool,    kUInt8,     kInt8,     kInt16,   kInt32,
-                                              kInt64,   kFloat16,   kBFloat16, kFloat32, kFloat64};
+inline const std::vector<Dtype> kAllDtypes = {kBool,  kUInt8,   kInt8,     kInt16,   kInt32,
+                                              kInt64, kFloat16, kBFloat16, kFloat32, kFloat64};
 inline const std::vector<Dtype> kFloatDtypes = {kFloat16, kBFloat16, kFloat32, kFloat64};
 inline const std::vector<Dtype> kNumericDtypes = {kUInt8,   kInt8,     kInt16,   kInt32,  kInt64,
                                                   kFloat16, kBFloat16, kFloat32, kFloat64};
@@ -51,16 +51,26 @@ struct Host {
 inline double store(double v, Dtype t) {
   if (std::isnan(v)) return is_floating_point(t) ? v : 0;
   switch (t) {
-    case kBool: return v != 0;
-    case kUInt8: return double(uint8_t(int64_t(v)));
-    case kInt8: return double(int8_t(int64_t(v)));
-    case kInt16: return double(int16_t(int64_t(v)));
-    case kInt32: return double(int32_t(int64_t(v)));
-    case kInt64: return double(int64_t(v));
-    case kFloat16: return double(float(Half(float(v))));
-    case kBFloat16: return double(float(BFloat16(float(v))));
-    case kFloat32: return double(float(v));
-    default: return v;
+    case kBool:
+      return v != 0;
+    case kUInt8:
+      return double(uint8_t(int64_t(v)));
+    case kInt8:
+      return double(int8_t(int64_t(v)));
+    case kInt16:
+      return double(int16_t(int64_t(v)));
+    case kInt32:
+      return double(int32_t(int64_t(v)));
+    case kInt64:
+      return double(int64_t(v));
+    case kFloat16:
+      return double(float(Half(float(v))));
+    case kBFloat16:
+      return double(float(BFloat16(float(v))));
+    case kFloat32:
+      return double(float(v));
+    default:
+      return v;
   }
 }
 
@@ -105,12 +115,18 @@ inline const std::vector<Layout> kAllLayouts = {Layout::Contiguous, Layout::Tran
                                                 Layout::Broadcast,  Layout::Scalar,     Layout::Empty};
 inline const char* layout_name(Layout l) {
   switch (l) {
-    case Layout::Contiguous: return "contiguous";
-    case Layout::Transposed: return "transposed";
-    case Layout::Sliced: return "sliced";
-    case Layout::Broadcast: return "broadcast";
-    case Layout::Scalar: return "0-d";
-    case Layout::Empty: return "empty";
+    case Layout::Contiguous:
+      return "contiguous";
+    case Layout::Transposed:
+      return "transposed";
+    case Layout::Sliced:
+      return "sliced";
+    case Layout::Broadcast:
+      return "broadcast";
+    case Layout::Scalar:
+      return "0-d";
+    case Layout::Empty:
+      return "empty";
   }
   return "?";
 }
@@ -172,11 +188,16 @@ inline Shape broadcast_shape(const std::vector<Shape>& shapes) {
 // Relative tolerance of results in dtype (also the absolute one below magnitude 1).
 inline double tolerance(Dtype t) {
   switch (t) {
-    case kFloat16: return 1e-2;
-    case kBFloat16: return 2e-2;
-    case kFloat32: return 1e-5;
-    case kFloat64: return 1e-12;
-    default: return 0;
+    case kFloat16:
+      return 1e-2;
+    case kBFloat16:
+      return 2e-2;
+    case kFloat32:
+      return 1e-5;
+    case kFloat64:
+      return 1e-12;
+    default:
+      return 0;
   }
 }
 
@@ -215,5 +236,20 @@ void expect_error(F&& f, const std::string& op, const std::string& what) {
 
 // The devices the table runs on: a new backend adds itself here.
 inline bool device_available(const std::string& d) { return d == "cpu" || cuda::is_available(); }
+
+// The fixture of the table, parameterized by device ("cpu", "cuda"); instantiated once, in
+// ops_table_test.cpp.
+class OpsTable : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (!device_available(GetParam())) GTEST_SKIP() << GetParam() << " is not available here";
+    device_ = Device(GetParam());
+  }
+  std::string what(const std::string& op, Dtype t, Layout l, const std::string& more = "") const {
+    return op + " " + std::string(name(t)) + " " + layout_name(l) + " on " + GetParam() + more;
+  }
+  Device device_;
+  std::mt19937 rng_{20261122};
+};
 
 }  // namespace wick::test

@@ -53,7 +53,8 @@ TEST(OpsErrors, DimsOutOfRange) {
   expect_error<IndexError>([&] { norm(a, 2, {5}); }, "norm", "norm dim");
   expect_error<IndexError>([&] { softmax(a, 2); }, "softmax", "softmax dim");
   expect_error<IndexError>([&] { log_softmax(a, -3); }, "log_softmax", "log_softmax dim");
-  expect_error<IndexError>([&] { index_select(a, 2, zeros({1}, kInt64)); }, "index_select", "index_select dim");
+  expect_error<IndexError>([&] { index_select(a, 2, zeros({1}, kInt64)); }, "index_select",
+                           "index_select dim");
   expect_error<IndexError>([&] { gather(a, 2, zeros({2, 3}, kInt64)); }, "gather", "gather dim");
   expect_error<IndexError>([&] { cat({a, a}, 2); }, "cat", "cat dim");
   expect_error<IndexError>([&] { stack({a, a}, 3); }, "stack", "stack dim");
@@ -69,12 +70,23 @@ TEST(OpsErrors, DtypesNotSupported) {
   expect_error<TypeError>([&] { gather(f, 0, i.to(kInt32)); }, "gather", "int32 gather index");
   expect_error<TypeError>([&] { one_hot(i.to(kInt32)); }, "one_hot", "int32 one_hot");
   expect_error<TypeError>([&] { mm(ones({2, 2}), ones({2, 2}, kFloat64)); }, "mm", "mixed mm dtypes");
-  expect_error<TypeError>([&] { addmm(ones({2, 2}, kFloat64), ones({2, 2}), ones({2, 2})); }, "addmm", "addmm input");
-  expect_error<ValueError>([&] { addmm(ones({2, 2}, kInt64), ones({2, 2}, kInt64), ones({2, 2}, kInt64), 0.5); },
-                           "addmm", "float beta with integers");
+  expect_error<TypeError>(
+      [&] {
+        addmm(ones({2, 2}, kFloat64), ones({2, 2}), ones({2, 2}));
+      },
+      "addmm", "addmm input");
+  expect_error<ValueError>(
+      [&] {
+        addmm(ones({2, 2}, kInt64), ones({2, 2}, kInt64), ones({2, 2}, kInt64), 0.5);
+      },
+      "addmm", "float beta with integers");
   expect_error<ValueError>([&] { pow(i, -1); }, "pow", "integer to a negative power");
   expect_error<ValueError>([&] { remainder(i, 0); }, "remainder", "integer remainder by zero");
-  expect_error<ValueError>([&] { remainder(i, tensor({1, 0, 1})); }, "remainder", "integer remainder by a zero tensor");
+  expect_error<ValueError>(
+      [&] {
+        remainder(i, tensor({1, 0, 1}));
+      },
+      "remainder", "integer remainder by a zero tensor");
   EXPECT_NO_THROW(remainder(f, 0));  // floats give nan
 }
 
@@ -83,7 +95,11 @@ TEST(OpsErrors, IndicesOutOfBounds) {
   expect_error<IndexError>([&] { index_select(a, 1, tensor({0, 3})); }, "index_select", "index 3 of 3");
   expect_error<IndexError>([&] { index_select(a, 0, tensor({-1})); }, "index_select", "negative index");
   expect_error<IndexError>([&] { gather(a, 1, tensor({{0, 5}})); }, "gather", "gather index 5");
-  expect_error<IndexError>([&] { index_select(ones({}), 0, tensor({0, 0})); }, "index_select", "0-d, two indices");
+  expect_error<IndexError>(
+      [&] {
+        index_select(ones({}), 0, tensor({0, 0}));
+      },
+      "index_select", "0-d, two indices");
   expect_error<ValueError>([&] { one_hot(tensor({0, -1})); }, "one_hot", "negative class");
   expect_error<ValueError>([&] { one_hot(tensor({0, 3}), 3); }, "one_hot", "class >= num_classes");
   expect_error<ValueError>([&] { one_hot(empty({0}, kInt64)); }, "one_hot", "empty without num_classes");
@@ -166,7 +182,8 @@ TEST(OpsSemantics, PromotionWithScalars) {
   EXPECT_EQ(remainder(tensor({-7, 7}), 3).to_vector<double>(), (std::vector<double>{2, 1}));
   EXPECT_EQ(remainder(tensor({-7.0, 7.0}), -3).to_vector<double>(), (std::vector<double>{-1, -2}));
   EXPECT_EQ(cat({i, ones({2}, kFloat64)}).dtype(), kFloat64);
-  EXPECT_EQ(cat({empty({0}), ones({2, 2})}).sizes().vec(), (std::vector<int64_t>{2, 2}));  // legacy empty skipped
+  EXPECT_EQ(cat({empty({0}), ones({2, 2})}).sizes().vec(),
+            (std::vector<int64_t>{2, 2}));  // legacy empty skipped
 }
 
 TEST(OpsSemantics, AccumulationOfLongReductions) {
