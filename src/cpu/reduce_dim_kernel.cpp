@@ -187,14 +187,37 @@ void select_reduce(DimReduceOp op, const Tensor& values, const Tensor& indices, 
   };
   // NaN beats any number (the first NaN stays), as PyTorch's max/min/argmax propagate it.
   const bool is_max = op == DimReduceOp::Max || op == DimReduceOp::ArgMax;
-  if (!idx) {  // values only: an associative fold, which vectorizes
-    auto put = [val](int64_t c, M v) { val[c] = T(v); };
+  // Contiguous rows (inner == 1) and values-only reductions first fold the values, which
+  // vectorizes; rows then find the first position holding their result (the row is hot in
+  // cache). Column blocks with indices keep a (value, index) state per column.
+  if (!idx || in.size(2) == 1) {
+    std::vector<M> best(idx ? size_t(in.size(0)) : 0);
+    auto put = [&](int64_t c, M v) {
+      if (idx) best[size_t(c)] = v;
+      else val[c] = T(v);
+    };
     auto id = [](M x, int64_t) { return x; };
     using L = std::numeric_limits<M>;
     const M lo = L::has_infinity ? -L::infinity() : L::lowest(),
             hi = L::has_infinity ? L::infinity() : L::max();
     if (is_max) red.run(fold(lo, id, [](M a, M b) { return is_nan(a) || b < a ? a : b; }), put);
     else red.run(fold(hi, id, [](M a, M b) { return is_nan(a) || a < b ? a : b; }), put);
+    if (!idx) return;
+    const int64_t outer = in.size(0), n = in.size(1);
+    const T* p = static_cast<const T*>(in.data_ptr());
+#pragma omp parallel for if (outer * n > kParallelGrain && outer > 1) schedule(static)
+    for (int64_t o = 0; o < outer; ++o) {
+      const M b = best[size_t(o)];
+      const T* row = p + o * n;
+      int64_t r = 0;
+      if (is_nan(b)) {
+        while (r < n - 1 && !is_nan(M(row[r]))) ++r;
+      } else {
+        while (r < n - 1 && !(M(row[r]) == b)) ++r;
+      }
+      idx[o] = r;
+      if (val) val[o] = T(b);
+    }
     return;
   }
   if (is_max) {
