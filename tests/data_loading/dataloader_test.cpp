@@ -130,6 +130,17 @@ TEST(DataLoader, SeedReproducibleAndNewEachEpoch) {
   EXPECT_EQ(a.epoch(), 2u);
 }
 
+TEST(DataLoader, SetEpochResumesTheOrder) {
+  DataLoader a(numbered(120), {.batch_size = 16, .shuffle = true, .num_workers = 1, .seed = 5});
+  run_epoch(a);
+  run_epoch(a);
+  auto third = flat(run_epoch(a));
+  DataLoader b(numbered(120), {.batch_size = 16, .shuffle = true, .seed = 5});
+  b.set_epoch(2);
+  EXPECT_EQ(flat(run_epoch(b)), third);
+  EXPECT_EQ(b.epoch(), 3u);
+}
+
 TEST(DataLoader, ShuffleWithoutSeedFollowsManualSeed) {
   DataLoader loader(numbered(300), {.batch_size = 100, .shuffle = true});
   manual_seed(7);

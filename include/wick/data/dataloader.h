@@ -86,6 +86,10 @@ class DataLoader {
   int64_t size() const;
   // Epochs started so far.
   uint64_t epoch() const { return epoch_; }
+  // Makes the next epoch number e (0-based); with a seed, its order is the one epoch e of a fresh
+  // loader has, so a resumed run sees the batches an uninterrupted one would (set_epoch of
+  // PyTorch's DistributedSampler).
+  void set_epoch(uint64_t e) { epoch_ = e; }
   const Dataset& dataset() const { return *dataset_; }
   const DataLoaderOptions& options() const { return options_; }
 
