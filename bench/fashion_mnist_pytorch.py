@@ -6,8 +6,8 @@ std 0.3530), same models, optimizer, batch size, epochs and loader settings (shu
 from one worker, pinned on a GPU, the loss read every 10 steps on a GPU), so that the two
 programs do the same work:
 
-    python3 bench/fashion_mnist_pytorch.py --model cnn --epochs 3
-    build/bin/wick-train --model cnn --epochs 3 --plot ""
+    python3 bench/fashion_mnist_pytorch.py --model cnn --epochs 5
+    build/bin/wick-train --model cnn --epochs 5 --plot ""
 """
 import argparse
 import gzip
@@ -63,7 +63,7 @@ def evaluate(model, loader, device):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", choices=["mlp", "cnn"], default="mlp")
-    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--epochs", type=int, default=5)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--optimizer", choices=["adam", "sgd"], default="adam")
