@@ -1,26 +1,13 @@
 #!/usr/bin/env bash
 # Downloads, on a machine with Debian's package index, the packages that building and testing
 # wick needs on the GPU machine (which has nvcc, cmake and ninja but no GoogleTest, Google
-# Benchmark, OpenBLAS or zlib headers, and no network). They land in .deps/debs (git-ignored);
-# scripts/gpu/build-and-test.sh unpacks them there.
-#   bash scripts/gpu/fetch-deps.sh              # the packages
-#   bash scripts/gpu/fetch-deps.sh --snapshot   # only .deps/head.tar: the committed tree to build
-#   bash scripts/gpu/fetch-deps.sh --runtime    # only .deps/runtime.tar: the runtime's committed files
+# Benchmark, OpenBLAS, CLI11, nlohmann-json or zlib headers, and no network). They land in
+# .deps/debs (git-ignored); scripts/gpu/build-and-test.sh unpacks them there.
+#   bash scripts/gpu/fetch-deps.sh
+# For wick-train's run there, copy the Fashion-MNIST files too: cp -r /usr/share/datasets/fashion-mnist .deps/fmnist
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p .deps/debs
-if [[ "${1:-}" == "--runtime" ]]; then  # the runtime's files as committed (see build-and-test.sh)
-  rm -f .deps/head.tar
-  git archive --format=tar HEAD src/cuda src/no_cuda include/wick/cuda.h tests/cuda bench/cuda_runtime_bench.cpp \
-    >.deps/runtime.tar
-  git log -1 --format='%h %s' >.deps/runtime.txt
-  exit 0
-fi
-if [[ "${1:-}" == "--snapshot" ]]; then
-  git archive --format=tar HEAD >.deps/head.tar
-  git log -1 --format='%h %s' >.deps/head.txt
-  exit 0
-fi
 cd .deps/debs
 packages=(
   libgtest-dev                                   # GoogleTest (static libs, CMake config)
@@ -29,6 +16,7 @@ packages=(
   libgfortran5 libquadmath0                      # what libopenblas needs at run time
   libgomp1                                       # used only if the GPU machine lacks one
   zlib1g-dev zlib1g                              # the data loaders' gzip
+  libcli11-dev nlohmann-json3-dev                # header-only: the programs' flags, safetensors
 )
 apt-get download "${packages[@]}"
 ls -la
