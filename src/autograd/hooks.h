@@ -121,6 +121,8 @@ Tensor norm(const Tensor& t, const Scalar& p, IntArrayRef dims, bool keepdim);
 // ---- indexing and joining (index_backward.cpp)
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
+// weight's rows at indices, [*indices.sizes, dim]; padding_idx (in [0, rows)) gets no gradient.
+Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int64_t> padding_idx);
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim);
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);

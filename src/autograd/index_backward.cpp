@@ -1,5 +1,5 @@
-// Backward formulas of the indexing and joining ops: index_select, gather, cat, stack, where,
-// masked_fill.
+// Backward formulas of the indexing and joining ops: index_select, gather, embedding, cat, stack,
+// where, masked_fill.
 //
 // Gathering backward scatters gradients to indexed positions, adding where an index repeats.
 // With no scatter-add kernel on every backend, it is written with existing ops: a one-hot
@@ -55,6 +55,22 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
                 [d, sizes = DimVector(t.sizes())](BackwardContext& c) -> variable_list {
                   if (sizes.empty()) return {c.grad()};
                   return {gather_backward(c.grad(), d, c.saved(0), sizes)};
+                });
+}
+
+Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int64_t> padding_idx) {
+  Tensor flat = indices.reshape({-1});
+  DimVector out_sizes(indices.sizes());
+  out_sizes.push_back(weight.size(1));
+  Tensor out = forward([&] { return wick::index_select(weight, 0, flat).view(out_sizes); });
+  return record("EmbeddingBackward0", {weight}, out, {flat},
+                [rows = weight.size(0), padding_idx](BackwardContext& c) -> variable_list {
+                  // grad_weight = onehot(indices)^T @ grad, the padding row's lookups left out.
+                  Tensor idx = c.saved(0).to(kInt64);
+                  Tensor g = c.grad().reshape({idx.size(0), -1});
+                  Tensor oh = wick::one_hot(idx, rows).to(g.dtype());
+                  if (padding_idx) oh = wick::masked_fill(oh, (idx == *padding_idx).unsqueeze(1), 0);
+                  return {wick::mm(oh.t(), g)};
                 });
 }
 

@@ -2,6 +2,7 @@
 // with differentiable ops so that autograd records them as it records any op.
 #include "wick/nn/functional.h"
 
+#include "autograd/hooks.h"
 #include "core/tensor_iter.h"
 #include "wick/autograd.h"
 #include "wick/ops.h"
@@ -38,16 +39,16 @@ Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int6
              "Int; but got ",
              indices.dtype(), " instead");
   WICK_CHECK(weight.dim() == 2, ValueError, "embedding", "'weight' must be 2-D");
+  const int64_t rows = weight.size(0);
+  if (padding_idx) {
+    WICK_CHECK(*padding_idx >= -rows && *padding_idx < rows, ValueError, "embedding",
+               "Padding_idx must be within num_embeddings");
+    if (*padding_idx < 0) *padding_idx += rows;
+  }
+  if (detail::needs_grad(weight)) [[unlikely]] return autograd::embedding(weight, indices, padding_idx);
   DimVector out_sizes(indices.sizes());
   out_sizes.push_back(weight.size(1));
-  Tensor flat = indices.reshape({-1});
-  Tensor rows = wick::index_select(weight, 0, flat);
-  if (padding_idx && rows.requires_grad()) {
-    // The padding row's lookups take the value without the gradient.
-    Tensor pad = (flat == *padding_idx).unsqueeze(1);
-    rows = wick::where(pad, rows.detach(), rows);
-  }
-  return rows.view(out_sizes);
+  return wick::index_select(weight, 0, indices.reshape({-1})).view(out_sizes);
 }
 
 Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) { return x.flatten(start_dim, end_dim); }

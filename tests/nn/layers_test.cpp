@@ -302,6 +302,7 @@ TEST_P(Layers, EmbeddingLooksUpRows) {
   auto idx = tensor({{1, 2}, {5, 1}}).to(dev());
   auto y = emb(idx);
   EXPECT_EQ(y.sizes().vec(), (std::vector<int64_t>{2, 2, 3}));
+  EXPECT_EQ(y.grad_fn()->name(), "EmbeddingBackward0");
   auto w = emb->weight.detach().cpu();
   expect_close(y[0][0], w[1], 0, 0);
   expect_close(y[1][0], w[5], 0, 0);
@@ -317,6 +318,12 @@ TEST_P(Layers, EmbeddingLooksUpRows) {
         return F::embedding(tensor({0, 2, 2, 1}, TensorOptions(t[0].device())), t[0]);
       },
       {rnd({3, 2})}, dev());
+  // A negative padding_idx counts from the end; int32 indices work as int64 ones.
+  auto w2 = rnd({4, 2}).to(dev()).detach().requires_grad_();
+  auto y2 = F::embedding(tensor({{3, 0}, {3, 1}}, TensorOptions(kInt32).device(dev())), w2, -1);
+  y2.sum().backward();
+  expect_close(y2[0][1], w2.detach()[0].cpu(), 0, 0);
+  expect_close(w2.grad(), std::vector<double>{1, 1, 1, 1, 0, 0, 0, 0}, 0);
 }
 
 TEST_P(Layers, DropoutScalesKeptElements) {
