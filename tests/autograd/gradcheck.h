@@ -37,7 +37,7 @@ inline void gradcheck(const Fn& f, const std::vector<Tensor>& inputs, Device dev
   Tensor out = f(leaves);
   ASSERT_TRUE(out.requires_grad()) << "output does not require grad";
   ASSERT_TRUE(out.grad_fn() != nullptr);
-  Tensor w = randn(out.sizes(), TensorOptions(kFloat64)).to(device);
+  Tensor w = randn(out.sizes(), TensorOptions(kFloat64)).to(out.device());  // f may move its result
   (out * w).sum().backward();
   const std::vector<double> wv = w.cpu().to_vector<double>();
 
