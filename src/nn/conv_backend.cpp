@@ -3,8 +3,10 @@
 // matrix, then GEMM. Backward: dW = dY @ cols^T, dX = col2im(W^T @ dY), where col2im adds each
 // of the kh * kw column blocks into a strided view of the padded input gradient.
 //
-// It runs on any device that has copy, GEMM and add kernels. Its cost is the cols matrix
-// (C * kh * kw * OH * OW per image); cuDNN avoids it on CUDA, where it registers its own.
+// It runs on any device that has copy, GEMM and add kernels: the CPU, and CUDA when the build
+// has no cuDNN. Its cost is the cols matrix (C * kh * kw * OH * OW per image); cuDNN avoids it
+// on CUDA, where src/cuda/cudnn_conv.cpp registers its own at load and hands back here what
+// cuDNN refuses (integer dtypes, sizes past its 32-bit counts).
 #include "nn/conv_backend.h"
 
 #include "core/tensor_ops.h"

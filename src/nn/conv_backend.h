@@ -1,6 +1,7 @@
 // The seam between Conv2d and the device: a backend computes the forward and the backward of
 // a 2-D convolution. The generic backend (conv_backend.cpp) works on every device with views,
-// copies and GEMM; a device library (cuDNN) registers its own for its device type.
+// copies and GEMM; a device library registers its own for its device type when it loads
+// (src/cuda/cudnn_conv.cpp: cuDNN for kCUDA).
 #pragma once
 
 #include <array>

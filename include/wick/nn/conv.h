@@ -1,6 +1,7 @@
 // Conv2d over [N, C, H, W] (or unbatched [C, H, W]) with PyTorch's default initialization.
-// The forward and backward run through a per-device backend (src/nn/conv_backend.h): a
-// GEMM-based one (im2col) on every device, cuDNN where registered.
+// The forward and backward run through a per-device backend (src/nn/conv_backend.h): cuDNN on
+// CUDA when the build found it, else a GEMM-based one (im2col), which also takes the CPU and
+// what cuDNN lacks (integer dtypes).
 //
 //   wick::nn::Conv2d conv(wick::nn::Conv2dOptions(1, 8, 3).stride(1).padding(1).bias(false));
 //   auto y = conv(wick::randn({4, 1, 28, 28}));   // [4, 8, 28, 28]
