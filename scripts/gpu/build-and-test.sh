@@ -84,19 +84,6 @@ if ((tests)); then
   done
 fi
 
-if ((sanitize)); then
-  step "compute-sanitizer memcheck (WICK_NO_CUDA_MEMORY_CACHING=1)"
-  # Left out: child-process tests (Subprocess*: one makes an illegal access on purpose), the
-  # out-of-memory test (its failing cudaMalloc is an API error to memcheck, on purpose), and the
-  # >2^31-element test (too slow instrumented).
-  WICK_NO_CUDA_MEMORY_CACHING=1 timeout 300 compute-sanitizer --tool memcheck --target-processes application-only \
-    $build/tests/wick_tests \
-    --gtest_filter='Cuda*:*cuda*:*Cuda*:-*Subprocess*:CudaKernels.OverTwoBillionElements:CudaAllocator.OutOfMemory*' \
-    >"$OUT/sanitizer.log" 2>&1
-  echo "sanitizer rc=$?"
-  grep -E 'ERROR SUMMARY|PASSED|FAILED|tests ran' "$OUT/sanitizer.log" | tail -8
-fi
-
 if ((conformance)); then
   step "LibTorch conformance"
   OUT=$OUT timeout 420 bash tests/conformance/run.sh $build
@@ -124,5 +111,18 @@ if [[ -n "$bench" ]]; then
     --benchmark_report_aggregates_only=true >"$OUT/bench.log" 2>&1
   grep -E 'median|Benchmark|---' "$OUT/bench.log" | head -40
 fi
+if ((sanitize)); then
+  step "compute-sanitizer memcheck (WICK_NO_CUDA_MEMORY_CACHING=1)"
+  # Left out: child-process tests (Subprocess*: one makes an illegal access on purpose), the
+  # out-of-memory test (its failing cudaMalloc is an API error to memcheck, on purpose), and the
+  # >2^31-element test (too slow instrumented).
+  WICK_NO_CUDA_MEMORY_CACHING=1 timeout 240 compute-sanitizer --tool memcheck --target-processes application-only \
+    $build/tests/wick_tests \
+    --gtest_filter='Cuda*:*cuda*:*Cuda*:-*Subprocess*:CudaKernels.OverTwoBillionElements:CudaAllocator.OutOfMemory*' \
+    >"$OUT/sanitizer.log" 2>&1
+  echo "sanitizer rc=$?"
+  grep -E 'ERROR SUMMARY|PASSED|FAILED|tests ran' "$OUT/sanitizer.log" | tail -8
+fi
+
 step done
 exit $rc
