@@ -2,12 +2,14 @@
  * any layout. Every elementwise op (fill, casts, arithmetic, and later unary ops) is an
  * instance of it with its own functor, so there is one template to tune and to compile.
  *
- * Work split: 256-thread blocks, at most 8 per SM (a full H100 wave at 2048 threads/SM), each
- * thread walking a grid-stride loop so one launch covers any size.
- * - Contiguous operands: each step loads 16 bytes of the widest operand per thread (VEC
- *   elements, vector loads, e.g. 4 floats) and the same VEC elements of the others; 64-bit
- *   indices, so no size limit. The last n % VEC elements go one per thread.
- * - Strided operands (views, broadcasting): one element per step; the coalesced
+ * Work split: 256-thread blocks.
+ * - Contiguous operands: one block per kBlock * kUnroll vectors of 16 bytes of the widest
+ *   operand (VEC elements each, e.g. 4 floats; the others load the same elements), each
+ *   thread issuing its kUnroll loads before its stores; as many blocks as the size needs
+ *   (64-bit indices), so each block streams one contiguous 16 KiB stretch. The last n % VEC
+ *   elements go one per thread of block 0.
+ * - Strided operands (views, broadcasting): at most 8 blocks per SM (a full wave at 2048
+ *   threads/SM), each thread walking a grid-stride loop, one element per step; the coalesced
  *   multi-index comes from 32-bit division by multiply-and-shift (a 64-bit division is
  *   ~70 instructions); offsets use TensorIter's byte strides. Launches over 2^31 elements
  *   are split on the host along the outer dimensions.
@@ -114,28 +116,47 @@ __device__ __forceinline__ Out apply(const F& f, In0 a, In1 b) {
   else return f(a, b);
 }
 
+// Vectors per thread in the contiguous kernel: a block covers kBlock * kUnroll consecutive
+// vectors, and each thread issues all its loads before its first store.
+inline constexpr int kUnroll = 4;
+
 template <int VEC, int NIN, class F, class Out, class In0, class In1>
 __global__ void __launch_bounds__(kBlock)
     contiguous_kernel(int64_t n, F f, Out* out, const In0* in0, const In1* in1) {
   const int64_t nvec = n / VEC;
-  const int64_t step = int64_t(gridDim.x) * kBlock;
-  const int64_t first = int64_t(blockIdx.x) * kBlock + threadIdx.x;
-  for (int64_t v = first; v < nvec; v += step) {
-    Vec<In0, VEC> a;
-    Vec<In1, VEC> b;
-    if constexpr (NIN >= 1) a = reinterpret_cast<const Vec<In0, VEC>*>(in0)[v];
-    if constexpr (NIN >= 2) b = reinterpret_cast<const Vec<In1, VEC>*>(in1)[v];
-    Vec<Out, VEC> o;
+  const int64_t base = int64_t(blockIdx.x) * (kBlock * kUnroll) + threadIdx.x;
+  const auto* a_vec = reinterpret_cast<const Vec<In0, VEC>*>(in0);
+  const auto* b_vec = reinterpret_cast<const Vec<In1, VEC>*>(in1);
+  auto* o_vec = reinterpret_cast<Vec<Out, VEC>*>(out);
+  Vec<In0, VEC> a[kUnroll];
+  Vec<In1, VEC> b[kUnroll];
 #pragma unroll
-    for (int k = 0; k < VEC; ++k) o.v[k] = apply<NIN, F, Out>(f, a.v[k], b.v[k]);
-    reinterpret_cast<Vec<Out, VEC>*>(out)[v] = o;
+  for (int u = 0; u < kUnroll; ++u) {
+    const int64_t v = base + u * kBlock;
+    if (v < nvec) {
+      if constexpr (NIN >= 1) a[u] = a_vec[v];
+      if constexpr (NIN >= 2) b[u] = b_vec[v];
+    }
   }
-  for (int64_t i = nvec * VEC + first; i < n; i += step) {
-    In0 a{};
-    In1 b{};
-    if constexpr (NIN >= 1) a = in0[i];
-    if constexpr (NIN >= 2) b = in1[i];
-    out[i] = apply<NIN, F, Out>(f, a, b);
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const int64_t v = base + u * kBlock;
+    if (v < nvec) {
+      Vec<Out, VEC> o;
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) o.v[k] = apply<NIN, F, Out>(f, a[u].v[k], b[u].v[k]);
+      o_vec[v] = o;
+    }
+  }
+  if (blockIdx.x == 0) {  // the last n % VEC elements
+    const int64_t i = nvec * VEC + threadIdx.x;
+    if (i < n) {
+      In0 x{};
+      In1 y{};
+      if constexpr (NIN >= 1) x = in0[i];
+      if constexpr (NIN >= 2) y = in1[i];
+      out[i] = apply<NIN, F, Out>(f, x, y);
+    }
   }
 }
 
@@ -215,7 +236,8 @@ void launch_elementwise(const char* op, const Plan& p, const F& f) {
   const bool vectorizable = p.contiguous && aligned(p.ptrs[0], sizeof(Out)) &&
                             (NIN < 1 || aligned(p.ptrs[1], sizeof(In0))) && (NIN < 2 || aligned(p.ptrs[2], sizeof(In1)));
   if (vectorizable) {
-    contiguous_kernel<VEC, NIN, F, Out, In0, In1><<<grid_size(p.numel / VEC + 1, p.device), kBlock, 0, stream>>>(
+    const int64_t blocks = std::max<int64_t>(1, (p.numel / VEC + kBlock * kUnroll - 1) / (kBlock * kUnroll));
+    contiguous_kernel<VEC, NIN, F, Out, In0, In1><<<unsigned(blocks), kBlock, 0, stream>>>(
         p.numel, f, reinterpret_cast<Out*>(p.ptrs[0]), reinterpret_cast<const In0*>(p.ptrs[1]),
         reinterpret_cast<const In1*>(p.ptrs[2]));
     WICK_CUDA_AFTER_LAUNCH(op, stream);
