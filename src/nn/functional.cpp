@@ -45,7 +45,8 @@ Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int6
                "Padding_idx must be within num_embeddings");
     if (*padding_idx < 0) *padding_idx += rows;
   }
-  if (detail::needs_grad(weight)) [[unlikely]] return autograd::embedding(weight, indices, padding_idx);
+  if (detail::needs_grad(weight)) [[unlikely]]
+    return autograd::embedding(weight, indices, padding_idx);
   DimVector out_sizes(indices.sizes());
   out_sizes.push_back(weight.size(1));
   return wick::index_select(weight, 0, indices.reshape({-1})).view(out_sizes);
