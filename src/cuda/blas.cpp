@@ -21,6 +21,7 @@
 #include "cuda/kernels/kernels.h"
 #include "cuda/kernels/op_kernels.h"
 #include "cuda/runtime.h"
+#include "cuda/word_hash.h"
 #include "wick/backends.h"
 #include "wick/error.h"
 
@@ -70,15 +71,6 @@ struct PlanKey {
   int64_t device, dtype, precision, trans_a, trans_b, m, n, k, lda, ldb, ldc, batch, stride_a, stride_b, stride_c,
       align_a, align_b, align_c;
   bool operator==(const PlanKey& o) const { return std::memcmp(this, &o, sizeof *this) == 0; }
-};
-
-struct PlanKeyHash {
-  size_t operator()(const PlanKey& k) const {
-    const auto* p = reinterpret_cast<const int64_t*>(&k);
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < sizeof k / 8; ++i) h = (h ^ uint64_t(p[i])) * 1099511628211ull;
-    return size_t(h);
-  }
 };
 
 struct Plan {
@@ -190,7 +182,7 @@ Plan make_plan(const PlanKey& key, cublasLtHandle_t h, size_t workspace_bytes) {
 // dropped whole if a program cycles through very many shapes.
 const Plan& cached_plan(const PlanKey& key, cublasLtHandle_t h, size_t workspace_bytes) {
   static std::mutex mu;
-  static std::unordered_map<PlanKey, Plan, PlanKeyHash> cache;
+  static std::unordered_map<PlanKey, Plan, WordHash<PlanKey>> cache;
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;

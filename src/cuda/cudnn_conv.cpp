@@ -39,6 +39,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/runtime.h"
+#include "cuda/word_hash.h"
 #include "nn/conv_backend.h"
 #include "wick/backends.h"
 #include "wick/error.h"
@@ -180,15 +181,6 @@ struct PlanKey {
 };
 static_assert(sizeof(PlanKey) == 31 * sizeof(int64_t));
 
-struct PlanKeyHash {
-  size_t operator()(const PlanKey& k) const {
-    const auto* p = reinterpret_cast<const int64_t*>(&k);
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < sizeof k / 8; ++i) h = (h ^ uint64_t(p[i])) * 1099511628211ull;
-    return size_t(h);
-  }
-};
-
 // The descriptors of one problem and the algorithm chosen for it.
 struct Plan {
   cudnnTensorDescriptor_t x = nullptr, y = nullptr;
@@ -326,7 +318,7 @@ std::shared_ptr<const Plan> make_plan(const PlanKey& k, DeviceHandle& dh) {
 // cache is never destroyed: at exit cuDNN may be gone before wick's statics.
 std::shared_ptr<const Plan> cached_plan(const PlanKey& key, DeviceHandle& dh) {
   static std::mutex mu;
-  static auto* cache = new std::unordered_map<PlanKey, std::shared_ptr<const Plan>, PlanKeyHash>();
+  static auto* cache = new std::unordered_map<PlanKey, std::shared_ptr<const Plan>, WordHash<PlanKey>>();
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache->find(key);
   if (it != cache->end()) return it->second;
