@@ -29,6 +29,18 @@ Tensor gather_backward(const Tensor& g, int64_t dim, const Tensor& index, IntArr
   return z;
 }
 
+namespace {
+
+// The [n, m] gradient of a row lookup from its [k, m] gradient g: row j sums the rows i of g with
+// idx[i] == j, as onehot(idx)^T @ g; rows i with skip[i] (when given) add nothing.
+Tensor scatter_rows(const Tensor& idx, const Tensor& g, int64_t n, const Tensor& skip = Tensor()) {
+  Tensor oh = wick::one_hot(idx.to(kInt64), n).to(g.dtype());
+  if (skip.defined()) oh = wick::masked_fill(oh, skip.unsqueeze(1), 0);
+  return wick::mm(oh.t(), g);
+}
+
+}  // namespace
+
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
   Tensor out = forward([&] { return wick::index_select(t, dim, index); });
   const int64_t d = wick::detail::wrap_dim(dim, t.dim(), "index_select");
@@ -37,12 +49,9 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
                   Tensor idx = c.saved(0).reshape({-1});
                   if (sizes.empty()) return {c.grad().reshape({})};
                   const int64_t n = sizes[size_t(d)];
-                  // grad_in[j] = sum over i with idx[i] == j of g[i]: onehot(idx)^T @ g.
                   Tensor g = c.grad().transpose(0, d).contiguous();
                   DimVector rest(g.sizes());
-                  Tensor g2 = g.reshape({g.size(0), -1});
-                  Tensor oh = wick::one_hot(idx, n).to(g.dtype());
-                  Tensor r = wick::mm(oh.t(), g2);
+                  Tensor r = scatter_rows(idx, g.reshape({g.size(0), -1}), n);
                   rest[0] = n;
                   return {r.view(rest).transpose(0, d)};
                 });
@@ -65,12 +74,10 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int6
   Tensor out = forward([&] { return wick::index_select(weight, 0, flat).view(out_sizes); });
   return record("EmbeddingBackward0", {weight}, out, {flat},
                 [rows = weight.size(0), padding_idx](BackwardContext& c) -> variable_list {
-                  // grad_weight = onehot(indices)^T @ grad, the padding row's lookups left out.
-                  Tensor idx = c.saved(0).to(kInt64);
+                  // The padding row's lookups pass no gradient.
+                  Tensor idx = c.saved(0);
                   Tensor g = c.grad().reshape({idx.size(0), -1});
-                  Tensor oh = wick::one_hot(idx, rows).to(g.dtype());
-                  if (padding_idx) oh = wick::masked_fill(oh, (idx == *padding_idx).unsqueeze(1), 0);
-                  return {wick::mm(oh.t(), g)};
+                  return {scatter_rows(idx, g, rows, padding_idx ? idx == *padding_idx : Tensor())};
                 });
 }
 
