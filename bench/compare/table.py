@@ -42,6 +42,8 @@ ROWS = [
     ("copy_fp32_64M_gbs", "copy fp32 64M", "GB/s", True, lambda: (0.97 * copy_bw(), ">= 97% of copy")),
     ("cast_fp16_fp32_64M_gbs", "cast fp16->fp32 64M", "GB/s", True, lambda: (0.90 * copy_bw(), ">= 90% of copy")),
     ("sum_fp32_64M_gbs", "sum fp32 64M", "GB/s", True, lambda: (0.95 * copy_bw(), ">= 95% of copy")),
+    ("where_fp32_64M_gbs", "where fp32 64M (bool, fp32, fp32)", "GB/s", True, lambda: (0.97 * copy_bw(), ">= 97% of copy")),
+    ("clamp_fp32_64M_gbs", "clamp fp32 64M (tensor bounds)", "GB/s", True, lambda: (0.97 * copy_bw(), ">= 97% of copy")),
     ("softmax_8192x8192_gbs", "softmax rows 8192x8192 fp32", "GB/s", True, lambda: (0.85 * copy_bw(), ">= 85% of copy")),
     ("matmul_fp32_4096_tflops", "matmul fp32 4096", "TFLOP/s", True, None),
     ("matmul_tf32_8192_tflops", "matmul tf32 8192", "TFLOP/s", True, None),

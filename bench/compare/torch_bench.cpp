@@ -45,6 +45,16 @@ int main(int argc, char** argv) {
            gbs(6 * n, compare::device_ms(stream, [&] { auto f = h.to(torch::kFloat); }, 5, 11)), "GB/s");
     report("sum_fp32_64M_gbs", gbs(4 * n, compare::device_ms(stream, [&] { auto s = a.sum(); }, 5, 11)), "GB/s");
   }
+  if (sel("where") || sel("clamp")) {  // the three-input elementwise ops
+    auto a = torch::rand({n64m}, gpu), b = torch::rand({n64m}, gpu);
+    auto cond = a > 0.5, lo = torch::full({n64m}, 0.25, gpu), hi = torch::full({n64m}, 0.75, gpu);
+    auto gbs = [&](double bytes, double ms) { return bytes / (ms * 1e-3) / 1e9; };
+    const double n = double(n64m);
+    report("where_fp32_64M_gbs", gbs(13 * n, compare::device_ms(stream, [&] { auto c = torch::where(cond, a, b); }, 5, 11)),
+           "GB/s");
+    report("clamp_fp32_64M_gbs", gbs(16 * n, compare::device_ms(stream, [&] { auto c = torch::clamp(a, lo, hi); }, 5, 11)),
+           "GB/s");
+  }
   if (sel("softmax")) {
     auto x = torch::randn({8192, 8192}, gpu);
     const double ms = compare::device_ms(stream, [&] { auto y = torch::softmax(x, 1); }, 5, 11);

@@ -44,6 +44,16 @@ int main(int argc, char** argv) {
            "GB/s");
     report("sum_fp32_64M_gbs", gbs(4 * n, compare::device_ms(stream, [&] { auto s = a.sum(); }, 5, 11)), "GB/s");
   }
+  if (sel("where") || sel("clamp")) {  // the three-input elementwise ops
+    auto a = rand({n64m}, gpu), b = rand({n64m}, gpu);
+    auto cond = a > 0.5, lo = full({n64m}, 0.25, gpu), hi = full({n64m}, 0.75, gpu);
+    auto gbs = [&](double bytes, double ms) { return bytes / (ms * 1e-3) / 1e9; };
+    const double n = double(n64m);
+    report("where_fp32_64M_gbs", gbs(13 * n, compare::device_ms(stream, [&] { auto c = where(cond, a, b); }, 5, 11)),
+           "GB/s");
+    report("clamp_fp32_64M_gbs", gbs(16 * n, compare::device_ms(stream, [&] { auto c = clamp(a, lo, hi); }, 5, 11)),
+           "GB/s");
+  }
   if (sel("softmax")) {
     auto x = randn({8192, 8192}, gpu);
     const double ms = compare::device_ms(stream, [&] { auto y = softmax(x, 1); }, 5, 11);
