@@ -34,7 +34,7 @@ Tensor binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, 
   cfg.op = op_name(op);
   cfg.int_to_float = op == BinaryOp::Div;
   auto it = TensorIter::build(out, {a, b}, cfg);
-  kernels(it.device()).binary(op, it, nullptr, alpha);
+  kernel<&KernelTable::binary>(it.device(), cfg.op)(op, it, nullptr, alpha);
   it.finish();
   if (out.defined()) bump_version(out);
   return it.result();
@@ -47,7 +47,7 @@ Tensor binary(BinaryOp op, const Tensor& out, const Tensor& a, const Scalar& b, 
   cfg.int_to_float = op == BinaryOp::Div;
   cfg.scalar = &b;
   auto it = TensorIter::build(out, {a}, cfg);
-  kernels(it.device()).binary(op, it, &b, alpha);
+  kernel<&KernelTable::binary>(it.device(), cfg.op)(op, it, &b, alpha);
   it.finish();
   if (out.defined()) bump_version(out);
   return it.result();

@@ -40,7 +40,7 @@ Tensor compare(CompareOp op, const Tensor& a, const Tensor& b) {
   cfg.op = op_name(op);
   cfg.out_dtype = kBool;
   auto it = TensorIter::build({}, {a, b}, cfg);
-  require(kernels(it.device()).compare, it.device(), cfg.op)(op, it, nullptr);
+  kernel<&KernelTable::compare>(it.device(), cfg.op)(op, it, nullptr);
   return it.result();
 }
 
@@ -50,7 +50,7 @@ Tensor compare(CompareOp op, const Tensor& a, const Scalar& b) {
   cfg.out_dtype = kBool;
   cfg.scalar = &b;
   auto it = TensorIter::build({}, {a}, cfg);
-  require(kernels(it.device()).compare, it.device(), cfg.op)(op, it, &b);
+  kernel<&KernelTable::compare>(it.device(), cfg.op)(op, it, &b);
   return it.result();
 }
 
@@ -68,7 +68,7 @@ Tensor where_impl(const Tensor& out, const Tensor& cond, const Tensor& a, const 
   cfg.compute_dtype = dtype;
   cfg.keep_dtype = 1;  // the condition stays bool
   auto it = TensorIter::build(out, {cond, a, b}, cfg);
-  require(kernels(it.device()).where, it.device(), op)(it);
+  kernel<&KernelTable::where>(it.device(), op)(it);
   it.finish();
   if (out.defined()) bump_version(out);
   return it.result();

@@ -2,7 +2,7 @@
 // wick::manual_seed, wick::cuda::manual_seed{,_all} and every random op go through here.
 //
 //   auto [seed, offset] = detail::next_offset(out.device(), detail::counters_for(op, dtype, n));
-//   detail::kernels(out.device()).random(op, out, seed, offset, a, b);
+//   detail::kernel<&KernelTable::random>(out.device(), "random")(op, out, seed, offset, a, b);
 #pragma once
 
 #include <cstdint>

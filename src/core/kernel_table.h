@@ -1,5 +1,5 @@
-// The seam between core and the backends. Core checks, plans and allocates (DESIGN.md, "One
-// path for every op"); a backend only runs kernels, through one table per device type. CPU
+// The seam between core and the backends (docs/design.md, "The backends' seam"). Core
+// checks, plans and allocates; a backend only runs kernels, through one table per device type. CPU
 // (src/cpu) and CUDA (src/cuda) fill the same table; a CPU-only build links src/no_cuda,
 // whose CUDA table throws "built without CUDA".
 //
@@ -80,16 +80,18 @@ struct KernelTable {
   void (*gather)(const TensorIter& it, int64_t dim_stride, int64_t size, const char* op);
 };
 
-// The entry, or NotImplementedError "[op] not implemented on cuda" when a backend lacks it.
-template <class F>
-F require(F entry, Device device, const char* op) {
-  if (!entry) [[unlikely]] raise<NotImplementedError>(op, "not implemented on ", device.type() == kCPU ? "cpu" : "cuda");
-  return entry;
-}
-
 const KernelTable& cpu_kernels();
 const KernelTable& cuda_kernels();  // throws "built without CUDA" in a CPU-only build
 
-inline const KernelTable& kernels(Device d) { return d.is_cpu() ? cpu_kernels() : cuda_kernels(); }
+// The one way core reaches a kernel: kernel<&KernelTable::unary>(device, "exp")(...).
+// Every family is checked alike: a backend that leaves an entry null makes the call throw
+// NotImplementedError "[op] not implemented on cuda" instead of crashing.
+template <auto Entry>
+auto kernel(Device device, const char* op) {
+  const KernelTable& table = device.is_cpu() ? cpu_kernels() : cuda_kernels();
+  auto entry = table.*Entry;
+  if (!entry) [[unlikely]] raise<NotImplementedError>(op, "not implemented on ", device.type() == kCPU ? "cpu" : "cuda");
+  return entry;
+}
 
 }  // namespace wick::detail

@@ -49,13 +49,13 @@ Tensor mm_impl(const Tensor& a, const Tensor& b, const char* op) {
              "x", a.size(1), " and ", b.size(0), "x", b.size(1), ")");
   Tensor c = empty({a.size(0), b.size(1)}, a.options());
   if (a.size(1) == 0) {
-    kernels(c.device()).fill(c, 0);
+    kernel<&KernelTable::fill>(c.device(), "fill_")(c, 0);
     return c;
   }
   GemmOperand oa = gemm_operand(a), ob = gemm_operand(b);
   GemmArgs g{oa.t, ob.t, c, 1, a.size(0), b.size(1), a.size(1), oa.ld, ob.ld, std::max<int64_t>(b.size(1), 1),
              0, 0, 0, oa.trans, ob.trans, 1.0, 0.0};
-  kernels(a.device()).gemm(g);
+  kernel<&KernelTable::gemm>(a.device(), "matmul")(g);
   return c;
 }
 
@@ -110,13 +110,13 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   out_sizes.push_back(n);
   out_sizes.push_back(m);
   Tensor C = empty({nb, n, m}, a.options());
-  if (k == 0) kernels(C.device()).fill(C, 0);
+  if (k == 0) kernel<&KernelTable::fill>(C.device(), "fill_")(C, 0);
   else if (nb * n * m > 0) {
     auto [A3c, oa] = per_matrix(A3);
     auto [B3c, ob] = per_matrix(B3);
     GemmArgs g{A3c, B3c, C, nb, n, m, k, oa.ld, ob.ld, std::max<int64_t>(m, 1),
                A3c.stride(0), B3c.stride(0), n * m, oa.trans, ob.trans, 1.0, 0.0};
-    kernels(a.device()).gemm(g);
+    kernel<&KernelTable::gemm>(a.device(), "matmul")(g);
   }
   Tensor out = C.view(out_sizes);
   if (da == 1) out = out.squeeze(-2);
@@ -155,7 +155,7 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
              "self of shape ", input.sizes(), " can't be broadcast to the result's [", n, ", ", m, "]");
   Tensor c = empty({n, m}, a.options());
   const double be = beta.to<double>(), al = alpha.to<double>();
-  if (be == 0) kernels(c.device()).fill(c, 0);
+  if (be == 0) kernel<&KernelTable::fill>(c.device(), "fill_")(c, 0);
   else copy_values(c, input, false);
   if (n == 0 || m == 0) return c;
   if (a.size(1) == 0) {  // no products: beta * input
@@ -165,7 +165,7 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
   GemmOperand oa = gemm_operand(a), ob = gemm_operand(b);
   GemmArgs g{oa.t, ob.t, c, 1, n, m, a.size(1), oa.ld, ob.ld, std::max<int64_t>(m, 1),
              0, 0, 0, oa.trans, ob.trans, al, be};
-  kernels(a.device()).gemm(g);
+  kernel<&KernelTable::gemm>(a.device(), "matmul")(g);
   return c;
 }
 

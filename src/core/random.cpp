@@ -85,7 +85,7 @@ void fill_random(const Tensor& out, RandomOp op, double a, double b) {
     return;
   }
   const PhiloxState s = next_offset(out.device(), counters_for(op, out.dtype(), n));
-  kernels(out.device()).random(op, out, s.seed, s.offset, a, b);
+  kernel<&KernelTable::random>(out.device(), "random")(op, out, s.seed, s.offset, a, b);
   bump_version(out);
 }
 

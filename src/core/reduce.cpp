@@ -58,7 +58,7 @@ Tensor reduce(ReduceOp op, const Tensor& t, IntArrayRef dims, bool keepdim, std:
   Tensor in = t.dtype() == out_dtype ? t : t.to(out_dtype);
   in = in.permute(p.perm).contiguous().view({p.outer, p.inner});
   Tensor out = empty({p.outer}, TensorOptions(out_dtype).device(t.device()));
-  kernels(t.device()).reduce(op, out, in);
+  kernel<&KernelTable::reduce>(t.device(), name)(op, out, in);
   return out.view(p.out_sizes_final);
 }
 

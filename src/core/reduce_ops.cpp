@@ -80,7 +80,7 @@ namespace {
 // Runs op over dims; values and/or indices are allocated as requested.
 void reduce_dim(DimReduceOp op, const DimPlan& p, const Tensor& values, const Tensor& indices, double arg,
                 Device device, const char* name) {
-  require(kernels(device).reduce_dim, device, name)(op, values, indices, p.in, arg);
+  kernel<&KernelTable::reduce_dim>(device, name)(op, values, indices, p.in, arg);
 }
 
 void check_nonempty(const Tensor& t, std::optional<int64_t> dim, const char* op) {

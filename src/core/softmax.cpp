@@ -21,7 +21,7 @@ Tensor softmax_impl(bool log, const Tensor& t, int64_t dim, std::optional<Dtype>
   for (int64_t i = d + 1; i < in.dim(); ++i) inner *= in.size(i);
   const int64_t n = in.dim() ? in.size(d) : 1;
   Tensor out = empty(in.sizes(), in.options());
-  require(kernels(in.device()).softmax, in.device(), name)(log, out.view({outer, n, inner}), in.view({outer, n, inner}));
+  kernel<&KernelTable::softmax>(in.device(), name)(log, out.view({outer, n, inner}), in.view({outer, n, inner}));
   return out;
 }
 

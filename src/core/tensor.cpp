@@ -102,7 +102,7 @@ void detail::copy_values(const Tensor& dst, const Tensor& src, bool non_blocking
     cfg.compute_dtype = s.dtype();
     cfg.out_dtype = dtype;
     auto it = TensorIter::build(dst, {s}, cfg);
-    kernels(device).copy(it);
+    kernel<&KernelTable::copy>(device, "copy_")(it);
   } else {
     // Across devices: the runtime moves contiguous bytes of one dtype; cast and lay out
     // on whichever side is cheaper (before sending to a GPU, after receiving on the CPU).
@@ -120,7 +120,7 @@ void detail::copy_values(const Tensor& dst, const Tensor& src, bool non_blocking
 
 Tensor& Tensor::fill_(const Scalar& v) {
   if (needs_grad(*this)) [[unlikely]] return autograd::fill_(*this, v);
-  kernels(device()).fill(*this, v);
+  kernel<&KernelTable::fill>(device(), "fill_")(*this, v);
   bump_version(*this);
   return *this;
 }

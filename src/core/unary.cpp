@@ -36,7 +36,7 @@ Tensor unary(UnaryOp op, const Tensor& out, const Tensor& t, const char* name, K
   cfg.compute_dtype = compute;  // set by the ops with scalars, which take part in promotion
   if (kind != Kind::Float) check_dtype(kind, compute ? *compute : t.dtype(), name);
   auto it = TensorIter::build(out, {t}, cfg);
-  require(kernels(it.device()).unary, it.device(), name)(op, it, a, b);
+  kernel<&KernelTable::unary>(it.device(), name)(op, it, a, b);
   it.finish();
   if (out.defined()) bump_version(out);
   return it.result();
@@ -49,7 +49,7 @@ Tensor pointwise(PointwiseOp op, const Tensor& out, std::initializer_list<Tensor
   cfg.op = name;
   cfg.compute_dtype = compute;
   auto it = TensorIter::build(out, inputs, cfg);
-  require(kernels(it.device()).pointwise, it.device(), name)(op, it);
+  kernel<&KernelTable::pointwise>(it.device(), name)(op, it);
   it.finish();
   if (out.defined()) bump_version(out);
   return it.result();
