@@ -1,5 +1,6 @@
 // CPU micro-benchmarks: host time of one tiny op, and memory bandwidth of large elementwise ops,
-// reductions and matmul. Inputs are random (never zeros), as PERF.md asks.
+// reductions and matmul. Inputs are random (never zeros: some
+// kernels take shortcuts on zeros).
 //   build/bin/wick_cpu_ops_bench                            # all
 //   build/bin/wick_cpu_ops_bench --benchmark_filter=Tiny    # host overhead per op only
 #include <cstdint>

@@ -1,6 +1,6 @@
 // CPU micro-benchmarks of the ops beyond + - * / and sum: unary math, comparisons, reductions
-// over dims, softmax, the matmul family and gather, on large random float32 inputs (PERF.md:
-// never zeros). Bandwidth counts what an op must read and write; matmul counts 2*m*n*k FLOPs.
+// over dims, softmax, the matmul family and gather, on large random float32 inputs (never
+// zeros). Bandwidth counts what an op must read and write; matmul counts 2*m*n*k FLOPs.
 //   build/bin/wick_cpu_ops_more_bench --benchmark_filter=Softmax
 #include <cstdint>
 

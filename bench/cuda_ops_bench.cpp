@@ -1,4 +1,4 @@
-// Micro-benchmarks of the CUDA op kernels at several sizes (bench/compare has the PERF.md rows
+// Micro-benchmarks of the CUDA op kernels at several sizes (bench/compare has the target rows
 // against LibTorch; this is for tuning one kernel): reductions, softmax, matmul, elementwise
 // math, random. Device time through CUDA events, reported as bytes or FLOPs per second.
 //   build/bin/wick_cuda_ops_bench --benchmark_filter=Softmax

@@ -29,7 +29,7 @@ void BM_CachedAllocFree(benchmark::State& st) {
 }
 BENCHMARK(BM_CachedAllocFree)->Arg(512)->Arg(1 << 20)->Arg(64 << 20);
 
-// PERF.md's row: empty({262144}) on CUDA and free it (tensor and storage objects included).
+// The target row: empty({262144}) on CUDA and free it (tensor and storage objects included).
 void BM_EmptyFree(benchmark::State& st) {
   if (!need_cuda(st)) return;
   { auto warm = empty({262144}, Device("cuda")); }

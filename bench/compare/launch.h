@@ -1,5 +1,5 @@
 // A bare one-element add kernel, launched with the CUDA runtime alone: the floor under any
-// library's op (PERF.md prints its host time beside the ops').
+// library's op (the table prints its host time beside the ops').
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -1,5 +1,5 @@
 """PyTorch's figures for the copies that bench/cuda_runtime_bench.cpp measures, on the same
-machine in the same run, so that wick's numbers can be read as ratios (PERF.md).
+machine in the same run, so that wick's numbers can be read as ratios.
     python3 scripts/gpu/torch_copy_reference.py
 """
 import statistics

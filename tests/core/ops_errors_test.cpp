@@ -1,4 +1,4 @@
-// Misuse of the ops of API.md §2: each error has the documented type and a message starting
+// Misuse of the tensor ops: each error has the documented type and a message starting
 // with "[op]", and an op that fails leaves its inputs unchanged. Also the finer semantics the
 // table can't show: NaN propagation, first index among equal values, promotion with scalars,
 // accuracy of long reductions.

@@ -1,4 +1,4 @@
-// The table-driven op test: each op of API.md §2 that runs a kernel, for each dtype it
+// The table-driven op test: each tensor op that runs a kernel, for each dtype it
 // supports, each layout (contiguous, transposed, sliced with a step, broadcast, 0-d, empty), on
 // each device that exists, compared with a float64 reference computed here with plain loops
 // over std::vector<double> (op_reference.h). Dtypes an op does not support must throw

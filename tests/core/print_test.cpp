@@ -179,7 +179,7 @@ std::string case_name(const ::testing::TestParamInfo<PrintCase>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Print, PyTorchRepr, ::testing::ValuesIn(load_cases()), case_name);
 
-// ---- API.md's printed examples, through the calls API.md shows
+// ---- the documented printed examples, through the calls that produce them
 
 TEST(Print, ApiNewFull) {
   auto x_cpu = wick::empty({2});
@@ -207,7 +207,7 @@ TEST(Print, ApiCudaSuffix) {
 }
 
 TEST(Print, ApiModuleOutputSuffixes) {
-  // API.md §7: a Linear's output on cuda:7 carries the device and addmm's node.
+  // A Linear's output on cuda:7 carries the device and addmm's node.
   auto bias = wick::tensor({{0.4866}, {0.3854}});
   auto x = wick::zeros({2, 3});
   auto w = wick::ones({3, 1}).requires_grad_(true);

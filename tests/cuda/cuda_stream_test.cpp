@@ -1,5 +1,5 @@
 // Streams and events: the pool, current streams per thread and device, StreamGuard, the
-// ordering wait_stream and wait_event give (API.md §3), event timing.
+// ordering wait_stream and wait_event give, event timing.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -79,7 +79,7 @@ TEST(CudaStream, GuardSetsAndRestores) {
   EXPECT_EQ(cuda::current_stream(1), cuda::default_stream(1));
 }
 
-// API.md §3's example: without wait_stream, work on s could start before normal_ (here fill_) ends.
+// The side-stream example: without wait_stream, work on s could start before normal_ (here fill_) ends.
 TEST(CudaStream, WaitStreamOrdersWork) {
   WICK_REQUIRE_CUDA();
   const int fills = 40;  // ~3.5 ms of writes on an H100

@@ -55,7 +55,7 @@ def mixed(i):
     return ((i * 37) % 101) / 101.0 * 2.0 - 1.0
 
 
-# ---- API.md §2 examples
+# ---- the documented examples of tensor creation
 case("api_new_full_03", [0.3] * 6, sizes=[3, 2])
 case("api_new_full_minus5", [-5.0] * 6, sizes=[3, 2])
 case("api_new_tensor_long", [1, 2, 3], torch.int64, sizes=[1, 3])
