@@ -1,4 +1,5 @@
-// The two training-step workloads (docs/design.md, "Performance targets"), one program for both libraries: built
+// The two training-step workloads (docs/design.md, "Performance targets"), one program for
+// both libraries: built
 // against wick, or against LibTorch with -DTRAIN_STEP_TORCH (bench/compare builds both and
 // prints them in its table). A step is zero_grad, forward, cross-entropy, backward and an
 // optimizer step; the figure is the wall time per step of a group of steps ended by a device

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds wick's benchmark program and its LibTorch twin (CMakeLists.txt here), runs both on
-# the GPU, and prints one table: workload, wick, LibTorch, ratio, target (docs/design.md, "Performance targets").
+# the GPU, and prints one table: workload, wick, LibTorch, ratio, target (docs/design.md,
+# "Performance targets").
 #   bash bench/compare/run.sh BUILD_DIR [filter]
 # BUILD_DIR is a finished wick build with CUDA (holding libwick.so); filter picks workloads
 # by substring. Raw lines and the table also land in $OUT (default /tmp/wick-compare).

@@ -1,5 +1,6 @@
 """Joins the result lines of wick_compare and torch_compare ("name value unit") into one
-markdown table: workload, wick, LibTorch, wick/LibTorch, target (docs/design.md, "Performance targets"), met.
+markdown table: workload, wick, LibTorch, wick/LibTorch, target
+(docs/design.md, "Performance targets"), met.
 
     python3 table.py compare_wick.txt compare_torch.txt
 """

@@ -1,4 +1,5 @@
-// wick's side of bench/compare: the workloads of docs/design.md, "Performance targets", each printed as "name value unit".
+// wick's side of bench/compare: the workloads of docs/design.md, "Performance targets", each
+// printed as "name value unit".
 // torch_bench.cpp is the same program written against LibTorch; keep the two in step.
 #include <wick/backends.h>
 #include <wick/wick.h>

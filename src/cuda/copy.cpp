@@ -1,4 +1,5 @@
-// Copies between the host and GPUs, and between GPUs (docs/design.md, "Copies"):
+// Copies between the host and GPUs, and between GPUs (docs/design.md, "Pinned memory and
+// copies"):
 // - host to device from pinned memory with non_blocking: queued on the device's current
 //   stream, returns at once; the pinned block is not reused before the copy ends.
 // - from or to pageable memory: synchronous. Large copies go through pinned staging buffers

@@ -1,5 +1,6 @@
 // The caching allocator: statistics after scripted sequences (expected values derived from the
-// rules in docs/design.md, "The caching allocator": 512 B rounding, 2 MiB small segments up to 1 MiB, 20 MiB segments below
+// rules in docs/design.md, "The caching allocator": 512 B rounding, 2 MiB small segments up to
+// 1 MiB, 20 MiB segments below
 // 10 MiB, 2 MiB rounding above), splitting and merging, per-stream reuse, record_stream,
 // empty_cache, out-of-memory with its message and recovery, the memory fraction, and the
 // environment settings (in child processes).

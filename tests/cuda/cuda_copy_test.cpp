@@ -1,4 +1,5 @@
-// Copies (docs/design.md, "Copies"): every direction with pageable and pinned host memory, sizes on both sides
+// Copies (docs/design.md, "Pinned memory and copies"): every direction with pageable and
+// pinned host memory, sizes on both sides
 // of the staged path, non_blocking semantics, pinned blocks not reused under a pending copy,
 // copies between GPUs, and host access to CUDA memory.
 #include <gtest/gtest.h>
