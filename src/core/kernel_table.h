@@ -16,7 +16,8 @@
 namespace wick::detail {
 
 enum class BinaryOp : uint8_t { Add, Sub, Mul, Div };
-enum class ReduceOp : uint8_t { Sum, Mean };
+// Reductions over the middle dim of [outer, n, inner] (see reduce).
+enum class ReduceOp : uint8_t { Sum, Mean, Max, Min, ArgMax, ArgMin, Var, Std, Norm };
 enum class RandomOp : uint8_t { Uniform, Normal, RandInt };
 // Elementwise ops of one tensor; Pow, RPow, Remainder and Clamp take scalars (see unary).
 enum class UnaryOp : uint8_t {
@@ -26,8 +27,6 @@ enum class UnaryOp : uint8_t {
 // Elementwise ops of two or three tensors beyond + - * /.
 enum class PointwiseOp : uint8_t { Pow, Remainder, ClampMin, ClampMax, Clamp };
 enum class CompareOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
-// Reductions of one dim that keep an index or a second moment.
-enum class DimReduceOp : uint8_t { Max, Min, ArgMax, ArgMin, Var, Std, Norm };
 
 struct GemmArgs {
   // c[b] = alpha * op(a[b]) @ op(b[b]) + beta * c[b], row-major, for b in [0, batch).
@@ -49,8 +48,15 @@ struct KernelTable {
   // it.output = a op b, or a op scalar when it has one input. Operands share it.dtype(),
   // except the output of comparison ops. alpha scales b for Add and Sub.
   void (*binary)(BinaryOp op, const TensorIter& it, const Scalar* scalar, const Scalar& alpha);
-  // out[i] = reduce(in[i, :]) for contiguous in [outer, inner] and contiguous out [outer].
-  void (*reduce)(ReduceOp op, const Tensor& out, const Tensor& in);
+  // For contiguous in [outer, n, inner] (core's DimPlan, src/core/dim_plan.h) and contiguous
+  // values/indices of outer * inner elements, column o * inner + j reduces in[o, :, j].
+  // Sum/Mean write values of in's dtype (core casts integer and bool inputs to int64 first;
+  // 16-bit floats and float32 accumulate in float, float64 in double; an empty Mean is nan).
+  // Max/Min write values and, when defined, int64 indices (first of equals; NaN wins);
+  // ArgMax/ArgMin write indices only; Var/Std (arg = correction) and Norm (arg = p, inf
+  // allowed) write values, accumulating 16-bit floats in float and float32 in double. n > 0
+  // except for Sum, Mean, Var, Std and Norm with finite p >= 0.
+  void (*reduce)(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in, double arg);
   void (*gemm)(const GemmArgs& args);
   // Fills contiguous out from the Philox-4x32-10 stream (seed, offset): element i of the draw
   // depends only on (seed, offset, i), on every device.
@@ -66,12 +72,6 @@ struct KernelTable {
   void (*compare)(CompareOp op, const TensorIter& it, const Scalar* scalar);
   // it.output = cond ? a : b for inputs (cond, a, b): cond is bool, a and b share it.dtype().
   void (*where)(const TensorIter& it);
-  // For contiguous in [outer, n, inner] and contiguous values/indices [outer, inner]:
-  // Max/Min write values and, when defined, int64 indices (first of equals; NaN wins);
-  // ArgMax/ArgMin write indices only; Var/Std (arg = correction) and Norm (arg = p, inf
-  // allowed) write values, accumulating 16-bit floats in float and float32 in double. n > 0
-  // except for Var, Std and Norm with finite p >= 0.
-  void (*reduce_dim)(DimReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in, double arg);
   // out = softmax (or log_softmax) of contiguous in [outer, n, inner] over n; same dtype.
   void (*softmax)(bool log, const Tensor& out, const Tensor& in);
   // it.output = *(input(0) + index * dim_stride) for inputs (src, index): src is restrided with

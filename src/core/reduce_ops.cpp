@@ -1,6 +1,6 @@
 // max min argmax argmin var std norm, over all elements or some dims. Core plans the input as
 // [outer, n, inner] (dim_plan.h; no copy for contiguous inputs reduced over adjacent dims, nor
-// for permuted ones that are contiguous in some dim order) and the backend's reduce_dim runs.
+// for permuted ones that are contiguous in some dim order) and the backend's reduce runs.
 #include <cmath>
 
 #include "autograd/hooks.h"
@@ -11,76 +11,14 @@
 
 namespace wick {
 
-namespace detail {
-
-DimPlan plan_dims(const Tensor& t, IntArrayRef dims, bool keepdim, const char* op) {
-  const int64_t nd = t.dim();
-  std::vector<bool> red(size_t(nd), dims.empty());
-  for (int64_t d : dims) {
-    const int64_t w = wrap_dim(d, nd, op);
-    if (nd == 0) continue;
-    WICK_CHECK(!red[size_t(w)], ValueError, op, "dim ", w, " appears multiple times in the list of dims");
-    red[size_t(w)] = true;
-  }
-  DimPlan p;
-  DimVector kept, reduced;  // dims in order
-  for (int64_t d = 0; d < nd; ++d) {
-    if (red[size_t(d)]) {
-      reduced.push_back(d);
-      p.n *= t.size(d);
-      if (keepdim) p.out_sizes.push_back(1);
-    } else {
-      kept.push_back(d);
-      p.out_sizes.push_back(t.size(d));
-    }
-  }
-  int64_t kept_numel = 1;
-  for (int64_t d : kept) kept_numel *= t.size(d);
-
-  // 1. Contiguous, and no kept dim of size > 1 between reduced ones: [before, n, after].
-  if (t.is_contiguous()) {
-    int64_t lo = nd, hi = -1;
-    for (int64_t d : reduced)
-      if (t.size(d) != 1) lo = std::min(lo, d), hi = std::max(hi, d);
-    bool adjacent = true;
-    for (int64_t d : kept)
-      if (d > lo && d < hi && t.size(d) != 1) adjacent = false;
-    if (adjacent) {
-      for (int64_t d : kept) (d < lo ? p.outer : p.inner) *= t.size(d);
-      p.in = t.view({p.outer, p.n, p.inner});
-      return p;
-    }
-  }
-  // 2. Kept dims then reduced dims (or the reverse) already contiguous in that order: a view.
-  DimVector perm(kept);
-  for (int64_t d : reduced) perm.push_back(d);
-  Tensor kr = t.permute(perm);
-  if (!kr.is_contiguous()) {
-    DimVector rk(reduced);
-    for (int64_t d : kept) rk.push_back(d);
-    Tensor permuted = t.permute(rk);
-    if (permuted.is_contiguous()) {
-      p.inner = kept_numel;
-      p.in = permuted.view({1, p.n, p.inner});
-      return p;
-    }
-  }
-  // 3. Otherwise copy into the kept-then-reduced order.
-  p.outer = kept_numel;
-  p.in = kr.contiguous().view({p.outer, p.n, 1});
-  return p;
-}
-
-}  // namespace detail
-
 using namespace detail;
 
 namespace {
 
 // Runs op over dims; values and/or indices are allocated as requested.
-void reduce_dim(DimReduceOp op, const DimPlan& p, const Tensor& values, const Tensor& indices, double arg,
+void run_reduce(ReduceOp op, const DimPlan& p, const Tensor& values, const Tensor& indices, double arg,
                 Device device, const char* name) {
-  kernel<&KernelTable::reduce_dim>(device, name)(op, values, indices, p.in, arg);
+  kernel<&KernelTable::reduce>(device, name)(op, values, indices, p.in, arg);
 }
 
 void check_nonempty(const Tensor& t, std::optional<int64_t> dim, const char* op) {
@@ -95,38 +33,40 @@ void check_nonempty(const Tensor& t, std::optional<int64_t> dim, const char* op)
              " to have non-zero size.");
 }
 
-Tensor select_all(DimReduceOp op, const Tensor& t, const char* name) {
+Tensor select_all(ReduceOp op, const Tensor& t, const char* name) {
   check_nonempty(t, std::nullopt, name);
   DimPlan p = plan_dims(t, {}, false, name);
   Tensor v = empty({}, t.options());
-  reduce_dim(op, p, v, {}, 0, t.device(), name);
+  run_reduce(op, p, v, {}, 0, t.device(), name);
   return v;
 }
 
-std::tuple<Tensor, Tensor> select_dim(DimReduceOp op, const Tensor& t, int64_t dim, bool keepdim, const char* name) {
+std::tuple<Tensor, Tensor> select_dim(ReduceOp op, const Tensor& t, int64_t dim, bool keepdim,
+                                      const char* name) {
   check_nonempty(t, dim, name);
-  DimPlan p = plan_dims(t, dim, keepdim, name);
+  DimPlan p = plan_along(t, dim, keepdim, name);
   Tensor v = empty(p.out_sizes, t.options());
   Tensor i = empty(p.out_sizes, TensorOptions(kInt64).device(t.device()));
-  reduce_dim(op, p, v, i, 0, t.device(), name);
+  run_reduce(op, p, v, i, 0, t.device(), name);
   return {v, i};
 }
 
-Tensor arg_select(DimReduceOp op, const Tensor& t, std::optional<int64_t> dim, bool keepdim, const char* name) {
+Tensor arg_select(ReduceOp op, const Tensor& t, std::optional<int64_t> dim, bool keepdim, const char* name) {
   WICK_CHECK(t.dtype() != kBool, TypeError, name, "\"", name, "\" not implemented for 'bool'");
   check_nonempty(t, dim, name);
-  DimPlan p = dim ? plan_dims(t, *dim, keepdim, name) : plan_dims(t, {}, keepdim, name);
+  DimPlan p = dim ? plan_along(t, *dim, keepdim, name) : plan_dims(t, {}, keepdim, name);
   Tensor i = empty(p.out_sizes, TensorOptions(kInt64).device(t.device()));
-  reduce_dim(op, p, {}, i, 0, t.device(), name);
+  run_reduce(op, p, {}, i, 0, t.device(), name);
   return i;
 }
 
-Tensor moment(DimReduceOp op, const Tensor& t, IntArrayRef dims, double correction, bool keepdim, const char* name) {
+Tensor moment(ReduceOp op, const Tensor& t, IntArrayRef dims, double correction, bool keepdim,
+              const char* name) {
   WICK_CHECK(is_floating_point(t.dtype()), TypeError, name,
              "std and var only support floating point and complex dtypes (got ", t.dtype(), ")");
   DimPlan p = plan_dims(t, dims, keepdim, name);
   Tensor v = empty(p.out_sizes, t.options());
-  reduce_dim(op, p, v, {}, correction, t.device(), name);
+  run_reduce(op, p, v, {}, correction, t.device(), name);
   return v;
 }
 
@@ -138,7 +78,7 @@ Tensor norm_impl(const Tensor& t, const Scalar& p, IntArrayRef dims, bool keepdi
   WICK_CHECK(plan.n > 0 || !(ord < 0 || std::isinf(ord)), IndexError, "norm",
              "cannot compute the ", ord, " norm on an empty tensor because the operation does not have an identity");
   Tensor v = empty(plan.out_sizes, t.options());
-  reduce_dim(DimReduceOp::Norm, plan, v, {}, ord, t.device(), "norm");
+  run_reduce(ReduceOp::Norm, plan, v, {}, ord, t.device(), "norm");
   return v;
 }
 
@@ -146,42 +86,42 @@ Tensor norm_impl(const Tensor& t, const Scalar& p, IntArrayRef dims, bool keepdi
 
 Tensor max(const Tensor& t) {
   if (needs_grad(t)) [[unlikely]] return autograd::max(t);
-  return select_all(DimReduceOp::Max, t, "max");
+  return select_all(ReduceOp::Max, t, "max");
 }
 Tensor min(const Tensor& t) {
   if (needs_grad(t)) [[unlikely]] return autograd::min(t);
-  return select_all(DimReduceOp::Min, t, "min");
+  return select_all(ReduceOp::Min, t, "min");
 }
 std::tuple<Tensor, Tensor> max(const Tensor& t, int64_t dim, bool keepdim) {
   if (needs_grad(t)) [[unlikely]] return autograd::max(t, dim, keepdim);
-  return select_dim(DimReduceOp::Max, t, dim, keepdim, "max");
+  return select_dim(ReduceOp::Max, t, dim, keepdim, "max");
 }
 std::tuple<Tensor, Tensor> min(const Tensor& t, int64_t dim, bool keepdim) {
   if (needs_grad(t)) [[unlikely]] return autograd::min(t, dim, keepdim);
-  return select_dim(DimReduceOp::Min, t, dim, keepdim, "min");
+  return select_dim(ReduceOp::Min, t, dim, keepdim, "min");
 }
 Tensor argmax(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
-  return arg_select(DimReduceOp::ArgMax, t, dim, keepdim, "argmax");
+  return arg_select(ReduceOp::ArgMax, t, dim, keepdim, "argmax");
 }
 Tensor argmin(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
-  return arg_select(DimReduceOp::ArgMin, t, dim, keepdim, "argmin");
+  return arg_select(ReduceOp::ArgMin, t, dim, keepdim, "argmin");
 }
 
 Tensor var(const Tensor& t, IntArrayRef dims, bool unbiased, bool keepdim) {
   if (needs_grad(t)) [[unlikely]] return autograd::var(t, dims, unbiased, keepdim);
-  return moment(DimReduceOp::Var, t, dims, unbiased ? 1 : 0, keepdim, "var");
+  return moment(ReduceOp::Var, t, dims, unbiased ? 1 : 0, keepdim, "var");
 }
 Tensor var(const Tensor& t, IntArrayRef dims, double correction, bool keepdim) {
   if (needs_grad(t)) [[unlikely]] return autograd::var(t, dims, correction, keepdim);
-  return moment(DimReduceOp::Var, t, dims, correction, keepdim, "var");
+  return moment(ReduceOp::Var, t, dims, correction, keepdim, "var");
 }
 Tensor std(const Tensor& t, IntArrayRef dims, bool unbiased, bool keepdim) {
   if (needs_grad(t)) [[unlikely]] return autograd::std(t, dims, unbiased, keepdim);
-  return moment(DimReduceOp::Std, t, dims, unbiased ? 1 : 0, keepdim, "std");
+  return moment(ReduceOp::Std, t, dims, unbiased ? 1 : 0, keepdim, "std");
 }
 Tensor std(const Tensor& t, IntArrayRef dims, double correction, bool keepdim) {
   if (needs_grad(t)) [[unlikely]] return autograd::std(t, dims, correction, keepdim);
-  return moment(DimReduceOp::Std, t, dims, correction, keepdim, "std");
+  return moment(ReduceOp::Std, t, dims, correction, keepdim, "std");
 }
 
 Tensor norm(const Tensor& t, const Scalar& p) {

@@ -1,6 +1,7 @@
 // softmax and log_softmax over one dim. With a dtype the input is cast first (as PyTorch's
-// dtype argument does); the backend sees a contiguous [outer, n, inner] tensor.
+// dtype argument does); the backend sees a contiguous [outer, n, inner] tensor (dim_plan.h).
 #include "autograd/hooks.h"
+#include "core/dim_plan.h"
 #include "core/kernel_table.h"
 #include "core/tensor_iter.h"
 #include "wick/ops.h"
@@ -12,16 +13,13 @@ using namespace detail;
 namespace {
 
 Tensor softmax_impl(bool log, const Tensor& t, int64_t dim, std::optional<Dtype> dtype, const char* name) {
-  const int64_t d = wrap_dim(dim, t.dim(), name);
+  (void)wrap_dim(dim, t.dim(), name);  // before the cast
   Tensor in = dtype && *dtype != t.dtype() ? t.to(*dtype) : t;
   WICK_CHECK(is_floating_point(in.dtype()), TypeError, name, "\"", name, "\" not implemented for '", in.dtype(), "'");
-  in = in.contiguous();
-  int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < d; ++i) outer *= in.size(i);
-  for (int64_t i = d + 1; i < in.dim(); ++i) inner *= in.size(i);
-  const int64_t n = in.dim() ? in.size(d) : 1;
+  // In t's dim order, so that a contiguous result of t's shape is [outer, n, inner] too.
+  DimPlan p = plan_along(in, dim, true, name, /*in_order=*/true);
   Tensor out = empty(in.sizes(), in.options());
-  kernel<&KernelTable::softmax>(in.device(), name)(log, out.view({outer, n, inner}), in.view({outer, n, inner}));
+  kernel<&KernelTable::softmax>(in.device(), name)(log, out.view({p.outer, p.n, p.inner}), p.in);
   return out;
 }
 

@@ -128,7 +128,6 @@ const KernelTable& cpu_kernels() {
       .pointwise = cpu_pointwise,
       .compare = cpu_compare,
       .where = cpu_where,
-      .reduce_dim = cpu_reduce_dim,
       .softmax = cpu_softmax,
       .gather = cpu_gather,
   };

@@ -5,13 +5,12 @@
 
 namespace wick::detail {
 
-void cpu_reduce(ReduceOp op, const Tensor& out, const Tensor& in);
+void cpu_reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in, double arg);
 void cpu_gemm(const GemmArgs& args);
 void cpu_unary(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b);
 void cpu_pointwise(PointwiseOp op, const TensorIter& it);
 void cpu_compare(CompareOp op, const TensorIter& it, const Scalar* scalar);
 void cpu_where(const TensorIter& it);
-void cpu_reduce_dim(DimReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in, double arg);
 void cpu_softmax(bool log, const Tensor& out, const Tensor& in);
 void cpu_gather(const TensorIter& it, int64_t dim_stride, int64_t size, const char* op);
 

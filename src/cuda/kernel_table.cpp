@@ -17,7 +17,6 @@ const KernelTable& cuda_kernels() {
       .pointwise = &gpu::pointwise,
       .compare = &gpu::compare,
       .where = &gpu::where,
-      .reduce_dim = &gpu::reduce_dim,
       .softmax = &gpu::softmax,
       .gather = &gpu::gather,
   };

@@ -9,8 +9,7 @@ namespace wick::detail::gpu {
 
 void gemm(const GemmArgs& g);          // src/cuda/blas.cpp: cuBLASLt for floating dtypes
 void gemm_integer(const GemmArgs& g);  // gemm.cu: integer dtypes, a tiled kernel
-void reduce(ReduceOp op, const Tensor& out, const Tensor& in);
-void reduce_dim(DimReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in, double arg);
+void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in, double arg);
 void softmax(bool log, const Tensor& out, const Tensor& in);
 void random(RandomOp op, const Tensor& out, uint64_t seed, uint64_t offset, double a, double b);
 void unary(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b);

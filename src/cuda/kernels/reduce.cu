@@ -1,6 +1,8 @@
-/* Reductions on CUDA: sum and mean (the reduce entry, rows of [outer, inner]) and max, min,
- * argmax, argmin, var, std, norm (reduce_dim, the middle dim of a contiguous [outer, n, inner]).
- * Every one is a policy (a State, add, merge, emit) run by the same three kernels:
+/* Reductions on CUDA, the one reduce family: sum, mean, max, min, argmax, argmin, var, std and
+ * norm over the middle dim of a contiguous [outer, n, inner] (core's plan, src/core/dim_plan.h:
+ * a view of the input whenever its layout allows, so a sum over a leading dim reads columns in
+ * place rather than a permuted copy). Every op is a policy (a State, add, merge, emit) run by
+ * the same three kernels:
  *
  * - row_kernel (inner == 1, each reduced line contiguous): a group of threads (a warp for
  *   short rows, the whole 256-thread block for long ones) takes one (row, split) task, loads
@@ -366,26 +368,28 @@ void run(const P& pol, const Tensor& in, int64_t outer, int64_t n, int64_t inner
 
 }  // namespace
 
-void reduce(ReduceOp op, const Tensor& out, const Tensor& in) {
-  const char* name = op == ReduceOp::Sum ? "sum" : "mean";
-  const int64_t outer = out.numel();
-  const int64_t inner = outer ? in.numel() / outer : 0;
-  auto body = [&]<class T>() {
-    run(SumPolicy<T>{static_cast<T*>(out.data_ptr()), op == ReduceOp::Mean, inner}, in, outer, inner, 1, name);
-  };
-  WICK_DISPATCH_ALL(in.dtype(), name, body);
-}
-
-void reduce_dim(DimReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in, double arg) {
+void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in, double arg) {
   const int64_t outer = in.size(0), n = in.size(1), inner = in.size(2);
   switch (op) {
-    case DimReduceOp::Max:
-    case DimReduceOp::Min:
-    case DimReduceOp::ArgMax:
-    case DimReduceOp::ArgMin: {
-      const char* name = op == DimReduceOp::Max ? "max" : op == DimReduceOp::Min ? "min"
-                         : op == DimReduceOp::ArgMax ? "argmax" : "argmin";
-      const bool is_max = op == DimReduceOp::Max || op == DimReduceOp::ArgMax;
+    case ReduceOp::Sum:
+    case ReduceOp::Mean: {
+      const char* name = op == ReduceOp::Sum ? "sum" : "mean";
+      auto body = [&]<class T>() {
+        run(SumPolicy<T>{static_cast<T*>(values.data_ptr()), op == ReduceOp::Mean, n}, in, outer, n, inner,
+            name);
+      };
+      WICK_DISPATCH_ALL(in.dtype(), name, body);
+      return;
+    }
+    case ReduceOp::Max:
+    case ReduceOp::Min:
+    case ReduceOp::ArgMax:
+    case ReduceOp::ArgMin: {
+      const char* name = op == ReduceOp::Max      ? "max"
+                         : op == ReduceOp::Min    ? "min"
+                         : op == ReduceOp::ArgMax ? "argmax"
+                                                  : "argmin";
+      const bool is_max = op == ReduceOp::Max || op == ReduceOp::ArgMax;
       auto body = [&]<class T>() {
         SelectPolicy<T> pol{values.defined() ? static_cast<T*>(values.data_ptr()) : nullptr,
                             indices.defined() ? static_cast<int64_t*>(indices.data_ptr()) : nullptr, is_max};
@@ -394,18 +398,18 @@ void reduce_dim(DimReduceOp op, const Tensor& values, const Tensor& indices, con
       WICK_DISPATCH_ALL(in.dtype(), name, body);
       return;
     }
-    case DimReduceOp::Var:
-    case DimReduceOp::Std: {
-      const char* name = op == DimReduceOp::Var ? "var" : "std";
+    case ReduceOp::Var:
+    case ReduceOp::Std: {
+      const char* name = op == ReduceOp::Var ? "var" : "std";
       auto body = [&]<class T>() {
         using A = typename VarPolicy<T>::A;
-        run(VarPolicy<T>{static_cast<T*>(values.data_ptr()), A(arg), op == DimReduceOp::Std}, in, outer, n, inner,
-            name);
+        run(VarPolicy<T>{static_cast<T*>(values.data_ptr()), A(arg), op == ReduceOp::Std}, in, outer, n,
+            inner, name);
       };
       WICK_DISPATCH_FLOATING(in.dtype(), name, body);
       return;
     }
-    case DimReduceOp::Norm: {
+    case ReduceOp::Norm: {
       const NormKind kind = arg == 2                ? NormKind::Two
                             : arg == 1              ? NormKind::One
                             : arg == 0              ? NormKind::Zero
