@@ -142,17 +142,3 @@ void manual_seed(uint64_t seed);      // the current device's generator
 void manual_seed_all(uint64_t seed);  // every device's
 
 }  // namespace wick::cuda
-
-namespace wick {
-class Tensor;
-namespace detail {
-// Copies between devices (at least one CUDA), same dtype, both contiguous, same numel.
-// Host to device from pageable memory and device to host are synchronous unless
-// non_blocking with pinned host memory.
-void cuda_copy(const Tensor& dst, const Tensor& src, bool non_blocking);
-// Marks dst's memory as used on stream s (Tensor::record_stream).
-void cuda_record_stream(const Tensor& t, const wick::cuda::Stream& s);
-// Resolves "cuda" to the current device and checks the index ("[op] ..." DeviceError).
-Device resolve_cuda_device(Device d, const char* op);
-}  // namespace detail
-}  // namespace wick

@@ -18,6 +18,8 @@
 
 namespace wick::detail {
 
+struct Conv2dParams;
+
 template <class... Ts>
 inline bool needs_grad(const Ts&... ts) {
   return ((ts.defined() && ts.impl()->requires_grad()) || ...) && GradMode::is_enabled();
@@ -130,6 +132,9 @@ Tensor where(const Tensor& cond, const Tensor& a, const Scalar& b);
 Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b);
 Tensor masked_fill(const Tensor& t, const Tensor& mask, const Scalar& value);
 Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value);
+
+// ---- convolution (conv_backward.cpp)
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const wick::detail::Conv2dParams& p);
 
 // ---- views (view_backward.cpp)
 Tensor view(const Tensor& t, IntArrayRef sizes);

@@ -8,6 +8,7 @@
 // than one per op: that keeps CUDA compile time inside its budget.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "core/tensor_iter.h"
@@ -38,6 +39,12 @@ struct GemmArgs {
   int64_t stride_a, stride_b, stride_c;  // between batch items, in elements (0 = broadcast)
   bool trans_a, trans_b;
   double alpha = 1, beta = 0;
+};
+
+// A 2-D convolution's geometry: (h, w) pairs; weight [O, C / groups, kh, kw].
+struct Conv2dParams {
+  int64_t stride[2], padding[2], dilation[2];
+  int64_t groups;
 };
 
 struct KernelTable {
@@ -78,6 +85,16 @@ struct KernelTable {
   // stride 0 along the gathered dim, index (int32/int64) keeps its dtype; dim_stride is in
   // bytes. Throws IndexError naming op, before writing, if an index is outside [0, size).
   void (*gather)(const TensorIter& it, int64_t dim_stride, int64_t size, const char* op);
+
+  // 2-D convolution (cross-correlation), checked by core (src/core/conv.cpp): x [N, C, H, W],
+  // w [O, C / groups, kh, kw], b [O] or undefined, one dtype and device, output at least 1x1.
+  // Unlike the families above, a convolution entry allocates its results: the generic one
+  // (im2col + GEMM, core/conv.h) is built from ops, and a library such as cuDNN picks its own.
+  // forward: y = conv(x, w) + b, [N, O, OH, OW].
+  Tensor (*conv2d_forward)(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dParams& p);
+  // {dx, dw, db} from dy [N, O, OH, OW]: each one defined when needs[i], undefined otherwise.
+  std::array<Tensor, 3> (*conv2d_backward)(const Tensor& dy, const Tensor& x, const Tensor& w,
+                                           const Conv2dParams& p, std::array<bool, 3> needs);
 };
 
 const KernelTable& cpu_kernels();
@@ -85,13 +102,18 @@ const KernelTable& cuda_kernels();  // throws "built without CUDA" in a CPU-only
 
 // The one way core reaches a kernel: kernel<&KernelTable::unary>(device, "exp")(...).
 // Every family is checked alike: a backend that leaves an entry null makes the call throw
-// NotImplementedError "[op] not implemented on cuda" instead of crashing.
+// NotImplementedError "[op] not implemented on cuda" instead of crashing. The form taking a
+// table is the same lookup in a given table (device names the device in the message).
 template <auto Entry>
-auto kernel(Device device, const char* op) {
-  const KernelTable& table = device.is_cpu() ? cpu_kernels() : cuda_kernels();
+auto kernel(const KernelTable& table, Device device, const char* op) {
   auto entry = table.*Entry;
   if (!entry) [[unlikely]] raise<NotImplementedError>(op, "not implemented on ", device.type() == kCPU ? "cpu" : "cuda");
   return entry;
+}
+
+template <auto Entry>
+auto kernel(Device device, const char* op) {
+  return kernel<Entry>(device.is_cpu() ? cpu_kernels() : cuda_kernels(), device, op);
 }
 
 }  // namespace wick::detail

@@ -1,7 +1,9 @@
 // The CPU kernel table: elementwise families over cpu_loop (loops.h), reductions with
-// blocked pairwise summation, GEMM through OpenBLAS.
+// blocked pairwise summation, GEMM through OpenBLAS; convolution is core's generic im2col +
+// GEMM (core/conv.h), built on those.
 #include <cstring>
 
+#include "core/conv.h"
 #include "core/kernel_table.h"
 #include "cpu/cpu_kernels.h"
 #include "cpu/loops.h"
@@ -130,6 +132,8 @@ const KernelTable& cpu_kernels() {
       .where = cpu_where,
       .softmax = cpu_softmax,
       .gather = cpu_gather,
+      .conv2d_forward = generic_conv2d_forward,
+      .conv2d_backward = generic_conv2d_backward,
   };
   return table;
 }

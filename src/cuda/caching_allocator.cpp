@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <mutex>
 
+#include "core/cuda_hooks.h"
 #include "cuda/alloc_config.h"
 #include "cuda/cuda_check.h"
 #include "cuda/event_pool.h"

@@ -18,6 +18,7 @@
 #include <set>
 #include <utility>
 
+#include "core/cuda_hooks.h"
 #include "cuda/cuda_check.h"
 #include "cuda/event_pool.h"
 #include "cuda/pinned_allocator.h"

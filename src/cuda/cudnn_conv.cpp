@@ -1,15 +1,15 @@
 // Conv2d on CUDA through cuDNN 9's legacy convolution API: the forward
 // (cudnnConvolutionForward), dx (cudnnConvolutionBackwardData) and dw
-// (cudnnConvolutionBackwardFilter); db is dy summed over N, H and W. Registered when the library
-// loads as the kCUDA backend of src/nn/conv_backend.h. Built only with cuDNN (WICK_HAVE_CUDNN);
-// without it this file is empty and Conv2d keeps the generic backend on CUDA.
+// (cudnnConvolutionBackwardFilter); db is dy summed over N, H and W. These fill the CUDA kernel
+// table's conv2d entries (src/cuda/kernel_table.cpp). Built only with cuDNN (WICK_HAVE_CUDNN);
+// without it this file is empty and the CUDA table takes core's generic convolution.
 //
 // Layouts: descriptors take the tensors' own strides, so a sliced or transposed input is read
 // in place (an overlapping or zero-stride one, as a broadcast dy, is copied first). When cuDNN
 // refuses a problem as laid out (no algorithm, a "not supported" status, a misaligned pointer,
 // "bad parameter" for strides it will not take), the inputs are copied packed and the call is
 // tried once more; when it refuses that too, or the dtype is not one cuDNN has (integers), or a
-// count passes its 32-bit limits, the generic backend (im2col + GEMM) computes the result.
+// count passes its 32-bit limits, the generic implementation (im2col + GEMM, core/conv.h) does.
 // Outputs (y, dx, dw) are new packed NCHW tensors; the filter is always described packed NCHW.
 //
 // Algorithms come from cuDNN's heuristics (the _v7 queries; no benchmarking): the first result
@@ -37,10 +37,11 @@
 
 #include <cudnn.h>
 
+#include "core/conv.h"
 #include "cuda/cuda_check.h"
+#include "cuda/cudnn_conv.h"
 #include "cuda/runtime.h"
 #include "cuda/word_hash.h"
-#include "nn/conv_backend.h"
 #include "wick/backends.h"
 #include "wick/error.h"
 #include "wick/ops.h"
@@ -48,11 +49,6 @@
 namespace wick::detail {
 
 namespace {
-
-using wick::nn::detail::Conv2dParams;
-using wick::nn::detail::conv_out_size;
-using wick::nn::detail::ConvBackend;
-using wick::nn::detail::generic_conv_backend;
 
 // Throws DeviceError "[conv2d] cuDNN error: MESSAGE (file:line: expr)".
 [[noreturn]] void cudnn_fail(cudnnStatus_t status, const char* expr, const char* file, int line) {
@@ -69,7 +65,7 @@ using wick::nn::detail::generic_conv_backend;
 
 // cuDNN's answers that mean "not this problem as laid out" rather than a failure: "not
 // supported" (a layout, a shape, this GPU), a misaligned pointer, and, for tensors with strides
-// other than packed ones, "bad parameter". Packed copies or the generic backend may do.
+// other than packed ones, "bad parameter". Packed copies or the generic implementation may do.
 bool refused(cudnnStatus_t st, bool strided) {
   return CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_NOT_SUPPORTED ||
          st == CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER ||
@@ -435,48 +431,39 @@ bool usable(const Tensor& x, const Tensor& w, const Conv2dParams& p) {
   return p.groups <= kIntMax;
 }
 
-Tensor forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dParams& p) {
-  if (!usable(x, w, p)) return generic_conv_backend().forward(x, w, b, p);
+}  // namespace
+
+Tensor cudnn_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dParams& p) {
+  if (!usable(x, w, p)) return generic_conv2d_forward(x, w, b, p);
   CudaDeviceScope scope(x.device().index());
   const int64_t oh = conv_out_size(x.size(2), w.size(2), p.stride[0], p.padding[0], p.dilation[0]);
   const int64_t ow = conv_out_size(x.size(3), w.size(3), p.stride[1], p.padding[1], p.dilation[1]);
   Tensor y = wick::empty({x.size(0), w.size(0), oh, ow}, x.options());
-  if (!run_or_repack(kForward, {x, w.contiguous(), y}, p)) return generic_conv_backend().forward(x, w, b, p);
+  if (!run_or_repack(kForward, {x, w.contiguous(), y}, p)) return generic_conv2d_forward(x, w, b, p);
   if (b.defined()) y.add_(b.view({1, w.size(0), 1, 1}));
   return y;
 }
 
-std::array<Tensor, 3> backward(const Tensor& dy, const Tensor& x, const Tensor& w, const Conv2dParams& p,
-                               std::array<bool, 3> needs) {
-  const ConvBackend& generic = generic_conv_backend();
-  if (!usable(x, w, p) || dy.dtype() != x.dtype()) return generic.backward(dy, x, w, p, needs);
+std::array<Tensor, 3> cudnn_conv2d_backward(const Tensor& dy, const Tensor& x, const Tensor& w,
+                                            const Conv2dParams& p, std::array<bool, 3> needs) {
+  if (!usable(x, w, p) || dy.dtype() != x.dtype()) return generic_conv2d_backward(dy, x, w, p, needs);
   CudaDeviceScope scope(x.device().index());
   std::array<Tensor, 3> r;
   if (needs[0]) {
     Tensor dx = wick::empty(x.sizes(), x.options());
     r[0] = run_or_repack(kBackwardData, {dx, w.contiguous(), dy}, p)
                ? dx
-               : generic.backward(dy, x, w, p, {true, false, false})[0];
+               : generic_conv2d_backward(dy, x, w, p, {true, false, false})[0];
   }
   if (needs[1]) {
     Tensor dw = wick::empty(w.sizes(), w.options());
     r[1] = run_or_repack(kBackwardFilter, {x, dw, dy}, p)
                ? dw
-               : generic.backward(dy, x, w, p, {false, true, false})[1];
+               : generic_conv2d_backward(dy, x, w, p, {false, true, false})[1];
   }
   if (needs[2]) r[2] = dy.sum({0, 2, 3});
   return r;
 }
-
-const ConvBackend cudnn_backend = {forward, backward};
-
-// Registers the backend for kCUDA when libwick is loaded. libwick is a shared library, so this
-// object is always in it; registering touches no CUDA (nothing happens before a CUDA conv2d).
-struct RegisterAtLoad {
-  RegisterAtLoad() { wick::nn::detail::register_conv_backend(kCUDA, &cudnn_backend); }
-} register_at_load;
-
-}  // namespace
 
 }  // namespace wick::detail
 

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "core/cuda_hooks.h"
 #include "cuda/cuda_check.h"
 #include "cuda/runtime.h"
 #include "wick/cuda.h"

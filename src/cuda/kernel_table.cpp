@@ -1,5 +1,9 @@
-// The CUDA backend's KernelTable: every family runs on the GPU (src/cuda/kernels, blas.cpp).
+// The CUDA backend's KernelTable: every family runs on the GPU (src/cuda/kernels, blas.cpp);
+// convolution through cuDNN (cudnn_conv.cpp) when the build has it, else core's generic
+// im2col + GEMM on top of the other families.
+#include "core/conv.h"
 #include "core/kernel_table.h"
+#include "cuda/cudnn_conv.h"
 #include "cuda/kernels/kernels.h"
 #include "cuda/kernels/op_kernels.h"
 
@@ -19,6 +23,13 @@ const KernelTable& cuda_kernels() {
       .where = &gpu::where,
       .softmax = &gpu::softmax,
       .gather = &gpu::gather,
+#ifdef WICK_HAVE_CUDNN
+      .conv2d_forward = &cudnn_conv2d_forward,
+      .conv2d_backward = &cudnn_conv2d_backward,
+#else
+      .conv2d_forward = &generic_conv2d_forward,
+      .conv2d_backward = &generic_conv2d_backward,
+#endif
   };
   return table;
 }

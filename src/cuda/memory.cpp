@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 
+#include "core/cuda_hooks.h"
 #include "cuda/caching_allocator.h"
 #include "cuda/runtime.h"
 #include "wick/cuda.h"

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/cuda_hooks.h"
 #include "cuda/caching_allocator.h"
 #include "cuda/cuda_check.h"
 #include "cuda/event_pool.h"

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/cuda_hooks.h"
 #include "cuda/cuda_check.h"
 #include "cuda/event_pool.h"
 #include "cuda/runtime.h"

@@ -1,5 +1,6 @@
 // conv2d and the 2-D poolings of nn::functional, each recorded as one autograd node
-// (ConvolutionBackward0, MaxPool2DWithIndicesBackward0, AvgPool2DBackward0).
+// (ConvolutionBackward0, MaxPool2DWithIndicesBackward0, AvgPool2DBackward0). conv2d is core's
+// (src/core/conv.cpp); here it only gains unbatched inputs.
 //
 // Pooling uses the same window view as the generic convolution: the padded input seen as
 // [N, C, kh, kw, OH, OW] without a copy. Max pooling copies the windows once to reduce them;
@@ -7,15 +8,13 @@
 #include <cmath>
 
 #include "autograd/function.h"
+#include "core/conv.h"
 #include "core/tensor_iter.h"
 #include "core/tensor_ops.h"
-#include "nn/conv_backend.h"
 #include "wick/nn/functional.h"
 #include "wick/ops.h"
 
 namespace wick::nn::functional {
-
-using nn::detail::Conv2dParams;
 
 namespace {
 
@@ -86,35 +85,9 @@ Tensor scatter_windows(IntArrayRef x_sizes, const PoolGeometry& g, const TensorO
 
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Pair stride, Pair padding,
               Pair dilation, int64_t groups) {
-  WICK_CHECK(weight.dim() == 4, ValueError, "conv2d", "weight must be 4-D [out, in / groups, kh, kw], got ",
-             weight.sizes());
-  WICK_CHECK(groups > 0 && weight.size(0) % groups == 0, ValueError, "conv2d",
-             "out_channels must be divisible by groups");
-  return batched(x, "conv2d", [&](const Tensor& x4) {
-    WICK_CHECK(x4.size(1) == weight.size(1) * groups, ValueError, "conv2d", "Given groups=", groups,
-               ", weight of size ", weight.sizes(), ", expected input", x4.sizes(), " to have ",
-               weight.size(1) * groups, " channels, but got ", x4.size(1), " channels instead");
-    wick::detail::check_same_device(weight, x4.device(), "conv2d", "weight");
-    if (bias.defined()) wick::detail::check_same_device(bias, x4.device(), "conv2d", "bias");
-    WICK_CHECK(weight.dtype() == x4.dtype(), TypeError, "conv2d", "Input type (", x4.dtype(),
-               ") and weight type (", weight.dtype(), ") should be the same");
-    const Conv2dParams p{{stride.h, stride.w}, {padding.h, padding.w}, {dilation.h, dilation.w}, groups};
-    const int64_t oh = nn::detail::conv_out_size(x4.size(2), weight.size(2), stride.h, padding.h, dilation.h);
-    const int64_t ow = nn::detail::conv_out_size(x4.size(3), weight.size(3), stride.w, padding.w, dilation.w);
-    WICK_CHECK(oh > 0 && ow > 0, ValueError, "conv2d", "Calculated output size: (", oh, "x", ow,
-               "). Output size is too small");
-    const auto& backend = nn::detail::conv_backend(x4.device());
-    Tensor y = autograd::forward([&] { return backend.forward(x4, weight, bias, p); });
-    if (!GradMode::is_enabled() ||
-        !(x4.requires_grad() || weight.requires_grad() || (bias.defined() && bias.requires_grad())))
-      return y;
-    return autograd::record("ConvolutionBackward0", {x4, weight, bias}, y, {x4, weight},
-                            [p, &backend](autograd::BackwardContext& c) -> autograd::variable_list {
-                              auto r = backend.backward(c.grad(), c.saved(0), c.saved(1), p,
-                                                        {c.needs(0), c.needs(1), c.needs(2)});
-                              return {r[0], r[1], r[2]};
-                            });
-  });
+  const wick::detail::Conv2dParams p{
+      {stride.h, stride.w}, {padding.h, padding.w}, {dilation.h, dilation.w}, groups};
+  return batched(x, "conv2d", [&](const Tensor& x4) { return wick::detail::conv2d(x4, weight, bias, p); });
 }
 
 Tensor max_pool2d(const Tensor& x, Pair kernel_size, std::optional<Pair> stride, Pair padding, Pair dilation,

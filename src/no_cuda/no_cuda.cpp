@@ -3,6 +3,7 @@
 // What PyTorch lets a CPU-only program call harmlessly (empty_cache, manual_seed) does nothing.
 #include <utility>
 
+#include "core/cuda_hooks.h"
 #include "core/kernel_table.h"
 #include "wick/cuda.h"
 #include "wick/detail/storage.h"

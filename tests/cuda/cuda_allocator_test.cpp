@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cuda_hooks.h"
 #include "cuda_test_util.h"
 #include "wick/detail/storage.h"
 #include "wick/wick.h"

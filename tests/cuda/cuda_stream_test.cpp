@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/cuda_hooks.h"
 #include "cuda_test_util.h"
 #include "wick/wick.h"
 

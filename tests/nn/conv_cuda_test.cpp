@@ -1,4 +1,4 @@
-// Conv2d on CUDA (cuDNN where the build has it) against the CPU's generic backend in float64:
+// Conv2d on CUDA (cuDNN where the build has it) against the CPU's generic one in float64:
 // the forward and all three gradients with groups, stride, padding and dilation, from a sliced
 // and transposed input and a strided dy, in float64, float32 (without and with TF32), float16
 // and bfloat16. A dtype cuDNN lacks (int64) must behave on CUDA as on the CPU. Skipped without
@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "nn/conv_backend.h"
+#include "core/conv.h"
 #include "nn_test_util.h"
 #include "wick/wick.h"
 
@@ -80,14 +80,14 @@ void check_against_cpu(Dtype dt, Tol tol) {
   expect_close(dbase.narrow(2, 0, 1), zero_row, 0, 0, "dx above the slice");
   expect_close(dbase.narrow(2, H + 1, 1), zero_row, 0, 0, "dx below the slice");
 
-  // The device's backend called directly with a transposed dy, against the generic one.
-  const nn::detail::Conv2dParams p{{S, S}, {P, P}, {D, D}, G};
+  // The device's conv2d_backward entry called directly with a transposed dy, against the
+  // generic implementation.
+  const detail::Conv2dParams p{{S, S}, {P, P}, {D, D}, G};
   Tensor dy = on_gpu(randn({N, O, OW, OH}), dt).transpose(2, 3);
   ASSERT_FALSE(dy.is_contiguous());
-  auto got =
-      nn::detail::conv_backend(dy.device()).backward(dy, x.detach(), w.detach(), p, {true, true, true});
-  auto want = nn::detail::generic_conv_backend().backward(dy.cpu().to(kFloat64), x64.detach(), w64.detach(),
-                                                          p, {true, true, true});
+  auto got = detail::conv2d_backward(dy, x.detach(), w.detach(), p, {true, true, true});
+  auto want = detail::generic_conv2d_backward(dy.cpu().to(kFloat64), x64.detach(), w64.detach(), p,
+                                              {true, true, true});
   const char* names[] = {"backend dx", "backend dw", "backend db"};
   for (int i = 0; i < 3; ++i) {
     ASSERT_TRUE(got[size_t(i)].defined()) << names[i];
@@ -128,7 +128,7 @@ TEST(Conv2dCuda, MatchesCpuBFloat16) {
   check_against_cpu(kBFloat16, {6e-2, 2e-2});
 }
 
-// cuDNN has no int64 convolution: CUDA answers as the CPU does (the generic backend's result,
+// cuDNN has no int64 convolution: CUDA answers as the CPU does (the generic result,
 // or the same kind of error).
 TEST(Conv2dCuda, IntegerDtypeAsOnCpu) {
   WICK_REQUIRE_CUDA();

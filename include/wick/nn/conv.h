@@ -1,5 +1,5 @@
 // Conv2d over [N, C, H, W] (or unbatched [C, H, W]) with PyTorch's default initialization.
-// The forward and backward run through a per-device backend (src/nn/conv_backend.h): cuDNN on
+// The forward and backward run through the device's kernel table (src/core/conv.h): cuDNN on
 // CUDA when the build found it, else a GEMM-based one (im2col), which also takes the CPU and
 // what cuDNN lacks (integer dtypes).
 //

@@ -1,23 +1,24 @@
-// The generic convolution backend: im2col as a strided view of the padded input (no kernel:
+// 2-D convolution: the op, and the generic implementation of the kernel table's conv2d entries.
+//
+// The generic implementation: im2col as a strided view of the padded input (no kernel:
 // [N, C, kh, kw, OH, OW] with strides picking each window element), one copy to make it a
 // matrix, then GEMM. Backward: dW = dY @ cols^T, dX = col2im(W^T @ dY), where col2im adds each
 // of the kh * kw column blocks into a strided view of the padded input gradient.
 //
-// It runs on any device that has copy, GEMM and add kernels: the CPU, and CUDA when the build
-// has no cuDNN. Its cost is the cols matrix (C * kh * kw * OH * OW per image); cuDNN avoids it
-// on CUDA, where src/cuda/cudnn_conv.cpp registers its own at load and hands back here what
-// cuDNN refuses (integer dtypes, sizes past its 32-bit counts).
-#include "nn/conv_backend.h"
+// It runs on any device that has copy, GEMM and add kernels: it fills the CPU's entries, and
+// CUDA's when the build has no cuDNN. Its cost is the cols matrix (C * kh * kw * OH * OW per
+// image); cuDNN avoids it on CUDA (src/cuda/cudnn_conv.cpp fills CUDA's entries then, and hands
+// back here what cuDNN refuses: integer dtypes, sizes past its 32-bit counts).
+#include "core/conv.h"
 
+#include "autograd/hooks.h"
+#include "core/tensor_iter.h"
 #include "core/tensor_ops.h"
-#include "wick/autograd.h"
 #include "wick/ops.h"
 
-namespace wick::nn::detail {
+namespace wick::detail {
 
 namespace {
-
-const ConvBackend* registered[kNumDeviceTypes] = {};
 
 // x zero-padded by (ph, pw), or x itself.
 Tensor pad(const Tensor& x, int64_t ph, int64_t pw) {
@@ -30,10 +31,9 @@ Tensor pad(const Tensor& x, int64_t ph, int64_t pw) {
 // The [N, C, kh, kw, OH, OW] window view of a padded input.
 Tensor windows(const Tensor& xp, int64_t kh, int64_t kw, int64_t oh, int64_t ow, const Conv2dParams& p) {
   const int64_t sn = xp.stride(0), sc = xp.stride(1), sh = xp.stride(2), sw = xp.stride(3);
-  return wick::detail::make_view(
-      xp, {xp.size(0), xp.size(1), kh, kw, oh, ow},
-      {sn, sc, sh * p.dilation[0], sw * p.dilation[1], sh * p.stride[0], sw * p.stride[1]},
-      xp.storage_offset());
+  return make_view(xp, {xp.size(0), xp.size(1), kh, kw, oh, ow},
+                   {sn, sc, sh * p.dilation[0], sw * p.dilation[1], sh * p.stride[0], sw * p.stride[1]},
+                   xp.storage_offset());
 }
 
 struct Geometry {
@@ -55,7 +55,9 @@ Tensor group_cols(const Tensor& win, const Geometry& s, int64_t gi) {
   return win.narrow(1, gi * s.cg, s.cg).reshape({s.n, s.cg * s.kh * s.kw, s.oh * s.ow});
 }
 
-Tensor forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dParams& p) {
+}  // namespace
+
+Tensor generic_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dParams& p) {
   const Geometry s = geometry(x, w, p);
   Tensor win = windows(pad(x, p.padding[0], p.padding[1]), s.kh, s.kw, s.oh, s.ow, p);
   Tensor y = wick::empty({s.n, s.o, s.oh * s.ow}, x.options());
@@ -68,8 +70,8 @@ Tensor forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dPa
   return y;
 }
 
-std::array<Tensor, 3> backward(const Tensor& dy, const Tensor& x, const Tensor& w, const Conv2dParams& p,
-                               std::array<bool, 3> needs) {
+std::array<Tensor, 3> generic_conv2d_backward(const Tensor& dy, const Tensor& x, const Tensor& w,
+                                              const Conv2dParams& p, std::array<bool, 3> needs) {
   const Geometry s = geometry(x, w, p);
   std::array<Tensor, 3> r;
   Tensor dy3 = dy.reshape({s.n, s.o, s.oh * s.ow});
@@ -104,17 +106,31 @@ std::array<Tensor, 3> backward(const Tensor& dy, const Tensor& x, const Tensor& 
   return r;
 }
 
-const ConvBackend generic = {forward, backward};
-
-}  // namespace
-
-const ConvBackend& generic_conv_backend() { return generic; }
-
-const ConvBackend& conv_backend(Device device) {
-  const ConvBackend* b = registered[int(device.type())];
-  return b ? *b : generic;
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dParams& p) {
+  if (needs_grad(x, w, b)) [[unlikely]] return autograd::conv2d(x, w, b, p);
+  WICK_CHECK(x.dim() == 4, ValueError, "conv2d", "Expected 4D input to conv2d, but got input of size: ",
+             x.sizes());
+  WICK_CHECK(w.dim() == 4, ValueError, "conv2d", "weight must be 4-D [out, in / groups, kh, kw], got ",
+             w.sizes());
+  WICK_CHECK(p.groups > 0 && w.size(0) % p.groups == 0, ValueError, "conv2d",
+             "out_channels must be divisible by groups");
+  WICK_CHECK(x.size(1) == w.size(1) * p.groups, ValueError, "conv2d", "Given groups=", p.groups,
+             ", weight of size ", w.sizes(), ", expected input", x.sizes(), " to have ", w.size(1) * p.groups,
+             " channels, but got ", x.size(1), " channels instead");
+  check_same_device(w, x.device(), "conv2d", "weight");
+  if (b.defined()) check_same_device(b, x.device(), "conv2d", "bias");
+  WICK_CHECK(w.dtype() == x.dtype(), TypeError, "conv2d", "Input type (", x.dtype(), ") and weight type (",
+             w.dtype(), ") should be the same");
+  const int64_t oh = conv_out_size(x.size(2), w.size(2), p.stride[0], p.padding[0], p.dilation[0]);
+  const int64_t ow = conv_out_size(x.size(3), w.size(3), p.stride[1], p.padding[1], p.dilation[1]);
+  WICK_CHECK(oh > 0 && ow > 0, ValueError, "conv2d", "Calculated output size: (", oh, "x", ow,
+             "). Output size is too small");
+  return kernel<&KernelTable::conv2d_forward>(x.device(), "conv2d")(x, w, b, p);
 }
 
-void register_conv_backend(DeviceType type, const ConvBackend* backend) { registered[int(type)] = backend; }
+std::array<Tensor, 3> conv2d_backward(const Tensor& dy, const Tensor& x, const Tensor& w,
+                                      const Conv2dParams& p, std::array<bool, 3> needs) {
+  return kernel<&KernelTable::conv2d_backward>(x.device(), "conv2d_backward")(dy, x, w, p, needs);
+}
 
-}  // namespace wick::nn::detail
+}  // namespace wick::detail

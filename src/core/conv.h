@@ -1,0 +1,31 @@
+// 2-D convolution in core: the op (checks, autograd, the device's kernel-table entries) and the
+// generic implementation that fills those entries on the CPU, and on CUDA in a build without
+// cuDNN. nn::functional::conv2d adds batching of unbatched inputs on top.
+#pragma once
+
+#include <array>
+
+#include "core/kernel_table.h"
+#include "wick/tensor.h"
+
+namespace wick::detail {
+
+// Output size of one spatial dim.
+inline int64_t conv_out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
+  return (in + 2 * p - d * (k - 1) - 1) / s + 1;
+}
+
+// y = conv(x, w) + b for x [N, C, H, W], w [O, C / groups, kh, kw], b [O] or undefined;
+// recorded as ConvolutionBackward0 when an input requires grad. Errors name "conv2d".
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dParams& p);
+// {dx, dw, db} (those wanted by needs) of conv2d from dy, through the device's kernel.
+std::array<Tensor, 3> conv2d_backward(const Tensor& dy, const Tensor& x, const Tensor& w,
+                                      const Conv2dParams& p, std::array<bool, 3> needs);
+
+// The generic implementation, usable on any device with copy, GEMM and add kernels; the
+// KernelTable's conv2d entries have these signatures. Inputs are checked already.
+Tensor generic_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dParams& p);
+std::array<Tensor, 3> generic_conv2d_backward(const Tensor& dy, const Tensor& x, const Tensor& w,
+                                              const Conv2dParams& p, std::array<bool, 3> needs);
+
+}  // namespace wick::detail

@@ -1,0 +1,21 @@
+// What core (and the CUDA runtime's own files) call of the CUDA backend outside the kernel
+// table: copies across devices, stream bookkeeping of a tensor's memory, and device resolution.
+// src/cuda defines them; a CPU-only build links src/no_cuda, whose versions throw DeviceError
+// "[op] wick was built without CUDA".
+#pragma once
+
+#include "wick/cuda.h"
+#include "wick/tensor.h"
+
+namespace wick::detail {
+
+// Copies between devices (at least one CUDA), same dtype, both contiguous, same numel.
+// Host to device from pageable memory and device to host are synchronous unless
+// non_blocking with pinned host memory.
+void cuda_copy(const Tensor& dst, const Tensor& src, bool non_blocking);
+// Marks t's memory as used on stream s (Tensor::record_stream).
+void cuda_record_stream(const Tensor& t, const wick::cuda::Stream& s);
+// Resolves "cuda" to the current device and checks the index ("[op] ..." DeviceError).
+Device resolve_cuda_device(Device d, const char* op);
+
+}  // namespace wick::detail
