@@ -145,7 +145,7 @@ class Tensor {
 
   // ---- in-place
   Tensor& fill_(const Scalar& v);
-  Tensor& zero_() { return fill_(0); }
+  Tensor& zero_();
   Tensor& copy_(const Tensor& src, bool non_blocking = false);
   Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
   Tensor& add_(const Scalar& other, const Scalar& alpha = 1);

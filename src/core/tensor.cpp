@@ -125,4 +125,12 @@ Tensor& Tensor::fill_(const Scalar& v) {
   return *this;
 }
 
+Tensor& Tensor::zero_() {
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::zero_(*this);
+  kernel<&KernelTable::fill>(device(), "fill_")(*this, 0);
+  bump_version(*this);
+  return *this;
+}
+
 }  // namespace wick
