@@ -133,4 +133,11 @@ Tensor& Tensor::zero_() {
   return *this;
 }
 
+void Tensor::record_stream(const cuda::Stream& s) const {
+  WICK_CHECK(defined() && is_cuda(), NotImplementedError, "record_stream",
+             "Could not run 'aten::record_stream' with arguments from the '", defined() ? "CPU" : "Undefined",
+             "' backend.");
+  cuda_record_stream(*this, s);
+}
+
 }  // namespace wick
