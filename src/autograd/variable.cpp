@@ -225,7 +225,7 @@ Tensor& adopt_result(Tensor& self, const Tensor& result, const char* op) {
     self.copy_(result);  // bumps self's version
   }
   auto fn = result.grad_fn();
-  if (!fn) return self;
+  if (!fn || result.is_same(self)) return self;  // an op that returned self unrecorded
   set_history(self, fn, uint32_t(result.output_nr()));
   // What the node saved of its result now lives in self: save self (at its new version).
   if (auto* node = dynamic_cast<SavingNode*>(fn.get()); node && result.dtype() == self.dtype())
