@@ -26,6 +26,9 @@ namespace wick {
 namespace autograd {
 class Node;
 }
+namespace cuda {
+class Stream;
+}
 
 // What a factory makes: dtype, device, requires_grad, pinned memory (each optional).
 class TensorOptions {
@@ -117,6 +120,10 @@ class Tensor {
   Tensor to_double() const { return to(kFloat64); }
   Tensor to_long() const { return to(kInt64); }
   Tensor pin_memory() const;
+  // Marks this CUDA tensor's memory as used by work queued on stream s: when the tensor is
+  // freed, its memory is not reused until that work is done (torch.Tensor.record_stream).
+  // A tensor not on a CUDA device throws NotImplementedError.
+  void record_stream(const cuda::Stream& s) const;
   Tensor clone() const;
   Tensor contiguous() const;
 
@@ -145,7 +152,7 @@ class Tensor {
 
   // ---- in-place
   Tensor& fill_(const Scalar& v);
-  Tensor& zero_() { return fill_(0); }
+  Tensor& zero_();
   Tensor& copy_(const Tensor& src, bool non_blocking = false);
   Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
   Tensor& add_(const Scalar& other, const Scalar& alpha = 1);

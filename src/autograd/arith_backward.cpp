@@ -69,69 +69,31 @@ Tensor div(const Tensor& a, const Scalar& b) {
                 [b](BackwardContext& c) -> variable_list { return {c.grad() / b}; });
 }
 
-// ---- in place: self's old history becomes input 0 of the new node
+// ---- in place: the out-of-place op recorded on self, then adopted (see inplace in hooks.h)
 
 Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha) {
-  check_inplace(self, "add_");
-  forward([&] { self.add_(other, alpha); });
-  return record_inplace("AddBackward0", self, {other}, {}, [alpha](BackwardContext& c) -> variable_list {
-    return {c.grad(), c.needs(1) ? scaled(c.grad(), alpha) : Tensor()};
-  });
+  return inplace(self, "add_", [&](const Tensor& t) { return autograd::add(t, other, alpha); });
 }
-
 Tensor& add_(Tensor& self, const Scalar& other, const Scalar& alpha) {
-  check_inplace(self, "add_");
-  forward([&] { self.add_(other, alpha); });
-  return record_inplace("AddBackward1", self, {}, {},
-                        [](BackwardContext& c) -> variable_list { return {c.grad()}; });
+  return inplace(self, "add_", [&](const Tensor& t) { return autograd::add(t, other, alpha); });
 }
-
 Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha) {
-  check_inplace(self, "sub_");
-  forward([&] { self.sub_(other, alpha); });
-  return record_inplace("SubBackward0", self, {other}, {}, [alpha](BackwardContext& c) -> variable_list {
-    return {c.grad(), c.needs(1) ? c.grad() * (-alpha.to<double>()) : Tensor()};
-  });
+  return inplace(self, "sub_", [&](const Tensor& t) { return autograd::sub(t, other, alpha); });
 }
-
 Tensor& sub_(Tensor& self, const Scalar& other, const Scalar& alpha) {
-  check_inplace(self, "sub_");
-  forward([&] { self.sub_(other, alpha); });
-  return record_inplace("SubBackward1", self, {}, {},
-                        [](BackwardContext& c) -> variable_list { return {c.grad()}; });
+  return inplace(self, "sub_", [&](const Tensor& t) { return autograd::sub(t, other, alpha); });
 }
-
 Tensor& mul_(Tensor& self, const Tensor& other) {
-  check_inplace(self, "mul_");
-  Tensor old = other.requires_grad() ? forward([&] { return self.clone(); }) : Tensor();
-  forward([&] { self.mul_(other); });
-  return record_inplace("MulBackward0", self, {other}, {old, other}, [](BackwardContext& c) -> variable_list {
-    return {c.needs(0) ? c.grad() * c.saved(1) : Tensor(), c.needs(1) ? c.grad() * c.saved(0) : Tensor()};
-  });
+  return inplace(self, "mul_", [&](const Tensor& t) { return autograd::mul(t, other); });
 }
-
 Tensor& mul_(Tensor& self, const Scalar& other) {
-  check_inplace(self, "mul_");
-  forward([&] { self.mul_(other); });
-  return record_inplace("MulBackward1", self, {}, {},
-                        [other](BackwardContext& c) -> variable_list { return {c.grad() * other}; });
+  return inplace(self, "mul_", [&](const Tensor& t) { return autograd::mul(t, other); });
 }
-
 Tensor& div_(Tensor& self, const Tensor& other) {
-  check_inplace(self, "div_");
-  Tensor old = other.requires_grad() ? forward([&] { return self.clone(); }) : Tensor();
-  forward([&] { self.div_(other); });
-  return record_inplace("DivBackward0", self, {other}, {old, other}, [](BackwardContext& c) -> variable_list {
-    Tensor b = c.saved(1);
-    return {c.needs(0) ? c.grad() / b : Tensor(), c.needs(1) ? -c.grad() * c.saved(0) / (b * b) : Tensor()};
-  });
+  return inplace(self, "div_", [&](const Tensor& t) { return autograd::div(t, other); });
 }
-
 Tensor& div_(Tensor& self, const Scalar& other) {
-  check_inplace(self, "div_");
-  forward([&] { self.div_(other); });
-  return record_inplace("DivBackward1", self, {}, {},
-                        [other](BackwardContext& c) -> variable_list { return {c.grad() / other}; });
+  return inplace(self, "div_", [&](const Tensor& t) { return autograd::div(t, other); });
 }
 
 }  // namespace wick::autograd

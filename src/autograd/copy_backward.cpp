@@ -1,5 +1,6 @@
 // Backward formulas of copies: to() sends the gradient back to the input's device and dtype;
-// clone passes it through; copy_ routes it to the source (self's old value gets none).
+// clone passes it through; copy_ routes it to the source (self's old value gets none); fill_
+// and zero_ give self's old value none.
 #include "autograd/function.h"
 #include "autograd/hooks.h"
 #include "wick/ops.h"
@@ -20,24 +21,37 @@ Tensor clone(const Tensor& t) {
                 [](BackwardContext& c) -> variable_list { return {c.grad()}; });
 }
 
+// ---- in place: an out-of-place form of each recorded on self, then adopted (see inplace in
+// hooks.h). Their node names are PyTorch's for the in-place ops.
+
 Tensor& copy_(Tensor& self, const Tensor& src, bool non_blocking) {
-  check_inplace(self, "copy_");
-  forward([&] { self.copy_(src, non_blocking); });
-  return record_inplace(
-      "CopyBackwards", self, {src}, {},
-      [src_device = src.device(), src_dtype = src.dtype()](BackwardContext& c) -> variable_list {
-        variable_list r(2);
-        if (c.needs(0)) r[0] = wick::zeros_like(c.grad());
-        if (c.needs(1)) r[1] = c.grad().to(src_device, src_dtype);
-        return r;
-      });
+  return inplace(self, "copy_", [&](const Tensor& t) {
+    Tensor out = forward([&] {
+      Tensor o = wick::empty_like(t);
+      o.copy_(src, non_blocking);
+      return o;
+    });
+    return record("CopyBackwards", {t, src}, out, {},
+                  [src_device = src.device(), src_dtype = src.dtype()](BackwardContext& c) -> variable_list {
+                    variable_list r(2);
+                    if (c.needs(0)) r[0] = wick::zeros_like(c.grad());
+                    if (c.needs(1)) r[1] = c.grad().to(src_device, src_dtype);
+                    return r;
+                  });
+  });
 }
 
-Tensor& fill_(Tensor& self, const Scalar& value) {
-  check_inplace(self, "fill_");
-  forward([&] { self.fill_(value); });
-  return record_inplace("FillBackward0", self, {}, {},
-                        [](BackwardContext& c) -> variable_list { return {wick::zeros_like(c.grad())}; });
+namespace {
+Tensor& fill_with(Tensor& self, const Scalar& value, const char* op, const char* node) {
+  return inplace(self, op, [&](const Tensor& t) {
+    Tensor out = forward([&] { return wick::full_like(t, value); });
+    return record(node, {t}, out, {},
+                  [](BackwardContext& c) -> variable_list { return {wick::zeros_like(c.grad())}; });
+  });
 }
+}  // namespace
+
+Tensor& fill_(Tensor& self, const Scalar& value) { return fill_with(self, value, "fill_", "FillBackward2"); }
+Tensor& zero_(Tensor& self) { return fill_with(self, 0, "zero_", "ZeroBackward0"); }
 
 }  // namespace wick::autograd

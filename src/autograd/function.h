@@ -42,8 +42,17 @@ class BackwardContext {
   const std::vector<SavedVariable>& saved_;
 };
 
+// A node with saved tensors (what an in-place op's adoption rebinds, see adopt_result).
+class SavingNode : public Node {
+ public:
+  void release_variables() override {
+    for (auto& s : saved_) s.release();
+  }
+  std::vector<SavedVariable> saved_;
+};
+
 template <class F>
-class FunctionNode final : public Node {
+class FunctionNode final : public SavingNode {
  public:
   FunctionNode(const char* name, F fn) : name_(name), fn_(std::move(fn)) {}
   std::string name() const override { return name_; }
@@ -51,10 +60,6 @@ class FunctionNode final : public Node {
     BackwardContext ctx(*this, grads, saved_);
     return fn_(ctx);
   }
-  void release_variables() override {
-    for (auto& s : saved_) s.release();
-  }
-  std::vector<SavedVariable> saved_;
 
  private:
   const char* name_;
@@ -73,6 +78,9 @@ namespace detail {
 void init_node(Node& node, std::initializer_list<Tensor> inputs);
 void init_node(Node& node, const std::vector<Tensor>& inputs);
 bool any_recordable(std::initializer_list<Tensor> outputs, std::initializer_list<Tensor> inputs);
+// What a node saves of s: s itself, or a clone of it when s shares storage with the tensor an
+// in-place op is being recorded for (that op is about to overwrite it; see autograd::inplace).
+Tensor to_save(const Tensor& s);
 }  // namespace detail
 
 // Records out = op(inputs) and returns out. saved: tensors the formula reads (inputs or out).
@@ -84,7 +92,7 @@ Tensor record(const char* name, std::initializer_list<Tensor> inputs, const Tens
   if (!detail::any_recordable({out}, inputs)) return out;
   auto node = std::make_shared<FunctionNode<std::decay_t<F>>>(name, std::forward<F>(backward));
   node->saved_.reserve(saved.size());
-  for (const Tensor& s : saved) node->saved_.emplace_back(s, s.defined() && s.is_same(out));
+  for (const Tensor& s : saved) node->saved_.emplace_back(detail::to_save(s), s.defined() && s.is_same(out));
   detail::init_node(*node, inputs);
   set_history(out, node, 0);
   return out;
@@ -98,25 +106,10 @@ Tensor record(const char* name, const std::vector<Tensor>& inputs, const Tensor&
   for (const Tensor& t : inputs)
     if (t.is_same(out)) return out;
   auto node = std::make_shared<FunctionNode<std::decay_t<F>>>(name, std::forward<F>(backward));
-  for (const Tensor& s : saved) node->saved_.emplace_back(s, s.defined() && s.is_same(out));
+  for (const Tensor& s : saved) node->saved_.emplace_back(detail::to_save(s), s.defined() && s.is_same(out));
   detail::init_node(*node, inputs);
   set_history(out, node, 0);
   return out;
-}
-
-// Records an in-place op on self, after it ran: self's history moves to the new node, whose
-// input 0 is self's previous history. A formula needing self's old value saves a clone of
-// it made before the op.
-template <class F>
-Tensor& record_inplace(const char* name, Tensor& self, std::initializer_list<Tensor> others,
-                       std::initializer_list<Tensor> saved, F&& backward) {
-  auto node = std::make_shared<FunctionNode<std::decay_t<F>>>(name, std::forward<F>(backward));
-  for (const Tensor& s : saved) node->saved_.emplace_back(s, false);
-  std::vector<Tensor> inputs{self};
-  inputs.insert(inputs.end(), others.begin(), others.end());
-  detail::init_node(*node, inputs);
-  set_history(self, node, 0);
-  return self;
 }
 
 // The gradient of gather(input, dim, index) for input of in_sizes: g added at the indices.

@@ -35,19 +35,46 @@ inline bool needs_grad(const std::vector<Tensor>& ts) {
 
 namespace wick::autograd {
 
-// ---- in-place forms of the elementwise ops (variable.cpp)
+// ---- in-place ops (variable.cpp)
+//
+// Every in-place op records the same way: its out-of-place form runs on self and records
+// its node, then self takes the result's values and history. A node saving a tensor that
+// shares self's storage saves a clone of it instead (made before self is overwritten); a
+// node saving its result saves self after adoption, so that a later in-place write to self
+// fails its backward as in PyTorch. docs/design.md says why this won over one hand-written
+// formula per in-place op.
+
 // Throws for an in-place op on a leaf that requires grad (call before changing self).
 void check_inplace(const Tensor& self, const char* op);
-// Gives self result's values and result's place in the graph.
-Tensor& adopt_result(Tensor& self, const Tensor& result);
-// Runs op out of place on a recorded clone of self, then hands the result's values and history
-// to self. One copy more than a formula per in-place op (PyTorch generates those), in exchange
-// for one formula per op; and saved tensors are the clone's, never changed by the op itself.
+// Gives self result's values and result's place in the graph (op names a shape mismatch).
+Tensor& adopt_result(Tensor& self, const Tensor& result, const char* op);
+
+// Marks self, for the scope's lifetime on this thread, as a tensor an in-place op is being
+// recorded for (detail::to_save in function.h clones what shares its storage). Scopes nest.
+class InplaceTarget {
+ public:
+  explicit InplaceTarget(const Tensor& self);
+  ~InplaceTarget();
+  InplaceTarget(const InplaceTarget&) = delete;
+  InplaceTarget& operator=(const InplaceTarget&) = delete;
+  // Whether t shares storage with the tensor of this scope or of an enclosing one.
+  static bool overlaps_any(const Tensor& t);
+
+ private:
+  const Tensor& self_;
+  const InplaceTarget* prev_;
+};
+
+// self.op_(...) with grad: f is the recorded out-of-place op, f(self) == op(self, ...).
 template <class F>
 Tensor& inplace(Tensor& self, const char* op, F&& f) {
   check_inplace(self, op);
-  Tensor result = f(self.clone());
-  return adopt_result(self, result);
+  Tensor result;
+  {
+    InplaceTarget target(self);
+    result = f(static_cast<const Tensor&>(self));
+  }
+  return adopt_result(self, result, op);
 }
 
 // ---- arithmetic (arith_backward.cpp)
@@ -155,5 +182,6 @@ Tensor to(const Tensor& t, Device device, Dtype dtype, bool non_blocking, bool c
 Tensor clone(const Tensor& t);
 Tensor& copy_(Tensor& self, const Tensor& src, bool non_blocking);
 Tensor& fill_(Tensor& self, const Scalar& value);
+Tensor& zero_(Tensor& self);
 
 }  // namespace wick::autograd

@@ -27,6 +27,8 @@ class SavedVariable {
     released_ = true;
   }
   bool defined() const { return data_.defined() || released_; }
+  // Whether this holds t's values: the same storage, offset, sizes, strides and dtype.
+  bool holds(const Tensor& t) const;
 
  private:
   Tensor data_;

@@ -15,6 +15,15 @@ namespace {
 
 std::atomic<uint64_t> next_sequence_nr{0};
 
+bool same_storage(const Tensor& a, const Tensor& b) {
+  return a.defined() && b.defined() && a.impl()->storage().get() == b.impl()->storage().get();
+}
+
+bool same_view(const Tensor& a, const Tensor& b) {
+  return same_storage(a, b) && a.storage_offset() == b.storage_offset() && a.sizes().equals(b.sizes()) &&
+         a.strides().equals(b.strides()) && a.dtype() == b.dtype();
+}
+
 // Adds each gradient into the leaf's grad() (the sink of every path to a leaf).
 class AccumulateGrad final : public Node {
  public:
@@ -110,6 +119,8 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output) : is_output_(is_ou
   }
 }
 
+bool SavedVariable::holds(const Tensor& t) const { return !released_ && same_view(data_, t); }
+
 Tensor SavedVariable::unpack(const Node& saver) const {
   if (released_) [[unlikely]]
     wick::detail::raise<ValueError>(
@@ -182,12 +193,44 @@ void check_inplace(const Tensor& self, const char* op) {
              "a leaf Variable that requires grad is being used in an in-place operation.");
 }
 
-Tensor& adopt_result(Tensor& self, const Tensor& result) {
+namespace {
+thread_local const InplaceTarget* innermost_target = nullptr;
+}  // namespace
+
+InplaceTarget::InplaceTarget(const Tensor& self) : self_(self), prev_(innermost_target) {
+  innermost_target = this;
+}
+InplaceTarget::~InplaceTarget() { innermost_target = prev_; }
+
+bool InplaceTarget::overlaps_any(const Tensor& t) {
+  for (const InplaceTarget* s = innermost_target; s; s = s->prev_)
+    if (same_storage(t, s->self_)) return true;
+  return false;
+}
+
+namespace detail {
+Tensor to_save(const Tensor& s) {
+  if (innermost_target == nullptr || !InplaceTarget::overlaps_any(s)) [[likely]]
+    return s;
+  NoGradGuard no_grad;
+  return s.clone();
+}
+}  // namespace detail
+
+Tensor& adopt_result(Tensor& self, const Tensor& result, const char* op) {
+  WICK_CHECK(result.sizes().equals(self.sizes()), ValueError, op, "output with shape ", self.sizes(),
+             " doesn't match the broadcast shape ", result.sizes());
   {
     NoGradGuard no_grad;
-    self.copy_(result);
+    self.copy_(result);  // bumps self's version
   }
-  if (auto fn = result.grad_fn()) set_history(self, fn, uint32_t(result.output_nr()));
+  auto fn = result.grad_fn();
+  if (!fn || result.is_same(self)) return self;  // an op that returned self unrecorded
+  set_history(self, fn, uint32_t(result.output_nr()));
+  // What the node saved of its result now lives in self: save self (at its new version).
+  if (auto* node = dynamic_cast<SavingNode*>(fn.get()); node && result.dtype() == self.dtype())
+    for (SavedVariable& s : node->saved_)
+      if (s.holds(result)) s = SavedVariable(self, /*is_output=*/true);
   return self;
 }
 

@@ -126,4 +126,19 @@ Tensor& Tensor::fill_(const Scalar& v) {
   return *this;
 }
 
+Tensor& Tensor::zero_() {
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::zero_(*this);
+  kernel<&KernelTable::fill>(device(), "fill_")(*this, 0);
+  bump_version(*this);
+  return *this;
+}
+
+void Tensor::record_stream(const cuda::Stream& s) const {
+  WICK_CHECK(defined() && is_cuda(), NotImplementedError, "record_stream",
+             "Could not run 'aten::record_stream' with arguments from the '", defined() ? "CPU" : "Undefined",
+             "' backend.");
+  cuda_record_stream(*this, s);
+}
+
 }  // namespace wick

@@ -339,7 +339,21 @@ Tensor& Tensor::clamp_(const std::optional<Tensor>& min, const std::optional<Ten
   clamp_tensors(*this, *this, min, max, "clamp_");
   return *this;
 }
-Tensor& Tensor::clamp_min_(const Scalar& min) { return clamp_(min, std::nullopt); }
-Tensor& Tensor::clamp_max_(const Scalar& max) { return clamp_(std::nullopt, max); }
+Tensor& Tensor::clamp_min_(const Scalar& min) {
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::inplace(*this, "clamp_min_", [&](const Tensor& t) { return wick::clamp_min(t, min); });
+  const Scalar* lo = &min;
+  unary(UnaryOp::Clamp, *this, *this, "clamp_min_", Kind::Numeric, lo, nullptr,
+        clamp_dtype(*this, lo, nullptr));
+  return *this;
+}
+Tensor& Tensor::clamp_max_(const Scalar& max) {
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::inplace(*this, "clamp_max_", [&](const Tensor& t) { return wick::clamp_max(t, max); });
+  const Scalar* hi = &max;
+  unary(UnaryOp::Clamp, *this, *this, "clamp_max_", Kind::Numeric, nullptr, hi,
+        clamp_dtype(*this, nullptr, hi));
+  return *this;
+}
 
 }  // namespace wick

@@ -197,8 +197,8 @@ TEST(CudaAllocator, RecordStreamKeepsMemoryUntilTheStreamIsDone) {
     auto y = x * 2;  // x used on side
     auto big = empty({int64_t(64) << 20}, Device("cuda"));
     for (int i = 0; i < 60; ++i) big.fill_(i);  // keeps `side` busy for about 5 ms
-    detail::cuda_record_stream(x, side);
-    detail::cuda_record_stream(big, side);  // allocated on side: nothing to wait for
+    x.record_stream(side);
+    big.record_stream(side);  // allocated on side: nothing to wait for
   }
   x = Tensor();
   auto z = empty({n}, Device("cuda"));  // side is still busy: x's block must not come back

@@ -94,7 +94,7 @@ TEST(CudaStream, WaitStreamOrdersWork) {
   {
     cuda::StreamGuard g(s);
     b = a + 1;
-    detail::cuda_record_stream(a, s);
+    a.record_stream(s);
     done.record();
   }
   // s's work waits behind the fills still running on the default stream.

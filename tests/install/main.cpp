@@ -1,4 +1,6 @@
-// Uses the installed wick: makes tensors, adds them, and checks the result.
+// Uses the installed wick through its one header: makes tensors, adds them, and checks the
+// result; then touches data loading, nn, optim, save/load and the CUDA runtime API.
+#include <cstdio>
 #include <iostream>
 
 #include <wick/wick.h>
@@ -14,5 +16,22 @@ int main() {
     return 1;
   }
   std::cout << "wick_consumer: " << c << "\n";
+
+  wick::data::DataLoader loader(wick::data::TensorDataset(wick::ones({4, 2}), wick::arange(4)),
+                                {.batch_size = 2});
+  wick::nn::Linear lin(2, 1);
+  wick::optim::SGD opt(lin->parameters(), wick::optim::SGDOptions(0.1));
+  for (auto& batch : loader) {
+    opt.zero_grad();
+    lin(batch.data).sum().backward();
+    opt.step();
+  }
+  wick::save(lin->state_dict(), "wick_consumer.safetensors");
+  auto state = wick::load("wick_consumer.safetensors");
+  std::remove("wick_consumer.safetensors");
+  if (state.count("weight") != 1 || wick::cuda::device_count() < 0) {
+    std::cerr << "wick_consumer: save/load lost the weight\n";
+    return 1;
+  }
   return 0;
 }

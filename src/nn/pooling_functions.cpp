@@ -1,0 +1,95 @@
+// The 2-D poolings of nn::functional: argument checks and output geometry here; the window
+// computations and their autograd nodes (MaxPool2DWithIndicesBackward0, AvgPool2DBackward0)
+// in src/autograd/pool_backward.cpp, recorded when the input needs grad as core's ops are.
+#include <algorithm>
+
+#include "autograd/hooks.h"
+#include "autograd/pool.h"
+#include "wick/nn/functional.h"
+#include "wick/ops.h"
+
+namespace wick::nn::functional {
+
+namespace {
+
+using autograd::Pool2dGeometry;
+
+// Runs f on x made 4-D (an unbatched [C, H, W] input gets a batch dim of 1 and loses it after).
+template <class F>
+Tensor batched(const Tensor& x, const char* op, F f) {
+  WICK_CHECK(x.dim() == 3 || x.dim() == 4, ValueError, op,
+             "Expected 3D (unbatched) or 4D (batched) input to ", op, ", but got input of size: ", x.sizes());
+  if (x.dim() == 4) return f(x);
+  return f(x.unsqueeze(0)).squeeze(0);
+}
+
+// Pooling output size (PyTorch's pooling_output_shape).
+int64_t pool_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode, const char* op) {
+  WICK_CHECK(k > 0 && s > 0 && d > 0, ValueError, op,
+             "kernel_size, stride and dilation must be greater than zero");
+  WICK_CHECK(p >= 0 && p <= (d * (k - 1) + 1) / 2, ValueError, op,
+             "pad should be at most half of effective kernel size, but got pad=", p, ", kernel_size=", k,
+             " and dilation=", d);
+  const int64_t num = in + 2 * p - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+  int64_t out = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
+  if (ceil_mode && (out - 1) * s >= in + p) --out;
+  WICK_CHECK(out > 0, ValueError, op, "Given input size ", in, ", the output size ", out, " is too small");
+  return out;
+}
+
+Pool2dGeometry pool_geometry(const Tensor& x, Pair k, Pair s, Pair p, Pair d, bool ceil_mode,
+                             const char* op) {
+  Pool2dGeometry g{k.h, k.w, s.h, s.w, p.h, p.w, d.h, d.w, 0, 0, 0, 0};
+  g.oh = pool_out(x.size(2), k.h, s.h, p.h, d.h, ceil_mode, op);
+  g.ow = pool_out(x.size(3), k.w, s.w, p.w, d.w, ceil_mode, op);
+  g.hp = std::max(x.size(2) + 2 * p.h, (g.oh - 1) * s.h + d.h * (k.h - 1) + 1);
+  g.wp = std::max(x.size(3) + 2 * p.w, (g.ow - 1) * s.w + d.w * (k.w - 1) + 1);
+  return g;
+}
+
+}  // namespace
+
+Tensor max_pool2d(const Tensor& x, Pair kernel_size, std::optional<Pair> stride, Pair padding, Pair dilation,
+                  bool ceil_mode) {
+  return batched(x, "max_pool2d", [&](const Tensor& x4) {
+    const Pool2dGeometry g = pool_geometry(x4, kernel_size, stride.value_or(kernel_size), padding, dilation,
+                                           ceil_mode, "max_pool2d");
+    if (wick::detail::needs_grad(x4)) [[unlikely]]
+      return autograd::max_pool2d(x4, g);
+    return autograd::max_pool2d_forward(x4, g);
+  });
+}
+
+Tensor avg_pool2d(const Tensor& x, Pair kernel_size, std::optional<Pair> stride, Pair padding, bool ceil_mode,
+                  bool count_include_pad) {
+  return batched(x, "avg_pool2d", [&](const Tensor& x4) {
+    const Pool2dGeometry g =
+        pool_geometry(x4, kernel_size, stride.value_or(kernel_size), padding, 1, ceil_mode, "avg_pool2d");
+    if (wick::detail::needs_grad(x4)) [[unlikely]]
+      return autograd::avg_pool2d(x4, g, count_include_pad);
+    return autograd::avg_pool2d_forward(x4, g, count_include_pad);
+  });
+}
+
+Tensor adaptive_avg_pool2d(const Tensor& x, Pair output_size) {
+  return batched(x, "adaptive_avg_pool2d", [&](const Tensor& x4) {
+    const int64_t h = x4.size(2), w = x4.size(3), oh = output_size.h, ow = output_size.w;
+    WICK_CHECK(oh > 0 && ow > 0, ValueError, "adaptive_avg_pool2d", "output_size must be positive");
+    if (oh == 1 && ow == 1) return x4.mean({2, 3}, true);
+    if (h % oh == 0 && w % ow == 0) return avg_pool2d(x4, Pair(h / oh, w / ow));
+    // Uneven bins: bin i covers [floor(i h / oh), ceil((i + 1) h / oh)).
+    std::vector<Tensor> rows;
+    for (int64_t i = 0; i < oh; ++i) {
+      const int64_t h0 = i * h / oh, h1 = ((i + 1) * h + oh - 1) / oh;
+      std::vector<Tensor> cells;
+      for (int64_t j = 0; j < ow; ++j) {
+        const int64_t w0 = j * w / ow, w1 = ((j + 1) * w + ow - 1) / ow;
+        cells.push_back(x4.narrow(2, h0, h1 - h0).narrow(3, w0, w1 - w0).mean({2, 3}));
+      }
+      rows.push_back(wick::stack(cells, -1));
+    }
+    return wick::stack(rows, -2);
+  });
+}
+
+}  // namespace wick::nn::functional
