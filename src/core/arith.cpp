@@ -11,16 +11,6 @@ using namespace detail;
 
 namespace {
 
-constexpr const char* op_name(BinaryOp op) {
-  switch (op) {
-    case BinaryOp::Add: return "add";
-    case BinaryOp::Sub: return "sub";
-    case BinaryOp::Mul: return "mul";
-    case BinaryOp::Div: return "div";
-  }
-  return "binary";
-}
-
 void check_sub_bool(BinaryOp op, Dtype a, Dtype b) {
   if (op == BinaryOp::Sub && a == kBool && b == kBool) [[unlikely]]
     raise<TypeError>("sub", "Subtraction, the `-` operator, with two bool tensors is not supported. "

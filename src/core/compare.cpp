@@ -12,18 +12,6 @@ using namespace detail;
 
 namespace {
 
-constexpr const char* op_name(CompareOp op) {
-  switch (op) {
-    case CompareOp::Eq: return "eq";
-    case CompareOp::Ne: return "ne";
-    case CompareOp::Lt: return "lt";
-    case CompareOp::Le: return "le";
-    case CompareOp::Gt: return "gt";
-    case CompareOp::Ge: return "ge";
-  }
-  return "compare";
-}
-
 // a op b mirrored for b op a: 2 < t is t > 2.
 constexpr CompareOp mirror(CompareOp op) {
   switch (op) {

@@ -90,7 +90,7 @@ Tensor full(IntArrayRef sizes, const Scalar& value, TensorOptions o) {
   if (!o.dtype_opt()) o = o.dtype(value.dtype());
   bool rg = o.requires_grad();
   Tensor t = empty(sizes, o.requires_grad(false));
-  kernel<&KernelTable::fill>(t.device(), "fill_")(t, value);
+  fill_values(t, value);
   return finish_factory(t, o.requires_grad(rg));
 }
 
@@ -145,7 +145,7 @@ Tensor eye(int64_t n, int64_t m, TensorOptions o) {
   if (n && m) {
     // The diagonal as a strided view: stride m + 1 over min(n, m) elements.
     Tensor diag = make_tensor(t.impl()->storage(), t.dtype(), {std::min(n, m)}, {m + 1}, 0);
-    kernel<&KernelTable::fill>(t.device(), "fill_")(diag, 1);
+    fill_values(diag, 1);
   }
   return finish_factory(t, o.requires_grad(rg));
 }

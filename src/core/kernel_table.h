@@ -29,6 +29,14 @@ enum class UnaryOp : uint8_t {
 enum class PointwiseOp : uint8_t { Pow, Remainder, ClampMin, ClampMax, Clamp };
 enum class CompareOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
 
+// The op's name as PyTorch spells it in errors ("add", "eq", "clamp_min", ...): the one
+// table (src/core/op_names.cpp) that core and every backend ask.
+const char* op_name(BinaryOp op);
+const char* op_name(CompareOp op);
+const char* op_name(UnaryOp op);  // Gelu and GeluTanh are "gelu"; Pow and RPow "pow"
+const char* op_name(PointwiseOp op);
+const char* op_name(ReduceOp op);
+
 struct GemmArgs {
   // c[b] = alpha * op(a[b]) @ op(b[b]) + beta * c[b], row-major, for b in [0, batch).
   // Each matrix is contiguous in its last dim (lda etc. are row strides in elements);
@@ -48,8 +56,8 @@ struct Conv2dParams {
 };
 
 struct KernelTable {
-  // out[...] = value, for any layout.
-  void (*fill)(const Tensor& out, const Scalar& value);
+  // it.output = value, for any layout (it has no inputs; core builds it, see fill_values).
+  void (*fill)(const TensorIter& it, const Scalar& value);
   // it.output = cast(it.input(0)), elementwise; operands on this device, any dtypes.
   void (*copy)(const TensorIter& it);
   // it.output = a op b, or a op scalar when it has one input. Operands share it.dtype(),

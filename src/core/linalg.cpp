@@ -49,7 +49,7 @@ Tensor mm_impl(const Tensor& a, const Tensor& b, const char* op) {
              "x", a.size(1), " and ", b.size(0), "x", b.size(1), ")");
   Tensor c = empty({a.size(0), b.size(1)}, a.options());
   if (a.size(1) == 0) {
-    kernel<&KernelTable::fill>(c.device(), "fill_")(c, 0);
+    fill_values(c, 0);
     return c;
   }
   GemmOperand oa = gemm_operand(a), ob = gemm_operand(b);
@@ -110,7 +110,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   out_sizes.push_back(n);
   out_sizes.push_back(m);
   Tensor C = empty({nb, n, m}, a.options());
-  if (k == 0) kernel<&KernelTable::fill>(C.device(), "fill_")(C, 0);
+  if (k == 0) fill_values(C, 0);
   else if (nb * n * m > 0) {
     auto [A3c, oa] = per_matrix(A3);
     auto [B3c, ob] = per_matrix(B3);
@@ -155,7 +155,7 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
              "self of shape ", input.sizes(), " can't be broadcast to the result's [", n, ", ", m, "]");
   Tensor c = empty({n, m}, a.options());
   const double be = beta.to<double>(), al = alpha.to<double>();
-  if (be == 0) kernel<&KernelTable::fill>(c.device(), "fill_")(c, 0);
+  if (be == 0) fill_values(c, 0);
   else copy_values(c, input, false);
   if (n == 0 || m == 0) return c;
   if (a.size(1) == 0) {  // no products: beta * input

@@ -119,9 +119,17 @@ void detail::copy_values(const Tensor& dst, const Tensor& src, bool non_blocking
   }
 }
 
+void detail::fill_values(const Tensor& out, const Scalar& value) {
+  if (out.numel() == 0) return;
+  IterConfig cfg;
+  cfg.op = "fill_";
+  const TensorIter it = TensorIter::build(out, {}, cfg);
+  kernel<&KernelTable::fill>(it.device(), "fill_")(it, value);
+}
+
 Tensor& Tensor::fill_(const Scalar& v) {
   if (needs_grad(*this)) [[unlikely]] return autograd::fill_(*this, v);
-  kernel<&KernelTable::fill>(device(), "fill_")(*this, v);
+  fill_values(*this, v);
   bump_version(*this);
   return *this;
 }
@@ -129,7 +137,7 @@ Tensor& Tensor::fill_(const Scalar& v) {
 Tensor& Tensor::zero_() {
   if (needs_grad(*this)) [[unlikely]]
     return autograd::zero_(*this);
-  kernel<&KernelTable::fill>(device(), "fill_")(*this, 0);
+  fill_values(*this, 0);
   bump_version(*this);
   return *this;
 }

@@ -21,6 +21,9 @@ TensorOptions like_options(const Tensor& t, TensorOptions o);
 // Copies src (broadcast, cast, any devices) into dst without counting it as an in-place
 // write: for outputs that are being built (factories, to, clone).
 void copy_values(const Tensor& dst, const Tensor& src, bool non_blocking);
+// Writes value (cast to out's dtype) into every element of out, any layout, without counting
+// it as an in-place write: builds the TensorIter and runs the backend's fill.
+void fill_values(const Tensor& out, const Scalar& value);
 // Marks an in-place write (autograd's version counter).
 inline void bump_version(const Tensor& t) { t.impl()->storage()->bump_version(); }
 

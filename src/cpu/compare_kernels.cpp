@@ -39,7 +39,7 @@ void compare_typed(CompareOp op, const TensorIter& it, const Scalar* s) {
 }  // namespace
 
 void cpu_compare(CompareOp op, const TensorIter& it, const Scalar* scalar) {
-  WICK_DISPATCH_ALL(it.dtype(), "compare", [&]<class T>() { compare_typed<T>(op, it, scalar); });
+  WICK_DISPATCH_ALL(it.dtype(), op_name(op), [&]<class T>() { compare_typed<T>(op, it, scalar); });
 }
 
 void cpu_where(const TensorIter& it) {

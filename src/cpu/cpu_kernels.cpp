@@ -14,26 +14,23 @@ namespace wick::detail {
 namespace {
 
 template <class T>
-void fill_impl(const Tensor& out, const Scalar& value) {
+void fill_impl(const TensorIter& it, const Scalar& value) {
   const T v = value.to<T>();
-  if (out.is_contiguous()) {
-    T* p = static_cast<T*>(out.data_ptr());
-    const int64_t n = out.numel();
+  if (it.is_contiguous()) {
+    T* p = static_cast<T*>(it.output().data_ptr());
+    const int64_t n = it.numel();
 #pragma omp parallel for if (n > kParallelGrain) schedule(static)
     for (int64_t i = 0; i < n; ++i) p[i] = v;
     return;
   }
-  IterConfig cfg;
-  cfg.op = "fill_";
-  auto it = TensorIter::build(out, {}, cfg);
   cpu_loop(it, [v](char** p, const int64_t* s, int64_t n) {
     for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * s[0]) = v;
   });
 }
 
-void cpu_fill(const Tensor& out, const Scalar& value) {
-  if (out.numel() == 0) return;
-  WICK_DISPATCH_ALL(out.dtype(), "fill_", [&]<class T>() { fill_impl<T>(out, value); });
+void cpu_fill(const TensorIter& it, const Scalar& value) {
+  if (it.numel() == 0) return;
+  WICK_DISPATCH_ALL(it.output().dtype(), "fill_", [&]<class T>() { fill_impl<T>(it, value); });
 }
 
 void cpu_copy(const TensorIter& it) {
@@ -98,7 +95,7 @@ void binary_loop(const TensorIter& it, const Scalar* scalar, Op op) {
 }
 
 void cpu_binary(BinaryOp op, const TensorIter& it, const Scalar* scalar, const Scalar& alpha) {
-  WICK_DISPATCH_ALL(it.dtype(), "binary", [&]<class T>() {
+  WICK_DISPATCH_ALL(it.dtype(), op_name(op), [&]<class T>() {
     using M = opmath_t<T>;
     switch (op) {
       case BinaryOp::Add: {

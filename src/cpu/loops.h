@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "core/op_math.h"
 #include "core/tensor_iter.h"
 
 namespace wick::detail {
@@ -67,12 +68,6 @@ void cpu_loop(const TensorIter& it, F&& f) {
     cpu_loop_range(it, n * c / chunks, n * (c + 1) / chunks, local);
   }
 }
-
-// The type arithmetic runs in: float for 16-bit floats, the type itself otherwise.
-template <class T> struct OpMath { using type = T; };
-template <> struct OpMath<Half> { using type = float; };
-template <> struct OpMath<BFloat16> { using type = float; };
-template <class T> using opmath_t = typename OpMath<T>::type;
 
 // Value conversion as PyTorch casts: to bool is "!= 0", 16-bit floats go through float.
 template <class To, class From>

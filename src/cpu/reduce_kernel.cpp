@@ -424,20 +424,20 @@ void cpu_reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const 
   switch (op) {
     case ReduceOp::Sum:
     case ReduceOp::Mean:
-      return WICK_DISPATCH_ALL(in.dtype(), op == ReduceOp::Sum ? "sum" : "mean",
+      return WICK_DISPATCH_ALL(in.dtype(), op_name(op),
                                [&]<class T>() { sum_reduce<T>(op == ReduceOp::Mean, values, in); });
     case ReduceOp::Max:
     case ReduceOp::Min:
     case ReduceOp::ArgMax:
     case ReduceOp::ArgMin:
-      return WICK_DISPATCH_ALL(in.dtype(), "max",
+      return WICK_DISPATCH_ALL(in.dtype(), op_name(op),
                                [&]<class T>() { select_reduce<T>(op, values, indices, in); });
     case ReduceOp::Var:
     case ReduceOp::Std:
-      return WICK_DISPATCH_FLOATING(in.dtype(), "var",
+      return WICK_DISPATCH_FLOATING(in.dtype(), op_name(op),
                                     [&]<class T>() { var_reduce<T>(values, in, arg, op == ReduceOp::Std); });
     case ReduceOp::Norm:
-      return WICK_DISPATCH_FLOATING(in.dtype(), "norm", [&]<class T>() { norm_reduce<T>(values, in, arg); });
+      return WICK_DISPATCH_FLOATING(in.dtype(), op_name(op), [&]<class T>() { norm_reduce<T>(values, in, arg); });
   }
 }
 

@@ -212,11 +212,11 @@ void cpu_pointwise_typed(PointwiseOp op, const TensorIter& it) {
 }  // namespace
 
 void cpu_unary(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b) {
-  WICK_DISPATCH_NUMERIC(it.dtype(), "unary", [&]<class T>() { cpu_unary_typed<T>(op, it, a, b); });
+  WICK_DISPATCH_NUMERIC(it.dtype(), op_name(op), [&]<class T>() { cpu_unary_typed<T>(op, it, a, b); });
 }
 
 void cpu_pointwise(PointwiseOp op, const TensorIter& it) {
-  WICK_DISPATCH_NUMERIC(it.dtype(), "pointwise", [&]<class T>() { cpu_pointwise_typed<T>(op, it); });
+  WICK_DISPATCH_NUMERIC(it.dtype(), op_name(op), [&]<class T>() { cpu_pointwise_typed<T>(op, it); });
 }
 
 }  // namespace wick::detail

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "core/tensor_ops.h"
 #include "cuda/cuda_check.h"
 #include "cuda/kernels/kernels.h"
 #include "cuda/kernels/op_kernels.h"
@@ -223,7 +224,7 @@ void gemm(const GemmArgs& g) {
   CudaDeviceScope scope(g.c.device().index());
   if (g.k == 0) {  // no products: beta * c (beta == 0 ignores c, nan included)
     Tensor c = g.c;
-    if (g.beta == 0) fill(c, 0);
+    if (g.beta == 0) fill_values(c, 0);
     else c.mul_(g.beta);
     return;
   }

@@ -23,7 +23,7 @@ std::string error_of_missing(const KernelTable& table, Device device, const char
   return "";
 }
 
-void fill_nothing(const Tensor&, const Scalar&) {}
+void fill_nothing(const TensorIter&, const Scalar&) {}
 
 TEST(KernelTable, NullEntryThrowsNotImplemented) {
   const KernelTable none{};  // a backend that fills nothing

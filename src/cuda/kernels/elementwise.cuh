@@ -1,6 +1,9 @@
-/* The one elementwise kernel: out[i] = f(in0[i], in1[i]) for 0, 1 or 2 inputs, any dtypes,
- * any layout. Every elementwise op (fill, casts, arithmetic, and later unary ops) is an
- * instance of it with its own functor, so there is one template to tune and to compile.
+/* The one elementwise launcher: out[i] = f(in...[i]) for 0 to 3 inputs, any dtypes, any
+ * layout (launch_elementwise<Out, In...>(op, plan, f)). Every elementwise op (fill, casts,
+ * arithmetic, comparisons, unary math, where, clamp, the pointwise ops) is an instance of it
+ * with its own functor, so there is one template to tune and to compile. Kernels that need
+ * operand addresses rather than values (gather, the scans that check operands before an op
+ * writes) run on the same strided kernel through launch_strided.
  *
  * Work split: 256-thread blocks.
  * - Contiguous operands: one block per kBlock * kUnroll vectors of 16 bytes of the widest
@@ -9,10 +12,12 @@
  *   (64-bit indices), so each block streams one contiguous 16 KiB stretch. The last n % VEC
  *   elements go one per thread of block 0.
  * - Strided operands (views, broadcasting): at most 8 blocks per SM (a full wave at 2048
- *   threads/SM), each thread walking a grid-stride loop, one element per step; the coalesced
- *   multi-index comes from 32-bit division by multiply-and-shift (a 64-bit division is
- *   ~70 instructions); offsets use TensorIter's byte strides. Launches over 2^31 elements
- *   are split on the host along the outer dimensions.
+ *   threads/SM), each thread walking a grid-stride loop with a 64-bit index (measured faster
+ *   than a 32-bit one for where and clamp), one element per step; the coalesced multi-index
+ *   comes from 32-bit division by multiply-and-shift (a 64-bit division is ~70 instructions)
+ *   in StridedArgs::offsets, the one place offsets are computed; offsets use TensorIter's byte
+ *   strides. Launches over 2^31 elements are split on the host along the outer dimensions,
+ *   so the 32-bit division is exact in every piece.
  * Why it is fast: the contiguous path is pure streaming with the fewest, widest memory
  * transactions and enough threads in flight to cover DRAM latency; no shared memory or
  * synchronization is needed.
@@ -25,12 +30,16 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <type_traits>
+#include <utility>
 
-#include "cuda/kernels/plan.h"
+#include "core/op_math.h"
 #include "cuda/cuda_check.h"
+#include "cuda/kernels/plan.h"
 #include "cuda/runtime.h"
 #include "wick/dtype.h"
+#include "wick/ops.h"
 
 namespace wick::detail::gpu {
 
@@ -68,12 +77,7 @@ __device__ __forceinline__ To cast(From v) {
   }
 }
 
-// The type arithmetic runs in: float for 16-bit floats, int for bool, else the type itself.
-template <class T> struct OpMathOf { using type = T; };
-template <> struct OpMathOf<Half> { using type = float; };
-template <> struct OpMathOf<BFloat16> { using type = float; };
-template <> struct OpMathOf<bool> { using type = int; };
-template <class T> using OpMath = typename OpMathOf<T>::type;
+// The type arithmetic runs in is opmath_t<T> (core/op_math.h), as on the CPU.
 
 // ---- 32-bit division by a runtime constant: q = (umulhi(n, m) + n) >> s, exact for n < 2^31.
 struct FastDivmod {
@@ -101,85 +105,42 @@ struct alignas(sizeof(T) * N) Vec {
   T v[N];
 };
 
-template <int NOPS>
+template <class... T> struct Types {};
+
+// ---- the strided path
+
+// The operands of one launch of fewer than 2^31 elements, innermost dimension first.
+template <int N>
 struct StridedArgs {
-  int ndim;                           // innermost first below
+  int ndim;
   FastDivmod sizes[kMaxDims];
-  int64_t strides[NOPS][kMaxDims];
-  char* ptrs[NOPS];
-};
+  int64_t strides[N][kMaxDims];
+  char* ptrs[N];
 
-template <int NIN, class F, class Out, class In0, class In1>
-__device__ __forceinline__ Out apply(const F& f, In0 a, In1 b) {
-  if constexpr (NIN == 0) return f();
-  else if constexpr (NIN == 1) return f(a);
-  else return f(a, b);
-}
-
-// Vectors per thread in the contiguous kernel: a block covers kBlock * kUnroll consecutive
-// vectors, and each thread issues all its loads before its first store.
-inline constexpr int kUnroll = 4;
-
-template <int VEC, int NIN, class F, class Out, class In0, class In1>
-__global__ void __launch_bounds__(kBlock)
-    contiguous_kernel(int64_t n, F f, Out* out, const In0* in0, const In1* in1) {
-  const int64_t nvec = n / VEC;
-  const int64_t base = int64_t(blockIdx.x) * (kBlock * kUnroll) + threadIdx.x;
-  const auto* a_vec = reinterpret_cast<const Vec<In0, VEC>*>(in0);
-  const auto* b_vec = reinterpret_cast<const Vec<In1, VEC>*>(in1);
-  auto* o_vec = reinterpret_cast<Vec<Out, VEC>*>(out);
-  Vec<In0, VEC> a[kUnroll];
-  Vec<In1, VEC> b[kUnroll];
+  // Byte offsets of element i of every operand.
+  __device__ __forceinline__ void offsets(uint32_t i, int64_t (&off)[N]) const {
 #pragma unroll
-  for (int u = 0; u < kUnroll; ++u) {
-    const int64_t v = base + u * kBlock;
-    if (v < nvec) {
-      if constexpr (NIN >= 1) a[u] = a_vec[v];
-      if constexpr (NIN >= 2) b[u] = b_vec[v];
-    }
-  }
-#pragma unroll
-  for (int u = 0; u < kUnroll; ++u) {
-    const int64_t v = base + u * kBlock;
-    if (v < nvec) {
-      Vec<Out, VEC> o;
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) o.v[k] = apply<NIN, F, Out>(f, a[u].v[k], b[u].v[k]);
-      o_vec[v] = o;
-    }
-  }
-  if (blockIdx.x == 0) {  // the last n % VEC elements
-    const int64_t i = nvec * VEC + threadIdx.x;
-    if (i < n) {
-      In0 x{};
-      In1 y{};
-      if constexpr (NIN >= 1) x = in0[i];
-      if constexpr (NIN >= 2) y = in1[i];
-      out[i] = apply<NIN, F, Out>(f, x, y);
-    }
-  }
-}
-
-template <int NIN, class F, class Out, class In0, class In1>
-__global__ void __launch_bounds__(kBlock) strided_kernel(uint32_t n, F f, StridedArgs<NIN + 1> args) {
-  const uint32_t step = gridDim.x * kBlock;
-  for (uint32_t i = blockIdx.x * kBlock + threadIdx.x; i < n; i += step) {
-    int64_t off[NIN + 1] = {};
-    uint32_t idx = i;
+    for (int k = 0; k < N; ++k) off[k] = 0;
 #pragma unroll
     for (int d = 0; d < kMaxDims; ++d) {
-      if (d == args.ndim) break;
-      const uint32_t q = args.sizes[d].div(idx);
-      const int64_t r = int64_t(idx - q * args.sizes[d].divisor);
-      idx = q;
+      if (d == ndim) break;
+      const uint32_t q = sizes[d].div(i);
+      const int64_t r = int64_t(i - q * sizes[d].divisor);
+      i = q;
 #pragma unroll
-      for (int k = 0; k <= NIN; ++k) off[k] += r * args.strides[k][d];
+      for (int k = 0; k < N; ++k) off[k] += r * strides[k][d];
     }
-    In0 a{};
-    In1 b{};
-    if constexpr (NIN >= 1) a = *reinterpret_cast<const In0*>(args.ptrs[1] + off[1]);
-    if constexpr (NIN >= 2) b = *reinterpret_cast<const In1*>(args.ptrs[2] + off[2]);
-    *reinterpret_cast<Out*>(args.ptrs[0] + off[0]) = apply<NIN, F, Out>(f, a, b);
+  }
+};
+
+// body(ptrs, offsets) for every element of args.
+template <int N, class Body>
+__global__ void __launch_bounds__(kBlock) strided_kernel(int64_t n, Body body, StridedArgs<N> args) {
+  const int64_t step = int64_t(gridDim.x) * kBlock;
+  for (int64_t i = int64_t(blockIdx.x) * kBlock + threadIdx.x; i < n; i += step) {
+    int64_t off[N];
+    args.offsets(uint32_t(i), off);
+    body(args.ptrs, off);
   }
 }
 
@@ -223,38 +184,159 @@ void for_each_32bit_piece(const Plan& p, const Fn& fn) {
   }
 }
 
-// Runs f over p on the current stream of p's device. Out/In0/In1 are the operands' C++ types
-// (In0/In1 unused below NIN inputs).
-template <int NIN, class Out, class In0 = char, class In1 = char, class F>
-void launch_elementwise(const char* op, const Plan& p, const F& f) {
+// Runs body(char* const* ptrs, const int64_t (&offsets)[N]) for every element of p (N
+// operands) on the current stream of p's device, through the strided kernel.
+template <int N, class Body>
+void launch_strided(const char* op, const Plan& p, const Body& body) {
   if (p.numel == 0) return;
   CudaDeviceScope scope(p.device);
   cudaStream_t stream = current_cuda_stream(p.device);
-  constexpr size_t widest = std::max({sizeof(Out), NIN >= 1 ? sizeof(In0) : size_t(1), NIN >= 2 ? sizeof(In1) : size_t(1)});
-  constexpr int VEC = int(16 / widest);
-  auto aligned = [&](const void* ptr, size_t elem) { return uintptr_t(ptr) % (elem * VEC) == 0; };
-  const bool vectorizable = p.contiguous && aligned(p.ptrs[0], sizeof(Out)) &&
-                            (NIN < 1 || aligned(p.ptrs[1], sizeof(In0))) && (NIN < 2 || aligned(p.ptrs[2], sizeof(In1)));
-  if (vectorizable) {
-    const int64_t blocks = std::max<int64_t>(1, (p.numel / VEC + kBlock * kUnroll - 1) / (kBlock * kUnroll));
-    contiguous_kernel<VEC, NIN, F, Out, In0, In1><<<unsigned(blocks), kBlock, 0, stream>>>(
-        p.numel, f, reinterpret_cast<Out*>(p.ptrs[0]), reinterpret_cast<const In0*>(p.ptrs[1]),
-        reinterpret_cast<const In1*>(p.ptrs[2]));
-    WICK_CUDA_AFTER_LAUNCH(op, stream);
-    return;
-  }
   for_each_32bit_piece(p, [&](const Plan& q) {
-    StridedArgs<NIN + 1> args;
+    StridedArgs<N> args;
     args.ndim = q.ndim;
     for (int d = 0; d < q.ndim; ++d) {  // innermost first
       const int src = q.ndim - 1 - d;
       args.sizes[d] = FastDivmod(uint32_t(q.shape[src]));
-      for (int k = 0; k <= NIN; ++k) args.strides[k][d] = q.strides[k][src];
+      for (int k = 0; k < N; ++k) args.strides[k][d] = q.strides[k][src];
     }
-    for (int k = 0; k <= NIN; ++k) args.ptrs[k] = q.ptrs[k];
-    strided_kernel<NIN, F, Out, In0, In1><<<grid_size(q.numel, q.device), kBlock, 0, stream>>>(uint32_t(q.numel), f, args);
+    for (int k = 0; k < N; ++k) args.ptrs[k] = q.ptrs[k];
+    strided_kernel<N, Body><<<grid_size(q.numel, q.device), kBlock, 0, stream>>>(q.numel, body, args);
     WICK_CUDA_AFTER_LAUNCH(op, stream);
   });
+}
+
+template <class Out, class F, class... In, size_t... I>
+__device__ __forceinline__ void apply_at(const F& f, char* const* ptrs,
+                                         const int64_t (&off)[sizeof...(In) + 1], Types<In...>,
+                                         std::index_sequence<I...>) {
+  *reinterpret_cast<Out*>(ptrs[0] + off[0]) = f(*reinterpret_cast<const In*>(ptrs[I + 1] + off[I + 1])...);
+}
+
+// The strided kernel's body for values: out = f(in...) at the element's offsets.
+template <class F, class Out, class... In>
+struct ValuesBody {
+  F f;
+  __device__ __forceinline__ void operator()(char* const* ptrs,
+                                             const int64_t (&off)[sizeof...(In) + 1]) const {
+    apply_at<Out>(f, ptrs, off, Types<In...>{}, std::index_sequence_for<In...>{});
+  }
+};
+
+// ---- the contiguous path
+
+// Vectors per thread in the contiguous kernel: a block covers kBlock * kUnroll consecutive
+// vectors, and each thread issues all its loads before its first store.
+inline constexpr int kUnroll = 4;
+
+// One vector of each input.
+template <int VEC, class... T> struct VecRegs {};
+template <int VEC, class T, class... R>
+struct VecRegs<VEC, T, R...> {
+  Vec<T, VEC> head;
+  VecRegs<VEC, R...> tail;
+};
+template <size_t I, class R>
+__device__ __forceinline__ auto& reg(R& r) {
+  if constexpr (I == 0) return r.head;
+  else return reg<I - 1>(r.tail);
+}
+
+template <int N>
+struct Operands {
+  char* ptrs[N];
+};
+
+template <int VEC, class Out, class F, class... In, size_t... I>
+__device__ __forceinline__ void contiguous_body(int64_t n, const F& f, char* const* p, Types<In...>,
+                                                std::index_sequence<I...>) {
+  const int64_t nvec = n / VEC;
+  const int64_t base = int64_t(blockIdx.x) * (kBlock * kUnroll) + threadIdx.x;
+  auto* o_vec = reinterpret_cast<Vec<Out, VEC>*>(p[0]);
+  VecRegs<VEC, In...> r[kUnroll];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const int64_t v = base + u * kBlock;
+    if (v < nvec) ((reg<I>(r[u]) = reinterpret_cast<const Vec<In, VEC>*>(p[I + 1])[v]), ...);
+  }
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const int64_t v = base + u * kBlock;
+    if (v < nvec) {
+      Vec<Out, VEC> o;
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) o.v[k] = f(reg<I>(r[u]).v[k]...);
+      o_vec[v] = o;
+    }
+  }
+  if (blockIdx.x == 0) {  // the last n % VEC elements
+    const int64_t i = nvec * VEC + threadIdx.x;
+    if (i < n) reinterpret_cast<Out*>(p[0])[i] = f(reinterpret_cast<const In*>(p[I + 1])[i]...);
+  }
+}
+
+template <int VEC, class F, class Out, class... In>
+__global__ void __launch_bounds__(kBlock) contiguous_kernel(int64_t n, F f, Operands<sizeof...(In) + 1> ops) {
+  contiguous_body<VEC, Out>(n, f, ops.ptrs, Types<In...>{}, std::index_sequence_for<In...>{});
+}
+
+// ---- the launcher
+
+// Runs out = f(in...) over p (operands out, in...: their C++ types) on the current stream of
+// p's device: the contiguous kernel when every operand is dense and 16-byte-vector aligned,
+// else the strided one.
+template <class Out, class... In, class F>
+void launch_elementwise(const char* op, const Plan& p, const F& f) {
+  constexpr int N = sizeof...(In) + 1;
+  static_assert(N <= kMaxOperands, "at most 3 inputs");
+  if (p.numel == 0) return;
+  constexpr size_t elem[N] = {sizeof(Out), sizeof(In)...};
+  constexpr size_t widest = std::max({sizeof(Out), sizeof(In)...});
+  constexpr int VEC = int(16 / widest);
+  bool vectorizable = p.contiguous;
+  for (int k = 0; k < N; ++k) vectorizable = vectorizable && uintptr_t(p.ptrs[k]) % (elem[k] * VEC) == 0;
+  if (!vectorizable) return launch_strided<N>(op, p, ValuesBody<F, Out, In...>{f});
+  CudaDeviceScope scope(p.device);
+  cudaStream_t stream = current_cuda_stream(p.device);
+  Operands<N> ops;
+  for (int k = 0; k < N; ++k) ops.ptrs[k] = p.ptrs[k];
+  const int64_t blocks = std::max<int64_t>(1, (p.numel / VEC + kBlock * kUnroll - 1) / (kBlock * kUnroll));
+  contiguous_kernel<VEC, F, Out, In...><<<unsigned(blocks), kBlock, 0, stream>>>(p.numel, f, ops);
+  WICK_CUDA_AFTER_LAUNCH(op, stream);
+}
+
+// ---- checks that must finish before an op writes (an out-of-range index, an integer zero
+// divisor): the strided kernel records one offending value, and the host waits for the answer.
+
+template <class Pred>
+struct FindBody {
+  Pred bad;
+  unsigned long long* found;
+  template <int N>
+  __device__ __forceinline__ void operator()(char* const* ptrs, const int64_t (&off)[N]) const {
+    int64_t value = 0;
+    if (bad(ptrs, off, value)) {
+      atomicExch(found + 1, static_cast<unsigned long long>(value));
+      atomicExch(found, 1ull);
+    }
+  }
+};
+
+// Some value v for which bad(ptrs, offsets, v) held over the N operands of p, or nullopt.
+// Synchronizes with the current stream (the price of raising before anything is written).
+template <int N, class Pred>
+std::optional<int64_t> find_any(const char* op, const Plan& p, const Pred& bad) {
+  if (p.numel == 0) return std::nullopt;
+  CudaDeviceScope scope(p.device);
+  cudaStream_t stream = current_cuda_stream(p.device);
+  Tensor flag = empty({2}, TensorOptions(kInt64).device(Device(kCUDA, p.device)));
+  auto* found = static_cast<unsigned long long*>(flag.data_ptr());
+  WICK_CUDA_CHECK(cudaMemsetAsync(found, 0, 16, stream), op);
+  launch_strided<N>(op, p, FindBody<Pred>{bad, found});
+  unsigned long long host[2] = {};
+  WICK_CUDA_CHECK(cudaMemcpyAsync(host, found, 16, cudaMemcpyDeviceToHost, stream), op);
+  WICK_CUDA_CHECK(cudaStreamSynchronize(stream), op);
+  if (!host[0]) return std::nullopt;
+  return int64_t(host[1]);
 }
 
 }  // namespace wick::detail::gpu

@@ -31,16 +31,16 @@ template <> struct Bits<8> { using type = uint64_t; };
 
 }  // namespace
 
-void fill(const Tensor& out, const Scalar& value) {
-  const Plan p = make_plan(out, "fill_");
+void fill(const TensorIter& it, const Scalar& value) {
+  const Plan p = make_plan(it, "fill_");
   auto body = [&]<class T>() {
     using B = typename Bits<sizeof(T)>::type;
     const T v = value.to<T>();
     B bits;
     std::memcpy(&bits, &v, sizeof bits);
-    launch_elementwise<0, B>("fill_", p, FillFn<B>{bits});
+    launch_elementwise<B>("fill_", p, FillFn<B>{bits});
   };
-  WICK_DISPATCH_ALL(out.dtype(), "fill_", body);
+  WICK_DISPATCH_ALL(it.output().dtype(), "fill_", body);
 }
 
 void copy(const TensorIter& it) {
@@ -49,13 +49,13 @@ void copy(const TensorIter& it) {
   if (out == in) {
     auto same = [&]<class T>() {
       using B = typename Bits<sizeof(T)>::type;
-      launch_elementwise<1, B, B>("copy_", p, CastFn<B, B>{});
+      launch_elementwise<B, B>("copy_", p, CastFn<B, B>{});
     };
     WICK_DISPATCH_ALL(out, "copy_", same);
     return;
   }
   auto outer = [&]<class O>() {
-    auto inner = [&]<class I>() { launch_elementwise<1, O, I>("copy_", p, CastFn<O, I>{}); };
+    auto inner = [&]<class I>() { launch_elementwise<O, I>("copy_", p, CastFn<O, I>{}); };
     WICK_DISPATCH_ALL(in, "copy_", inner);
   };
   WICK_DISPATCH_ALL(out, "copy_", outer);

@@ -5,7 +5,7 @@
 
 namespace wick::detail::gpu {
 
-void fill(const Tensor& out, const Scalar& value);
+void fill(const TensorIter& it, const Scalar& value);
 void copy(const TensorIter& it);
 void binary(BinaryOp op, const TensorIter& it, const Scalar* scalar, const Scalar& alpha);
 

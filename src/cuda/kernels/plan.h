@@ -1,5 +1,5 @@
-// The launch plan of an elementwise kernel, read from a TensorIter (or one output tensor):
-// operand pointers, the coalesced shape and byte strides, outermost dimension first.
+// The launch plan of an elementwise kernel, read from a TensorIter as it is: operand pointers,
+// TensorIter's coalesced shape and byte strides (outermost dimension first), never coalesced again.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,7 @@
 namespace wick::detail::gpu {
 
 inline constexpr int kMaxDims = 16;
+inline constexpr int kMaxOperands = TensorIter::kMaxOperands;  // the output and up to 3 inputs
 
 struct Plan {
   int device = 0;
@@ -16,14 +17,12 @@ struct Plan {
   int ndim = 1;
   int64_t numel = 0;
   bool contiguous = true;  // one dimension, unit strides for every operand
-  char* ptrs[3] = {};
+  char* ptrs[kMaxOperands] = {};
   int64_t shape[kMaxDims] = {};
-  int64_t strides[3][kMaxDims] = {};
+  int64_t strides[kMaxOperands][kMaxDims] = {};
 };
 
 // Throws NotImplementedError naming op beyond kMaxDims coalesced dimensions.
 Plan make_plan(const TensorIter& it, const char* op);
-// The output alone (fill): its dimensions coalesced as TensorIter does.
-Plan make_plan(const Tensor& out, const char* op);
 
 }  // namespace wick::detail::gpu

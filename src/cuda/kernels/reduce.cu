@@ -22,6 +22,7 @@
  */
 #include <cstring>
 
+#include "cuda/kernels/device_math.cuh"
 #include "cuda/kernels/elementwise.cuh"
 #include "cuda/kernels/op_kernels.h"
 #include "wick/ops.h"
@@ -39,11 +40,6 @@ template <> struct SumAccOf<double> { using type = double; };
 template <class T> struct WideAccOf { using type = double; };
 template <> struct WideAccOf<Half> { using type = float; };
 template <> struct WideAccOf<BFloat16> { using type = float; };
-
-__device__ __forceinline__ float m_sqrt(float x) { return sqrtf(x); }
-__device__ __forceinline__ double m_sqrt(double x) { return ::sqrt(x); }
-__device__ __forceinline__ float m_pow(float x, float e) { return powf(x, e); }
-__device__ __forceinline__ double m_pow(double x, double e) { return ::pow(x, e); }
 
 template <class M>
 __device__ __forceinline__ bool is_nan(M v) {
@@ -78,7 +74,7 @@ template <class T>
 struct SelectPolicy {
   using In = T;
   static constexpr int kUnroll = 1;
-  using M = OpMath<T>;
+  using M = opmath_t<T>;
   struct State {
     M v;
     int64_t i;  // -1: empty
@@ -373,7 +369,7 @@ void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tens
   switch (op) {
     case ReduceOp::Sum:
     case ReduceOp::Mean: {
-      const char* name = op == ReduceOp::Sum ? "sum" : "mean";
+      const char* name = op_name(op);
       auto body = [&]<class T>() {
         run(SumPolicy<T>{static_cast<T*>(values.data_ptr()), op == ReduceOp::Mean, n}, in, outer, n, inner,
             name);
@@ -385,10 +381,7 @@ void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tens
     case ReduceOp::Min:
     case ReduceOp::ArgMax:
     case ReduceOp::ArgMin: {
-      const char* name = op == ReduceOp::Max      ? "max"
-                         : op == ReduceOp::Min    ? "min"
-                         : op == ReduceOp::ArgMax ? "argmax"
-                                                  : "argmin";
+      const char* name = op_name(op);
       const bool is_max = op == ReduceOp::Max || op == ReduceOp::ArgMax;
       auto body = [&]<class T>() {
         SelectPolicy<T> pol{values.defined() ? static_cast<T*>(values.data_ptr()) : nullptr,
@@ -400,7 +393,7 @@ void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tens
     }
     case ReduceOp::Var:
     case ReduceOp::Std: {
-      const char* name = op == ReduceOp::Var ? "var" : "std";
+      const char* name = op_name(op);
       auto body = [&]<class T>() {
         using A = typename VarPolicy<T>::A;
         run(VarPolicy<T>{static_cast<T*>(values.data_ptr()), A(arg), op == ReduceOp::Std}, in, outer, n,

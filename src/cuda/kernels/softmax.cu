@@ -12,8 +12,9 @@
  * - column_kernel (inner > 1): one thread per column, the same running pair down the column;
  *   adjacent threads read adjacent addresses.
  * Arithmetic in float for 16-bit floats and float32, double for float64, with CUDA's accurate
- * expf/logf. A row of -inf gives nan, as PyTorch and wick's CPU.
+ * expf/logf (device_math.cuh). A row of -inf gives nan, as PyTorch and wick's CPU.
  */
+#include "cuda/kernels/device_math.cuh"
 #include "cuda/kernels/elementwise.cuh"
 #include "cuda/kernels/op_kernels.h"
 
@@ -22,11 +23,6 @@ namespace wick::detail::gpu {
 namespace {
 
 constexpr int kCachedVecs = 8;  // 16-byte vectors per thread in cached_kernel
-
-__device__ __forceinline__ float m_exp(float x) { return expf(x); }
-__device__ __forceinline__ double m_exp(double x) { return ::exp(x); }
-__device__ __forceinline__ float m_log(float x) { return logf(x); }
-__device__ __forceinline__ double m_log(double x) { return ::log(x); }
 
 template <class M>
 __device__ __forceinline__ M max_of(M a, M b) {
@@ -74,7 +70,7 @@ __device__ __forceinline__ M block_all_reduce(M v) {
 
 template <class T>
 __global__ void __launch_bounds__(kBlock) cached_kernel(const T* in, T* out, int64_t rows, int64_t n, bool log) {
-  using M = OpMath<T>;
+  using M = opmath_t<T>;
   constexpr int VEC = int(16 / sizeof(T));
   const int64_t nvec = n / VEC;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
@@ -125,7 +121,7 @@ __global__ void __launch_bounds__(kBlock) cached_kernel(const T* in, T* out, int
 template <class T>
 __global__ void __launch_bounds__(kBlock) online_kernel(const T* in, T* out, int64_t rows, int64_t n, int group,
                                                         bool log) {
-  using M = OpMath<T>;
+  using M = opmath_t<T>;
   __shared__ M pair[2];
   const int lane = int(threadIdx.x) % group;
   const int64_t groups_per_block = kBlock / group;
@@ -167,7 +163,7 @@ __global__ void __launch_bounds__(kBlock) online_kernel(const T* in, T* out, int
 template <class T>
 __global__ void __launch_bounds__(kBlock) column_kernel(const T* in, T* out, int64_t outer, int64_t n, int64_t inner,
                                                         bool log) {
-  using M = OpMath<T>;
+  using M = opmath_t<T>;
   for (int64_t c = int64_t(blockIdx.x) * kBlock + threadIdx.x; c < outer * inner; c += int64_t(gridDim.x) * kBlock) {
     const int64_t o = c / inner, j = c % inner;
     const T* x = in + o * n * inner + j;

@@ -7,41 +7,21 @@
  * dtype with the op as a runtime switch (uniform across the grid), as do the integer forms of
  * pow and remainder. One kernel per op x dtype would triple this file's compile time for no
  * measurable gain on memory-bound ops.
- * Arithmetic: 16-bit floats in float, rounded once at the end; CUDA's accurate libm calls
- * (expf, erff, ...: at most 2 ulp), never the fast intrinsics, so results stay within the
- * test's float64 tolerances.
+ * Arithmetic in opmath_t (float for 16-bit floats, rounded once at the end) with the math
+ * of device_math.cuh. Every op runs on launch_elementwise (elementwise.cuh), clamp(x, lo, hi)
+ * included.
  */
 #include <limits>
 
+#include "cuda/kernels/device_math.cuh"
+#include "cuda/kernels/elementwise.cuh"
 #include "cuda/kernels/op_kernels.h"
-#include "cuda/kernels/ternary.cuh"
 
 namespace wick::detail::gpu {
 
 namespace {
 
-template <class T> inline constexpr bool is_float_v = std::is_floating_point_v<OpMath<T>>;
-
-// ---- float and double overloads of the math calls
-
-__device__ __forceinline__ float m_exp(float x) { return expf(x); }
-__device__ __forceinline__ double m_exp(double x) { return ::exp(x); }
-__device__ __forceinline__ float m_log(float x) { return logf(x); }
-__device__ __forceinline__ double m_log(double x) { return ::log(x); }
-__device__ __forceinline__ float m_sqrt(float x) { return sqrtf(x); }
-__device__ __forceinline__ double m_sqrt(double x) { return ::sqrt(x); }
-__device__ __forceinline__ float m_sin(float x) { return sinf(x); }
-__device__ __forceinline__ double m_sin(double x) { return ::sin(x); }
-__device__ __forceinline__ float m_cos(float x) { return cosf(x); }
-__device__ __forceinline__ double m_cos(double x) { return ::cos(x); }
-__device__ __forceinline__ float m_tanh(float x) { return tanhf(x); }
-__device__ __forceinline__ double m_tanh(double x) { return ::tanh(x); }
-__device__ __forceinline__ float m_erf(float x) { return erff(x); }
-__device__ __forceinline__ double m_erf(double x) { return ::erf(x); }
-__device__ __forceinline__ float m_pow(float x, float e) { return powf(x, e); }
-__device__ __forceinline__ double m_pow(double x, double e) { return ::pow(x, e); }
-__device__ __forceinline__ float m_fmod(float x, float e) { return fmodf(x, e); }
-__device__ __forceinline__ double m_fmod(double x, double e) { return ::fmod(x, e); }
+template <class T> inline constexpr bool is_float_v = std::is_floating_point_v<opmath_t<T>>;
 
 // Integer power by squaring in unsigned arithmetic (wraps, as the CPU); a negative exponent
 // gives 1/base rounded toward zero.
@@ -113,7 +93,7 @@ __device__ __forceinline__ M nan_min(M a, M b) {
 template <class T, UnaryOp OP>
 struct SimpleFn {  // Neg, Abs, Relu
   __device__ T operator()(T v) const {
-    using M = OpMath<T>;
+    using M = opmath_t<T>;
     const M x = cast<M>(v);
     if constexpr (OP == UnaryOp::Neg) return cast<T>(M(-x));
     else if constexpr (OP == UnaryOp::Abs) {
@@ -160,8 +140,8 @@ __device__ __noinline__ M float_op(UnaryOp op, M x, M a, M b) {
 template <class T>
 struct FloatFn {
   UnaryOp op;
-  OpMath<T> a, b;
-  __device__ T operator()(T v) const { return cast<T>(float_op(op, cast<OpMath<T>>(v), a, b)); }
+  opmath_t<T> a, b;
+  __device__ T operator()(T v) const { return cast<T>(float_op(op, cast<opmath_t<T>>(v), a, b)); }
 };
 
 // Integer forms of Pow, RPow, Remainder, Clamp.
@@ -188,7 +168,7 @@ template <class T>
 struct PointwiseFn {
   PointwiseOp op;
   __device__ T operator()(T x, T y) const {
-    using M = OpMath<T>;
+    using M = opmath_t<T>;
     switch (op) {
       case PointwiseOp::Pow:
         if constexpr (is_float_v<T>) return cast<T>(float_pow(cast<M>(x), cast<M>(y)));
@@ -210,33 +190,22 @@ struct ZeroDivisor {  // find_any's predicate: operand 2 (the divisor) is 0
 template <class T>
 struct ClampFn {
   __device__ T operator()(T x, T lo, T hi) const {
-    using M = OpMath<T>;
+    using M = opmath_t<T>;
     return cast<T>(nan_min(nan_max(cast<M>(x), cast<M>(lo)), cast<M>(hi)));
   }
 };
 
-const char* unary_name(UnaryOp op) {
-  static const char* names[] = {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh",
-                                "sigmoid", "relu", "gelu", "gelu", "silu", "pow", "pow", "remainder", "clamp"};
-  return names[int(op)];
-}
-
-const char* pointwise_name(PointwiseOp op) {
-  static const char* names[] = {"pow", "remainder", "clamp_min", "clamp_max", "clamp"};
-  return names[int(op)];
-}
-
 }  // namespace
 
 void unary(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b) {
-  const char* name = unary_name(op);
+  const char* name = op_name(op);
   const Plan p = make_plan(it, name);
   auto body = [&]<class T>() {
-    using M = OpMath<T>;
+    using M = opmath_t<T>;
     switch (op) {
-      case UnaryOp::Neg: return launch_elementwise<1, T, T>(name, p, SimpleFn<T, UnaryOp::Neg>{});
-      case UnaryOp::Abs: return launch_elementwise<1, T, T>(name, p, SimpleFn<T, UnaryOp::Abs>{});
-      case UnaryOp::Relu: return launch_elementwise<1, T, T>(name, p, SimpleFn<T, UnaryOp::Relu>{});
+      case UnaryOp::Neg: return launch_elementwise<T, T>(name, p, SimpleFn<T, UnaryOp::Neg>{});
+      case UnaryOp::Abs: return launch_elementwise<T, T>(name, p, SimpleFn<T, UnaryOp::Abs>{});
+      case UnaryOp::Relu: return launch_elementwise<T, T>(name, p, SimpleFn<T, UnaryOp::Relu>{});
       default: break;
     }
     if constexpr (is_float_v<T>) {
@@ -245,7 +214,7 @@ void unary(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b) {
         lo = a ? a->to<M>() : -std::numeric_limits<M>::infinity();
         hi = b ? b->to<M>() : std::numeric_limits<M>::infinity();
       }
-      launch_elementwise<1, T, T>(name, p, FloatFn<T>{op, lo, hi});
+      launch_elementwise<T, T>(name, p, FloatFn<T>{op, lo, hi});
     } else {
       T lo = a ? a->to<T>() : T(0), hi = T(0);
       if (op == UnaryOp::Clamp) {
@@ -254,23 +223,24 @@ void unary(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b) {
       } else if (op != UnaryOp::Pow && op != UnaryOp::RPow && op != UnaryOp::Remainder) {
         raise<TypeError>(name, "\"", name, "\" not implemented for '", it.dtype(), "'");
       }
-      launch_elementwise<1, T, T>(name, p, IntFn<T>{op, lo, hi});
+      launch_elementwise<T, T>(name, p, IntFn<T>{op, lo, hi});
     }
   };
   WICK_DISPATCH_NUMERIC(it.dtype(), name, body);
 }
 
 void pointwise(PointwiseOp op, const TensorIter& it) {
-  const char* name = pointwise_name(op);
+  const char* name = op_name(op);
+  const Plan p = make_plan(it, name);
   auto body = [&]<class T>() {
-    if (op == PointwiseOp::Clamp) return launch_ternary<T, T, T, T>(name, it, ClampFn<T>{});
+    if (op == PointwiseOp::Clamp) return launch_elementwise<T, T, T, T>(name, p, ClampFn<T>{});
     if constexpr (!is_float_v<T>) {
       if (op == PointwiseOp::Remainder) {  // a zero divisor raises before anything is written
-        const auto zero = find_any(iter_args<3>(it, name), it.device().index(), name, ZeroDivisor<T>{});
+        const auto zero = find_any<3>(name, p, ZeroDivisor<T>{});
         WICK_CHECK(!zero, ValueError, "remainder", "ZeroDivisionError");
       }
     }
-    launch_elementwise<2, T, T, T>(name, make_plan(it, name), PointwiseFn<T>{op});
+    launch_elementwise<T, T, T>(name, p, PointwiseFn<T>{op});
   };
   WICK_DISPATCH_NUMERIC(it.dtype(), name, body);
 }

@@ -1,0 +1,30 @@
+/* Math on the device, float and double overloads: the one set that every CUDA kernel calls
+ * (unary, softmax, reductions). CUDA's accurate libm calls (expf, erff, ...: at most 2 ulp),
+ * never the fast intrinsics, so results stay within the tests' float64 tolerances.
+ */
+#pragma once
+
+#include <cuda_runtime.h>
+
+namespace wick::detail::gpu {
+
+__device__ __forceinline__ float m_exp(float x) { return expf(x); }
+__device__ __forceinline__ double m_exp(double x) { return ::exp(x); }
+__device__ __forceinline__ float m_log(float x) { return logf(x); }
+__device__ __forceinline__ double m_log(double x) { return ::log(x); }
+__device__ __forceinline__ float m_sqrt(float x) { return sqrtf(x); }
+__device__ __forceinline__ double m_sqrt(double x) { return ::sqrt(x); }
+__device__ __forceinline__ float m_sin(float x) { return sinf(x); }
+__device__ __forceinline__ double m_sin(double x) { return ::sin(x); }
+__device__ __forceinline__ float m_cos(float x) { return cosf(x); }
+__device__ __forceinline__ double m_cos(double x) { return ::cos(x); }
+__device__ __forceinline__ float m_tanh(float x) { return tanhf(x); }
+__device__ __forceinline__ double m_tanh(double x) { return ::tanh(x); }
+__device__ __forceinline__ float m_erf(float x) { return erff(x); }
+__device__ __forceinline__ double m_erf(double x) { return ::erf(x); }
+__device__ __forceinline__ float m_pow(float x, float e) { return powf(x, e); }
+__device__ __forceinline__ double m_pow(double x, double e) { return ::pow(x, e); }
+__device__ __forceinline__ float m_fmod(float x, float e) { return fmodf(x, e); }
+__device__ __forceinline__ double m_fmod(double x, double e) { return ::fmod(x, e); }
+
+}  // namespace wick::detail::gpu
