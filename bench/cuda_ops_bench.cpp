@@ -1,6 +1,7 @@
 // Micro-benchmarks of the CUDA op kernels at several sizes (bench/compare has the target rows
 // against LibTorch; this is for tuning one kernel): reductions, softmax, matmul, elementwise
-// math, random. Device time through CUDA events, reported as bytes or FLOPs per second.
+// math, broadcast elementwise (the strided kernel), random. Device time through CUDA events,
+// reported as bytes or FLOPs per second.
 //   build/bin/wick_cuda_ops_bench --benchmark_filter=Softmax
 #include <benchmark/benchmark.h>
 
@@ -89,6 +90,20 @@ void BM_Unary(benchmark::State& st) {  // Arg: 0 relu, 1 gelu, 2 exp, 3 sigmoid;
   st.SetBytesProcessed(int64_t(st.iterations()) * x.numel() * 8);
 }
 BENCHMARK(BM_Unary)->DenseRange(0, 3)->UseManualTime();
+
+// The strided elementwise kernel: [8192, 8192] floats with a broadcast [8192, 1] operand.
+// Arg: 0 add (a + col), 1 where(cond, a, col), 2 clamp(a, col, b); bytes of the full-size operands.
+void BM_Broadcast(benchmark::State& st) {
+  if (!cuda::is_available()) return st.SkipWithError("no CUDA device");
+  const Device gpu("cuda");
+  auto a = rand({8192, 8192}, gpu), b = rand({8192, 8192}, gpu), col = rand({8192, 1}, gpu);
+  auto cond = a > 0.5;
+  const int op = int(st.range(0));
+  timed(st, [&] { benchmark::DoNotOptimize(op == 0 ? a + col : op == 1 ? where(cond, a, col) : clamp(a, col, b)); });
+  const int64_t bytes = op == 0 ? 8 : op == 1 ? 9 : 12;  // out and a, plus cond or b
+  st.SetBytesProcessed(int64_t(st.iterations()) * a.numel() * bytes);
+}
+BENCHMARK(BM_Broadcast)->DenseRange(0, 2)->UseManualTime();
 
 void BM_Randn(benchmark::State& st) {
   if (!cuda::is_available()) return st.SkipWithError("no CUDA device");
