@@ -19,6 +19,7 @@
 // (a consumer waits for the producer's stream) covers them.
 #include "wick/nn/data_parallel.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -359,14 +360,23 @@ Tensor DataParallelImpl::State::run(const Tensor& input) {
   check_placement(params, buffers);
   const bool grad = GradMode::is_enabled();
 
-  // 1. scatter (comm::scatter's pieces: torch.chunk's, maybe fewer than the devices)
+  // 1. the replicas this batch needs (torch.chunk's pieces: maybe fewer than the devices),
+  // made before anything else so that a module that cannot be replicated changes nothing
+  const int64_t d = dim < 0 ? dim + input.dim() : dim;
+  WICK_CHECK(d >= 0 && d < input.dim(), IndexError, kOp,
+             "Dimension out of range (expected to be in range of [", -input.dim(), ", ", input.dim() - 1,
+             "], but got ", dim, ")");
+  const size_t n =
+      std::max<size_t>(1, comm::detail::chunk_sizes(input.size(d), int64_t(device_ids.size())).size());
+  ensure_replicas(n - 1, params, buffers);
+
+  // 2. scatter
   std::vector<cuda::Stream> all_streams;
-  for (int d : device_ids) all_streams.push_back(cuda::current_stream(d));
-  std::vector<Tensor> pieces = comm::scatter(input, device_ids, std::nullopt, dim);
-  const size_t n = pieces.size();
+  for (int dev : device_ids) all_streams.push_back(cuda::current_stream(dev));
+  std::vector<Tensor> pieces = comm::scatter(input, device_ids, std::nullopt, d);
+  WICK_CHECK(pieces.size() == n, ValueError, kOp, "scatter gave ", pieces.size(), " pieces, expected ", n);
   const std::vector<int> devices(device_ids.begin(), device_ids.begin() + int64_t(n));
   const std::vector<cuda::Stream> streams(all_streams.begin(), all_streams.begin() + int64_t(n));
-  const int64_t d = dim < 0 ? dim + input.dim() : dim;
   if (grad && input.requires_grad()) {
     std::vector<std::vector<int64_t>> sizes;
     for (const Tensor& p : pieces) sizes.emplace_back(p.sizes().begin(), p.sizes().end());
@@ -376,8 +386,7 @@ Tensor DataParallelImpl::State::run(const Tensor& input) {
     for (size_t k = 0; k < n; ++k) autograd::set_history(pieces[k], node, uint32_t(k));
   }
 
-  // 2. replicate: the module runs on devices[0], replicas on the others
-  ensure_replicas(n - 1, params, buffers);
+  // 3. replicate: the module runs on devices[0], replicas on the others
   if (n > 1) {
     NoGradGuard no_grad;
     auto p_out = comm::broadcast_coalesced(params, devices);
@@ -385,7 +394,9 @@ Tensor DataParallelImpl::State::run(const Tensor& input) {
     for (size_t k = 1; k < n; ++k) {
       for (size_t j = 0; j < params.size(); ++j) bind(replica_params[k - 1][j], p_out[k][j]);
       for (size_t j = 0; j < buffers.size(); ++j) bind(replica_buffers[k - 1][j], b_out[k][j]);
-      replicas[k - 1]->train(module->is_training());
+      // each module's mode, parents first (train() also sets the children, which follow)
+      const auto mine = module->modules(), theirs = replicas[k - 1]->modules();
+      for (size_t m = 0; m < mine.size() && m < theirs.size(); ++m) theirs[m]->train(mine[m]->is_training());
     }
   }
   if (n > 1 && grad) {
@@ -407,7 +418,7 @@ Tensor DataParallelImpl::State::run(const Tensor& input) {
     }
   }
 
-  // 3. parallel apply: replica k on its worker, the module itself on this thread
+  // 4. parallel apply: replica k on its worker, the module itself on this thread
   std::vector<Tensor> outputs(n);
   std::vector<std::exception_ptr> errors(n);
   for (size_t k = 1; k < n; ++k) {
@@ -437,7 +448,7 @@ Tensor DataParallelImpl::State::run(const Tensor& input) {
                "replica ", k, " on device cuda:", devices[k], " returned a tensor on ", outputs[k].device());
   }
 
-  // 4. gather on the output device (scalars become a vector, one element per replica)
+  // 5. gather on the output device (scalars become a vector, one element per replica)
   const bool scalars = outputs[0].dim() == 0;
   std::vector<Tensor> parts;
   std::vector<int64_t> sizes;
