@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -102,6 +103,11 @@ class StreamsGuard {
     guards_.reserve(streams.size());
     for (const auto& s : streams) guards_.push_back(std::make_unique<cuda::StreamGuard>(s));
   }
+  ~StreamsGuard() {
+    while (!guards_.empty()) guards_.pop_back();  // the last made restores first
+  }
+  StreamsGuard(const StreamsGuard&) = delete;
+  StreamsGuard& operator=(const StreamsGuard&) = delete;
 
  private:
   std::vector<std::unique_ptr<cuda::StreamGuard>> guards_;
@@ -128,36 +134,56 @@ void bind(const Tensor& t, const Tensor& value) {
 // replicas' gradients on devices[0].
 class BroadcastBackward final : public Node {
  public:
-  BroadcastBackward(std::vector<int> devices, std::vector<cuda::Stream> streams)
-      : devices_(std::move(devices)), streams_(std::move(streams)) {}
+  // streams: the forward's (the replicas' gradients are made there); sides: one side stream per
+  // device, on which the reduction runs so that it overlaps the backward still running on the
+  // forward's streams. The node's own stream (the engine's ordering) is sides[0].
+  BroadcastBackward(std::vector<int> devices, std::vector<cuda::Stream> streams,
+                    std::vector<cuda::Stream> sides)
+      : devices_(std::move(devices)), streams_(std::move(streams)), sides_(std::move(sides)) {}
   std::string name() const override { return "BroadcastBackward"; }
 
   variable_list apply(variable_list&& grads) override {
     const size_t n = input_metadata_.size(), replicas = devices_.size() - 1;
-    StreamsGuard guard(streams_);
+    // Here the engine has made sides_[0] current on devices_[0] and made it wait for the
+    // streams that produced grads. Work on device r runs on sides_[r] after streams_[r].
     std::vector<Tensor> flats;  // per replica: the bucket's gradients, flattened (zeros where none came)
-    for (size_t r = 0; r < replicas; ++r) {
-      std::vector<Tensor> parts;
+    std::vector<size_t> from;   // the replica of each flat
+    for (size_t r = 1; r <= replicas; ++r) {
       bool any = false;
+      for (size_t j = 0; j < n; ++j) any = any || grads[(r - 1) * n + j].defined();
+      if (!any) continue;
+      sides_[r].wait_stream(streams_[r]);
+      cuda::StreamGuard guard(sides_[r]);
+      std::vector<Tensor> parts;
       for (size_t j = 0; j < n; ++j) {
-        const Tensor& g = grads[r * n + j];
-        any = any || g.defined();
+        const Tensor& g = grads[(r - 1) * n + j];
         const auto& meta = input_metadata_[j];
-        parts.push_back(g.defined() ? g.contiguous().view({g.numel()})
-                                    : zeros({numel(meta)},
-                                            TensorOptions().dtype(meta.dtype).device(gpu(devices_[r + 1]))));
+        if (g.defined()) {
+          // g's memory belongs to the replica's stream: keep it from reuse until the side
+          // stream has read it
+          wick::detail::cuda_record_stream(g, sides_[r]);
+          parts.push_back(g.contiguous().view({g.numel()}));
+        } else {
+          parts.push_back(zeros({numel(meta)}, TensorOptions().dtype(meta.dtype).device(gpu(devices_[r]))));
+        }
       }
-      if (any) flats.push_back(parts.size() == 1 ? parts[0] : cat(parts, 0));
+      flats.push_back(parts.size() == 1 ? parts[0] : cat(parts, 0));
+      from.push_back(r);
     }
     variable_list out(n);
     if (flats.empty()) return out;
     Tensor sum;
-    if (flats.size() == 1) {
-      sum = flats[0].to(gpu(devices_[0]));
-    } else {
-      // reduce onto the first replica's device, then one copy to devices[0]
-      sum = comm::reduce_add(flats, flats[0].device().index()).to(gpu(devices_[0]));
+    {
+      std::vector<cuda::Stream> sides;
+      for (size_t r : from) sides.push_back(sides_[r]);
+      StreamsGuard guard(sides);
+      // one replica: a copy to devices[0]; more: reduced onto the first of them, then copied
+      Tensor total = flats.size() == 1 ? flats[0] : comm::reduce_add(flats, devices_[from[0]]);
+      cuda::StreamGuard source(sides_[from[0]]);
+      sum = total.to(gpu(devices_[0]));  // on the source's side stream; sides_[0] waits for it
     }
+    // sum is read on whichever stream consumes the gradients (the parameters' accumulation)
+    wick::detail::cuda_record_stream(sum, streams_[0]);
     int64_t off = 0;
     for (size_t j = 0; j < n; ++j) {
       const int64_t k = numel(input_metadata_[j]);
@@ -174,7 +200,7 @@ class BroadcastBackward final : public Node {
     return n;
   }
   std::vector<int> devices_;
-  std::vector<cuda::Stream> streams_;
+  std::vector<cuda::Stream> streams_, sides_;
 };
 
 // Input: the batch; outputs: its pieces on the devices. Backward: the pieces' gradients
@@ -297,7 +323,18 @@ struct DataParallelImpl::State {
   std::vector<std::vector<Tensor>> replica_params, replica_buffers;
   Signature built_for;
   std::vector<std::unique_ptr<Worker>> workers;  // workers[k] for device_ids[k + 1]
-  std::mutex forward_mu;                         // one forward at a time
+  std::map<int, cuda::Stream> side_streams;      // per device: where gradient reductions run
+  cuda::Stream node_side_stream(int device) {
+    auto it = side_streams.find(device);
+    if (it == side_streams.end()) it = side_streams.emplace(device, cuda::Stream::create(device, -1)).first;
+    return it->second;
+  }
+  std::vector<cuda::Stream> sides(const std::vector<int>& devices) {
+    std::vector<cuda::Stream> out;
+    for (int d : devices) out.push_back(node_side_stream(d));
+    return out;
+  }
+  std::mutex forward_mu;  // one forward at a time
 
   void check_placement(const std::vector<Tensor>& params, const std::vector<Tensor>& buffers) const;
   void ensure_replicas(size_t count, const std::vector<Tensor>& params, const std::vector<Tensor>& buffers);
@@ -406,8 +443,9 @@ Tensor DataParallelImpl::State::run(const Tensor& input) {
       if (!wanted) continue;
       std::vector<Tensor> inputs;
       for (size_t j : bucket) inputs.push_back(params[j]);
-      auto node = std::make_shared<BroadcastBackward>(devices, streams);
+      auto node = std::make_shared<BroadcastBackward>(devices, streams, sides(devices));
       autograd::detail::init_node(*node, inputs);
+      node->stream_ = node_side_stream(devices[0]);
       node->num_outputs_ = uint32_t(bucket.size() * (n - 1));
       node->eager_ = true;
       for (size_t k = 1; k < n; ++k)

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <iostream>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -469,8 +470,21 @@ TEST(DataParallelGpu, DISABLED_ChildVisibleDevices) {
 
 TEST(DataParallelGpu, VisibleDevicesReordered) {
   WICK_REQUIRE_GPUS(2);
-  if (std::getenv("CUDA_VISIBLE_DEVICES")) GTEST_SKIP() << "CUDA_VISIBLE_DEVICES is set; run without it";
-  auto r = test::run_child("DataParallelGpu.DISABLED_ChildVisibleDevices", "CUDA_VISIBLE_DEVICES=1,0");
+  // the entries naming this process's cuda:1 and cuda:0, in that order
+  std::vector<std::string> entries;
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    std::string list = v;
+    for (size_t pos = 0; pos <= list.size();) {
+      const size_t comma = std::min(list.find(',', pos), list.size());
+      entries.push_back(list.substr(pos, comma - pos));
+      pos = comma + 1;
+    }
+  } else {
+    entries = {"0", "1"};
+  }
+  ASSERT_GE(entries.size(), 2u);
+  auto r = test::run_child("DataParallelGpu.DISABLED_ChildVisibleDevices",
+                           "CUDA_VISIBLE_DEVICES=" + entries[1] + "," + entries[0]);
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(test::child_value(r.output, "IDS"), "01") << r.output;
   EXPECT_EQ(test::child_value(r.output, "UUID0"), cuda::get_device_properties(1).uuid) << r.output;
