@@ -362,6 +362,7 @@ void DataParallelImpl::State::ensure_replicas(size_t count, const std::vector<Te
     replica_buffers.clear();
     built_for = std::move(now);
   }
+  if (replicas.size() >= count && workers.size() >= count) return;
   const auto names = module->named_parameters();
   const auto buffer_names = module->named_buffers();
   while (replicas.size() < count) {
