@@ -151,8 +151,8 @@ TEST_F(WickTrain, LearnsOnTwoGpus) {
   ASSERT_EQ(o.status, 0) << o.text;
   EXPECT_TRUE(has(o.text, "cuda:0,cuda:1 (DataParallel), 2 epochs")) << o.text;
   EXPECT_GE(final_accuracy(o.text), 95.0) << o.text;
-  Output all = run_train(common + "--gpus all --model cnn --epochs 1");
+  Output all = run_train(common + "--gpus all");
   ASSERT_EQ(all.status, 0) << all.text;
   EXPECT_TRUE(has(all.text, "(DataParallel)")) << all.text;
-  EXPECT_GE(final_accuracy(all.text), 90.0) << all.text;
+  EXPECT_GE(final_accuracy(all.text), 95.0) << all.text;
 }
