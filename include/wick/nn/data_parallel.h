@@ -22,6 +22,9 @@
 // replica with that GPU and its current stream (the caller's current stream of that GPU)
 // current; the caller's thread runs the replica on device_ids[0].
 //
+// device_ids go through the holder as a std::vector<int> (DataParallel(net, std::vector<int>{0, 1}));
+// a braced list alone cannot be forwarded by a holder's constructor.
+//
 // Supported forward signatures: Tensor forward(const Tensor&) (or taking Tensor by value),
 // one tensor in and one tensor out, such as nn::Sequential, nn::Linear or a user's module.
 // Outputs of zero dimensions (a per-replica loss) are gathered into a vector, one per replica.
