@@ -5,7 +5,7 @@
 // holds the source or root device first, so that rank 0 is always the root. Every collective
 // of one call is issued inside one ncclGroupStart/End on the calling thread, each rank on its
 // device's current stream; a mutex keeps two threads from interleaving groups on the same
-// communicators.
+// communicators. Inputs are detached first, so results carry no autograd history.
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -17,7 +17,6 @@
 #endif
 
 #include "cuda/runtime.h"
-#include "wick/autograd.h"
 #include "wick/cuda_comm.h"
 #include "wick/ops.h"
 
@@ -187,7 +186,6 @@ std::vector<Tensor> broadcast(const Tensor& tensor, const std::vector<int>& devi
   static const char* op = "comm.broadcast";
   WICK_CHECK(tensor.defined(), ValueError, op, "tensor is undefined");
   check_devices(devices, op);
-  NoGradGuard no_grad;
   const int src = tensor.is_cuda() ? tensor.device().index() : -1;
   std::vector<int> targets;
   for (int d : devices)
@@ -209,7 +207,6 @@ std::vector<std::vector<Tensor>> broadcast_coalesced(const std::vector<Tensor>& 
                "all tensors must be on devices[0] (cuda:", devices[0], "), but tensor ", i, " is on ",
                tensors[i].device(), " (devices ", list_str(devices), ")");
   }
-  NoGradGuard no_grad;
   std::vector<std::vector<Tensor>> out(devices.size(), std::vector<Tensor>(tensors.size()));
   out[0] = tensors;
   if (devices.size() == 1 || tensors.empty()) return out;
@@ -325,7 +322,6 @@ Tensor reduce_add(const std::vector<Tensor>& inputs, std::optional<int> destinat
   std::vector<std::vector<Tensor>> lists;
   for (const Tensor& t : inputs) lists.push_back({t});
   const size_t root = check_reduce(lists, destination, op);
-  NoGradGuard no_grad;
   std::vector<std::vector<Tensor>> flats;
   for (const Tensor& t : inputs) flats.push_back({flat_view(t.detach())});
   return reduce_flats(flats, root, op)[0].view(inputs[root].sizes());
@@ -341,7 +337,6 @@ std::vector<Tensor> reduce_add_coalesced(const std::vector<std::vector<Tensor>>&
     return {};
   }
   const size_t root = check_reduce(inputs, destination, op);
-  NoGradGuard no_grad;
   const auto buckets = detail::bucket_indices(inputs[root], buffer_size);
   std::vector<std::vector<Tensor>> flats(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -389,7 +384,6 @@ std::vector<Tensor> scatter(const Tensor& tensor, const std::vector<int>& device
   } else {
     sizes = detail::chunk_sizes(tensor.size(d), int64_t(devices.size()));
   }
-  NoGradGuard no_grad;
   std::vector<Tensor> out;
   int64_t off = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
@@ -433,7 +427,6 @@ Tensor gather(const std::vector<Tensor>& tensors, int64_t dim, std::optional<Dev
   }
   Device dest = destination ? *destination : Device(kCUDA, current_device());
   if (dest.is_cuda()) dest = wick::detail::resolve_cuda_device(dest, op);
-  NoGradGuard no_grad;
   Tensor out = empty(IntArrayRef(sizes), TensorOptions().dtype(first.dtype()).device(dest));
   int64_t off = 0;
   for (const Tensor& t : tensors) {
