@@ -426,7 +426,10 @@ Tensor gather(const std::vector<Tensor>& tensors, int64_t dim, std::optional<Dev
     sizes[size_t(d)] += tensors[i].size(d);
   }
   Device dest = destination ? *destination : Device(kCUDA, current_device());
-  if (dest.is_cuda()) dest = wick::detail::resolve_cuda_device(dest, op);
+  if (dest.is_cuda()) {
+    if (!dest.has_index()) dest = Device(kCUDA, current_device());
+    wick::detail::check_cuda_device(dest.index(), op);
+  }
   Tensor out = empty(IntArrayRef(sizes), TensorOptions().dtype(first.dtype()).device(dest));
   int64_t off = 0;
   for (const Tensor& t : tensors) {

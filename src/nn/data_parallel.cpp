@@ -161,7 +161,7 @@ class BroadcastBackward final : public Node {
         if (g.defined()) {
           // g's memory belongs to the replica's stream: keep it from reuse until the side
           // stream has read it
-          wick::detail::cuda_record_stream(g, sides_[r]);
+          g.record_stream(sides_[r]);
           parts.push_back(g.contiguous().view({g.numel()}));
         } else {
           parts.push_back(zeros({numel(meta)}, TensorOptions().dtype(meta.dtype).device(gpu(devices_[r]))));
@@ -183,7 +183,7 @@ class BroadcastBackward final : public Node {
       sum = total.to(gpu(devices_[0]));  // on the source's side stream; sides_[0] waits for it
     }
     // sum is read on whichever stream consumes the gradients (the parameters' accumulation)
-    wick::detail::cuda_record_stream(sum, streams_[0]);
+    sum.record_stream(streams_[0]);
     int64_t off = 0;
     for (size_t j = 0; j < n; ++j) {
       const int64_t k = numel(input_metadata_[j]);
