@@ -77,7 +77,11 @@ TEST(CudaComm, ErrorsNameTheOperation) {
   } catch (const DeviceError& e) {
     EXPECT_EQ(std::string(e.what()).rfind("[comm.broadcast] ", 0), 0u) << e.what();
   }
+#ifdef WICK_WITH_CUDA
   EXPECT_THROW(comm::scatter(zeros({4}), {}), ValueError);
+#else
+  EXPECT_THROW(comm::scatter(zeros({4}), {}), DeviceError);  // "[comm.scatter] wick was built without CUDA"
+#endif
 }
 
 // ---- broadcast
