@@ -5,7 +5,8 @@ tests/nn/data_parallel_test.cpp (DataParallelGpu.BatchNormStatisticsMatchPyTorch
 
     python3 tests/gen/data_parallel_bn.py tests/data/data_parallel_bn.safetensors
 
-Needs PyTorch, safetensors and 2 GPUs. The model is Sequential(Linear(4, 6), BatchNorm1d(6),
+Needs PyTorch and 2 GPUs (the safetensors package when present, else the format is written
+here: an 8-byte little-endian header length, the JSON header, then the tensors' bytes). The model is Sequential(Linear(4, 6), BatchNorm1d(6),
 ReLU(), Linear(6, 2)), trained with SGD(lr=0.1) on mse_loss, one step per batch; the batches
 have 9 rows (5 on cuda:0, 4 on cuda:1, as torch.chunk cuts them), so the running statistics
 are those of replica 0's 5 rows. The file holds:
@@ -15,11 +16,37 @@ are those of replica 0's 5 rows. The file holds:
     final.<name>  the state dict after training: weights, running_mean, running_var,
                   num_batches_tracked
 """
+import json
+import struct
 import sys
 
 import torch
-from safetensors.torch import save_file
 from torch import nn
+
+try:
+    from safetensors.torch import save_file
+except ImportError:
+    save_file = None
+
+DTYPES = {torch.float32: "F32", torch.float64: "F64", torch.int64: "I64"}
+
+
+def write_safetensors(tensors, path, metadata):
+    header, blobs, offset = {"__metadata__": metadata}, [], 0
+    for name in sorted(tensors):
+        t = tensors[name].detach().cpu().contiguous()
+        data = t.numpy().tobytes()
+        header[name] = {"dtype": DTYPES[t.dtype], "shape": list(t.shape),
+                        "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for b in blobs:
+            f.write(b)
 
 
 def main():
@@ -48,7 +75,11 @@ def main():
     tensors["steps"] = torch.tensor([steps], dtype=torch.int64)
     for k, v in net.state_dict().items():
         tensors["final." + k] = v.detach().cpu().clone().contiguous()
-    save_file(tensors, out, metadata={"torch": torch.__version__})
+    metadata = {"torch": torch.__version__}
+    if save_file is not None:
+        save_file(tensors, out, metadata=metadata)
+    else:
+        write_safetensors(tensors, out, metadata)
     print("wrote", out, "torch", torch.__version__)
 
 
