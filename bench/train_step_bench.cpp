@@ -6,8 +6,12 @@
 // synchronize, the median of several groups after a warm-up, on fresh random batches.
 //   train_step_mlp_small_us: MLP 784-128-10, batch 64, SGD with momentum
 //   train_step_mlp_large_ms: MLP 4096-4096-4096-4096-1000, batch 4096, SGD with momentum, fp32
+//   train_step_mlp_large_dp{1,2}_ms: the same step through data parallelism over 1 and 2 GPUs
+//     (wick: nn::DataParallel; LibTorch: torch::nn::parallel::data_parallel; PyTorch's Python
+//     nn.DataParallel: bench/compare/torch_dp_bench.py). The batch of 4096 is split over them.
 #ifdef TRAIN_STEP_TORCH
 #include <torch/cuda.h>
+#include <torch/nn/parallel/data_parallel.h>
 #include <torch/torch.h>
 namespace lib = torch;
 #else
@@ -15,6 +19,7 @@ namespace lib = torch;
 namespace lib = wick;
 #endif
 
+#include <string>
 #include <vector>
 
 #include "compare/harness.h"
@@ -29,7 +34,12 @@ lib::Device gpu() {
 #endif
 }
 
-void sync() { lib::cuda::synchronize(); }
+// Waits for the first n GPUs (a data-parallel step runs on all of them).
+void sync(int n = 1) {
+  for (int i = 0; i < n; ++i) lib::cuda::synchronize(i);
+}
+
+int gpu_count() { return int(lib::cuda::device_count()); }
 
 lib::Tensor labels(int64_t classes, int64_t batch) {
 #ifdef TRAIN_STEP_TORCH
@@ -39,8 +49,10 @@ lib::Tensor labels(int64_t classes, int64_t batch) {
 #endif
 }
 
-// Host microseconds per training step of an MLP of the given widths.
-double step_us(const std::vector<int64_t>& widths, int64_t batch, int steps_per_group, int groups) {
+// Host microseconds per training step of an MLP of the given widths; gpus > 0: through data
+// parallelism over cuda:0 .. cuda:gpus-1.
+double step_us(const std::vector<int64_t>& widths, int64_t batch, int steps_per_group, int groups,
+               int gpus = 0) {
   lib::manual_seed(0);
   lib::nn::Sequential net;
   for (size_t i = 0; i + 1 < widths.size(); ++i) {
@@ -55,21 +67,35 @@ double step_us(const std::vector<int64_t>& widths, int64_t batch, int steps_per_
     xs.push_back(lib::randn({batch, widths.front()}, lib::TensorOptions().device(gpu())));
     ys.push_back(labels(widths.back(), batch));
   }
+#ifdef TRAIN_STEP_TORCH
+  std::vector<torch::Device> devices;
+  for (int i = 0; i < gpus; ++i) devices.emplace_back(torch::kCUDA, int8_t(i));
+  auto forward = [&](const lib::Tensor& x) {
+    return gpus ? torch::nn::parallel::data_parallel(net, x, devices) : net->forward(x);
+  };
+#else
+  std::vector<int> devices;
+  for (int i = 0; i < gpus; ++i) devices.push_back(i);
+  wick::nn::DataParallel dp{nullptr};
+  if (gpus) dp = wick::nn::DataParallel(net, devices);
+  auto forward = [&](const lib::Tensor& x) { return gpus ? dp(x) : net->forward(x); };
+#endif
+  auto sync_all = [&] { sync(gpus > 1 ? gpus : 1); };
   int k = 0;
   auto step = [&] {
     opt.zero_grad();
-    auto loss = lib::nn::functional::cross_entropy(net->forward(xs[k % 4]), ys[k % 4]);
+    auto loss = lib::nn::functional::cross_entropy(forward(xs[k % 4]), ys[k % 4]);
     loss.backward();
     opt.step();
     ++k;
   };
-  sync();
-  // Wall time of a group of steps up to the device's end, per step.
+  sync_all();
+  // Wall time of a group of steps up to the devices' end, per step.
   const double ms = compare::wall_ms(
       [&] {
         for (int i = 0; i < steps_per_group; ++i) step();
       },
-      groups, sync);
+      groups, sync_all);
   return ms * 1000 / steps_per_group;
 }
 
@@ -82,5 +108,10 @@ int main(int argc, char** argv) {
   if (sel("train_step_mlp_large"))
     compare::report("train_step_mlp_large_ms", step_us({4096, 4096, 4096, 4096, 1000}, 4096, 5, 7) / 1000,
                     "ms");
+  for (int g : {1, 2}) {
+    const std::string name = "train_step_mlp_large_dp" + std::to_string(g) + "_ms";
+    if (sel(name.c_str()) && gpu_count() >= g)
+      compare::report(name.c_str(), step_us({4096, 4096, 4096, 4096, 1000}, 4096, 5, 7, g) / 1000, "ms");
+  }
   return 0;
 }

@@ -3,9 +3,11 @@
 //   wick-train                                  # MLP, 5 epochs, on the GPU when there is one
 //   wick-train --model cnn --epochs 5 --device cuda:1 --plot cnn.svg
 //   wick-train --save model.safetensors && wick-train --resume model.safetensors --epochs 1
+//   wick-train --model cnn --gpus 0,1           # nn::DataParallel over cuda:0 and cuda:1 (or --gpus all)
 //
 // Each epoch: a progress bar (samples/s, running loss), then the test accuracy. At the end: the
 // SVG plot of loss and accuracy and, on a GPU, the caching allocator's memory summary.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -32,7 +34,8 @@ using Clock = std::chrono::steady_clock;
 struct Config {
   std::string device = "auto";
   bool disable_cuda = false;
-  std::vector<int> gpus;
+  std::string gpus_arg;   // --gpus as given: "0,1" or "all"
+  std::vector<int> gpus;  // parsed
   int epochs = 5;
   int64_t batch_size = 64;
   double lr = 1e-3;
@@ -49,20 +52,40 @@ struct Config {
 
 [[noreturn]] void fail(const std::string& what) { throw ValueError("[wick-train] " + what); }
 
-// --device, --disable-cuda and --gpus to one device (DataParallel over several is not here yet).
+// --gpus "0,1" or "all" to indices (checked against the visible devices in pick_device).
+std::vector<int> parse_gpus(const std::string& arg) {
+  std::vector<int> out;
+  if (arg.empty()) return out;
+  if (arg == "all") {
+    if (!cuda::is_available()) fail("--gpus all: no CUDA device is available; use --device cpu");
+    for (int i = 0; i < cuda::device_count(); ++i) out.push_back(i);
+    return out;
+  }
+  size_t pos = 0;
+  while (pos <= arg.size()) {
+    const size_t comma = std::min(arg.find(',', pos), arg.size());
+    const std::string item = arg.substr(pos, comma - pos);
+    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos)
+      fail("--gpus " + arg + ": expected GPU indices such as 0,1, or all");
+    const int g = std::stoi(item);
+    for (int seen : out)
+      if (seen == g) fail("--gpus " + arg + ": GPU " + item + " is listed twice");
+    out.push_back(g);
+    pos = comma + 1;
+  }
+  return out;
+}
+
+// --device, --disable-cuda and --gpus to the device the model lives on (with several --gpus,
+// the first; nn::DataParallel spreads each batch over all of them).
 Device pick_device(const Config& c) {
-  if (c.gpus.size() > 1)
-    fail(
-        "--gpus with more than one GPU needs nn::DataParallel, which this version of wick does not have "
-        "yet; pass one GPU (--gpus " +
-        std::to_string(c.gpus[0]) + ")");
   if (c.disable_cuda) {
     if (c.device != "auto" && c.device != "cpu") fail("--disable-cuda contradicts --device " + c.device);
     if (!c.gpus.empty()) fail("--disable-cuda contradicts --gpus");
     return Device(kCPU);
   }
   if (!c.gpus.empty() && c.device != "auto") fail("give either --device or --gpus, not both");
-  const std::string flag = c.gpus.empty() ? "--device " + c.device : "--gpus " + std::to_string(c.gpus[0]);
+  const std::string flag = c.gpus.empty() ? "--device " + c.device : "--gpus " + c.gpus_arg;
   if (c.gpus.empty() && c.device == "auto") return cuda::is_available() ? Device(kCUDA, 0) : Device(kCPU);
   // "[Device] invalid device string ..." for anything but cpu, cuda, cuda:N.
   Device d = c.gpus.empty() ? Device(c.device) : Device(kCUDA, c.gpus[0]);
@@ -72,8 +95,9 @@ Device pick_device(const Config& c) {
 #endif
   if (!cuda::is_available()) fail(flag + ": no CUDA device is available; use --device cpu");
   if (!d.has_index()) d = Device(kCUDA, cuda::current_device());
-  if (d.index() >= cuda::device_count())
-    fail(flag + ": only " + std::to_string(cuda::device_count()) + " CUDA device(s) are visible");
+  for (int g : c.gpus.empty() ? std::vector<int>{int(d.index())} : c.gpus)
+    if (g >= cuda::device_count())
+      fail(flag + ": only " + std::to_string(cuda::device_count()) + " CUDA device(s) are visible");
   return d;
 }
 
@@ -91,14 +115,15 @@ nn::Sequential make_cnn() {
 }
 
 // Fraction of the test set classified correctly.
-double evaluate(nn::Sequential& model, data::DataLoader& loader, Device device) {
+template <class Forward>
+double evaluate(nn::Sequential& model, const Forward& forward, data::DataLoader& loader, Device device) {
   NoGradGuard no_grad;
   model->eval();
   int64_t correct = 0, total = 0;
   for (auto& batch : loader) {
     Tensor x = batch.data.to(device, /*non_blocking=*/true);
     Tensor y = batch.target.to(device, /*non_blocking=*/true);
-    Tensor predicted = argmax(model->forward(x), 1);
+    Tensor predicted = argmax(forward(x), 1);
     correct += sum(predicted == y).item<int64_t>();
     total += y.size(0);
   }
@@ -112,7 +137,7 @@ std::string percent(double fraction) {
   return buf;
 }
 
-int run(const Config& c) {
+int run(Config c) {
   const auto start = Clock::now();
   if (c.amp)
     fail(
@@ -120,6 +145,7 @@ int run(const Config& c) {
         "--amp");
   if (c.epochs < 1) fail("--epochs must be at least 1");
   if (c.batch_size < 1) fail("--batch-size must be at least 1");
+  c.gpus = parse_gpus(c.gpus_arg);
   const Device device = pick_device(c);
   manual_seed(c.seed);
 
@@ -142,6 +168,17 @@ int run(const Config& c) {
     if (meta.count("epoch")) first_epoch = std::stoi(meta["epoch"]) + 1;
     train_loader.set_epoch(uint64_t(first_epoch - 1));  // the order an uninterrupted run would see
   }
+  // Several GPUs: the model stays on the first (its state dict keeps its names), and
+  // DataParallel runs each batch over all of them.
+  nn::DataParallel parallel{nullptr};
+  if (c.gpus.size() > 1) parallel = nn::DataParallel(model, c.gpus);
+  auto forward = [&](const Tensor& x) { return parallel ? parallel(x) : model->forward(x); };
+  std::string where = device.str();
+  if (parallel) {
+    where.clear();
+    for (int g : c.gpus) where += (where.empty() ? "" : ",") + Device(kCUDA, g).str();
+    where += " (DataParallel)";
+  }
   nn::CrossEntropyLoss criterion;
   std::unique_ptr<optim::Optimizer> optimizer;
   if (c.optimizer == "sgd")
@@ -151,13 +188,13 @@ int run(const Config& c) {
 
   const int last_epoch = first_epoch + c.epochs - 1;
   std::cout << "wick-train: " << c.model << " on Fashion-MNIST (" << train_set.size() << " train, "
-            << test_set.size() << " test images), " << device << ", " << c.epochs << " epoch"
+            << test_set.size() << " test images), " << where << ", " << c.epochs << " epoch"
             << (c.epochs > 1 ? "s" : "") << ", batch " << c.batch_size << ", " << c.optimizer << " lr "
             << c.lr << ", seed " << c.seed << (c.resume.empty() ? "" : ", resumed from " + c.resume)
             << std::endl;
 
   train::Curves curves;
-  curves.title = "wick-train: " + c.model + " on Fashion-MNIST, " + device.str();
+  curves.title = "wick-train: " + c.model + " on Fashion-MNIST, " + where;
   curves.epochs = c.epochs;
   // On a GPU, reading the loss waits for the GPU: read it every few steps only.
   const int64_t read_every = device.is_cuda() ? 10 : 1;
@@ -173,7 +210,7 @@ int run(const Config& c) {
       Tensor x = batch.data.to(device, /*non_blocking=*/true);
       Tensor y = batch.target.to(device, /*non_blocking=*/true);
       optimizer->zero_grad();
-      Tensor loss = criterion(model->forward(x), y);
+      Tensor loss = criterion(forward(x), y);
       loss.backward();
       optimizer->step();
       ++step;
@@ -187,7 +224,7 @@ int run(const Config& c) {
       bar.step(x.size(0), value);
     }
     bar.finish();
-    accuracy = evaluate(model, test_loader, device);
+    accuracy = evaluate(model, forward, test_loader, device);
     const double mean_loss = epoch_reads ? epoch_loss / double(epoch_reads) : 0.0;
     curves.epoch_loss.push_back({shown + 1.0, mean_loss});
     curves.accuracy.push_back({shown + 1.0, 100 * accuracy});
@@ -220,7 +257,7 @@ int main(int argc, char** argv) {
   app.add_option("--device", c.device, "auto (a GPU when there is one), cpu, cuda or cuda:N")
       ->capture_default_str();
   app.add_flag("--disable-cuda", c.disable_cuda, "run on the CPU even when a GPU is available");
-  app.add_option("--gpus", c.gpus, "GPU indices, e.g. 0,1 (several need DataParallel)")->delimiter(',');
+  app.add_option("--gpus", c.gpus_arg, "GPU indices, e.g. 0,1, or all: several run nn::DataParallel");
   app.add_option("--epochs", c.epochs, "passes over the training set")->capture_default_str();
   app.add_option("--batch-size", c.batch_size, "training batch size")->capture_default_str();
   app.add_option("--lr", c.lr, "learning rate")->capture_default_str();

@@ -35,5 +35,10 @@ echo "torch_compare rc=$?"
 echo "wick_train_step rc=$?"
 "$build/torch_train_step" $filter >>"$out/compare_torch.txt" 2>>"$out/compare_torch.err"
 echo "torch_train_step rc=$?"
+# PyTorch's Python nn.DataParallel on the same step (the rows train_step_mlp_large_dp*).
+if [[ -z "$filter" || "py_train_step_mlp_large_dp1_ms py_train_step_mlp_large_dp2_ms" == *"$filter"* ]]; then
+  $py "$here/torch_dp_bench.py" $filter >>"$out/compare_torch.txt" 2>>"$out/compare_torch.err"
+  echo "torch_dp_bench.py rc=$?"
+fi
 tail -n 3 "$out/compare_wick.err" "$out/compare_torch.err"
 $py "$here/table.py" "$out/compare_wick.txt" "$out/compare_torch.txt" | tee "$out/compare_table.md"

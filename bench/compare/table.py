@@ -61,7 +61,24 @@ ROWS = [
      lambda: (100.0, "<= 100 us eager")),
     ("train_step_mlp_large_ms", "training step, MLP 4096x4-1000, batch 4096, fp32", "ms", False,
      lambda: (1.02 * t["train_step_mlp_large_ms"], "<= 1.02x LibTorch")),
+    # DataParallel: wick's nn::DataParallel beside LibTorch's data_parallel; the targets are
+    # against PyTorch's Python nn.DataParallel (torch_dp_bench.py) and wick's own one-GPU step.
+    ("train_step_mlp_large_dp1_ms", "the same step, DataParallel over 1 GPU", "ms", False,
+     lambda: (0.9 * t["py_train_step_mlp_large_dp1_ms"], "<= 0.9x PyTorch nn.DataParallel")),
+    ("train_step_mlp_large_dp2_ms", "the same step, DataParallel over 2 GPUs", "ms", False,
+     lambda: (0.9 * t["py_train_step_mlp_large_dp2_ms"], "<= 0.9x PyTorch nn.DataParallel")),
+    ("dp2_speedup", "2-GPU DataParallel speed-up over the 1-GPU step", "x", True,
+     lambda: (1.85, ">= 1.85x")),
+    ("py_train_step_mlp_large_dp1_ms", "PyTorch (Python) nn.DataParallel, 1 GPU [LibTorch column]", "ms", False,
+     None),
+    ("py_train_step_mlp_large_dp2_ms", "PyTorch (Python) nn.DataParallel, 2 GPUs [LibTorch column]", "ms", False,
+     None),
 ]
+
+# Derived: the one-GPU step's time over the 2-GPU DataParallel step's, for each library.
+for vals in (w, t):
+    if vals.get("train_step_mlp_large_ms") and vals.get("train_step_mlp_large_dp2_ms"):
+        vals["dp2_speedup"] = vals["train_step_mlp_large_ms"] / vals["train_step_mlp_large_dp2_ms"]
 
 
 def target_of(name, spec):

@@ -102,6 +102,9 @@ class Node : public std::enable_shared_from_this<Node> {
   uint32_t num_outputs_ = 1;
   Device device_;                       // where the forward ran; backward runs there
   std::optional<cuda::Stream> stream_;  // the forward's CUDA stream (none on the CPU)
+  // Runs before every other ready node as soon as it is ready, instead of in creation order
+  // (DataParallel's gradient reductions, so that they overlap the rest of the backward).
+  bool eager_ = false;
   // Gradients of outputs captured for retain_grad(): (output_nr, where to accumulate).
   std::vector<std::pair<uint32_t, std::shared_ptr<Tensor>>> retained_;
 

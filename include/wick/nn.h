@@ -6,6 +6,7 @@
 
 #include "wick/nn/activation.h"
 #include "wick/nn/container.h"
+#include "wick/nn/data_parallel.h"
 #include "wick/nn/conv.h"
 #include "wick/nn/dropout.h"
 #include "wick/nn/embedding.h"

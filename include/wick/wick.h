@@ -8,6 +8,7 @@
 #include "wick/autograd.h"
 #include "wick/backends.h"
 #include "wick/cuda.h"
+#include "wick/cuda_comm.h"
 #include "wick/data/dataloader.h"
 #include "wick/data/dataset.h"
 #include "wick/data/fashion_mnist.h"

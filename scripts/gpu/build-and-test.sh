@@ -11,11 +11,13 @@
 #     --compare [F]     bench/compare: wick and LibTorch side by side (F: workload filter)
 #     --bench F         wick_cuda_runtime_bench with --benchmark_filter=F
 #     --train           wick-train and bench/fashion_mnist_pytorch.py, CNN, on .deps/fmnist
+#     --dp              several GPUs: the DataParallel and cuda::comm tests, wick-train --gpus all
+#                       beside one GPU (CNN), and the DataParallel rows of bench/compare
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 OUT=${OUT:-/tmp/wick-out}
 mkdir -p "$OUT"
-info=0 tests=0 filter="" sanitize=0 conformance=0 compare=0 cfilter="" bench="" train=0
+info=0 tests=0 filter="" sanitize=0 conformance=0 compare=0 cfilter="" bench="" train=0 dp=0
 while (($#)); do
   case "$1" in
     --info) info=1 ;;
@@ -25,6 +27,7 @@ while (($#)); do
     --compare) compare=1; [[ "${2:-}" != --* && -n "${2:-}" ]] && { cfilter="$2"; shift; } ;;
     --bench) bench="$2"; shift ;;
     --train) train=1 ;;
+    --dp) dp=1 ;;
     *) echo "unknown flag $1" >&2; exit 2 ;;
   esac
   shift
@@ -98,6 +101,24 @@ if ((train)); then
   PYTHONUNBUFFERED=1 timeout 200 python3 bench/fashion_mnist_pytorch.py --model cnn --epochs 5 --data-dir .deps/fmnist \
     >"$OUT/train_torch.log" 2>&1
   echo "pytorch rc=$?"; grep -E '^epoch|test accuracy|^pytorch' "$OUT/train_torch.log"
+fi
+
+if ((dp)); then
+  # NCCL_NVLS_ENABLE=0 (exported above): NVLink SHARP multicast is off on these machines.
+  step "multi-GPU tests ($(nvidia-smi -L | wc -l) GPUs)"
+  (cd $build && ctest --output-on-failure -j1 --timeout 300 -R 'CudaComm|DataParallel|ModuleReplicate|WickTrain') \
+    >"$OUT/ctest_dp.log" 2>&1
+  echo "ctest (DataParallel) rc=$?"; grep -E 'tests passed|Failed|\*\*\*' "$OUT/ctest_dp.log" | head -20
+  if [[ -f .deps/fmnist/train-images-idx3-ubyte.gz || -d .deps/fmnist ]]; then
+    step "wick-train, CNN, 3 epochs: one GPU, then --gpus all"
+    timeout 200 $build/bin/wick-train --model cnn --epochs 3 --data-dir .deps/fmnist --plot "" >"$OUT/train_dp1.log" 2>&1
+    echo "wick-train (1 GPU) rc=$?"; grep -E 'test accuracy .* after' "$OUT/train_dp1.log"
+    timeout 200 $build/bin/wick-train --model cnn --epochs 3 --gpus all --data-dir .deps/fmnist --plot "" \
+      >"$OUT/train_dp.log" 2>&1
+    echo "wick-train (--gpus all) rc=$?"; grep -E 'DataParallel|test accuracy .* after' "$OUT/train_dp.log"
+  fi
+  step "bench/compare, DataParallel rows"
+  OUT=$OUT timeout 420 bash bench/compare/run.sh $build train_step_mlp_large
 fi
 
 if ((compare)); then

@@ -2,7 +2,7 @@
 // lead into it; a node runs once all of them have delivered (their gradients summed in its
 // input buffer), later-created nodes first among those ready. Each node runs on the device
 // and CUDA stream of its forward; a stream consuming a gradient waits for the stream that
-// made it.
+// made it. A node marked eager_ runs as soon as it is ready, ahead of the others.
 //
 // One thread runs the whole graph. PyTorch runs one worker thread per device so that CPU and
 // GPU parts overlap; with kernels queued asynchronously on CUDA streams the host loop rarely
@@ -21,7 +21,11 @@ namespace {
 
 struct NodeTask {
   Node* node;
-  bool operator<(const NodeTask& o) const { return node->sequence_nr() < o.node->sequence_nr(); }
+  // The top of the queue: eager nodes first, then the latest created.
+  bool operator<(const NodeTask& o) const {
+    if (node->eager_ != o.node->eager_) return o.node->eager_;
+    return node->sequence_nr() < o.node->sequence_nr();
+  }
 };
 
 // A gradient made on one stream and used on another: the consumer waits for the producer.

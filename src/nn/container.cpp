@@ -5,8 +5,20 @@ namespace wick::nn {
 
 Tensor SequentialImpl::forward(const Tensor& x) {
   Tensor y = x;
-  for (auto& call : calls_) y = call(y);
+  for (size_t i = 0; i < calls_.size(); ++i) y = calls_[i](*modules_[i], y);
   return y;
+}
+
+std::shared_ptr<Module> SequentialImpl::replicate() const {
+  auto copy = std::make_shared<SequentialImpl>();
+  const auto children = named_children();
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    auto r = modules_[i]->replicate();
+    copy->register_module(children[i].first, r);
+    copy->modules_.push_back(r);
+    copy->calls_.push_back(calls_[i]);
+  }
+  return copy;
 }
 
 std::string ModuleListImpl::repr() const {

@@ -10,6 +10,7 @@
 #include <cxxabi.h>
 
 #include "autograd/meta.h"
+#include "core/generator.h"
 #include "wick/autograd.h"
 #include "wick/ops.h"
 
@@ -325,5 +326,26 @@ std::string Module::repr() const {
 }
 
 std::ostream& operator<<(std::ostream& os, const Module& m) { return os << m.repr(); }
+
+// ---- replication
+
+std::shared_ptr<Module> Module::replicate() const {
+  WICK_CHECK(replicator_ != nullptr, ValueError, "replicate", "cannot replicate ", name(),
+             ": it was not made through a module holder from copyable arguments (a holder such as "
+             "nn::Linear(3, 2) or FooNet(3, 3), whose constructor takes no modules or tensors)");
+  // The constructor draws the new module's initial values; the generator is put back so that
+  // replicating changes no random number of the program.
+  const Device cpu(kCPU);
+  const auto state = wick::detail::get_state(cpu);
+  std::shared_ptr<Module> copy;
+  try {
+    copy = replicator_();
+  } catch (...) {
+    wick::detail::set_state(cpu, state);
+    throw;
+  }
+  wick::detail::set_state(cpu, state);
+  return copy;
+}
 
 }  // namespace wick::nn

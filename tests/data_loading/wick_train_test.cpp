@@ -119,7 +119,8 @@ TEST_F(WickTrain, ClearErrors) {
   };
   const Case cases[] = {
       {"--amp", "--amp: mixed precision"},
-      {"--gpus 0,1", "--gpus with more than one GPU needs nn::DataParallel"},
+      {"--gpus 0,0", "--gpus 0,0: GPU 0 is listed twice"},
+      {"--gpus one", "--gpus one: expected GPU indices such as 0,1, or all"},
       {"--disable-cuda --device cuda", "--disable-cuda contradicts --device cuda"},
       {"--device tpu", "[Device] invalid device string"},
       {"--epochs 0", "--epochs must be at least 1"},
@@ -136,4 +137,22 @@ TEST_F(WickTrain, ClearErrors) {
     EXPECT_EQ(o.status, 1) << o.text;
     EXPECT_TRUE(has(o.text, "use --device cpu")) << o.text;
   }
+}
+
+// Several GPUs through nn::DataParallel: it learns as on one GPU.
+TEST_F(WickTrain, LearnsOnTwoGpus) {
+  if (wick::cuda::device_count() < 2) GTEST_SKIP() << "needs 2 CUDA devices";
+  TempDir dir;
+  write_split(dir, "train", 640, 1);
+  write_split(dir, "t10k", 200, 2);
+  const std::string common =
+      "--data-dir '" + dir.str() + "' --batch-size 32 --workers 2 --epochs 2 --plot '' ";
+  Output o = run_train(common + "--gpus 0,1");
+  ASSERT_EQ(o.status, 0) << o.text;
+  EXPECT_TRUE(has(o.text, "cuda:0,cuda:1 (DataParallel), 2 epochs")) << o.text;
+  EXPECT_GE(final_accuracy(o.text), 95.0) << o.text;
+  Output all = run_train(common + "--gpus all");
+  ASSERT_EQ(all.status, 0) << all.text;
+  EXPECT_TRUE(has(all.text, "(DataParallel)")) << all.text;
+  EXPECT_GE(final_accuracy(all.text), 95.0) << all.text;
 }

@@ -35,7 +35,8 @@ class SequentialImpl : public Module {
     auto ptr = as_shared(std::forward<M>(module));
     register_module(name, ptr);
     modules_.push_back(ptr);
-    calls_.push_back([ptr](const Tensor& x) { return ptr->forward(x); });
+    using Concrete = typename decltype(ptr)::element_type;
+    calls_.push_back([](Module& m, const Tensor& x) { return static_cast<Concrete&>(m).forward(x); });
   }
 
   Tensor forward(const Tensor& x);
@@ -48,6 +49,8 @@ class SequentialImpl : public Module {
   }
   auto begin() const { return modules_.begin(); }
   auto end() const { return modules_.end(); }
+  // A Sequential of replicas of its modules, under the same names.
+  std::shared_ptr<Module> replicate() const override;
 
  private:
   template <class M>
@@ -56,7 +59,8 @@ class SequentialImpl : public Module {
     else return std::shared_ptr<typename std::decay_t<M>::element_type>(m);
   }
   std::vector<std::shared_ptr<Module>> modules_;
-  std::vector<std::function<Tensor(const Tensor&)>> calls_;
+  // calls_[i] runs forward of modules_[i] (or of a replica of it, a module of the same class)
+  std::vector<std::function<Tensor(Module&, const Tensor&)>> calls_;
 };
 WICK_MODULE(Sequential);
 

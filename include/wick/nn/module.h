@@ -10,10 +10,12 @@
 //   Net net;  net->to("cuda");  auto y = net(x);   // net->named_parameters(): fc.weight, fc.bias
 #pragma once
 
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <typeinfo>
 #include <utility>
@@ -98,6 +100,16 @@ class Module : public std::enable_shared_from_this<Module> {
   virtual std::string extra_repr() const { return ""; }
   virtual std::string repr() const;
 
+  // ---- replication (nn::DataParallel): a new module of the same class and structure whose
+  // parameters and buffers are its own (their values are not copied). Modules made through a
+  // holder (nn::Linear(3, 2), FooNet(3, 3)) are rebuilt by calling their constructor again
+  // with copies of its arguments (the CPU generator is restored afterwards); Sequential rebuilds
+  // its children. A module made otherwise (std::make_shared, a constructor taking modules or
+  // tensors) throws ValueError, as does one whose rebuilt structure differs.
+  virtual std::shared_ptr<Module> replicate() const;
+  // How replicate() rebuilds this module (set by ModuleHolder's constructors).
+  void set_replicator(std::function<std::shared_ptr<Module>()> make) { replicator_ = std::move(make); }
+
  protected:
   bool training_ = true;
 
@@ -111,9 +123,25 @@ class Module : public std::enable_shared_from_this<Module> {
   NamedList<Tensor> parameters_;
   NamedList<Tensor> buffers_;
   NamedList<std::shared_ptr<Module>> children_;
+  std::function<std::shared_ptr<Module>()> replicator_;
 };
 
 std::ostream& operator<<(std::ostream& os, const Module& m);
+
+namespace detail {
+// Whether a module made from these arguments can be made again from copies of them: no
+// argument holds a module or a tensor (the copy would share it with the original).
+template <class T>
+inline constexpr bool holds_shared = requires(const T& t) {
+  t.ptr();
+}
+|| requires { typename T::element_type; }
+|| std::is_same_v<T, Tensor>;
+template <class Impl, class... A>
+inline constexpr bool rebuildable = ((std::is_copy_constructible_v<std::decay_t<A>> &&
+                                      !holds_shared<std::decay_t<A>>)&&...) &&
+                                    std::is_constructible_v<Impl, const std::decay_t<A>&...>;
+}  // namespace detail
 
 // A shared handle to a module, as LibTorch's ModuleHolder: holder->member, holder(args...)
 // calls forward. Default construction makes the module when it has a default constructor;
@@ -124,7 +152,10 @@ class ModuleHolder {
   using ContainedType = Impl;
 
   ModuleHolder() {
-    if constexpr (std::is_default_constructible_v<Impl>) impl_ = std::make_shared<Impl>();
+    if constexpr (std::is_default_constructible_v<Impl>) {
+      impl_ = std::make_shared<Impl>();
+      impl_->set_replicator([] { return std::shared_ptr<Module>(std::make_shared<Impl>()); });
+    }
   }
   ModuleHolder(std::nullptr_t) {}
   ModuleHolder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -132,8 +163,19 @@ class ModuleHolder {
             class = std::enable_if_t<!std::is_base_of_v<ModuleHolder, std::decay_t<Head>> &&
                                      !std::is_same_v<std::decay_t<Head>, std::nullptr_t> &&
                                      !std::is_same_v<std::decay_t<Head>, std::shared_ptr<Impl>>>>
-  explicit ModuleHolder(Head&& head, Tail&&... tail)
-      : impl_(std::make_shared<Impl>(std::forward<Head>(head), std::forward<Tail>(tail)...)) {}
+  explicit ModuleHolder(Head&& head, Tail&&... tail) {
+    if constexpr (detail::rebuildable<Impl, Head, Tail...>) {
+      // copies of the arguments, taken before they are moved from, rebuild the module
+      auto args = std::make_tuple(std::decay_t<Head>(head), std::decay_t<Tail>(tail)...);
+      impl_ = std::make_shared<Impl>(std::forward<Head>(head), std::forward<Tail>(tail)...);
+      impl_->set_replicator([args = std::move(args)] {
+        return std::apply(
+            [](const auto&... a) { return std::shared_ptr<Module>(std::make_shared<Impl>(a...)); }, args);
+      });
+    } else {
+      impl_ = std::make_shared<Impl>(std::forward<Head>(head), std::forward<Tail>(tail)...);
+    }
+  }
 
   Impl* operator->() const { return get(); }
   Impl& operator*() const { return *get(); }
