@@ -3,7 +3,7 @@
 #include "cpu/cpu_kernels.h"
 #include "cpu/map_loop.h"
 
-namespace wick::detail {
+namespace wick::detail::cpu {
 
 namespace {
 
@@ -48,4 +48,4 @@ void cpu_where(const TensorIter& it) {
   });
 }
 
-}  // namespace wick::detail
+}  // namespace wick::detail::cpu

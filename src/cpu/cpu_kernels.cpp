@@ -9,7 +9,7 @@
 #include "cpu/loops.h"
 #include "cpu/random_kernel.h"
 
-namespace wick::detail {
+namespace wick::detail::cpu {
 
 namespace {
 
@@ -115,20 +115,24 @@ void cpu_binary(BinaryOp op, const TensorIter& it, const Scalar* scalar, const S
 
 }  // namespace
 
+}  // namespace wick::detail::cpu
+
+namespace wick::detail {
+
 const KernelTable& cpu_kernels() {
   static const KernelTable table = {
-      .fill = cpu_fill,
-      .copy = cpu_copy,
-      .binary = cpu_binary,
-      .reduce = cpu_reduce,
-      .gemm = cpu_gemm,
-      .random = cpu_random,
-      .unary = cpu_unary,
-      .pointwise = cpu_pointwise,
-      .compare = cpu_compare,
-      .where = cpu_where,
-      .softmax = cpu_softmax,
-      .gather = cpu_gather,
+      .fill = cpu::cpu_fill,
+      .copy = cpu::cpu_copy,
+      .binary = cpu::cpu_binary,
+      .reduce = cpu::cpu_reduce,
+      .gemm = cpu::cpu_gemm,
+      .random = cpu::cpu_random,
+      .unary = cpu::cpu_unary,
+      .pointwise = cpu::cpu_pointwise,
+      .compare = cpu::cpu_compare,
+      .where = cpu::cpu_where,
+      .softmax = cpu::cpu_softmax,
+      .gather = cpu::cpu_gather,
       .conv2d_forward = generic_conv2d_forward,
       .conv2d_backward = generic_conv2d_backward,
   };

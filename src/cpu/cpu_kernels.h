@@ -3,7 +3,7 @@
 
 #include "core/kernel_table.h"
 
-namespace wick::detail {
+namespace wick::detail::cpu {
 
 void cpu_reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in, double arg);
 void cpu_gemm(const GemmArgs& args);
@@ -14,4 +14,4 @@ void cpu_where(const TensorIter& it);
 void cpu_softmax(bool log, const Tensor& out, const Tensor& in);
 void cpu_gather(const TensorIter& it, int64_t dim_stride, int64_t size, const char* op);
 
-}  // namespace wick::detail
+}  // namespace wick::detail::cpu

@@ -6,7 +6,7 @@
 #include "cpu/cpu_kernels.h"
 #include "cpu/map_loop.h"
 
-namespace wick::detail {
+namespace wick::detail::cpu {
 
 namespace {
 
@@ -76,4 +76,4 @@ void cpu_gather(const TensorIter& it, int64_t dim_stride, int64_t size, const ch
   }
 }
 
-}  // namespace wick::detail
+}  // namespace wick::detail::cpu

@@ -6,7 +6,7 @@
 #include "cpu/cpu_kernels.h"
 #include "cpu/loops.h"
 
-namespace wick::detail {
+namespace wick::detail::cpu {
 
 namespace {
 
@@ -59,4 +59,4 @@ void cpu_gemm(const GemmArgs& g) {
   }
 }
 
-}  // namespace wick::detail
+}  // namespace wick::detail::cpu

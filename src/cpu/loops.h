@@ -11,7 +11,7 @@
 #include "core/op_math.h"
 #include "core/tensor_iter.h"
 
-namespace wick::detail {
+namespace wick::detail::cpu {
 
 // Below this many elements an op runs on the calling thread (thread start-up costs more).
 inline constexpr int64_t kParallelGrain = 32768;
@@ -78,4 +78,4 @@ inline To convert(From v) {
   else return static_cast<To>(v);
 }
 
-}  // namespace wick::detail
+}  // namespace wick::detail::cpu

@@ -8,7 +8,7 @@
 
 #include "cpu/loops.h"
 
-namespace wick::detail {
+namespace wick::detail::cpu {
 
 template <class T>
 inline const T& load(const char* p, int64_t stride, int64_t i) {
@@ -35,4 +35,4 @@ void map_loop(const TensorIter& it, const F& f) {
   });
 }
 
-}  // namespace wick::detail
+}  // namespace wick::detail::cpu

@@ -11,7 +11,7 @@
 #include "core/philox.h"
 #include "cpu/loops.h"
 
-namespace wick::detail {
+namespace wick::detail::cpu {
 namespace {
 
 // fill(block, out + b * per, count) for every block of an n-element draw.
@@ -60,4 +60,4 @@ void cpu_random(RandomOp op, const Tensor& out, uint64_t seed, uint64_t offset, 
   }
 }
 
-}  // namespace wick::detail
+}  // namespace wick::detail::cpu

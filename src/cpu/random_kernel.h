@@ -3,8 +3,8 @@
 
 #include "core/kernel_table.h"
 
-namespace wick::detail {
+namespace wick::detail::cpu {
 
 void cpu_random(RandomOp op, const Tensor& out, uint64_t seed, uint64_t offset, double a, double b);
 
-}  // namespace wick::detail
+}  // namespace wick::detail::cpu

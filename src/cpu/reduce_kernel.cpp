@@ -32,7 +32,7 @@
 #include "cpu/cpu_kernels.h"
 #include "cpu/loops.h"
 
-namespace wick::detail {
+namespace wick::detail::cpu {
 
 namespace {
 
@@ -441,4 +441,4 @@ void cpu_reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const 
   }
 }
 
-}  // namespace wick::detail
+}  // namespace wick::detail::cpu

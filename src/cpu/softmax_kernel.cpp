@@ -18,7 +18,7 @@
 #include "cpu/loops.h"
 #include "cpu/vec_math.h"
 
-namespace wick::detail {
+namespace wick::detail::cpu {
 
 namespace {
 
@@ -125,4 +125,4 @@ void cpu_softmax(bool log, const Tensor& out, const Tensor& in) {
                          [&]<class T>() { softmax_typed<T>(log, out, in); });
 }
 
-}  // namespace wick::detail
+}  // namespace wick::detail::cpu

@@ -21,7 +21,7 @@
 #include "cpu/map_loop.h"
 #include "cpu/vec_math.h"
 
-namespace wick::detail {
+namespace wick::detail::cpu {
 
 namespace {
 
@@ -219,4 +219,4 @@ void cpu_pointwise(PointwiseOp op, const TensorIter& it) {
   WICK_DISPATCH_NUMERIC(it.dtype(), op_name(op), [&]<class T>() { cpu_pointwise_typed<T>(op, it); });
 }
 
-}  // namespace wick::detail
+}  // namespace wick::detail::cpu

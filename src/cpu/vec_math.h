@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace wick::detail {
+namespace wick::detail::cpu {
 
 inline float pow2i(uint32_t n) {  // 2^n for n in [-126, 127] (two's complement)
   const uint32_t bits = (n + 127u) << 23;
@@ -53,4 +53,4 @@ inline M vexp(M x) {
   else return __builtin_exp(x);
 }
 
-}  // namespace wick::detail
+}  // namespace wick::detail::cpu

@@ -8,7 +8,7 @@
 
 #include "wick/error.h"
 
-namespace wick::detail {
+namespace wick::detail::gpu {
 
 namespace {
 
@@ -72,4 +72,4 @@ const AllocConfig& alloc_config() {
   return c;
 }
 
-}  // namespace wick::detail
+}  // namespace wick::detail::gpu

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace wick::detail {
+namespace wick::detail::gpu {
 
 struct AllocConfig {
   // Blocks at least this large are never split, and only serve requests of about their size.
@@ -21,4 +21,4 @@ struct AllocConfig {
 // Parsed on first use; a malformed WICK_CUDA_ALLOC_CONF throws ValueError naming the key.
 const AllocConfig& alloc_config();
 
-}  // namespace wick::detail
+}  // namespace wick::detail::gpu

@@ -26,7 +26,7 @@
 #include "wick/backends.h"
 #include "wick/error.h"
 
-namespace wick::detail {
+namespace wick::detail::gpu {
 
 namespace blas {
 
@@ -62,8 +62,6 @@ Workspace workspace(int device, cudaStream_t stream) {
 }
 
 }  // namespace blas
-
-namespace gpu {
 
 namespace {
 
@@ -239,6 +237,4 @@ void gemm(const GemmArgs& g) {
     lt_gemm(g, 1, a + i * g.stride_a * es, b + i * g.stride_b * es, c + i * g.stride_c * es);
 }
 
-}  // namespace gpu
-
-}  // namespace wick::detail
+}  // namespace wick::detail::gpu

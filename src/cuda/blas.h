@@ -10,7 +10,7 @@
 
 #include <cstddef>
 
-namespace wick::detail::blas {
+namespace wick::detail::gpu::blas {
 
 // Throws DeviceError "[op] cuBLAS error: NAME (description) (file:line: expr)".
 [[noreturn]] void cublas_fail(cublasStatus_t status, const char* op, const char* expr, const char* file, int line);
@@ -25,11 +25,11 @@ struct Workspace {
 // the caching allocator so that memory_allocated() counts only tensors.
 Workspace workspace(int device, cudaStream_t stream);
 
-}  // namespace wick::detail::blas
+}  // namespace wick::detail::gpu::blas
 
 #define WICK_CUBLAS_CHECK(expr, op)                                                    \
   do {                                                                                 \
     cublasStatus_t wick_st_ = (expr);                                                  \
     if (wick_st_ != CUBLAS_STATUS_SUCCESS) [[unlikely]]                                \
-      ::wick::detail::blas::cublas_fail(wick_st_, op, #expr, __FILE__, __LINE__);      \
+      ::wick::detail::gpu::blas::cublas_fail(wick_st_, op, #expr, __FILE__, __LINE__); \
   } while (0)

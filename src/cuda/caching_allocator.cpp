@@ -21,7 +21,7 @@
 #include "wick/detail/storage.h"
 #include "wick/error.h"
 
-namespace wick::detail {
+namespace wick::detail::gpu {
 
 namespace {
 
@@ -485,14 +485,18 @@ class CudaAllocator final : public Allocator {
 
 }  // namespace
 
+}  // namespace wick::detail::gpu
+
+namespace wick::detail {
+
 Allocator* cuda_allocator(int device) {
-  static CudaAllocator* allocators = [] {
-    auto* a = new CudaAllocator[kMaxCudaDevices];
-    for (int i = 0; i < kMaxCudaDevices; ++i) a[i].set_device(i);
+  static gpu::CudaAllocator* allocators = [] {
+    auto* a = new gpu::CudaAllocator[gpu::kMaxCudaDevices];
+    for (int i = 0; i < gpu::kMaxCudaDevices; ++i) a[i].set_device(i);
     return a;
   }();
   const int d = device < 0 ? resolve_cuda_device(Device(kCUDA, -1), "allocate").index() : device;
-  check_cuda_device(d, "allocate");
+  gpu::check_cuda_device(d, "allocate");
   return &allocators[d];
 }
 

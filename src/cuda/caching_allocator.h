@@ -15,7 +15,7 @@
 
 #include <cuda_runtime_api.h>
 
-namespace wick::detail {
+namespace wick::detail::gpu {
 
 inline constexpr size_t kMinBlockSize = 512;           // every size is rounded up to this
 inline constexpr size_t kSmallSize = 1 << 20;          // up to this: the small pool
@@ -176,4 +176,4 @@ void cuda_block_deleter(void* ctx);
 // "2.00 GiB", as PyTorch's format_size.
 std::string format_bytes(int64_t n);
 
-}  // namespace wick::detail
+}  // namespace wick::detail::gpu

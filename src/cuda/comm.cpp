@@ -44,7 +44,7 @@ void check_devices(const std::vector<int>& devices, const char* op) {
   WICK_CHECK(!devices.empty(), ValueError, op, "expected at least one device");
   std::set<int> seen;
   for (int d : devices) {
-    wick::detail::check_cuda_device(d, op);
+    wick::detail::gpu::check_cuda_device(d, op);
     WICK_CHECK(seen.insert(d).second, ValueError, op, "devices must be distinct, got ", list_str(devices));
   }
 }
@@ -91,7 +91,7 @@ const std::vector<ncclComm_t>& communicators(const std::vector<int>& devices, co
   static auto* cache = new std::map<std::vector<int>, std::vector<ncclComm_t>>();
   if (auto it = cache->find(devices); it != cache->end()) return it->second;
   std::vector<ncclComm_t> comms(devices.size());
-  for (int d : devices) wick::detail::mark_device_used(d);
+  for (int d : devices) wick::detail::gpu::mark_device_used(d);
   nccl_check(ncclCommInitAll(comms.data(), int(devices.size()), devices.data()), op, devices);
   return cache->emplace(devices, std::move(comms)).first->second;
 }
@@ -130,8 +130,8 @@ void nccl_broadcast(const std::vector<Tensor>& srcs, const std::vector<std::vect
     if (n == 0) continue;
     for (size_t i = 0; i < devices.size(); ++i) {
       void* buf = i == 0 ? srcs[b].data_ptr() : dsts[b][i].data_ptr();
-      ncclResult_t r =
-          ncclBroadcast(buf, buf, n, ncclUint8, 0, comms[i], wick::detail::current_cuda_stream(devices[i]));
+      ncclResult_t r = ncclBroadcast(buf, buf, n, ncclUint8, 0, comms[i],
+                                     wick::detail::gpu::current_cuda_stream(devices[i]));
       if (r != ncclSuccess) {
         (void)ncclGroupEnd();
         nccl_check(r, op, devices);
@@ -256,7 +256,7 @@ size_t check_reduce(const std::vector<std::vector<Tensor>>& lists, const std::op
     devices.push_back(d);
   }
   const int dest = destination ? *destination : current_device();
-  wick::detail::check_cuda_device(dest, op);
+  wick::detail::gpu::check_cuda_device(dest, op);
   std::set<int> seen;
   for (int d : devices)
     if (d >= 0)
@@ -295,7 +295,7 @@ std::vector<Tensor> reduce_flats(const std::vector<std::vector<Tensor>>& flats, 
       for (size_t r = 0; r < order.size(); ++r) {
         void* recv = r == 0 ? out[b].data_ptr() : nullptr;
         ncclResult_t res = ncclReduce(flats[order[r]][b].data_ptr(), recv, n, type, ncclSum, 0, comms[r],
-                                      wick::detail::current_cuda_stream(devices[r]));
+                                      wick::detail::gpu::current_cuda_stream(devices[r]));
         if (res != ncclSuccess) {
           (void)ncclGroupEnd();
           nccl_check(res, op, devices);
@@ -428,7 +428,7 @@ Tensor gather(const std::vector<Tensor>& tensors, int64_t dim, std::optional<Dev
   Device dest = destination ? *destination : Device(kCUDA, current_device());
   if (dest.is_cuda()) {
     if (!dest.has_index()) dest = Device(kCUDA, current_device());
-    wick::detail::check_cuda_device(dest.index(), op);
+    wick::detail::gpu::check_cuda_device(dest.index(), op);
   }
   Tensor out = empty(IntArrayRef(sizes), TensorOptions().dtype(first.dtype()).device(dest));
   int64_t off = 0;

@@ -27,7 +27,7 @@
 #include "wick/error.h"
 #include "wick/tensor.h"
 
-namespace wick::detail {
+namespace wick::detail::gpu {
 
 namespace {
 
@@ -188,16 +188,20 @@ void device_to_device(const Tensor& dst, const Tensor& src, size_t n) {
 
 }  // namespace
 
+}  // namespace wick::detail::gpu
+
+namespace wick::detail {
+
 void cuda_copy(const Tensor& dst, const Tensor& src, bool non_blocking) {
   WICK_CHECK(dst.dtype() == src.dtype() && dst.numel() == src.numel() && dst.is_contiguous() && src.is_contiguous(),
-             ValueError, kOp, "cuda_copy expects contiguous tensors of one dtype and size");
+             ValueError, gpu::kOp, "cuda_copy expects contiguous tensors of one dtype and size");
   const size_t n = size_t(src.nbytes());
   if (n == 0) return;
   const bool to_cuda = dst.is_cuda(), from_cuda = src.is_cuda();
-  if (to_cuda && from_cuda) device_to_device(dst, src, n);
-  else if (to_cuda) host_to_device(dst, src, n, non_blocking);
-  else if (from_cuda) device_to_host(dst, src, n, non_blocking);
-  else raise<ValueError>(kOp, "cuda_copy needs a CUDA tensor on one side");
+  if (to_cuda && from_cuda) gpu::device_to_device(dst, src, n);
+  else if (to_cuda) gpu::host_to_device(dst, src, n, non_blocking);
+  else if (from_cuda) gpu::device_to_host(dst, src, n, non_blocking);
+  else raise<ValueError>(gpu::kOp, "cuda_copy needs a CUDA tensor on one side");
 }
 
 }  // namespace wick::detail

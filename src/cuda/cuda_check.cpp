@@ -5,7 +5,7 @@
 
 #include "wick/error.h"
 
-namespace wick::detail {
+namespace wick::detail::gpu {
 
 namespace {
 
@@ -66,4 +66,4 @@ void cuda_after_launch_impl(const char* op, cudaStream_t stream, const char* fil
   }
 }
 
-}  // namespace wick::detail
+}  // namespace wick::detail::gpu

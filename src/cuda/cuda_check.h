@@ -6,7 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
-namespace wick::detail {
+namespace wick::detail::gpu {
 
 // Throws DeviceError (OutOfMemoryError for cudaErrorMemoryAllocation) naming op, the CUDA
 // error, and where the call was made. Clears the error first when it is not sticky.
@@ -19,14 +19,14 @@ bool cuda_launch_blocking();
 // waits for the kernel and reports its failure as op's too.
 void cuda_after_launch_impl(const char* op, cudaStream_t stream, const char* file, int line);
 
-}  // namespace wick::detail
+}  // namespace wick::detail::gpu
 
 #define WICK_CUDA_CHECK(expr, op)                                                            \
   do {                                                                                       \
     cudaError_t wick_err_ = (expr);                                                          \
     if (wick_err_ != cudaSuccess) [[unlikely]]                                               \
-      ::wick::detail::cuda_fail(wick_err_, op, #expr, __FILE__, __LINE__);                   \
+      ::wick::detail::gpu::cuda_fail(wick_err_, op, #expr, __FILE__, __LINE__);              \
   } while (0)
 
 #define WICK_CUDA_AFTER_LAUNCH(op, stream) \
-  ::wick::detail::cuda_after_launch_impl(op, stream, __FILE__, __LINE__)
+  ::wick::detail::gpu::cuda_after_launch_impl(op, stream, __FILE__, __LINE__)

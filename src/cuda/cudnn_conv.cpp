@@ -46,7 +46,7 @@
 #include "wick/error.h"
 #include "wick/ops.h"
 
-namespace wick::detail {
+namespace wick::detail::gpu {
 
 namespace {
 
@@ -465,6 +465,6 @@ std::array<Tensor, 3> cudnn_conv2d_backward(const Tensor& dy, const Tensor& x, c
   return r;
 }
 
-}  // namespace wick::detail
+}  // namespace wick::detail::gpu
 
 #endif  // WICK_HAVE_CUDNN

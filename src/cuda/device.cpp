@@ -15,7 +15,7 @@
 #include "wick/cuda.h"
 #include "wick/error.h"
 
-namespace wick::detail {
+namespace wick::detail::gpu {
 
 namespace {
 
@@ -146,14 +146,18 @@ int cuda_sm_count(int d) {
   return n;
 }
 
+}  // namespace wick::detail::gpu
+
+namespace wick::detail {
+
 Device resolve_cuda_device(Device d, const char* op) {
   int index = d.index();
   if (index < 0) {
-    if (tl_target_device >= 0) return Device(kCUDA, tl_target_device);
-    check_cuda_device(0, op);  // a clear error when there is no device at all
-    index = runtime_device();
+    if (gpu::tl_target_device >= 0) return Device(kCUDA, gpu::tl_target_device);
+    gpu::check_cuda_device(0, op);  // a clear error when there is no device at all
+    index = gpu::runtime_device();
   }
-  check_cuda_device(index, op);
+  gpu::check_cuda_device(index, op);
   return Device(kCUDA, index);
 }
 
@@ -161,7 +165,7 @@ Device resolve_cuda_device(Device d, const char* op) {
 
 namespace wick::cuda {
 
-using namespace wick::detail;
+using namespace wick::detail::gpu;
 
 bool is_available() {
   warn_if_visible_devices_changed();
@@ -189,7 +193,7 @@ void set_device(int device) {
 std::string get_device_name(int device) { return get_device_properties(device).name; }
 
 DeviceProperties get_device_properties(int device) {
-  const int d = resolve_cuda_device(Device(kCUDA, device), "get_device_properties").index();
+  const int d = detail::resolve_cuda_device(Device(kCUDA, device), "get_device_properties").index();
   static std::mutex mu;
   static std::optional<DeviceProperties> cache[kMaxCudaDevices];
   std::lock_guard<std::mutex> lock(mu);
@@ -216,7 +220,7 @@ DeviceProperties get_device_properties(int device) {
 }
 
 std::pair<int64_t, int64_t> mem_get_info(int device) {
-  const int d = resolve_cuda_device(Device(kCUDA, device), "mem_get_info").index();
+  const int d = detail::resolve_cuda_device(Device(kCUDA, device), "mem_get_info").index();
   CudaDeviceScope scope(d);
   size_t free_b = 0, total_b = 0;
   WICK_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), "mem_get_info");
@@ -224,7 +228,7 @@ std::pair<int64_t, int64_t> mem_get_info(int device) {
 }
 
 void synchronize(int device) {
-  const int d = resolve_cuda_device(Device(kCUDA, device), "synchronize").index();
+  const int d = detail::resolve_cuda_device(Device(kCUDA, device), "synchronize").index();
   CudaDeviceScope scope(d);
   WICK_CUDA_CHECK(cudaDeviceSynchronize(), "synchronize");
 }

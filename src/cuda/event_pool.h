@@ -5,11 +5,11 @@
 
 #include <cuda_runtime_api.h>
 
-namespace wick::detail {
+namespace wick::detail::gpu {
 
 // An event of device d, ready to record. The caller holds d's CudaDeviceScope or any device.
 cudaEvent_t acquire_event(int d);
 // Gives it back (it may still be pending: the next record simply replaces what it tracks).
 void release_event(int d, cudaEvent_t e);
 
-}  // namespace wick::detail
+}  // namespace wick::detail::gpu

@@ -24,8 +24,8 @@ const KernelTable& cuda_kernels() {
       .softmax = &gpu::softmax,
       .gather = &gpu::gather,
 #ifdef WICK_HAVE_CUDNN
-      .conv2d_forward = &cudnn_conv2d_forward,
-      .conv2d_backward = &cudnn_conv2d_backward,
+      .conv2d_forward = &gpu::cudnn_conv2d_forward,
+      .conv2d_backward = &gpu::cudnn_conv2d_backward,
 #else
       .conv2d_forward = &generic_conv2d_forward,
       .conv2d_backward = &generic_conv2d_backward,

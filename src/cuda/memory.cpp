@@ -12,11 +12,13 @@
 
 namespace wick::cuda {
 
-using namespace wick::detail;
+using namespace wick::detail::gpu;
 
 namespace {
 
-int resolve(int device, const char* op) { return resolve_cuda_device(Device(kCUDA, device), op).index(); }
+int resolve(int device, const char* op) {
+  return detail::resolve_cuda_device(Device(kCUDA, device), op).index();
+}
 
 DeviceStats stats_of(int device, const char* op) {
   const int d = resolve(device, op);
@@ -171,9 +173,9 @@ namespace wick::detail {
 void cuda_record_stream(const Tensor& t, const wick::cuda::Stream& s) {
   if (!t.defined()) return;
   const DataPtr& p = t.impl()->storage()->data_ptr();
-  if (p.deleter() != &cuda_block_deleter) return;  // not from the caching allocator (from_blob, empty)
-  Block* b = static_cast<Block*>(p.context());
-  device_caching_allocator(b->device).record_stream(b, s.device_index(), s.native());
+  if (p.deleter() != &gpu::cuda_block_deleter) return;  // not from the caching allocator (from_blob, empty)
+  gpu::Block* b = static_cast<gpu::Block*>(p.context());
+  gpu::device_caching_allocator(b->device).record_stream(b, s.device_index(), s.native());
 }
 
 }  // namespace wick::detail

@@ -21,7 +21,7 @@
 #include "wick/cuda.h"
 #include "wick/error.h"
 
-namespace wick::detail {
+namespace wick::detail::gpu {
 
 namespace {
 
@@ -164,30 +164,34 @@ void pinned_deleter(void* ctx) { pinned().free(static_cast<HostBlock*>(ctx)); }
 
 }  // namespace
 
-Allocator* pinned_allocator() { return &pinned(); }
-
 bool is_cached_pinned_ptr(const void* p) { return p != nullptr && pinned().contains(p); }
+
+bool pinned_record_stream(const DataPtr& p, int device, cudaStream_t stream) {
+  if (p.deleter() != &pinned_deleter) return false;
+  pinned().record(static_cast<HostBlock*>(p.context()), device, stream);
+  return true;
+}
+
+}  // namespace wick::detail::gpu
+
+namespace wick::detail {
+
+Allocator* pinned_allocator() { return &gpu::pinned(); }
 
 bool is_pinned_ptr(const void* p) {
   if (p == nullptr) return false;
-  if (pinned().contains(p)) return true;
+  if (gpu::pinned().contains(p)) return true;
   // Pinned memory from elsewhere (cudaHostAlloc, cudaHostRegister) needs a context to exist;
   // ask CUDA only when wick has made one, so that this never makes one.
-  const uint64_t used = g_used_devices.load(std::memory_order_relaxed);
-  if (used == 0 || cuda_device_count() == 0) return false;
-  CudaDeviceScope scope(std::countr_zero(used));
+  const uint64_t used = gpu::g_used_devices.load(std::memory_order_relaxed);
+  if (used == 0 || gpu::cuda_device_count() == 0) return false;
+  gpu::CudaDeviceScope scope(std::countr_zero(used));
   cudaPointerAttributes attr{};
   if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
     (void)cudaGetLastError();
     return false;
   }
   return attr.type == cudaMemoryTypeHost;
-}
-
-bool pinned_record_stream(const DataPtr& p, int device, cudaStream_t stream) {
-  if (p.deleter() != &pinned_deleter) return false;
-  pinned().record(static_cast<HostBlock*>(p.context()), device, stream);
-  return true;
 }
 
 }  // namespace wick::detail

@@ -5,7 +5,7 @@
 
 #include "wick/detail/storage.h"
 
-namespace wick::detail {
+namespace wick::detail::gpu {
 
 // Work queued on (device, stream) reads or writes the pinned block behind p: the block is not
 // handed out again before that work completes. False when p is not from pinned_allocator().
@@ -14,4 +14,4 @@ bool pinned_record_stream(const DataPtr& p, int device, cudaStream_t stream);
 // True when p is in a block of pinned_allocator() (no CUDA call).
 bool is_cached_pinned_ptr(const void* p);
 
-}  // namespace wick::detail
+}  // namespace wick::detail::gpu

@@ -10,7 +10,7 @@
 
 #include "wick/cuda.h"
 
-namespace wick::detail {
+namespace wick::detail::gpu {
 
 inline constexpr int kMaxCudaDevices = 64;
 
@@ -54,4 +54,4 @@ cudaStream_t current_cuda_stream(int d);
 // Multiprocessors of device d (cached).
 int cuda_sm_count(int d);
 
-}  // namespace wick::detail
+}  // namespace wick::detail::gpu

@@ -17,7 +17,7 @@
 #include "wick/cuda.h"
 #include "wick/error.h"
 
-namespace wick::detail {
+namespace wick::detail::gpu {
 
 namespace {
 
@@ -72,14 +72,14 @@ void release_event(int d, cudaEvent_t e) {
   p.free.push_back(e);
 }
 
-}  // namespace wick::detail
+}  // namespace wick::detail::gpu
 
 namespace wick::cuda {
 
-using namespace wick::detail;
+using namespace wick::detail::gpu;
 
 Stream Stream::create(int device, int priority) {
-  const int d = resolve_cuda_device(Device(kCUDA, device), "Stream::create").index();
+  const int d = detail::resolve_cuda_device(Device(kCUDA, device), "Stream::create").index();
   const int level = priority < 0 ? 1 : 0;  // 0: normal, 1: high
   StreamPool& pool = stream_pool(d);
   std::call_once(pool.created[level], [&] {
@@ -128,12 +128,12 @@ void Stream::synchronize() const {
 }
 
 Stream current_stream(int device) {
-  const int d = resolve_cuda_device(Device(kCUDA, device), "current_stream").index();
+  const int d = detail::resolve_cuda_device(Device(kCUDA, device), "current_stream").index();
   return Stream(d, tl_streams[d]);
 }
 
 Stream default_stream(int device) {
-  const int d = resolve_cuda_device(Device(kCUDA, device), "default_stream").index();
+  const int d = detail::resolve_cuda_device(Device(kCUDA, device), "default_stream").index();
   return Stream(d, nullptr);
 }
 

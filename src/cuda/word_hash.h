@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace wick::detail {
+namespace wick::detail::gpu {
 
 template <class Key>
 struct WordHash {
@@ -19,4 +19,4 @@ struct WordHash {
   }
 };
 
-}  // namespace wick::detail
+}  // namespace wick::detail::gpu
