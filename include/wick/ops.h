@@ -112,6 +112,7 @@ Tensor norm(const Tensor& t, const Scalar& p, IntArrayRef dims, bool keepdim = f
 Tensor neg(const Tensor& t);
 Tensor abs(const Tensor& t);
 Tensor exp(const Tensor& t);
+Tensor expm1(const Tensor& t);  // exp(t) - 1, accurate near 0
 Tensor log(const Tensor& t);
 Tensor sqrt(const Tensor& t);
 Tensor rsqrt(const Tensor& t);

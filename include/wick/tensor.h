@@ -189,6 +189,7 @@ class Tensor {
   Tensor neg() const;
   Tensor abs() const;
   Tensor exp() const;
+  Tensor expm1() const;
   Tensor log() const;
   Tensor sqrt() const;
   Tensor rsqrt() const;
@@ -248,6 +249,7 @@ class Tensor {
   Tensor& neg_();
   Tensor& abs_();
   Tensor& exp_();
+  Tensor& expm1_();
   Tensor& log_();
   Tensor& sqrt_();
   Tensor& rsqrt_();

@@ -111,6 +111,7 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
 Tensor neg(const Tensor& t);
 Tensor abs(const Tensor& t);
 Tensor exp(const Tensor& t);
+Tensor expm1(const Tensor& t);
 Tensor log(const Tensor& t);
 Tensor sqrt(const Tensor& t);
 Tensor rsqrt(const Tensor& t);

@@ -55,6 +55,12 @@ Tensor rsqrt(const Tensor& t) {
   });
 }
 
+Tensor expm1(const Tensor& t) {
+  Tensor out = forward([&] { return wick::expm1(t); });
+  return record("Expm1Backward0", {t}, out, {out},
+                [](BackwardContext& c) -> variable_list { return {c.grad() * (c.saved(0) + 1.0)}; });
+}
+
 Tensor sin(const Tensor& t) {
   Tensor out = forward([&] { return wick::sin(t); });
   return record("SinBackward0", {t}, out, {t},

@@ -22,7 +22,7 @@ enum class ReduceOp : uint8_t { Sum, Mean, Max, Min, ArgMax, ArgMin, Var, Std, N
 enum class RandomOp : uint8_t { Uniform, Normal, RandInt };
 // Elementwise ops of one tensor; Pow, RPow, Remainder and Clamp take scalars (see unary).
 enum class UnaryOp : uint8_t {
-  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Silu,
+  Neg, Abs, Exp, Expm1, Log, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Silu,
   Pow, RPow, Remainder, Clamp,
 };
 // Elementwise ops of two or three tensors beyond + - * /.

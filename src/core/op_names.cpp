@@ -31,6 +31,7 @@ const char* op_name(UnaryOp op) {
     case UnaryOp::Neg: return "neg";
     case UnaryOp::Abs: return "abs";
     case UnaryOp::Exp: return "exp";
+    case UnaryOp::Expm1: return "expm1";
     case UnaryOp::Log: return "log";
     case UnaryOp::Sqrt: return "sqrt";
     case UnaryOp::Rsqrt: return "rsqrt";

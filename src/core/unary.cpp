@@ -106,6 +106,11 @@ Tensor exp(const Tensor& t) {
   if (needs_grad(t)) [[unlikely]] return autograd::exp(t);
   return unary(UnaryOp::Exp, {}, t, "exp", Kind::Float);
 }
+
+Tensor expm1(const Tensor& t) {
+  if (needs_grad(t)) [[unlikely]] return autograd::expm1(t);
+  return unary(UnaryOp::Expm1, {}, t, "expm1", Kind::Float);
+}
 Tensor log(const Tensor& t) {
   if (needs_grad(t)) [[unlikely]] return autograd::log(t);
   return unary(UnaryOp::Log, {}, t, "log", Kind::Float);
@@ -206,6 +211,7 @@ Tensor clamp_max(const Tensor& t, const Tensor& max) {
 Tensor Tensor::neg() const { return wick::neg(*this); }
 Tensor Tensor::abs() const { return wick::abs(*this); }
 Tensor Tensor::exp() const { return wick::exp(*this); }
+Tensor Tensor::expm1() const { return wick::expm1(*this); }
 Tensor Tensor::log() const { return wick::log(*this); }
 Tensor Tensor::sqrt() const { return wick::sqrt(*this); }
 Tensor Tensor::rsqrt() const { return wick::rsqrt(*this); }
@@ -246,6 +252,12 @@ Tensor& Tensor::exp_() {
   if (needs_grad(*this)) [[unlikely]]
     return autograd::inplace(*this, "exp_", [&](const Tensor& t) { return wick::exp(t); });
   unary(UnaryOp::Exp, *this, *this, "exp_", Kind::Float);
+  return *this;
+}
+Tensor& Tensor::expm1_() {
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::inplace(*this, "expm1_", [&](const Tensor& t) { return wick::expm1(t); });
+  unary(UnaryOp::Expm1, *this, *this, "expm1_", Kind::Float);
   return *this;
 }
 Tensor& Tensor::log_() {

@@ -103,6 +103,8 @@ void unary_float(UnaryOp op, const TensorIter& it) {
   switch (op) {
     case UnaryOp::Exp:
       return unary_map<T>(it, [](M x) { return vexp(x); });
+    case UnaryOp::Expm1:
+      return unary_map<T>(it, [](M x) { return std::expm1(x); });
     case UnaryOp::Log:
       return unary_map<T>(it, [](M x) { return std::log(x); });
     case UnaryOp::Sqrt:

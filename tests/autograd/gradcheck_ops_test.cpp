@@ -36,6 +36,7 @@ TEST_P(GradcheckOps, Unary) {
   gradcheck([](const T& x) { return -x[0]; }, {rnd({2, 3})}, dev());
   gradcheck([](const T& x) { return abs(x[0]); }, {away({2, 3})}, dev());
   gradcheck([](const T& x) { return exp(x[0]); }, {rnd({2, 3})}, dev());
+  gradcheck([](const T& x) { return expm1(x[0]); }, {rnd({2, 3})}, dev());
   gradcheck([](const T& x) { return log(x[0]); }, {pos({2, 3})}, dev());
   gradcheck([](const T& x) { return sqrt(x[0]); }, {pos({2, 3})}, dev());
   gradcheck([](const T& x) { return rsqrt(x[0]); }, {pos({2, 3})}, dev());
@@ -205,6 +206,7 @@ TEST(AutogradNames, OpsNameTheirNodesAsPyTorch) {
   auto x = wick::testing::rnd({2, 3});
   EXPECT_EQ(relu(x).grad_fn()->name(), "ReluBackward0");
   EXPECT_EQ(exp(x).grad_fn()->name(), "ExpBackward0");
+  EXPECT_EQ(expm1(x).grad_fn()->name(), "Expm1Backward0");
   EXPECT_EQ((-x).grad_fn()->name(), "NegBackward0");
   EXPECT_EQ(log_softmax(x, 1).grad_fn()->name(), "LogSoftmaxBackward0");
   EXPECT_EQ(softmax(x, 1).grad_fn()->name(), "SoftmaxBackward0");

@@ -10,6 +10,8 @@ namespace wick::detail::gpu {
 
 __device__ __forceinline__ float m_exp(float x) { return expf(x); }
 __device__ __forceinline__ double m_exp(double x) { return ::exp(x); }
+__device__ __forceinline__ float m_expm1(float x) { return expm1f(x); }
+__device__ __forceinline__ double m_expm1(double x) { return ::expm1(x); }
 __device__ __forceinline__ float m_log(float x) { return logf(x); }
 __device__ __forceinline__ double m_log(double x) { return ::log(x); }
 __device__ __forceinline__ float m_sqrt(float x) { return sqrtf(x); }

@@ -114,6 +114,7 @@ template <class M>
 __device__ __noinline__ M float_op(UnaryOp op, M x, M a, M b) {
   switch (op) {
     case UnaryOp::Exp: return m_exp(x);
+    case UnaryOp::Expm1: return m_expm1(x);
     case UnaryOp::Log: return m_log(x);
     case UnaryOp::Sqrt: return m_sqrt(x);
     case UnaryOp::Rsqrt: return M(1) / m_sqrt(x);
