@@ -9,6 +9,11 @@
 //   train_step_mlp_large_dp{1,2}_ms: the same step through data parallelism over 1 and 2 GPUs
 //     (wick: nn::DataParallel; LibTorch: torch::nn::parallel::data_parallel; PyTorch's Python
 //     nn.DataParallel: bench/compare/torch_dp_bench.py). The batch of 4096 is split over them.
+// With WICK_DP_TIMELINE=1 (wick only), each data-parallel row then runs 3 more steps, each
+// begun with the devices idle, and prints to stderr where each step's time went: per phase
+// (DataParallel's own marks and the step's: forward, loss, backward, optimizer) and device,
+// when the host queued it and when the device reached it, in ms from the step's start. The
+// timed groups above record nothing.
 #ifdef TRAIN_STEP_TORCH
 #include <torch/cuda.h>
 #include <torch/nn/parallel/data_parallel.h>
@@ -19,6 +24,9 @@ namespace lib = torch;
 namespace lib = wick;
 #endif
 
+#include <algorithm>
+#include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -48,6 +56,41 @@ lib::Tensor labels(int64_t classes, int64_t batch) {
   return wick::randint(classes, {batch}, wick::TensorOptions(wick::kInt64).device(gpu()));
 #endif
 }
+
+#ifndef TRAIN_STEP_TORCH
+// Runs 3 steps with the timeline on and prints, per step, every mark (device, phase, host ms
+// when queued, device ms when reached) in the order the device reached them, then each
+// phase that has a .begin and an .end as one interval per device.
+template <class F>
+void print_timeline(int gpus, F&& one_step) {
+  for (int s = 0; s < 3; ++s) {
+    one_step();
+    auto marks = wick::nn::dp_timeline::take();
+    std::stable_sort(marks.begin(), marks.end(), [](const auto& a, const auto& b) {
+      return a.device != b.device ? a.device < b.device : a.gpu_ms < b.gpu_ms;
+    });
+    std::fprintf(stderr, "\n== DataParallel timeline, %d GPU(s), step %d (ms from the step's start)\n", gpus,
+                 s);
+    std::fprintf(stderr, "%-4s %-34s %9s %9s\n", "dev", "mark", "host", "device");
+    for (const auto& m : marks)
+      std::fprintf(stderr, "%-4d %-34s %9.3f %9.3f\n", m.device, m.phase.c_str(), m.host_ms, m.gpu_ms);
+    std::fprintf(stderr, "-- intervals (device times): dev phase start end duration\n");
+    std::map<std::pair<int, std::string>, double> begins;
+    for (const auto& m : marks) {
+      const auto dot = m.phase.rfind('.');
+      if (dot == std::string::npos) continue;
+      const std::string base = m.phase.substr(0, dot), tail = m.phase.substr(dot + 1);
+      if (tail == "begin") begins[{m.device, base}] = m.gpu_ms;
+      if (tail != "end") continue;
+      auto it = begins.find({m.device, base});
+      if (it == begins.end()) continue;
+      std::fprintf(stderr, "%-4d %-34s %9.3f %9.3f %9.3f\n", m.device, base.c_str(), it->second, m.gpu_ms,
+                   m.gpu_ms - it->second);
+      begins.erase(it);
+    }
+  }
+}
+#endif
 
 // Host microseconds per training step of an MLP of the given widths; gpus > 0: through data
 // parallelism over cuda:0 .. cuda:gpus-1.
@@ -81,12 +124,27 @@ double step_us(const std::vector<int64_t>& widths, int64_t batch, int steps_per_
   auto forward = [&](const lib::Tensor& x) { return gpus ? dp(x) : net->forward(x); };
 #endif
   auto sync_all = [&] { sync(gpus > 1 ? gpus : 1); };
+#ifndef TRAIN_STEP_TORCH
+  const bool timeline = gpus > 0 && wick::nn::dp_timeline::enabled();
+  auto mark = [&](const char* phase, bool all = false) {
+    if (!timeline) return;
+    for (int d = 0; d < (all ? gpus : 1); ++d) wick::nn::dp_timeline::mark(phase, d);
+  };
+#else
+  auto mark = [](const char*, bool = false) {};
+#endif
   int k = 0;
   auto step = [&] {
     opt.zero_grad();
-    auto loss = lib::nn::functional::cross_entropy(forward(xs[k % 4]), ys[k % 4]);
+    mark("zero_grad.end");
+    auto out = forward(xs[k % 4]);
+    mark("forward.end");
+    auto loss = lib::nn::functional::cross_entropy(out, ys[k % 4]);
+    mark("loss.end");
     loss.backward();
+    mark("backward.end", true);
     opt.step();
+    mark("optimizer.end");
     ++k;
   };
   sync_all();
@@ -96,6 +154,17 @@ double step_us(const std::vector<int64_t>& widths, int64_t batch, int steps_per_
         for (int i = 0; i < steps_per_group; ++i) step();
       },
       groups, sync_all);
+#ifndef TRAIN_STEP_TORCH
+  if (timeline)
+    print_timeline(gpus, [&] {
+      sync_all();
+      std::vector<int> all;
+      for (int d = 0; d < gpus; ++d) all.push_back(d);
+      wick::nn::dp_timeline::begin_step(all);
+      step();
+      sync_all();
+    });
+#endif
   return ms * 1000 / steps_per_group;
 }
 

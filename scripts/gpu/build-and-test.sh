@@ -12,7 +12,8 @@
 #     --bench F         wick_cuda_runtime_bench with --benchmark_filter=F
 #     --train           wick-train and bench/fashion_mnist_pytorch.py, CNN, on .deps/fmnist
 #     --dp              several GPUs: the DataParallel and cuda::comm tests, wick-train --gpus all
-#                       beside one GPU (CNN), and the DataParallel rows of bench/compare
+#                       beside one GPU (CNN), the DataParallel rows of bench/compare, and the
+#                       2-GPU step's timeline (WICK_DP_TIMELINE=1) in $OUT/dp_timeline.txt
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 OUT=${OUT:-/tmp/wick-out}
@@ -119,6 +120,11 @@ if ((dp)); then
   fi
   step "bench/compare, DataParallel rows"
   OUT=$OUT timeout 420 bash bench/compare/run.sh $build train_step_mlp_large
+  # Where a 2-GPU step's time goes: CUDA events at DataParallel's phase boundaries (timeline in
+  # stderr; the row itself in stdout), one file.
+  step "DataParallel timeline (WICK_DP_TIMELINE=1)"
+  WICK_DP_TIMELINE=1 timeout 200 $build/compare/wick_train_step train_step_mlp_large_dp2 >"$OUT/dp_timeline.txt" 2>&1
+  echo "dp timeline rc=$?"; grep -E '^train_step|intervals' "$OUT/dp_timeline.txt" | head -4
 fi
 
 if ((compare)); then

@@ -2,7 +2,8 @@
 // lead into it; a node runs once all of them have delivered (their gradients summed in its
 // input buffer), later-created nodes first among those ready. Each node runs on the device
 // and CUDA stream of its forward; a stream consuming a gradient waits for the stream that
-// made it. A node marked eager_ runs as soon as it is ready, ahead of the others.
+// made it, at the point the producer had reached, just before the consumer runs. A node
+// marked eager_ runs as soon as it is ready, ahead of the others.
 //
 // One thread runs the whole graph. PyTorch runs one worker thread per device so that CPU and
 // GPU parts overlap; with kernels queued asynchronously on CUDA streams the host loop rarely
@@ -29,6 +30,11 @@ struct NodeTask {
 };
 
 // A gradient made on one stream and used on another: the consumer waits for the producer.
+bool crosses_streams(const std::optional<cuda::Stream>& producer,
+                     const std::optional<cuda::Stream>& consumer) {
+  return producer && consumer && *producer != *consumer;
+}
+
 void order_streams(const std::optional<cuda::Stream>& producer, const std::optional<cuda::Stream>& consumer) {
   if (producer && consumer && *producer != *consumer) consumer->wait_stream(*producer);
 }
@@ -62,6 +68,17 @@ void accumulate(Tensor& slot, Tensor g) {
   if (!g.defined()) return;
   slot = slot.defined() ? slot + g : std::move(g);
 }
+
+// A gradient delivered from another stream: the point its producer had reached, waited for
+// on the consumer's stream only when the consumer runs. Waiting at delivery would put the wait
+// into the consumer's stream at the engine's host order, which can be far ahead of where the
+// consumer's device is: with replicas on two GPUs, the gradient reduced from one replica would
+// hold up the other replica's whole remaining backward on its own device.
+struct Pending {
+  uint32_t input_nr;
+  Tensor grad;
+  cuda::Event ready;
+};
 
 struct GraphTask {
   bool keep_graph = false;
@@ -97,6 +114,7 @@ void execute(const std::vector<Edge>& roots, const variable_list& root_grads, Gr
     if (b.empty()) b.resize(n->num_outputs());
     return b;
   };
+  std::unordered_map<Node*, std::vector<Pending>> pending;
   std::priority_queue<NodeTask> ready;
   std::unordered_set<Node*> queued;
   std::unordered_set<const void*> used_streams;
@@ -116,6 +134,16 @@ void execute(const std::vector<Edge>& roots, const variable_list& root_grads, Gr
   while (!ready.empty()) {
     Node* node = ready.top().node;
     ready.pop();
+    if (auto it = pending.find(node); it != pending.end()) {
+      // the node's stream waits for each producer, then the gradients are summed there
+      cuda::StreamGuard guard(*node->stream_);
+      variable_list& slots = buffer_of(node);
+      for (Pending& p : it->second) {
+        p.ready.wait(*node->stream_);
+        accumulate(slots[p.input_nr], std::move(p.grad));
+      }
+      pending.erase(it);
+    }
     variable_list grads = std::move(buffer_of(node));
     buffers.erase(node);
 
@@ -153,8 +181,13 @@ void execute(const std::vector<Edge>& roots, const variable_list& root_grads, Gr
       Node* next = e.function.get();
       if (i < outs.size() && outs[i].defined()) {
         Tensor g = validate(std::move(outs[i]), node->input_metadata_[i], *node, i);
-        order_streams(node->stream_, next->stream_);
-        accumulate(buffer_of(next)[e.input_nr], std::move(g));
+        if (crosses_streams(node->stream_, next->stream_)) {
+          Pending p{e.input_nr, std::move(g), cuda::Event()};
+          p.ready.record(*node->stream_);
+          pending[next].push_back(std::move(p));
+        } else {
+          accumulate(buffer_of(next)[e.input_nr], std::move(g));
+        }
       }
       if (--deps[next] == 0 && queued.insert(next).second) ready.push({next});
     }

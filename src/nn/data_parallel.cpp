@@ -20,7 +20,10 @@
 #include "wick/nn/data_parallel.h"
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -138,8 +141,9 @@ class BroadcastBackward final : public Node {
   // device, on which the reduction runs so that it overlaps the backward still running on the
   // forward's streams. The node's own stream (the engine's ordering) is sides[0].
   BroadcastBackward(std::vector<int> devices, std::vector<cuda::Stream> streams,
-                    std::vector<cuda::Stream> sides)
-      : devices_(std::move(devices)), streams_(std::move(streams)), sides_(std::move(sides)) {}
+                    std::vector<cuda::Stream> sides, size_t bucket)
+      : devices_(std::move(devices)), streams_(std::move(streams)), sides_(std::move(sides)),
+        bucket_(bucket) {}
   std::string name() const override { return "BroadcastBackward"; }
 
   variable_list apply(variable_list&& grads) override {
@@ -154,6 +158,7 @@ class BroadcastBackward final : public Node {
       if (!any) continue;
       sides_[r].wait_stream(streams_[r]);
       cuda::StreamGuard guard(sides_[r]);
+      if (dp_timeline::enabled()) dp_timeline::mark(phase("grads_ready"), devices_[r]);
       std::vector<Tensor> parts;
       for (size_t j = 0; j < n; ++j) {
         const Tensor& g = grads[(r - 1) * n + j];
@@ -181,7 +186,9 @@ class BroadcastBackward final : public Node {
       Tensor total = flats.size() == 1 ? flats[0] : comm::reduce_add(flats, devices_[from[0]]);
       cuda::StreamGuard source(sides_[from[0]]);
       sum = total.to(gpu(devices_[0]));  // on the source's side stream; sides_[0] waits for it
+      if (dp_timeline::enabled()) dp_timeline::mark(phase("copy.end"), devices_[from[0]]);
     }
+    if (dp_timeline::enabled()) dp_timeline::mark(phase("end"), devices_[0]);
     // sum is read on whichever stream consumes the gradients (the parameters' accumulation)
     sum.record_stream(streams_[0]);
     int64_t off = 0;
@@ -199,8 +206,10 @@ class BroadcastBackward final : public Node {
     for (int64_t s : m.sizes) n *= s;
     return n;
   }
+  std::string phase(const char* what) const { return "reduce[" + std::to_string(bucket_) + "]." + what; }
   std::vector<int> devices_;
   std::vector<cuda::Stream> streams_, sides_;
+  size_t bucket_;
 };
 
 // Input: the batch; outputs: its pieces on the devices. Backward: the pieces' gradients
@@ -243,7 +252,11 @@ class GatherBackward final : public Node {
   std::string name() const override { return "GatherBackward"; }
   variable_list apply(variable_list&& grads) override {
     StreamsGuard guard(streams_);
+    const bool timeline = dp_timeline::enabled();
+    if (timeline) dp_timeline::mark("gather.backward.begin", devices_[0]);
     auto parts = comm::scatter(grads[0], devices_, sizes_, dim_);
+    if (timeline)
+      for (int d : devices_) dp_timeline::mark("replica.backward.begin", d);
     variable_list out(parts.size());
     for (size_t k = 0; k < parts.size(); ++k)
       if (needs_input_grad(k)) out[k] = scalars_ ? parts[k].view({}) : parts[k];
@@ -409,12 +422,19 @@ Tensor DataParallelImpl::State::run(const Tensor& input) {
   ensure_replicas(n - 1, params, buffers);
 
   // 2. scatter
+  const bool timeline = dp_timeline::enabled();
   std::vector<cuda::Stream> all_streams;
   for (int dev : device_ids) all_streams.push_back(cuda::current_stream(dev));
+  if (timeline && input.is_cuda()) dp_timeline::mark("scatter.begin", input.device().index());
   std::vector<Tensor> pieces = comm::scatter(input, device_ids, std::nullopt, d);
   WICK_CHECK(pieces.size() == n, ValueError, kOp, "scatter gave ", pieces.size(), " pieces, expected ", n);
   const std::vector<int> devices(device_ids.begin(), device_ids.begin() + int64_t(n));
   const std::vector<cuda::Stream> streams(all_streams.begin(), all_streams.begin() + int64_t(n));
+  auto mark_all = [&](const char* phase) {
+    if (timeline)
+      for (int dev : devices) dp_timeline::mark(phase, dev);
+  };
+  mark_all("scatter.end");
   if (grad && input.requires_grad()) {
     std::vector<std::vector<int64_t>> sizes;
     for (const Tensor& p : pieces) sizes.emplace_back(p.sizes().begin(), p.sizes().end());
@@ -427,8 +447,10 @@ Tensor DataParallelImpl::State::run(const Tensor& input) {
   // 3. replicate: the module runs on devices[0], replicas on the others
   if (n > 1) {
     NoGradGuard no_grad;
+    mark_all("broadcast.begin");
     auto p_out = comm::broadcast_coalesced(params, devices);
     auto b_out = comm::broadcast_coalesced(buffers, devices);
+    mark_all("broadcast.end");
     for (size_t k = 1; k < n; ++k) {
       for (size_t j = 0; j < params.size(); ++j) bind(replica_params[k - 1][j], p_out[k][j]);
       for (size_t j = 0; j < buffers.size(); ++j) bind(replica_buffers[k - 1][j], b_out[k][j]);
@@ -438,13 +460,15 @@ Tensor DataParallelImpl::State::run(const Tensor& input) {
     }
   }
   if (n > 1 && grad) {
-    for (const auto& bucket : comm::detail::bucket_indices(params, comm::kDefaultBufferSize)) {
+    const auto buckets = comm::detail::bucket_indices(params, comm::kDefaultBufferSize);
+    for (size_t bi = 0; bi < buckets.size(); ++bi) {
+      const auto& bucket = buckets[bi];
       bool wanted = false;
       for (size_t j : bucket) wanted = wanted || params[j].requires_grad();
       if (!wanted) continue;
       std::vector<Tensor> inputs;
       for (size_t j : bucket) inputs.push_back(params[j]);
-      auto node = std::make_shared<BroadcastBackward>(devices, streams, sides(devices));
+      auto node = std::make_shared<BroadcastBackward>(devices, streams, sides(devices), bi);
       autograd::detail::init_node(*node, inputs);
       node->stream_ = node_side_stream(devices[0]);
       node->num_outputs_ = uint32_t(bucket.size() * (n - 1));
@@ -465,7 +489,9 @@ Tensor DataParallelImpl::State::run(const Tensor& input) {
       try {
         AutoGradMode mode(grad);
         cuda::StreamGuard guard(streams[k]);
+        if (timeline) dp_timeline::mark("replica.forward.begin", devices[k]);
         outputs[k] = forward(*replicas[k - 1], pieces[k]);
+        if (timeline) dp_timeline::mark("replica.forward.end", devices[k]);
       } catch (...) {
         errors[k] = std::current_exception();
       }
@@ -473,7 +499,9 @@ Tensor DataParallelImpl::State::run(const Tensor& input) {
   }
   try {
     cuda::StreamGuard guard(streams[0]);
+    if (timeline) dp_timeline::mark("replica.forward.begin", devices[0]);
     outputs[0] = forward(*module, pieces[0]);
+    if (timeline) dp_timeline::mark("replica.forward.end", devices[0]);
   } catch (...) {
     errors[0] = std::current_exception();
   }
@@ -501,6 +529,7 @@ Tensor DataParallelImpl::State::run(const Tensor& input) {
              " dimensions along dim ", dim);
   const Device out_device = gpu(output_device);
   Tensor out = comm::gather(parts, scalars ? 0 : d, out_device);
+  if (timeline) dp_timeline::mark("gather.end", output_device);
   bool record = false;
   for (const Tensor& o : outputs) record = record || o.requires_grad();
   if (record && grad && out.is_floating_point()) {
@@ -562,5 +591,93 @@ const std::shared_ptr<Module>& DataParallelImpl::module() const { return state_-
 const std::vector<int>& DataParallelImpl::device_ids() const { return state_->device_ids; }
 int DataParallelImpl::output_device() const { return state_->output_device; }
 int64_t DataParallelImpl::dim() const { return state_->dim; }
+
+// ---- the timeline (WICK_DP_TIMELINE=1)
+
+namespace dp_timeline {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Record {
+  std::string phase;
+  int device;
+  double host_ms;
+  std::unique_ptr<cuda::Event> event;
+};
+
+struct Timeline {
+  std::mutex mu;
+  bool started = false;
+  Clock::time_point host_start;
+  std::map<int, std::unique_ptr<cuda::Event>> starts;
+  std::vector<Record> records;
+};
+
+Timeline& timeline() {
+  static Timeline t;
+  return t;
+}
+
+}  // namespace
+
+bool enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("WICK_DP_TIMELINE");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  return on;
+}
+
+void begin_step(const std::vector<int>& devices) {
+  if (!enabled()) return;
+  Timeline& t = timeline();
+  std::lock_guard<std::mutex> lock(t.mu);
+  t.records.clear();
+  t.starts.clear();
+  t.host_start = Clock::now();
+  for (int d : devices) {
+    auto e = std::make_unique<cuda::Event>(true);
+    e->record(cuda::current_stream(d));
+    t.starts.emplace(d, std::move(e));
+  }
+  t.started = true;
+}
+
+void mark(const std::string& phase, int device) {
+  if (!enabled()) return;
+  Timeline& t = timeline();
+  auto e = std::make_unique<cuda::Event>(true);
+  e->record(cuda::current_stream(device));
+  const auto now = Clock::now();
+  std::lock_guard<std::mutex> lock(t.mu);
+  if (!t.started) return;
+  const double host_ms = std::chrono::duration<double, std::milli>(now - t.host_start).count();
+  t.records.push_back({phase, device, host_ms, std::move(e)});
+}
+
+void mark(const char* phase, int device) {
+  if (enabled()) mark(std::string(phase), device);
+}
+
+std::vector<Mark> take() {
+  std::vector<Mark> out;
+  if (!enabled()) return out;
+  Timeline& t = timeline();
+  std::lock_guard<std::mutex> lock(t.mu);
+  for (Record& r : t.records) {
+    Mark m{r.phase, r.device, r.host_ms, 0};
+    auto it = t.starts.find(r.device);
+    if (it != t.starts.end()) m.gpu_ms = it->second->elapsed_time(*r.event);  // waits for both
+    out.push_back(std::move(m));
+  }
+  t.records.clear();
+  t.starts.clear();
+  t.started = false;
+  return out;
+}
+
+}  // namespace dp_timeline
 
 }  // namespace wick::nn

@@ -1,10 +1,10 @@
 // Streams and events: the pool, current streams per thread and device, StreamGuard, the
 // ordering wait_stream and wait_event give, event timing.
-#include <gtest/gtest.h>
-
 #include <set>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "core/cuda_hooks.h"
 #include "cuda_test_util.h"
@@ -83,7 +83,7 @@ TEST(CudaStream, GuardSetsAndRestores) {
 // The side-stream example: without wait_stream, work on s could start before normal_ (here fill_) ends.
 TEST(CudaStream, WaitStreamOrdersWork) {
   WICK_REQUIRE_CUDA();
-  const int fills = 40;  // ~3.5 ms of writes on an H100
+  const int fills = 40;                                // ~3.5 ms of writes on an H100
   (empty({8}, Device("cuda")).fill_(1) + 1).fill_(0);  // loads the kernels: a first launch is slow
   cuda::synchronize();
   auto a = busy_work(fills);
@@ -134,4 +134,30 @@ TEST(CudaStream, WaitEventAndTiming) {
   EXPECT_THROW(untimed.elapsed_time(end), ValueError);
   cuda::Event moved = std::move(start);
   EXPECT_TRUE(moved.query());
+}
+
+// A gradient made on a side stream and consumed on the default stream: the consumer waits for
+// the point the producer reached (after slow work queued on the side stream), and two
+// gradients of one input, one from each stream, are summed.
+TEST(CudaStream, BackwardAcrossStreamsWaitsAndSums) {
+  WICK_REQUIRE_CUDA();
+  const int64_t n = int64_t(16) << 20;
+  auto x = full({n}, 1.5f, TensorOptions().device(Device("cuda"))).requires_grad_(true);
+  auto s = cuda::Stream::create();
+  s.wait_stream(cuda::current_stream());
+  Tensor a;
+  {
+    cuda::StreamGuard g(s);
+    a = x * 2.0;  // its backward runs on s
+  }
+  cuda::current_stream().wait_stream(s);
+  auto b = x * 3.0;            // on the default stream
+  auto y = (a * a + b).sum();  // d/dx: 8x + 3
+  {
+    cuda::StreamGuard g(s);
+    busy_work(40);  // the side stream is busy when the backward queues its work
+  }
+  y.backward();
+  auto v = x.grad().cpu().to_vector<float>();
+  EXPECT_EQ(std::count(v.begin(), v.end(), 15.0f), n);
 }
