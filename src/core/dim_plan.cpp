@@ -64,27 +64,21 @@ DimPlan plan(const Tensor& t, const std::vector<bool>& red, bool keepdim, bool i
     return p;
   }
   // 2. t permuted to (kept, reduced) or (reduced, kept) is contiguous: a view.
-  DimVector perm(kept);
-  for (int64_t d : reduced) perm.push_back(d);
-  Tensor kr = t.permute(perm);
-  if (kr.is_contiguous()) {
+  for (const bool kept_first : {true, false}) {
+    DimVector perm(kept_first ? kept : reduced);
+    for (int64_t d : kept_first ? reduced : kept) perm.push_back(d);
+    Tensor permuted = t.permute(perm);
+    if (!permuted.is_contiguous()) continue;
     p.mode = PlanMode::View;
-    p.outer = kept_numel;
-    p.in = kr.view({p.outer, p.n, 1});
-    return p;
-  }
-  DimVector rk(reduced);
-  for (int64_t d : kept) rk.push_back(d);
-  Tensor permuted = t.permute(rk);
-  if (permuted.is_contiguous()) {
-    p.mode = PlanMode::View;
-    p.inner = kept_numel;
-    p.in = permuted.view({1, p.n, p.inner});
+    (kept_first ? p.outer : p.inner) = kept_numel;
+    p.in = permuted.view({p.outer, p.n, p.inner});
     return p;
   }
   // 3. Otherwise a copy in the (kept, reduced) order.
+  DimVector perm(kept);
+  for (int64_t d : reduced) perm.push_back(d);
   p.outer = kept_numel;
-  p.in = kr.contiguous().view({p.outer, p.n, 1});
+  p.in = t.permute(perm).contiguous().view({p.outer, p.n, 1});
   return p;
 }
 

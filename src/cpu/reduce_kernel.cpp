@@ -25,6 +25,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include <omp.h>
@@ -61,29 +62,10 @@ bool is_nan(M v) {
 
 // ---- sum and mean
 
+// Sums of integers and bools accumulate in int64, floats by the OpMath rule (as PyTorch).
 template <class T>
 struct SumAcc {
-  using type = opmath_t<T>;
-};
-template <>
-struct SumAcc<bool> {
-  using type = int64_t;
-};
-template <>
-struct SumAcc<uint8_t> {
-  using type = int64_t;
-};
-template <>
-struct SumAcc<int8_t> {
-  using type = int64_t;
-};
-template <>
-struct SumAcc<int16_t> {
-  using type = int64_t;
-};
-template <>
-struct SumAcc<int32_t> {
-  using type = int64_t;
+  using type = std::conditional_t<std::is_integral_v<T>, int64_t, opmath_t<T>>;
 };
 
 constexpr int64_t kPairwise = 128;  // lengths summed straight through

@@ -5,6 +5,7 @@
 
 #include "autograd/hooks.h"
 #include "autograd/pool.h"
+#include "nn/batched.h"
 #include "wick/nn/functional.h"
 #include "wick/ops.h"
 
@@ -13,15 +14,6 @@ namespace wick::nn::functional {
 namespace {
 
 using autograd::Pool2dGeometry;
-
-// Runs f on x made 4-D (an unbatched [C, H, W] input gets a batch dim of 1 and loses it after).
-template <class F>
-Tensor batched(const Tensor& x, const char* op, F f) {
-  WICK_CHECK(x.dim() == 3 || x.dim() == 4, ValueError, op,
-             "Expected 3D (unbatched) or 4D (batched) input to ", op, ", but got input of size: ", x.sizes());
-  if (x.dim() == 4) return f(x);
-  return f(x.unsqueeze(0)).squeeze(0);
-}
 
 // Pooling output size (PyTorch's pooling_output_shape).
 int64_t pool_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode, const char* op) {
@@ -51,7 +43,7 @@ Pool2dGeometry pool_geometry(const Tensor& x, Pair k, Pair s, Pair p, Pair d, bo
 
 Tensor max_pool2d(const Tensor& x, Pair kernel_size, std::optional<Pair> stride, Pair padding, Pair dilation,
                   bool ceil_mode) {
-  return batched(x, "max_pool2d", [&](const Tensor& x4) {
+  return detail::batched(x, "max_pool2d", [&](const Tensor& x4) {
     const Pool2dGeometry g = pool_geometry(x4, kernel_size, stride.value_or(kernel_size), padding, dilation,
                                            ceil_mode, "max_pool2d");
     if (wick::detail::needs_grad(x4)) [[unlikely]]
@@ -62,7 +54,7 @@ Tensor max_pool2d(const Tensor& x, Pair kernel_size, std::optional<Pair> stride,
 
 Tensor avg_pool2d(const Tensor& x, Pair kernel_size, std::optional<Pair> stride, Pair padding, bool ceil_mode,
                   bool count_include_pad) {
-  return batched(x, "avg_pool2d", [&](const Tensor& x4) {
+  return detail::batched(x, "avg_pool2d", [&](const Tensor& x4) {
     const Pool2dGeometry g =
         pool_geometry(x4, kernel_size, stride.value_or(kernel_size), padding, 1, ceil_mode, "avg_pool2d");
     if (wick::detail::needs_grad(x4)) [[unlikely]]
@@ -72,7 +64,7 @@ Tensor avg_pool2d(const Tensor& x, Pair kernel_size, std::optional<Pair> stride,
 }
 
 Tensor adaptive_avg_pool2d(const Tensor& x, Pair output_size) {
-  return batched(x, "adaptive_avg_pool2d", [&](const Tensor& x4) {
+  return detail::batched(x, "adaptive_avg_pool2d", [&](const Tensor& x4) {
     const int64_t h = x4.size(2), w = x4.size(3), oh = output_size.h, ow = output_size.w;
     WICK_CHECK(oh > 0 && ow > 0, ValueError, "adaptive_avg_pool2d", "output_size must be positive");
     if (oh == 1 && ow == 1) return x4.mean({2, 3}, true);

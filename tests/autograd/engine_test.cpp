@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "gradcheck.h"
+#include "../nn/nn_test_util.h"
 #include "wick/wick.h"
 
 using namespace wick;
@@ -20,14 +21,7 @@ void expect_values(const Tensor& got, const std::vector<double>& want, double to
   for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], want[i], tol) << "element " << i;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using wick::testing::error_of;
 
 TEST(Autograd, LeafAndNonLeaf) {
   auto x = rnd({3});

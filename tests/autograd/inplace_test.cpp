@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "gradcheck.h"
+#include "../nn/nn_test_util.h"
 #include "wick/wick.h"
 
 namespace {
@@ -16,14 +17,7 @@ namespace {
 using namespace wick;
 using wick::testing::rnd;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using wick::testing::error_of;
 
 void expect_same(const Tensor& got, const Tensor& want, double tol = 1e-12) {
   ASSERT_TRUE(got.defined());
