@@ -99,7 +99,7 @@ class Tensor {
   template <class T> T* data_ptr() const;
   void* data_ptr() const { return impl_->data(); }
   // The value of a one-element tensor (copied from the device for CUDA tensors).
-  template <class T> T item() const { return item().to<T>(); }
+  template <class T> T item() const { return item().checked_to<T>("item"); }
   Scalar item() const;
   // Host view with [] indexing; throws for CUDA tensors.
   template <class T, size_t N> TensorAccessor<T, N> accessor() const;
@@ -330,7 +330,8 @@ class TensorAccessor {
 namespace detail {
 void check_data_ptr_dtype(const Tensor& t, Dtype expected, const char* op);
 void check_host_access(const Tensor& t, const char* op);
-Tensor tensor_from_values(const void* values, Dtype dtype, IntArrayRef sizes, TensorOptions o);
+Tensor tensor_from_values(const void* values, Dtype dtype, IntArrayRef sizes, TensorOptions o,
+                          const char* op = "tensor");
 // Initializer-list values widened to one of bool (as uint8), int64 or double.
 template <class T>
 using Wide = std::conditional_t<std::is_same_v<T, bool>, uint8_t,

@@ -17,6 +17,12 @@ void check_sub_bool(BinaryOp op, Dtype a, Dtype b) {
                             "Use the `^` or `logical_xor()` operator instead.");
 }
 
+// PyTorch's alpha rule for add/sub: a floating alpha with an integral (or bool) computation.
+void check_alpha(const TensorIter& it, const Scalar& alpha, const char* op) {
+  if (alpha.is_floating_point() && is_integral(it.dtype(), true)) [[unlikely]]
+    raise<ValueError>(op, "For integral input tensors, argument alpha must not be a floating point number.");
+}
+
 // out undefined: a new result; out == a: in place.
 Tensor binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
   check_sub_bool(op, a.dtype(), b.dtype());
@@ -24,6 +30,7 @@ Tensor binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, 
   cfg.op = op_name(op);
   cfg.int_to_float = op == BinaryOp::Div;
   auto it = TensorIter::build(out, {a, b}, cfg);
+  check_alpha(it, alpha, cfg.op);
   kernel<&KernelTable::binary>(it.device(), cfg.op)(op, it, nullptr, alpha);
   it.finish();
   if (out.defined()) bump_version(out);
@@ -37,6 +44,7 @@ Tensor binary(BinaryOp op, const Tensor& out, const Tensor& a, const Scalar& b, 
   cfg.int_to_float = op == BinaryOp::Div;
   cfg.scalar = &b;
   auto it = TensorIter::build(out, {a}, cfg);
+  check_alpha(it, alpha, cfg.op);
   kernel<&KernelTable::binary>(it.device(), cfg.op)(op, it, &b, alpha);
   it.finish();
   if (out.defined()) bump_version(out);

@@ -107,6 +107,12 @@ std::array<Tensor, 3> generic_conv2d_backward(const Tensor& dy, const Tensor& x,
 }
 
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dParams& p) {
+  // The geometry first: the output-size arithmetic divides by the stride.
+  WICK_CHECK(p.stride[0] > 0 && p.stride[1] > 0, ValueError, "conv2d", "non-positive stride is not supported");
+  WICK_CHECK(p.dilation[0] > 0 && p.dilation[1] > 0, ValueError, "conv2d", "dilation should be greater than zero");
+  WICK_CHECK(p.padding[0] >= 0 && p.padding[1] >= 0, ValueError, "conv2d", "negative padding is not supported");
+  WICK_CHECK(w.dim() != 4 || (w.size(2) > 0 && w.size(3) > 0), ValueError, "conv2d",
+             "kernel size should be greater than zero, but got kH: ", w.size(2), " kW: ", w.size(3));
   if (needs_grad(x, w, b)) [[unlikely]] return autograd::conv2d(x, w, b, p);
   WICK_CHECK(x.dim() == 4, ValueError, "conv2d", "Expected 4D input to conv2d, but got input of size: ",
              x.sizes());

@@ -1,6 +1,7 @@
 // Factory functions: empty and friends, from_blob, tensor(), *_like and new_*.
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "core/cuda_hooks.h"
 #include "core/kernel_table.h"
@@ -32,6 +33,56 @@ void check_sizes(IntArrayRef sizes, const char* op) {
     WICK_CHECK(s >= 0, ValueError, op, "Trying to create tensor with negative dimension ", s, ": ", sizes);
 }
 
+int64_t checked_numel(IntArrayRef sizes, const char* op) {
+  check_sizes(sizes, op);
+  int64_t n = 1;
+  bool overflow = false;
+  for (int64_t s : sizes) overflow |= __builtin_mul_overflow(n, s, &n);
+  bool zero = false;
+  for (int64_t s : sizes) zero |= s == 0;
+  if (zero) return 0;
+  WICK_CHECK(!overflow, ValueError, op, "Storage size calculation overflowed with sizes=", sizes);
+  return n;
+}
+
+size_t checked_nbytes(IntArrayRef sizes, Dtype dtype, const char* op) {
+  const int64_t n = checked_numel(sizes, op);
+  int64_t bytes = 0;
+  WICK_CHECK(!__builtin_mul_overflow(n, int64_t(element_size(dtype)), &bytes), ValueError, op,
+             "Storage size calculation overflowed with sizes=", sizes);
+  return size_t(bytes);
+}
+
+Storage allocate_storage(size_t nbytes, Device dev, bool pinned, const char* op) {
+  try {
+    return make_storage(nbytes, dev, pinned);
+  } catch (const OutOfMemoryError& e) {
+    // Name the op the caller called; keep the allocator's own explanation.
+    std::string what = e.what();
+    if (!what.empty() && what[0] == '[') {
+      const size_t close = what.find("] ");
+      if (close != std::string::npos) what = what.substr(close + 2);
+    }
+    raise<OutOfMemoryError>(op, what);
+  }
+}
+
+Tensor empty_for(IntArrayRef sizes, TensorOptions o, const char* op) {
+  const size_t nbytes = checked_nbytes(sizes, o.dtype(), op);
+  Device dev = resolve_device(o.device(), op);
+  Storage st = allocate_storage(nbytes, dev, o.pinned_memory(), op);
+  return finish_factory(make_tensor(std::move(st), o.dtype(), sizes, contiguous_strides(sizes), 0), o);
+}
+
+Tensor full_for(IntArrayRef sizes, const Scalar& value, TensorOptions o, const char* op) {
+  if (!o.dtype_opt()) o = o.dtype(value.dtype());
+  check_fits(value, o.dtype(), op);
+  bool rg = o.requires_grad();
+  Tensor t = empty_for(sizes, o.requires_grad(false), op);
+  fill_values(t, value, op);
+  return finish_factory(t, o.requires_grad(rg));
+}
+
 Tensor make_tensor(Storage storage, Dtype dtype, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
   return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), dtype, DimVector(sizes.begin(), sizes.end()),
                                                DimVector(strides.begin(), strides.end()), offset));
@@ -46,13 +97,14 @@ Tensor finish_factory(Tensor t, const TensorOptions& o) {
   return t;
 }
 
-Tensor tensor_from_values(const void* values, Dtype dtype, IntArrayRef sizes, TensorOptions o) {
-  int64_t n = 1;
-  for (auto s : sizes) n *= s;
-  Tensor src = make_tensor(Storage::make(DataPtr(const_cast<void*>(values), nullptr, nullptr, Device(kCPU)),
-                                         size_t(n) * size_t(element_size(dtype)), nullptr),
-                           dtype, sizes, contiguous_strides(sizes), 0);
-  Tensor out = empty(sizes, TensorOptions(o.dtype()).device(o.device()).pinned_memory(o.pinned_memory()));
+Tensor tensor_from_values(const void* values, Dtype dtype, IntArrayRef sizes, TensorOptions o,
+                          const char* op) {
+  const size_t nbytes = checked_nbytes(sizes, dtype, op);
+  Tensor src = make_tensor(
+      Storage::make(DataPtr(const_cast<void*>(values), nullptr, nullptr, Device(kCPU)), nbytes, nullptr),
+      dtype, sizes, contiguous_strides(sizes), 0);
+  Tensor out =
+      empty_for(sizes, TensorOptions(o.dtype()).device(o.device()).pinned_memory(o.pinned_memory()), op);
   copy_values(out, src, false);
   return finish_factory(out, o);
 }
@@ -61,15 +113,7 @@ Tensor tensor_from_values(const void* values, Dtype dtype, IntArrayRef sizes, Te
 
 using namespace detail;
 
-Tensor empty(IntArrayRef sizes, TensorOptions o) {
-  check_sizes(sizes, "empty");
-  Device dev = resolve_device(o.device(), "empty");
-  Dtype dt = o.dtype();
-  int64_t n = 1;
-  for (auto s : sizes) n *= s;
-  Storage st = make_storage(size_t(n) * size_t(element_size(dt)), dev, o.pinned_memory());
-  return finish_factory(make_tensor(std::move(st), dt, sizes, contiguous_strides(sizes), 0), o);
-}
+Tensor empty(IntArrayRef sizes, TensorOptions o) { return empty_for(sizes, o, "empty"); }
 
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions o) {
   check_sizes(sizes, "empty_strided");
@@ -87,24 +131,35 @@ Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions o) {
 }
 
 Tensor full(IntArrayRef sizes, const Scalar& value, TensorOptions o) {
-  if (!o.dtype_opt()) o = o.dtype(value.dtype());
-  bool rg = o.requires_grad();
-  Tensor t = empty(sizes, o.requires_grad(false));
-  fill_values(t, value);
-  return finish_factory(t, o.requires_grad(rg));
+  return full_for(sizes, value, o, "full");
 }
 
 Tensor zeros(IntArrayRef sizes, TensorOptions o) {
   if (!o.dtype_opt()) o = o.dtype(get_default_dtype());
-  return full(sizes, 0, o);
+  return full_for(sizes, 0, o, "zeros");
 }
 
 Tensor ones(IntArrayRef sizes, TensorOptions o) {
   if (!o.dtype_opt()) o = o.dtype(get_default_dtype());
-  return full(sizes, 1, o);
+  return full_for(sizes, 1, o, "ones");
 }
 
 Tensor arange(const Scalar& end, TensorOptions o) { return arange(0, end, 1, o); }
+
+namespace {
+
+// A host staging buffer of n values; running out of memory is the op's OutOfMemoryError.
+template <class T>
+std::vector<T> host_buffer(int64_t n, const char* op) {
+  (void)checked_nbytes({n}, dtype_of<T>(), op);
+  try {
+    return std::vector<T>(static_cast<size_t>(n));
+  } catch (const std::exception&) {  // bad_alloc, length_error
+    raise<OutOfMemoryError>(op, "failed to allocate ", n * int64_t(sizeof(T)), " bytes of host memory");
+  }
+}
+
+}  // namespace
 
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions o) {
   bool any_float = start.is_floating_point() || end.is_floating_point() || step.is_floating_point();
@@ -114,26 +169,34 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
   WICK_CHECK(std::isfinite(s) && std::isfinite(e), ValueError, "arange", "unsupported range: ", s, " -> ", e);
   WICK_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), ValueError, "arange",
              "upper bound and larger bound inconsistent with step sign");
-  int64_t n = int64_t(std::ceil((e - s) / st));
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[size_t(i)] = s + double(i) * st;
+  const double nd = std::ceil((e - s) / st);
+  WICK_CHECK(nd >= 0 && nd < 9223372036854775808.0, ValueError, "arange", "invalid size, possible overflow?");
+  const int64_t n = int64_t(nd);
+  (void)checked_nbytes({n}, o.dtype(), "arange");
   if (!any_float) {
-    std::vector<int64_t> iv(static_cast<size_t>(n));
+    std::vector<int64_t> iv = host_buffer<int64_t>(n, "arange");
     int64_t si = start.to<int64_t>(), sti = step.to<int64_t>();
     for (int64_t i = 0; i < n; ++i) iv[size_t(i)] = si + i * sti;
-    return tensor_from_values(iv.data(), kInt64, {n}, o);
+    return tensor_from_values(iv.data(), kInt64, {n}, o, "arange");
   }
-  return tensor_from_values(v.data(), kFloat64, {n}, o);
+  std::vector<double> v = host_buffer<double>(n, "arange");
+  for (int64_t i = 0; i < n; ++i) v[size_t(i)] = s + double(i) * st;
+  return tensor_from_values(v.data(), kFloat64, {n}, o, "arange");
 }
 
 Tensor linspace(double start, double end, int64_t steps, TensorOptions o) {
   WICK_CHECK(steps >= 0, ValueError, "linspace", "number of steps must be non-negative");
-  std::vector<double> v(static_cast<size_t>(steps));
-  const double step = steps > 1 ? (end - start) / double(steps - 1) : 0;
-  const int64_t half = steps / 2;
-  for (int64_t i = 0; i < steps; ++i)  // symmetric from both ends, as PyTorch computes it
-    v[size_t(i)] = i < half ? start + step * double(i) : end - step * double(steps - i - 1);
-  return tensor_from_values(v.data(), kFloat64, {steps}, o);
+  (void)checked_nbytes({steps}, o.dtype(), "linspace");
+  std::vector<double> v = host_buffer<double>(steps, "linspace");
+  if (steps == 1) {
+    v[0] = start;  // PyTorch: one step gives the start
+  } else {
+    const double step = steps > 1 ? (end - start) / double(steps - 1) : 0;
+    const int64_t half = steps / 2;
+    for (int64_t i = 0; i < steps; ++i)  // symmetric from both ends, as PyTorch computes it
+      v[size_t(i)] = i < half ? start + step * double(i) : end - step * double(steps - i - 1);
+  }
+  return tensor_from_values(v.data(), kFloat64, {steps}, o, "linspace");
 }
 
 Tensor eye(int64_t n, TensorOptions o) { return eye(n, n, o); }
@@ -141,11 +204,12 @@ Tensor eye(int64_t n, TensorOptions o) { return eye(n, n, o); }
 Tensor eye(int64_t n, int64_t m, TensorOptions o) {
   WICK_CHECK(n >= 0 && m >= 0, ValueError, "eye", "n and m must be non-negative (got ", n, ", ", m, ")");
   bool rg = o.requires_grad();
-  Tensor t = zeros({n, m}, o.requires_grad(false));
+  if (!o.dtype_opt()) o = o.dtype(get_default_dtype());
+  Tensor t = full_for({n, m}, 0, o.requires_grad(false), "eye");
   if (n && m) {
     // The diagonal as a strided view: stride m + 1 over min(n, m) elements.
     Tensor diag = make_tensor(t.impl()->storage(), t.dtype(), {std::min(n, m)}, {m + 1}, 0);
-    fill_values(diag, 1);
+    fill_values(diag, 1, "eye");
   }
   return finish_factory(t, o.requires_grad(rg));
 }

@@ -119,7 +119,12 @@ void detail::copy_values(const Tensor& dst, const Tensor& src, bool non_blocking
   }
 }
 
-void detail::fill_values(const Tensor& out, const Scalar& value) {
+void detail::check_fits(const Scalar& value, Dtype dtype, const char* op) {
+  WICK_DISPATCH_ALL(dtype, op, [&]<class T>() { (void)value.checked_to<T>(op); });
+}
+
+void detail::fill_values(const Tensor& out, const Scalar& value, const char* op) {
+  check_fits(value, out.dtype(), op);
   if (out.numel() == 0) return;
   IterConfig cfg;
   cfg.op = "fill_";

@@ -9,6 +9,13 @@ namespace wick::detail {
 Device resolve_device(Device d, const char* op);
 DimVector contiguous_strides(IntArrayRef sizes);
 void check_sizes(IntArrayRef sizes, const char* op);
+// The element count and byte size of a contiguous tensor of these sizes: ValueError naming op
+// for a negative size or a product that overflows int64.
+int64_t checked_numel(IntArrayRef sizes, const char* op);
+size_t checked_nbytes(IntArrayRef sizes, Dtype dtype, const char* op);
+// empty() and full() whose errors (sizes, overflow, out of memory) name op.
+Tensor empty_for(IntArrayRef sizes, TensorOptions o, const char* op);
+Tensor full_for(IntArrayRef sizes, const Scalar& value, TensorOptions o, const char* op);
 Tensor make_tensor(Storage storage, Dtype dtype, IntArrayRef sizes, IntArrayRef strides, int64_t offset);
 // A view of t's storage with new geometry (keeps dtype).
 inline Tensor make_view(const Tensor& t, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
@@ -23,7 +30,9 @@ TensorOptions like_options(const Tensor& t, TensorOptions o);
 void copy_values(const Tensor& dst, const Tensor& src, bool non_blocking);
 // Writes value (cast to out's dtype) into every element of out, any layout, without counting
 // it as an in-place write: builds the TensorIter and runs the backend's fill.
-void fill_values(const Tensor& out, const Scalar& value);
+// ValueError "[op] value cannot be converted to type ... without overflow" when value does not fit dtype.
+void check_fits(const Scalar& value, Dtype dtype, const char* op);
+void fill_values(const Tensor& out, const Scalar& value, const char* op = "fill_");
 // Marks an in-place write (autograd's version counter).
 inline void bump_version(const Tensor& t) { t.impl()->storage()->bump_version(); }
 

@@ -201,7 +201,7 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
   if (start < 0) start += n;
   WICK_CHECK(start >= 0 && start <= n, IndexError, "narrow", "start (", start, ") is out of bounds for dimension ",
              d, " of size ", n);
-  WICK_CHECK(length >= 0 && start + length <= n, IndexError, "narrow", "start (", start, ") + length (", length,
+  WICK_CHECK(length >= 0 && length <= n - start, IndexError, "narrow", "start (", start, ") + length (", length,
              ") exceeds dimension size (", n, ").");
   DimVector sz(sizes());
   sz[size_t(d)] = length;

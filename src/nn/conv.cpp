@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "core/tensor_ops.h"
 #include "nn/repr.h"
 #include "wick/nn/init.h"
 #include "wick/nn/pooling.h"
@@ -20,9 +21,12 @@ Conv2dImpl::Conv2dImpl(const Conv2dOptions& options) : options(options) {
   WICK_CHECK(options.in_channels() % g == 0, ValueError, "Conv2d", "in_channels must be divisible by groups");
   WICK_CHECK(options.out_channels() % g == 0, ValueError, "Conv2d",
              "out_channels must be divisible by groups");
-  weight = register_parameter("weight", wick::empty({options.out_channels(), options.in_channels() / g,
-                                                     options.kernel_size().h, options.kernel_size().w}));
-  if (options.bias()) bias = register_parameter("bias", wick::empty({options.out_channels()}));
+  weight =
+      register_parameter("weight", wick::detail::empty_for({options.out_channels(), options.in_channels() / g,
+                                                            options.kernel_size().h, options.kernel_size().w},
+                                                           {}, "Conv2d"));
+  if (options.bias())
+    bias = register_parameter("bias", wick::detail::empty_for({options.out_channels()}, {}, "Conv2d"));
   reset_parameters();
 }
 

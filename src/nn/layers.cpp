@@ -1,6 +1,7 @@
 // Linear, the activation layers, Flatten, Dropout and Embedding.
 #include <cmath>
 
+#include "core/tensor_ops.h"
 #include "nn/repr.h"
 #include "wick/autograd.h"
 #include "wick/nn/activation.h"
@@ -22,8 +23,10 @@ using detail::py_float;
 LinearImpl::LinearImpl(const LinearOptions& options) : options(options) {
   WICK_CHECK(options.in_features() >= 0 && options.out_features() >= 0, ValueError, "Linear",
              "in_features and out_features must be non-negative");
-  weight = register_parameter("weight", wick::empty({options.out_features(), options.in_features()}));
-  if (options.bias()) bias = register_parameter("bias", wick::empty({options.out_features()}));
+  weight = register_parameter(
+      "weight", wick::detail::empty_for({options.out_features(), options.in_features()}, {}, "Linear"));
+  if (options.bias())
+    bias = register_parameter("bias", wick::detail::empty_for({options.out_features()}, {}, "Linear"));
   reset_parameters();
 }
 
@@ -79,7 +82,9 @@ EmbeddingImpl::EmbeddingImpl(const EmbeddingOptions& options) : options(options)
     WICK_CHECK(*p >= -n && *p < n, ValueError, "Embedding", "Padding_idx must be within num_embeddings");
     if (*p < 0) this->options.padding_idx(*p + n);
   }
-  weight = register_parameter("weight", wick::empty({options.num_embeddings(), options.embedding_dim()}));
+  weight = register_parameter(
+      "weight",
+      wick::detail::empty_for({options.num_embeddings(), options.embedding_dim()}, {}, "Embedding"));
   reset_parameters();
 }
 

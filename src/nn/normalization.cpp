@@ -1,6 +1,7 @@
 // BatchNorm1d/2d (running statistics as buffers) and LayerNorm.
 #include "wick/nn/normalization.h"
 
+#include "core/tensor_ops.h"
 #include "nn/repr.h"
 #include "wick/autograd.h"
 #include "wick/nn/functional.h"
@@ -16,8 +17,8 @@ BatchNormImplBase::BatchNormImplBase(const BatchNormOptions& options, const char
     : Module(name), options(options) {
   const int64_t c = options.num_features();
   if (options.affine()) {
-    weight = register_parameter("weight", wick::empty({c}));
-    bias = register_parameter("bias", wick::empty({c}));
+    weight = register_parameter("weight", wick::detail::empty_for({c}, {}, name));
+    bias = register_parameter("bias", wick::detail::empty_for({c}, {}, name));
   }
   if (options.track_running_stats()) {
     running_mean = register_buffer("running_mean", wick::zeros({c}));
@@ -80,8 +81,10 @@ void BatchNorm2dImpl::check_input(const Tensor& x) const {
 
 LayerNormImpl::LayerNormImpl(const LayerNormOptions& options) : options(options) {
   if (options.elementwise_affine()) {
-    weight = register_parameter("weight", wick::empty(options.normalized_shape()));
-    if (options.bias()) bias = register_parameter("bias", wick::empty(options.normalized_shape()));
+    weight =
+        register_parameter("weight", wick::detail::empty_for(options.normalized_shape(), {}, "LayerNorm"));
+    if (options.bias())
+      bias = register_parameter("bias", wick::detail::empty_for(options.normalized_shape(), {}, "LayerNorm"));
   }
   reset_parameters();
 }

@@ -31,6 +31,12 @@ int64_t pool_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ce
 
 Pool2dGeometry pool_geometry(const Tensor& x, Pair k, Pair s, Pair p, Pair d, bool ceil_mode,
                              const char* op) {
+  WICK_CHECK(k.h > 0 && k.w > 0, ValueError, op, "kernel size should be greater than zero, but got kH: ", k.h,
+             " kW: ", k.w);
+  WICK_CHECK(s.h > 0 && s.w > 0, ValueError, op, "stride should be greater than zero, but got dH: ", s.h,
+             " dW: ", s.w);
+  WICK_CHECK(d.h > 0 && d.w > 0, ValueError, op,
+             "dilation should be greater than zero, but got dilationH: ", d.h, " dilationW: ", d.w);
   Pool2dGeometry g{k.h, k.w, s.h, s.w, p.h, p.w, d.h, d.w, 0, 0, 0, 0};
   g.oh = pool_out(x.size(2), k.h, s.h, p.h, d.h, ceil_mode, op);
   g.ow = pool_out(x.size(3), k.w, s.w, p.w, d.w, ceil_mode, op);

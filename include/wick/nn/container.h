@@ -42,10 +42,10 @@ class SequentialImpl : public Module {
   Tensor forward(const Tensor& x);
   size_t size() const { return modules_.size(); }
   bool is_empty() const { return modules_.empty(); }
-  std::shared_ptr<Module> operator[](size_t i) const { return modules_.at(i); }
+  std::shared_ptr<Module> operator[](size_t i) const { return checked_at(i); }
   template <class M>
   std::shared_ptr<M> ptr(size_t i) const {
-    return std::dynamic_pointer_cast<M>(modules_.at(i));
+    return std::dynamic_pointer_cast<M>(checked_at(i));
   }
   auto begin() const { return modules_.begin(); }
   auto end() const { return modules_.end(); }
@@ -57,6 +57,10 @@ class SequentialImpl : public Module {
   static auto as_shared(M&& m) {
     if constexpr (requires { m.ptr(); }) return m.ptr();
     else return std::shared_ptr<typename std::decay_t<M>::element_type>(m);
+  }
+  const std::shared_ptr<Module>& checked_at(size_t i) const {
+    WICK_CHECK(i < modules_.size(), IndexError, "Sequential", "index ", i, " is out of range");
+    return modules_[i];
   }
   std::vector<std::shared_ptr<Module>> modules_;
   // calls_[i] runs forward of modules_[i] (or of a replica of it, a module of the same class)
@@ -82,10 +86,10 @@ class ModuleListImpl : public Module {
   }
   size_t size() const { return modules_.size(); }
   bool is_empty() const { return modules_.empty(); }
-  std::shared_ptr<Module> operator[](size_t i) const { return modules_.at(i); }
+  std::shared_ptr<Module> operator[](size_t i) const { return checked_at(i); }
   template <class M>
   std::shared_ptr<M> ptr(size_t i) const {
-    return std::dynamic_pointer_cast<M>(modules_.at(i));
+    return std::dynamic_pointer_cast<M>(checked_at(i));
   }
   auto begin() const { return modules_.begin(); }
   auto end() const { return modules_.end(); }
@@ -93,6 +97,10 @@ class ModuleListImpl : public Module {
   std::string repr() const override;
 
  private:
+  const std::shared_ptr<Module>& checked_at(size_t i) const {
+    WICK_CHECK(i < modules_.size(), IndexError, "ModuleList", "index ", i, " is out of range");
+    return modules_[i];
+  }
   std::vector<std::shared_ptr<Module>> modules_;
 };
 WICK_MODULE(ModuleList);
