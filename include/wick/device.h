@@ -21,7 +21,12 @@ inline constexpr int kNumDeviceTypes = 2;
 // A device type and an index; index -1 means "the current device" (CUDA) or the only one (CPU).
 class Device {
  public:
-  constexpr Device(DeviceType type = kCPU, int index = -1) : type_(type), index_(int8_t(index)) {}
+  // The index must be -1 or in [0, 127] (a CPU device only -1 or 0); anything else throws
+  // ValueError rather than wrapping into the 8-bit index.
+  constexpr Device(DeviceType type = kCPU, int index = -1) : type_(type), index_(int8_t(index)) {
+    if (index < -1 || index > 127 || (type == DeviceType::CPU && index > 0)) [[unlikely]]
+      bad_index(type, index);
+  }
   // Parses "cpu", "cuda", "cuda:N"; anything else throws ValueError.
   Device(std::string_view spec);
   Device(const char* spec) : Device(std::string_view(spec)) {}
@@ -38,6 +43,7 @@ class Device {
   constexpr bool operator!=(const Device& o) const { return !(*this == o); }
 
  private:
+  [[noreturn]] static void bad_index(DeviceType type, int index);
   DeviceType type_;
   int8_t index_;
 };

@@ -223,6 +223,8 @@ Tensor root_grad(const Tensor& t, const variable_list& grads, size_t i, const ch
 
 void backward(const variable_list& tensors, const variable_list& grad_tensors,
               std::optional<bool> retain_graph) {
+  WICK_CHECK(grad_tensors.empty() || grad_tensors.size() == tensors.size(), ValueError, "backward", "got ",
+             tensors.size(), " tensors and ", grad_tensors.size(), " gradients");
   std::vector<Edge> roots;
   variable_list grads;
   for (size_t i = 0; i < tensors.size(); ++i) {
@@ -236,6 +238,8 @@ void backward(const variable_list& tensors, const variable_list& grad_tensors,
 
 variable_list grad(const variable_list& outputs, const variable_list& inputs,
                    const variable_list& grad_outputs, std::optional<bool> retain_graph, bool allow_unused) {
+  WICK_CHECK(grad_outputs.empty() || grad_outputs.size() == outputs.size(), ValueError, "grad", "got ",
+             outputs.size(), " tensors and ", grad_outputs.size(), " gradients");
   std::vector<Edge> roots;
   variable_list grads;
   for (size_t i = 0; i < outputs.size(); ++i) {

@@ -54,6 +54,8 @@ Tensor binary(BinaryOp op, const Tensor& out, const Tensor& a, const Scalar& b, 
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  check_defined(a, "add", "self");
+  check_defined(b, "add", "other");
   if (needs_grad(a, b)) [[unlikely]] return autograd::add(a, b, alpha);
   return binary(BinaryOp::Add, {}, a, b, alpha);
 }
@@ -62,6 +64,8 @@ Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   return binary(BinaryOp::Add, {}, a, b, alpha);
 }
 Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  check_defined(a, "sub", "self");
+  check_defined(b, "sub", "other");
   if (needs_grad(a, b)) [[unlikely]] return autograd::sub(a, b, alpha);
   return binary(BinaryOp::Sub, {}, a, b, alpha);
 }
@@ -70,6 +74,8 @@ Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   return binary(BinaryOp::Sub, {}, a, b, alpha);
 }
 Tensor mul(const Tensor& a, const Tensor& b) {
+  check_defined(a, "mul", "self");
+  check_defined(b, "mul", "other");
   if (needs_grad(a, b)) [[unlikely]] return autograd::mul(a, b);
   return binary(BinaryOp::Mul, {}, a, b, 1);
 }
@@ -78,6 +84,8 @@ Tensor mul(const Tensor& a, const Scalar& b) {
   return binary(BinaryOp::Mul, {}, a, b, 1);
 }
 Tensor div(const Tensor& a, const Tensor& b) {
+  check_defined(a, "div", "self");
+  check_defined(b, "div", "other");
   if (needs_grad(a, b)) [[unlikely]] return autograd::div(a, b);
   return binary(BinaryOp::Div, {}, a, b, 1);
 }
@@ -109,6 +117,8 @@ Tensor Tensor::mul(const Tensor& o) const { return wick::mul(*this, o); }
 Tensor Tensor::div(const Tensor& o) const { return wick::div(*this, o); }
 
 Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) {
+  check_defined(*this, "add_", "self");
+  check_defined(o, "add_", "other");
   if (needs_grad(*this, o)) [[unlikely]] return autograd::add_(*this, o, alpha);
   binary(BinaryOp::Add, *this, *this, o, alpha);
   return *this;
@@ -119,6 +129,8 @@ Tensor& Tensor::add_(const Scalar& o, const Scalar& alpha) {
   return *this;
 }
 Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) {
+  check_defined(*this, "sub_", "self");
+  check_defined(o, "sub_", "other");
   if (needs_grad(*this, o)) [[unlikely]] return autograd::sub_(*this, o, alpha);
   binary(BinaryOp::Sub, *this, *this, o, alpha);
   return *this;
@@ -129,6 +141,8 @@ Tensor& Tensor::sub_(const Scalar& o, const Scalar& alpha) {
   return *this;
 }
 Tensor& Tensor::mul_(const Tensor& o) {
+  check_defined(*this, "mul_", "self");
+  check_defined(o, "mul_", "other");
   if (needs_grad(*this, o)) [[unlikely]] return autograd::mul_(*this, o);
   binary(BinaryOp::Mul, *this, *this, o, 1);
   return *this;
@@ -139,6 +153,8 @@ Tensor& Tensor::mul_(const Scalar& o) {
   return *this;
 }
 Tensor& Tensor::div_(const Tensor& o) {
+  check_defined(*this, "div_", "self");
+  check_defined(o, "div_", "other");
   if (needs_grad(*this, o)) [[unlikely]] return autograd::div_(*this, o);
   binary(BinaryOp::Div, *this, *this, o, 1);
   return *this;

@@ -123,20 +123,28 @@ Tensor Tensor::ge(const Scalar& o) const { return wick::ge(*this, o); }
 // ---- where
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  check_defined(cond, "where", "condition");
+  check_defined(a, "where", "self");
+  check_defined(b, "where", "other");
   if (needs_grad(a, b)) [[unlikely]] return autograd::where(cond, a, b);
   return where_impl({}, cond, a, b, result_type({a, b}), "where", false);
 }
 Tensor where(const Tensor& cond, const Tensor& a, const Scalar& b) {
+  check_defined(cond, "where", "condition");
+  check_defined(a, "where", "self");
   if (needs_grad(a)) [[unlikely]] return autograd::where(cond, a, b);
   const Dtype t = result_type({a}, &b);
   return where(cond, a, scalar_tensor(b, t, a.device()));
 }
 Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b) {
+  check_defined(cond, "where", "condition");
+  check_defined(b, "where", "other");
   if (needs_grad(b)) [[unlikely]] return autograd::where(cond, a, b);
   const Dtype t = result_type({b}, &a);
   return where(cond, scalar_tensor(a, t, b.device()), b);
 }
 Tensor where(const Tensor& cond, const Scalar& a, const Scalar& b) {
+  check_defined(cond, "where", "condition");
   const Dtype t = promote_types(a.dtype(), b.dtype());
   return where(cond, scalar_tensor(a, t, cond.device()), scalar_tensor(b, t, cond.device()));
 }

@@ -28,6 +28,13 @@ Device::Device(std::string_view spec) : type_(kCPU), index_(-1) {
   index_ = int8_t(idx);
 }
 
+void Device::bad_index(DeviceType type, int index) {
+  if (index < -1) detail::raise<ValueError>("Device", "Device index must be -1 or non-negative, got ", index);
+  if (type == kCPU) detail::raise<ValueError>("Device", "CPU device index must be -1 or zero, got ", index);
+  detail::raise<ValueError>("Device", "Device index must be at most 127 (it is stored in 8 bits), got ",
+                            index);
+}
+
 std::string Device::str() const {
   if (index_ < 0) return type_ == kCPU ? "cpu" : "cuda";
   return (type_ == kCPU ? std::string("cpu:") : std::string("cuda:")) + std::to_string(index_);

@@ -115,9 +115,14 @@ using namespace detail;
 
 Tensor empty(IntArrayRef sizes, TensorOptions o) { return empty_for(sizes, o, "empty"); }
 
+void detail::check_strides(IntArrayRef sizes, IntArrayRef strides, const char* op) {
+  WICK_CHECK(sizes.size() == strides.size(), ValueError, op, "mismatch in length of strides and shape");
+  for (int64_t s : strides) WICK_CHECK(s >= 0, ValueError, op, "negative strides are not supported");
+}
+
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions o) {
   check_sizes(sizes, "empty_strided");
-  WICK_CHECK(sizes.size() == strides.size(), ValueError, "empty_strided", "mismatch in length of strides and shape");
+  check_strides(sizes, strides, "empty_strided");
   Device dev = resolve_device(o.device(), "empty_strided");
   int64_t extent = 1;
   for (size_t i = 0; i < sizes.size(); ++i) {
@@ -220,7 +225,16 @@ Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions o) {
 
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptions o) {
   check_sizes(sizes, "from_blob");
+  check_strides(sizes, strides, "from_blob");
   Device dev = resolve_device(o.device(), "from_blob");
+  int64_t numel = 1;
+  for (int64_t s : sizes) numel *= s;
+  WICK_CHECK(data != nullptr || numel == 0, ValueError, "from_blob",
+             "data is a null pointer but the tensor has ", numel, " elements");
+  if (numel == 0) {
+    Storage st = Storage::make(DataPtr(data, nullptr, nullptr, dev), 0, nullptr);
+    return finish_factory(make_tensor(std::move(st), o.dtype(), sizes, strides, 0), o);
+  }
   int64_t extent = 1;
   for (size_t i = 0; i < sizes.size(); ++i) extent += (sizes[i] - 1) * strides[i];
   Storage st = Storage::make(DataPtr(data, nullptr, nullptr, dev), size_t(extent) * size_t(element_size(o.dtype())),
@@ -228,19 +242,32 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptio
   return finish_factory(make_tensor(std::move(st), o.dtype(), sizes, strides, 0), o);
 }
 
-Tensor empty_like(const Tensor& t, TensorOptions o) { return empty(t.sizes(), like_options(t, o)); }
-Tensor zeros_like(const Tensor& t, TensorOptions o) { return zeros(t.sizes(), like_options(t, o)); }
-Tensor ones_like(const Tensor& t, TensorOptions o) { return ones(t.sizes(), like_options(t, o)); }
-Tensor full_like(const Tensor& t, const Scalar& v, TensorOptions o) { return full(t.sizes(), v, like_options(t, o)); }
+Tensor empty_like(const Tensor& t, TensorOptions o) {
+  check_defined(t, "empty_like");
+  return empty(t.sizes(), like_options(t, o, "empty_like"));
+}
+Tensor zeros_like(const Tensor& t, TensorOptions o) {
+  check_defined(t, "zeros_like");
+  return zeros(t.sizes(), like_options(t, o, "zeros_like"));
+}
+Tensor ones_like(const Tensor& t, TensorOptions o) {
+  check_defined(t, "ones_like");
+  return ones(t.sizes(), like_options(t, o, "ones_like"));
+}
+Tensor full_like(const Tensor& t, const Scalar& v, TensorOptions o) {
+  check_defined(t, "full_like");
+  return full(t.sizes(), v, like_options(t, o, "full_like"));
+}
 
-TensorOptions detail::like_options(const Tensor& t, TensorOptions o) {
+TensorOptions detail::like_options(const Tensor& t, TensorOptions o, const char* op) {
+  check_defined(t, op);
   TensorOptions r = o;
   if (!o.dtype_opt()) r = r.dtype(t.dtype());
   if (!o.device_opt()) r = r.device(t.device());
   return r;
 }
 
-TensorOptions Tensor::merge(TensorOptions o) const { return like_options(*this, o); }
+TensorOptions Tensor::merge(TensorOptions o) const { return like_options(*this, o, "new_empty"); }
 Tensor Tensor::new_empty(IntArrayRef sizes, TensorOptions o) const { return empty(sizes, merge(o)); }
 Tensor Tensor::new_zeros(IntArrayRef sizes, TensorOptions o) const { return zeros(sizes, merge(o)); }
 Tensor Tensor::new_ones(IntArrayRef sizes, TensorOptions o) const { return ones(sizes, merge(o)); }

@@ -171,6 +171,8 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
 
 // x @ w.T + b, with x of any rank >= 1; 2-D and higher inputs with a bias take one addmm.
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
+  check_defined(x, "linear", "input");
+  check_defined(w, "linear", "weight");
   WICK_CHECK(w.dim() == 2, ValueError, "linear", "weight must be 2-D, got ", w.dim(), "-D");
   WICK_CHECK(x.dim() >= 1, ValueError, "linear", "input must have at least 1 dimension");
   WICK_CHECK(x.size(-1) == w.size(1), ValueError, "linear", "mat1 and mat2 shapes cannot be multiplied (",

@@ -244,13 +244,18 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, TensorOptions o) {
   return finish_factory(t, o);
 }
 
-Tensor rand_like(const Tensor& t, TensorOptions o) { return rand(t.sizes(), like_options(t, o)); }
-Tensor randn_like(const Tensor& t, TensorOptions o) { return randn(t.sizes(), like_options(t, o)); }
+Tensor rand_like(const Tensor& t, TensorOptions o) {
+  return (check_defined(t, "rand_like"), rand(t.sizes(), like_options(t, o, "rand_like")));
+}
+Tensor randn_like(const Tensor& t, TensorOptions o) {
+  return (check_defined(t, "randn_like"), randn(t.sizes(), like_options(t, o, "randn_like")));
+}
 Tensor randint_like(const Tensor& t, int64_t high, TensorOptions o) {
-  return randint(0, high, t.sizes(), like_options(t, o));
+  return randint(0, high, (check_defined(t, "randint_like"), t.sizes()), like_options(t, o, "randint_like"));
 }
 Tensor randint_like(const Tensor& t, int64_t low, int64_t high, TensorOptions o) {
-  return randint(low, high, t.sizes(), like_options(t, o));
+  return randint(low, high, (check_defined(t, "randint_like"), t.sizes()),
+                 like_options(t, o, "randint_like"));
 }
 
 Tensor& Tensor::normal_(double mean, double std) {

@@ -12,14 +12,28 @@ namespace wick {
 
 using namespace detail;
 
-int64_t Tensor::size(int64_t d) const { return sizes()[size_t(wrap_dim(d, dim(), "size"))]; }
-int64_t Tensor::stride(int64_t d) const { return strides()[size_t(wrap_dim(d, dim(), "stride"))]; }
+// As PyTorch: a 0-d tensor has no dimension to ask about, and d must be in [-dim, dim).
+static size_t checked_dim(const Tensor& t, int64_t d, const char* op) {
+  check_defined(t, op, "self");
+  WICK_CHECK(t.dim() > 0, IndexError, op, "Dimension specified as ", d, " but tensor has no dimensions");
+  return size_t(wrap_dim(d, t.dim(), op));
+}
+
+int64_t Tensor::size(int64_t d) const {
+  const size_t i = checked_dim(*this, d, "size");
+  return sizes()[i];
+}
+int64_t Tensor::stride(int64_t d) const {
+  const size_t i = checked_dim(*this, d, "stride");
+  return strides()[i];
+}
 
 bool Tensor::is_pinned() const {
   return is_cpu() && impl_->storage()->data() != nullptr && is_pinned_ptr(impl_->storage()->data());
 }
 
 Scalar Tensor::item() const {
+  check_defined(*this, "item", "self");
   WICK_CHECK(numel() == 1, ValueError, "item", "a Tensor with ", numel(),
              " elements cannot be converted to Scalar");
   Tensor c = is_cpu() ? *this : cpu();
@@ -133,6 +147,7 @@ void detail::fill_values(const Tensor& out, const Scalar& value, const char* op)
 }
 
 Tensor& Tensor::fill_(const Scalar& v) {
+  check_defined(*this, "fill_", "self");
   if (needs_grad(*this)) [[unlikely]] return autograd::fill_(*this, v);
   fill_values(*this, v);
   bump_version(*this);
@@ -140,6 +155,7 @@ Tensor& Tensor::fill_(const Scalar& v) {
 }
 
 Tensor& Tensor::zero_() {
+  check_defined(*this, "zero_", "self");
   if (needs_grad(*this)) [[unlikely]]
     return autograd::zero_(*this);
   fill_values(*this, 0);

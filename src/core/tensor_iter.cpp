@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/tensor_ops.h"
 #include "wick/ops.h"
 
 namespace wick::detail {
@@ -70,6 +71,13 @@ TensorIter TensorIter::build(const Tensor& out, std::initializer_list<Tensor> in
   TensorIter it;
   const int nin = int(inputs.size());
 
+  // 0. Every input defined (an undefined Tensor() raises, never reads null), and the output
+  //    when there is no input (fill_).
+  {
+    int j = 0;
+    for (const Tensor& t : inputs) check_defined(t, cfg.op, cfg.names[j++]);
+    if (nin == 0) check_defined(out, cfg.op, "self");
+  }
   // 1. Devices: every input on the first input's device (the output's when none), the output too.
   const Tensor& first = nin ? *inputs.begin() : out;
   it.device_ = first.device();

@@ -23,8 +23,15 @@ inline Tensor make_view(const Tensor& t, IntArrayRef sizes, IntArrayRef strides,
 }
 // Applies requires_grad from the options.
 Tensor finish_factory(Tensor t, const TensorOptions& o);
-// Options o with t's dtype and device where o names none.
-TensorOptions like_options(const Tensor& t, TensorOptions o);
+// Throws ValueError "[op] expected a defined tensor ..." when t is undefined (Tensor()).
+inline void check_defined(const Tensor& t, const char* op, const char* arg = "input") {
+  WICK_CHECK(t.defined(), ValueError, op, "expected a defined tensor for argument '", arg,
+             "' but got an undefined one (Tensor())");
+}
+// Rejects strides of the wrong length or negative, as PyTorch's factories do.
+void check_strides(IntArrayRef sizes, IntArrayRef strides, const char* op);
+// Options o with t's dtype and device where o names none (op names the caller in errors).
+TensorOptions like_options(const Tensor& t, TensorOptions o, const char* op);
 // Copies src (broadcast, cast, any devices) into dst without counting it as an in-place
 // write: for outputs that are being built (factories, to, clone).
 void copy_values(const Tensor& dst, const Tensor& src, bool non_blocking);

@@ -73,6 +73,7 @@ std::optional<DimVector> view_strides(IntArrayRef sizes, IntArrayRef strides, In
 }  // namespace
 
 Tensor Tensor::view(IntArrayRef sizes) const {
+  check_defined(*this, "view", "self");
   if (needs_grad(*this)) [[unlikely]] return autograd::view(*this, sizes);
   DimVector shape = infer_size(sizes, numel(), "view");
   auto st = view_strides(this->sizes(), strides(), shape);
@@ -84,6 +85,7 @@ Tensor Tensor::view(IntArrayRef sizes) const {
 
 Tensor Tensor::reshape(IntArrayRef sizes) const {
   if (needs_grad(*this)) [[unlikely]] return autograd::reshape(*this, sizes);
+  check_defined(*this, "reshape", "self");
   DimVector shape = infer_size(sizes, numel(), "reshape");
   if (auto st = view_strides(this->sizes(), strides(), shape)) return make_view(*this, shape, *st, storage_offset());
   return clone().view(shape);

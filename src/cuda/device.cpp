@@ -185,7 +185,8 @@ int current_device() {
 
 void set_device(int device) {
   warn_if_visible_devices_changed();
-  if (device < 0) return;  // as torch.cuda.set_device: a negative index changes nothing
+  WICK_CHECK(device >= -1, ValueError, "set_device", "Device index must be -1 or non-negative, got ", device);
+  if (device < 0) return;  // as torch.cuda.set_device: -1 changes nothing
   check_cuda_device(device, "set_device");
   switch_device(device, /*create=*/true);
 }

@@ -24,6 +24,8 @@ namespace wick::data {
 namespace {
 
 constexpr const char* kOp = "DataLoader";
+// Worker threads share this process; far more than any machine's cores only exhausts it.
+constexpr int kMaxWorkers = 1024;
 
 uint64_t splitmix64(uint64_t& state) {
   uint64_t z = (state += 0x9E3779B97F4A7C15ull);
@@ -77,16 +79,26 @@ class EpochRun {
       : dataset_(std::move(dataset)), order_(std::move(order)), batch_size_(batch_size),
         num_batches_(num_batches), pin_(pin), capacity_(int64_t(num_workers) * prefetch_factor) {
     workers_.reserve(size_t(num_workers));
-    for (int w = 0; w < num_workers; ++w) workers_.emplace_back([this] { work(); });
+    try {
+      for (int w = 0; w < num_workers; ++w) workers_.emplace_back([this] { work(); });
+    } catch (const std::exception& e) {
+      // The system refused a thread: stop those already started and fail cleanly.
+      stop_workers();
+      wick::detail::raise<ValueError>(kOp, "could not start ", num_workers, " worker threads (",
+                                      workers_.size(), " started): ", e.what(), "; use fewer num_workers");
+    }
   }
 
-  ~EpochRun() {
+  ~EpochRun() { stop_workers(); }
+
+  void stop_workers() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
     }
     work_cv_.notify_all();
     for (auto& t : workers_) t.join();
+    workers_.clear();
   }
 
   EpochRun(const EpochRun&) = delete;
@@ -113,7 +125,7 @@ class EpochRun {
 
   Example build(int64_t k) const {
     const int64_t begin = k * batch_size_;
-    const int64_t end = std::min<int64_t>(begin + batch_size_, int64_t(order_.size()));
+    const int64_t end = begin + std::min<int64_t>(batch_size_, int64_t(order_.size()) - begin);
     std::vector<int64_t> indices(order_.begin() + begin, order_.begin() + end);
     Example b = dataset_->get_batch(indices);
     WICK_CHECK(b.data.defined() && b.target.defined(), ValueError, kOp,
@@ -185,6 +197,8 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
              options_.batch_size);
   WICK_CHECK(options_.num_workers >= 0, ValueError, kOp,
              "num_workers option should be non-negative; use num_workers=0 to disable multithreading");
+  WICK_CHECK(options_.num_workers <= kMaxWorkers, ValueError, kOp, "num_workers is ", options_.num_workers,
+             " but at most ", kMaxWorkers, " worker threads are supported");
   WICK_CHECK(options_.prefetch_factor >= 1, ValueError, kOp,
              "prefetch_factor should be a positive integer, but got ", options_.prefetch_factor);
   if (options_.pin_memory) {
@@ -195,7 +209,7 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
 
 int64_t DataLoader::size() const {
   const int64_t n = dataset_->size(), b = options_.batch_size;
-  return options_.drop_last ? n / b : (n + b - 1) / b;
+  return options_.drop_last ? n / b : n / b + (n % b != 0);  // no n + b - 1: b may be INT64_MAX
 }
 
 DataLoader::Iterator DataLoader::begin() {
@@ -220,12 +234,16 @@ DataLoader::Iterator DataLoader::begin() {
 }
 
 DataLoader::Iterator& DataLoader::Iterator::operator++() {
+  WICK_CHECK(!done(), IndexError, kOp, "incrementing the end of an epoch");
   run_->advance();
   return *this;
 }
 
 bool DataLoader::Iterator::done() const { return !run_ || run_->done(); }
 
-Example& DataLoader::Iterator::run_current() const { return run_->current(); }
+Example& DataLoader::Iterator::run_current() const {
+  WICK_CHECK(run_ != nullptr, IndexError, kOp, "dereferencing the end of an epoch");
+  return run_->current();
+}
 
 }  // namespace wick::data

@@ -32,6 +32,7 @@ Tensor gather_rows(const Tensor& src, const std::vector<int64_t>& indices, const
 Tensor stack_samples(const std::vector<Tensor>& samples, const char* op) {
   WICK_CHECK(!samples.empty(), ValueError, op, "no samples to stack");
   const Tensor& first = samples[0];
+  WICK_CHECK(first.defined(), ValueError, op, "sample 0 is an undefined tensor");
   DimVector sizes;
   sizes.push_back(int64_t(samples.size()));
   for (int64_t s : first.sizes()) sizes.push_back(s);

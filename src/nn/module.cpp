@@ -262,6 +262,8 @@ void Module::load_state_dict(const std::map<std::string, Tensor>& state, bool st
       missing.push_back(name);
       continue;
     }
+    WICK_CHECK(it->second.defined(), ValueError, "load_state_dict", "expected a defined tensor for key \"",
+               name, "\" but got an undefined one (Tensor())");
     if (!it->second.sizes().equals(t.sizes())) {
       std::ostringstream os;
       os << "size mismatch for " << name << ": copying a param with shape " << it->second.sizes()

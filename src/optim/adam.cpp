@@ -43,6 +43,7 @@ Adam::Adam(std::vector<OptimizerParamGroup> groups, std::unique_ptr<OptimizerOpt
 void Adam::step() {
   NoGradGuard no_grad;
   const char* op = decoupled_ ? "AdamW.step" : "Adam.step";
+  check_grads(op);
   for (auto& group : groups_) {
     const auto& o = static_cast<const AdamOptions&>(group.options());
     const auto [b1, b2] = o.betas();

@@ -61,4 +61,10 @@ void Optimizer::check_grad(const Tensor& p, const char* op) {
              " does not match its parameter of shape ", p.sizes());
 }
 
+void Optimizer::check_grads(const char* op) const {
+  for (const auto& group : groups_)
+    for (const Tensor& p : group.params())
+      if (p.grad().defined()) check_grad(p, op);
+}
+
 }  // namespace wick::optim

@@ -30,6 +30,7 @@ SGD::SGD(std::vector<OptimizerParamGroup> groups, const SGDOptions& defaults)
 
 void SGD::step() {
   NoGradGuard no_grad;
+  check_grads("SGD.step");
   for (auto& group : groups_) {
     const auto& o = static_cast<const SGDOptions&>(group.options());
     for (Tensor& p : group.params()) {

@@ -75,6 +75,9 @@ class Optimizer {
  protected:
   // Throws unless p's gradient lives on p's device with p's dtype and shape.
   static void check_grad(const Tensor& p, const char* op);
+  // check_grad for every parameter with a gradient, before a step writes anything, so a step
+  // that fails changes no parameter and no state.
+  void check_grads(const char* op) const;
 
   std::vector<OptimizerParamGroup> groups_;
   std::unique_ptr<OptimizerOptions> defaults_;
