@@ -32,7 +32,11 @@ using detail::no_cuda;
 bool is_available() { return false; }
 int device_count() { return 0; }
 int current_device() { no_cuda("current_device"); }
-void set_device(int) { no_cuda("set_device"); }
+void set_device(int device) {
+  // The argument is checked first, as in a CUDA build: a bad index is the caller's error either way.
+  WICK_CHECK(device >= -1, ValueError, "set_device", "Device index must be -1 or non-negative, got ", device);
+  no_cuda("set_device");
+}
 std::string get_device_name(int) { no_cuda("get_device_name"); }
 DeviceProperties get_device_properties(int) { no_cuda("get_device_properties"); }
 std::pair<int64_t, int64_t> mem_get_info(int) { no_cuda("mem_get_info"); }
