@@ -251,10 +251,9 @@ NcclGroup::~NcclGroup() {
   const auto deadline = Clock::now() + timeout_;
   for (auto& w : in_flight_)
     while (!w->done() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::microseconds(200));
-  bool all_done = true;
-  for (auto& w : in_flight_) all_done = all_done && w->done();
-  if (all_done) (void)ncclCommDestroy(comm_);
-  else (void)ncclCommAbort(comm_);
+  // Abort frees the communicator without talking to the peers, which may be gone already
+  // (ncclCommDestroy may wait for them).
+  (void)ncclCommAbort(comm_);
 }
 
 void NcclGroup::check_usable(const std::string& op) const {
