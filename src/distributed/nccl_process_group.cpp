@@ -660,12 +660,7 @@ std::vector<Mark> take(const std::shared_ptr<ProcessGroup>& group) {
 
 namespace wick::distributed::detail {
 
-std::shared_ptr<ProcessGroup> make_nccl_group(const RankInfo&, const InitOptions&, Bootstrap&) {
-  wick::detail::raise<NotImplementedError>(
-      "init_process_group",
-      "wick was built without NCCL (it needs CUDA and NCCL's headers and library at build "
-      "time); use the mpi backend for CPU tensors");
-}
+// make_nccl_group without NCCL: process_group.cpp.
 
 namespace nccl_timeline {
 bool enabled() { return false; }

@@ -23,8 +23,8 @@ using dist::ReduceOp;
 int rank() { return dist::get_rank(); }
 int world() { return dist::get_world_size(); }
 
-#define WICK_REQUIRE_NCCL_GROUP()                                                           \
-  do {                                                                                      \
+#define WICK_REQUIRE_NCCL_GROUP()                                                             \
+  do {                                                                                        \
     if (!dist::is_initialized() || dist::get_backend() != "nccl") GTEST_SKIP() << "not nccl"; \
   } while (0)
 
@@ -82,7 +82,8 @@ TEST(DistributedNccl, AllReduceEveryOpAndDtype) {
       EXPECT_EQ(x.device(), gpu());
       std::vector<double> want;
       for (int64_t i = 0; i < 3; ++i) want.push_back(expected(op, world(), i));
-      expect_values(x, want, std::string("all_reduce ") + dist::reduce_op_name(op) + " " + std::string(name(t)));
+      expect_values(x, want,
+                    std::string("all_reduce ") + dist::reduce_op_name(op) + " " + std::string(name(t)));
     }
   Tensor b = tensor({rank() == 0 ? 1.0 : 0.0, 1.0, 0.0}).to(gpu()).to(kBool);
   dist::all_reduce(b, ReduceOp::SUM);  // logical or
@@ -120,7 +121,8 @@ TEST(DistributedNccl, BroadcastAndReduce) {
     Tensor y = ranked(rank(), 4, kFloat32);
     dist::reduce(y, src, ReduceOp::MAX);
     std::vector<double> want;
-    for (int64_t i = 0; i < 4; ++i) want.push_back(rank() == src ? expected(ReduceOp::MAX, world(), i) : rank() + 1 + i);
+    for (int64_t i = 0; i < 4; ++i)
+      want.push_back(rank() == src ? expected(ReduceOp::MAX, world(), i) : rank() + 1 + i);
     expect_values(y, want, "reduce to " + std::to_string(src));
   }
 }
@@ -132,7 +134,8 @@ TEST(DistributedNccl, AllGatherEvenAndUneven) {
   for (int r = 0; r < world(); ++r) outs.push_back(full({2, 3}, -1.0, TensorOptions(kFloat32).device(gpu())));
   dist::all_gather(outs, in);
   for (int r = 0; r < world(); ++r)
-    expect_values(outs[size_t(r)], ranked(r, 6, kFloat64).cpu().to_vector<double>(), "even from " + std::to_string(r));
+    expect_values(outs[size_t(r)], ranked(r, 6, kFloat64).cpu().to_vector<double>(),
+                  "even from " + std::to_string(r));
   Tensor u = (arange(rank() + 1, TensorOptions(kFloat64)) + 100.0 * rank()).to(gpu());
   std::vector<Tensor> uo;
   for (int r = 0; r < world(); ++r) uo.push_back(zeros({r + 1}, TensorOptions(kFloat64).device(gpu())));
@@ -182,7 +185,8 @@ TEST(DistributedNccl, AsyncWorkSendRecvAndBarrier) {
   Tensor y = ranked(rank(), 1000, kFloat64);
   dist::Work w2 = dist::all_reduce(y, ReduceOp::MAX, true);
   w2.synchronize();
-  expect_values(y.narrow(0, 998, 2), {expected(ReduceOp::MAX, world(), 998), expected(ReduceOp::MAX, world(), 999)},
+  expect_values(y.narrow(0, 998, 2),
+                {expected(ReduceOp::MAX, world(), 998), expected(ReduceOp::MAX, world(), 999)},
                 "synchronize");
   if (world() > 1) {
     int next = (rank() + 1) % world(), prev = (rank() + world() - 1) % world();
@@ -206,8 +210,18 @@ TEST(DistributedNccl, AsyncWorkSendRecvAndBarrier) {
 TEST(DistributedNccl, ErrorsBeforeAnythingIsQueued) {
   WICK_REQUIRE_NCCL_GROUP();
   Tensor x = ranked(rank(), 6, kFloat32).view({2, 3});
-  expect_error_prefix([&] { Tensor nc = x.t(); dist::all_reduce(nc); }, "[all_reduce] tensors must be contiguous");
-  expect_error_prefix([&] { Tensor c = x.cpu(); dist::all_reduce(c); }, "[all_reduce] the nccl backend takes CUDA tensors");
+  expect_error_prefix(
+      [&] {
+        Tensor nc = x.t();
+        dist::all_reduce(nc);
+      },
+      "[all_reduce] tensors must be contiguous");
+  expect_error_prefix(
+      [&] {
+        Tensor c = x.cpu();
+        dist::all_reduce(c);
+      },
+      "[all_reduce] the nccl backend takes CUDA tensors");
   expect_error_prefix([&] { dist::broadcast(x, world()); }, "[broadcast] src");
   expect_error_prefix([&] { dist::reduce(x, -1); }, "[reduce] dst");
   expect_error_prefix([&] { dist::send(x, rank()); }, "[send] dst");
@@ -244,7 +258,8 @@ TEST(DistributedNcclTimeout, CollectiveThatARankSkipsRaises) {
       err = e.what();
     }
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    EXPECT_EQ(err.rfind("[all_reduce] all_reduce did not finish within the timeout of 2000 ms", 0), 0u) << err;
+    EXPECT_EQ(err.rfind("[all_reduce] all_reduce did not finish within the timeout of 2000 ms", 0), 0u)
+        << err;
     EXPECT_LT(s, 10.0);
     EXPECT_GE(s, 1.5);
     expect_error_prefix([&] { dist::barrier(false, g); }, "[barrier] all_reduce did not finish");
