@@ -2,6 +2,7 @@
 //
 //   wick-launch --nproc-per-node 4 wick-train --distributed --model cnn
 //   wick-launch --nproc-per-node 8 --nnodes 2 --node-rank 0 --master-addr 10.0.0.1 ./prog --flag
+//   wick-launch --standalone --nproc-per-node 2 ./prog    # one node, a free port of 127.0.0.1
 //
 // Each process gets RANK (node_rank * nproc_per_node + local rank), LOCAL_RANK, WORLD_SIZE,
 // LOCAL_WORLD_SIZE, GROUP_RANK (the node rank), MASTER_ADDR and MASTER_PORT, which
@@ -32,9 +33,12 @@
 #include <string>
 #include <vector>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,8 +49,8 @@ using Clock = std::chrono::steady_clock;
 
 const char* const kUsage =
     "usage: wick-launch [--nproc-per-node N] [--nnodes M --node-rank K] [--master-addr ADDR]\n"
-    "                   [--master-port PORT] [--grace-period SECONDS] [--no-ompi-server]\n"
-    "                   PROGRAM [ARGS...]\n";
+    "                   [--master-port PORT] [--standalone] [--grace-period SECONDS]\n"
+    "                   [--no-ompi-server] PROGRAM [ARGS...]\n";
 
 const char* const kHelp =
     "\n"
@@ -57,6 +61,8 @@ const char* const kHelp =
     "  --node-rank K           this node's index, 0 <= K < M (default 0)\n"
     "  --master-addr ADDR      address of the node of rank 0 (default 127.0.0.1)\n"
     "  --master-port PORT      a free TCP port there (default 29500)\n"
+    "  --standalone            one node: 127.0.0.1 and a port that is free now, so that several\n"
+    "                          runs on one host do not meet\n"
     "  --grace-period SECONDS  after a failure, how long the others get between SIGTERM and\n"
     "                          SIGKILL (default 30)\n"
     "  --no-ompi-server        do not start ompi-server for the \"mpi\" backend\n"
@@ -75,6 +81,8 @@ struct Config {
   int master_port = 29500;
   double grace_seconds = 30;
   bool ompi_server = true;
+  bool standalone = false;
+  bool addr_given = false, port_given = false;
   std::vector<std::string> command;
 };
 
@@ -128,8 +136,9 @@ bool parse(int argc, char** argv, Config& c) {
     if (arg == "--nproc-per-node") c.nproc_per_node = parse_int(arg, take());
     else if (arg == "--nnodes") c.nnodes = parse_int(arg, take());
     else if (arg == "--node-rank") c.node_rank = parse_int(arg, take());
-    else if (arg == "--master-addr") c.master_addr = take();
-    else if (arg == "--master-port") c.master_port = parse_int(arg, take());
+    else if (arg == "--master-addr") c.master_addr = take(), c.addr_given = true;
+    else if (arg == "--master-port") c.master_port = parse_int(arg, take()), c.port_given = true;
+    else if (arg == "--standalone" && !has_value) c.standalone = true;
     else if (arg == "--grace-period") c.grace_seconds = parse_seconds(arg, take());
     else if (arg == "--no-ompi-server" && !has_value) c.ompi_server = false;
     else throw UsageError{"unknown option " + std::string(argv[i])};
@@ -147,6 +156,11 @@ bool parse(int argc, char** argv, Config& c) {
   if (c.master_port < 1 || c.master_port > 65535)
     throw UsageError{"--master-port must be in [1, 65535], got " + std::to_string(c.master_port)};
   if (c.master_addr.empty()) throw UsageError{"--master-addr must not be empty"};
+  if (c.standalone && c.nnodes != 1)
+    throw UsageError{"--standalone is for one node, not --nnodes " + std::to_string(c.nnodes)};
+  if (c.standalone && (c.addr_given || c.port_given))
+    throw UsageError{
+        "--standalone picks the address and port itself; leave out --master-addr and --master-port"};
   if (c.command.empty()) throw UsageError{"no program to run"};
   return true;
 }
@@ -166,6 +180,23 @@ std::string find_program(const std::string& name) {
     if (runnable(p)) return p;
   }
   return "";
+}
+
+// A TCP port of 127.0.0.1 that nothing listens on now (0 when none can be found).
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  ::close(fd);
+  return port;
 }
 
 std::string signal_name(int sig) {
@@ -304,7 +335,16 @@ std::string describe(int status) {
   return "exited with code " + std::to_string(exit_code(status));
 }
 
-int launch(const Config& c) {
+int launch(Config c) {
+  if (c.standalone) {
+    c.master_addr = "127.0.0.1";
+    c.master_port = free_port();
+    if (c.master_port == 0) {
+      std::cerr << "wick-launch: --standalone: cannot find a free port of 127.0.0.1: " << std::strerror(errno)
+                << "\n";
+      return 1;
+    }
+  }
   const std::string program = find_program(c.command[0]);
   if (program.empty()) {
     std::cerr << "wick-launch: " << c.command[0] << ": no such program (not a file, or not on PATH)\n";

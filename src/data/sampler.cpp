@@ -1,6 +1,7 @@
 #include "wick/data/sampler.h"
 
 #include "wick/data/dataloader.h"
+#include "wick/distributed.h"
 #include "wick/error.h"
 
 namespace wick::data {
@@ -21,11 +22,13 @@ uint64_t splitmix64(uint64_t state) {
 DistributedSampler::DistributedSampler(int64_t dataset_size, DistributedSamplerOptions options)
     : dataset_size_(dataset_size), options_(options) {
   WICK_CHECK(dataset_size >= 0, ValueError, kOp, "the dataset size must be non-negative, got ", dataset_size);
-  WICK_CHECK(options_.num_replicas.has_value() && options_.rank.has_value(), ValueError, kOp,
-             "num_replicas and rank must be given: wick::distributed is not initialized (call "
-             "init_process_group first, or pass both)");
-  num_replicas_ = *options_.num_replicas;
-  rank_ = *options_.rank;
+  if (!options_.num_replicas || !options_.rank) {
+    WICK_CHECK(distributed::is_initialized(), ValueError, kOp,
+               "num_replicas and rank must be given when wick::distributed is not initialized (call "
+               "init_process_group first, or pass both)");
+  }
+  num_replicas_ = options_.num_replicas ? *options_.num_replicas : distributed::get_world_size();
+  rank_ = options_.rank ? *options_.rank : distributed::get_rank();
   WICK_CHECK(num_replicas_ >= 1, ValueError, kOp, "num_replicas should be a positive integer, but got ",
              num_replicas_);
   WICK_CHECK(rank_ >= 0 && rank_ < num_replicas_, ValueError, kOp, "Invalid rank ", rank_,

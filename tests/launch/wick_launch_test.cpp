@@ -174,6 +174,19 @@ TEST_F(WickLaunch, SecondNodeOfTwo) {
             "MASTER_PORT=1234 OMPI_COMM_WORLD_RANK=unset\n");
 }
 
+TEST_F(WickLaunch, StandalonePicksAFreePort) {
+  TempDir dir;
+  Result r =
+      launch(dir, Args{"--standalone", "--nproc-per-node", "2"} +
+                      sh("echo \"$MASTER_ADDR $MASTER_PORT\" > \"$0/master.$RANK\"") + Args{dir.str()});
+  ASSERT_EQ(r.code, 0) << r.text;
+  const std::string master = read(dir.file("master.0"));
+  EXPECT_EQ(read(dir.file("master.1")), master);
+  ASSERT_TRUE(master.starts_with("127.0.0.1 ")) << master;
+  const int port = std::stoi(master.substr(10));
+  EXPECT_TRUE(port >= 1 && port <= 65535) << master;
+}
+
 TEST_F(WickLaunch, OmpiServerForSeveralProcessesOfOneNode) {
   if (!ompi_server_on_path()) GTEST_SKIP() << "ompi-server is not on PATH";
   TempDir dir;
@@ -293,6 +306,9 @@ TEST_F(WickLaunch, UsageErrors) {
       {{"--master-addr=", "true"}, "--master-addr must not be empty"},
       {{"--grace-period", "-1", "true"}, "--grace-period expects a number of seconds >= 0, got '-1'"},
       {{"--frobnicate", "true"}, "unknown option --frobnicate"},
+      {{"--standalone", "--nnodes", "2", "true"}, "--standalone is for one node, not --nnodes 2"},
+      {{"--standalone", "--master-port", "1234", "true"},
+       "--standalone picks the address and port itself; leave out --master-addr and --master-port"},
   };
   for (const auto& c : cases) {
     Result r = launch(dir, c.args);
