@@ -24,6 +24,23 @@ target_include_directories(wick_deps INTERFACE ${WICK_CBLAS_INCLUDE})
 target_link_libraries(wick_deps INTERFACE ${WICK_OPENBLAS})
 message(STATUS "wick: OpenBLAS ${WICK_OPENBLAS}")
 
+# Open MPI runs the "mpi" process group (src/distributed) through MPI's C API; without it
+# init_process_group("mpi") raises NotImplementedError. Only src/distributed's sources see
+# mpi.h and WICK_HAVE_MPI (CMakeLists.txt), so the rest of the library builds the same either way.
+set(WICK_HAVE_MPI OFF)
+include(CheckLanguage)
+check_language(C)
+if(CMAKE_C_COMPILER)
+  enable_language(C)
+  find_package(MPI COMPONENTS C)
+endif()
+if(MPI_C_FOUND)
+  set(WICK_HAVE_MPI ON)
+  message(STATUS "wick: MPI ${MPI_C_VERSION} (${MPIEXEC_EXECUTABLE})")
+else()
+  message(STATUS "wick: MPI not found; the mpi process group is not built")
+endif()
+
 # CUDA is optional: AUTO builds it when nvcc is found.
 set(WICK_HAVE_CUDA OFF)
 set(WICK_HAVE_CUDNN OFF)

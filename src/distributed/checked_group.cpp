@@ -1,0 +1,165 @@
+// WICK_DISTRIBUTED_DEBUG's checking group (checked_group.h).
+#include "distributed/checked_group.h"
+
+#include <array>
+#include <sstream>
+
+#include "wick/error.h"
+#include "wick/ops.h"
+
+namespace wick::distributed::detail {
+namespace {
+
+constexpr int kFields = 16, kMaxDims = 6;
+enum Field { kOp, kReduce, kPeer, kDtype, kNdim, kSize0, kListLen = kSize0 + kMaxDims, kListHash, kNumel };
+const char* const kOpNames[] = {"?",          "all_reduce",     "broadcast", "reduce",
+                                "all_gather", "reduce_scatter", "barrier"};
+enum OpCode { kOpAllReduce = 1, kOpBroadcast, kOpReduce, kOpAllGather, kOpReduceScatter, kOpBarrier };
+
+using Fingerprint = std::array<int64_t, kFields>;
+
+Fingerprint fingerprint(OpCode op, const Tensor* t, int reduce = -1, int peer = -1,
+                        const std::vector<Tensor>* list = nullptr) {
+  Fingerprint f;
+  f.fill(-1);
+  f[kOp] = op;
+  f[kReduce] = reduce;
+  f[kPeer] = peer;
+  if (t) {
+    if (!t->defined()) {
+      f[kDtype] = -2;
+    } else {
+      f[kDtype] = int(t->dtype());
+      f[kNdim] = t->dim();
+      for (int d = 0; d < t->dim() && d < kMaxDims; ++d) f[kSize0 + d] = t->size(d);
+      f[kNumel] = t->numel();
+    }
+  }
+  if (list) {
+    f[kListLen] = int64_t(list->size());
+    uint64_t h = 1469598103934665603ull;  // FNV-1a over every tensor's dtype and sizes
+    auto mix = [&](int64_t v) { h = (h ^ uint64_t(v)) * 1099511628211ull; };
+    for (const Tensor& x : *list) {
+      mix(x.defined() ? int(x.dtype()) : -2);
+      mix(x.defined() ? x.dim() : -1);
+      if (x.defined())
+        for (int64_t s : x.sizes()) mix(s);
+    }
+    f[kListHash] = int64_t(h & 0x7fffffffffffffffull);
+  }
+  return f;
+}
+
+std::string describe(const Fingerprint& f) {
+  std::ostringstream os;
+  int op = f[kOp] >= 1 && f[kOp] <= 6 ? int(f[kOp]) : 0;
+  os << kOpNames[op];
+  std::vector<std::string> args;
+  if (op == kOpBroadcast) args.push_back("src=" + std::to_string(f[kPeer]));
+  if (op == kOpReduce) args.push_back("dst=" + std::to_string(f[kPeer]));
+  if (f[kReduce] >= 0 && f[kReduce] <= 4)
+    args.push_back(std::string("op=") + reduce_op_name(ReduceOp(f[kReduce])));
+  if (!args.empty()) {
+    os << '(';
+    for (size_t i = 0; i < args.size(); ++i) os << (i ? ", " : "") << args[i];
+    os << ')';
+  }
+  if (f[kDtype] == -2) os << " on an undefined tensor";
+  if (f[kDtype] >= 0 && f[kDtype] < kNumDtypes) {
+    os << " on " << Dtype(f[kDtype]) << '[';
+    for (int d = 0; d < f[kNdim]; ++d) {
+      if (d == kMaxDims) {
+        os << ", ...";
+        break;
+      }
+      os << (d ? ", " : "") << f[kSize0 + d];
+    }
+    os << ']';
+  }
+  if (f[kListLen] >= 0) os << " with a list of " << f[kListLen] << " tensors";
+  return os.str();
+}
+
+class CheckedGroup final : public ProcessGroup {
+ public:
+  CheckedGroup(std::shared_ptr<ProcessGroup> inner, Device device)
+      : inner_(std::move(inner)), device_(device) {}
+  std::string backend() const override { return inner_->backend(); }
+  int rank() const override { return inner_->rank(); }
+  int size() const override { return inner_->size(); }
+  std::chrono::milliseconds timeout() const override { return inner_->timeout(); }
+
+  Work all_reduce(Tensor& tensor, ReduceOp op) override {
+    check("all_reduce", fingerprint(kOpAllReduce, &tensor, int(op)));
+    return inner_->all_reduce(tensor, op);
+  }
+  Work broadcast(Tensor& tensor, int src) override {
+    check("broadcast", fingerprint(kOpBroadcast, &tensor, -1, src));
+    return inner_->broadcast(tensor, src);
+  }
+  Work reduce(Tensor& tensor, int dst, ReduceOp op) override {
+    check("reduce", fingerprint(kOpReduce, &tensor, int(op), dst));
+    return inner_->reduce(tensor, dst, op);
+  }
+  Work all_gather(std::vector<Tensor>& outputs, const Tensor& input) override {
+    check("all_gather", fingerprint(kOpAllGather, &input, -1, -1, &outputs), true);
+    return inner_->all_gather(outputs, input);
+  }
+  Work reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) override {
+    check("reduce_scatter", fingerprint(kOpReduceScatter, &output, int(op), -1, &inputs), true);
+    return inner_->reduce_scatter(output, inputs, op);
+  }
+  Work barrier() override {
+    check("barrier", fingerprint(kOpBarrier, nullptr));
+    return inner_->barrier();
+  }
+  Work send(const Tensor& tensor, int dst, int tag) override { return inner_->send(tensor, dst, tag); }
+  Work recv(Tensor& tensor, int src, int tag) override { return inner_->recv(tensor, src, tag); }
+
+ private:
+  // sizes_per_rank: the op's own tensor may differ from rank to rank (all_gather's input,
+  // reduce_scatter's output); the list's sizes may not.
+  void check(const char* op, const Fingerprint& mine, bool sizes_per_rank = false) {
+    int world = size();
+    Tensor in = from_fingerprint(mine);
+    std::vector<Tensor> all;
+    for (int r = 0; r < world; ++r) all.push_back(empty({kFields}, TensorOptions(kInt64).device(device_)));
+    inner_->all_gather(all, in).wait();
+    std::vector<Fingerprint> fps(static_cast<size_t>(world));
+    for (int r = 0; r < world; ++r) {
+      auto v = all[size_t(r)].cpu().to_vector<int64_t>();
+      std::copy(v.begin(), v.end(), fps[size_t(r)].begin());
+    }
+    auto key = [&](Fingerprint f) {
+      if (sizes_per_rank) {
+        for (int d = 0; d < kMaxDims; ++d) f[kSize0 + d] = -1;
+        f[kNdim] = f[kNumel] = -1;
+      }
+      return f;
+    };
+    for (int r = 1; r < world; ++r) {
+      if (key(fps[size_t(r)]) == key(fps[0])) continue;
+      std::string a = describe(fps[size_t(r)]), b = describe(fps[0]);
+      if (a == b) a += " (the sizes in its tensor list differ)";
+      ::wick::detail::raise<DistributedError>(op, "rank ", r, " called ", a, ", rank 0 called ", b,
+                                              " (WICK_DISTRIBUTED_DEBUG)");
+    }
+  }
+
+  Tensor from_fingerprint(const Fingerprint& f) {
+    Tensor t = empty({kFields}, TensorOptions(kInt64));
+    std::copy(f.begin(), f.end(), t.data_ptr<int64_t>());
+    return device_.is_cpu() ? t : t.to(device_);
+  }
+
+  std::shared_ptr<ProcessGroup> inner_;
+  Device device_;
+};
+
+}  // namespace
+
+std::shared_ptr<ProcessGroup> make_checked_group(std::shared_ptr<ProcessGroup> inner, Device device) {
+  return std::make_shared<CheckedGroup>(std::move(inner), device);
+}
+
+}  // namespace wick::distributed::detail

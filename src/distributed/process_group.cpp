@@ -1,0 +1,198 @@
+// The default process group, the free functions of wick/distributed.h and Work.
+#include <cstdlib>
+#include <mutex>
+
+#include "distributed/checked_group.h"
+#include "distributed/internal.h"
+
+namespace wick::distributed {
+
+using ::wick::detail::raise;
+
+const char* reduce_op_name(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::SUM:
+      return "SUM";
+    case ReduceOp::AVG:
+      return "AVG";
+    case ReduceOp::PRODUCT:
+      return "PRODUCT";
+    case ReduceOp::MIN:
+      return "MIN";
+    case ReduceOp::MAX:
+      return "MAX";
+  }
+  return "?";
+}
+
+// ---- Work
+
+bool Work::is_completed() const { return impl_ ? impl_->is_completed() : true; }
+void Work::wait() const {
+  if (impl_) impl_->wait();
+}
+void Work::synchronize() const {
+  if (impl_) impl_->synchronize();
+}
+std::vector<Tensor> Work::result() const { return impl_ ? impl_->outputs : std::vector<Tensor>{}; }
+
+namespace detail {
+namespace {
+
+class CompletedWork final : public Work::Impl {
+ public:
+  using Impl::Impl;
+  bool is_completed() override { return true; }
+  void wait() override {}
+};
+
+}  // namespace
+
+Work completed_work(const std::string& op, std::vector<Tensor> outputs) {
+  auto impl = std::make_shared<CompletedWork>(op);
+  impl->outputs = std::move(outputs);
+  return Work(impl);
+}
+
+#ifndef WICK_HAVE_NCCL
+std::shared_ptr<ProcessGroup> make_nccl_group(const RankInfo&, const InitOptions&, Bootstrap&) {
+  raise<NotImplementedError>(
+      "init_process_group",
+      "wick was built without NCCL; install NCCL (libnccl-dev) with the CUDA toolkit and "
+      "rebuild to use the nccl backend, or use the mpi backend for CPU tensors");
+}
+#endif
+
+}  // namespace detail
+
+// ---- the default group
+
+namespace {
+
+struct Default {
+  std::mutex mu;
+  std::shared_ptr<ProcessGroup> group;
+  // Kept while the group lives: rank 0 serves the TCP store until the group is destroyed.
+  std::unique_ptr<detail::Bootstrap> bootstrap;
+  int local_rank = 0;
+};
+// Never destroyed: the mpi backend finalizes MPI at exit on its own.
+Default& state() {
+  static Default* d = new Default;
+  return *d;
+}
+
+std::shared_ptr<ProcessGroup> require_default(const char* op) {
+  std::lock_guard<std::mutex> l(state().mu);
+  if (!state().group)
+    raise<DistributedError>(
+        op, "the default process group has not been initialized; call init_process_group first");
+  return state().group;
+}
+
+std::shared_ptr<ProcessGroup> pick(const std::shared_ptr<ProcessGroup>& group, const char* op) {
+  return group ? group : require_default(op);
+}
+
+Work finish(Work w, bool async_op) {
+  if (!async_op) w.wait();
+  return w;
+}
+
+}  // namespace
+
+void init_process_group(const std::string& backend, const InitOptions& options) {
+  const char* op = "init_process_group";
+  Default& d = state();
+  std::lock_guard<std::mutex> l(d.mu);
+  if (d.group)
+    raise<Error>(op, "the default process group is already initialized; call destroy_process_group first");
+  WICK_CHECK(backend == "mpi" || backend == "nccl", ValueError, op, "unknown backend '", backend,
+             "' (expected \"mpi\" or \"nccl\")");
+  WICK_CHECK(options.timeout.count() > 0, ValueError, op, "the timeout must be positive, got ",
+             options.timeout.count(), " ms");
+  detail::RankInfo info = detail::resolve_rank_info(options);
+  std::shared_ptr<ProcessGroup> group;
+  std::unique_ptr<detail::Bootstrap> bootstrap;
+  Device check_device(kCPU);
+  if (backend == "mpi") {
+    group = detail::make_mpi_group(info, options);
+  } else {
+    bootstrap = detail::make_bootstrap(info, options.timeout);
+    group = detail::make_nccl_group(info, options, *bootstrap);
+    check_device = options.device.value_or(Device(kCUDA, info.local_rank));
+  }
+  const char* debug = std::getenv("WICK_DISTRIBUTED_DEBUG");
+  if (debug && std::string(debug) == "1") group = detail::make_checked_group(std::move(group), check_device);
+  d.group = std::move(group);
+  d.bootstrap = std::move(bootstrap);
+  d.local_rank = info.local_rank;
+}
+
+bool is_initialized() {
+  std::lock_guard<std::mutex> l(state().mu);
+  return bool(state().group);
+}
+
+std::shared_ptr<ProcessGroup> default_group() { return require_default("default_group"); }
+std::string get_backend() { return require_default("get_backend")->backend(); }
+int get_rank() { return require_default("get_rank")->rank(); }
+int get_world_size() { return require_default("get_world_size")->size(); }
+int get_local_rank() {
+  require_default("get_local_rank");
+  std::lock_guard<std::mutex> l(state().mu);
+  return state().local_rank;
+}
+
+void destroy_process_group() {
+  std::shared_ptr<ProcessGroup> group;
+  std::unique_ptr<detail::Bootstrap> bootstrap;
+  {
+    std::lock_guard<std::mutex> l(state().mu);
+    if (!state().group)
+      raise<DistributedError>(
+          "destroy_process_group",
+          "the default process group has not been initialized; call init_process_group first");
+    group = std::move(state().group);
+    bootstrap = std::move(state().bootstrap);
+  }
+  group.reset();
+  bootstrap.reset();
+}
+
+// ---- collectives
+
+Work all_reduce(Tensor& tensor, ReduceOp op, bool async_op, const std::shared_ptr<ProcessGroup>& group) {
+  return finish(pick(group, "all_reduce")->all_reduce(tensor, op), async_op);
+}
+Work broadcast(Tensor& tensor, int src, bool async_op, const std::shared_ptr<ProcessGroup>& group) {
+  return finish(pick(group, "broadcast")->broadcast(tensor, src), async_op);
+}
+Work reduce(Tensor& tensor, int dst, ReduceOp op, bool async_op, const std::shared_ptr<ProcessGroup>& group) {
+  return finish(pick(group, "reduce")->reduce(tensor, dst, op), async_op);
+}
+Work all_gather(std::vector<Tensor>& tensor_list, const Tensor& tensor, bool async_op,
+                const std::shared_ptr<ProcessGroup>& group) {
+  return finish(pick(group, "all_gather")->all_gather(tensor_list, tensor), async_op);
+}
+Work reduce_scatter(Tensor& output, const std::vector<Tensor>& input_list, ReduceOp op, bool async_op,
+                    const std::shared_ptr<ProcessGroup>& group) {
+  return finish(pick(group, "reduce_scatter")->reduce_scatter(output, input_list, op), async_op);
+}
+Work barrier(bool async_op, const std::shared_ptr<ProcessGroup>& group) {
+  return finish(pick(group, "barrier")->barrier(), async_op);
+}
+void send(const Tensor& tensor, int dst, int tag, const std::shared_ptr<ProcessGroup>& group) {
+  pick(group, "send")->send(tensor, dst, tag).wait();
+}
+void recv(Tensor& tensor, int src, int tag, const std::shared_ptr<ProcessGroup>& group) {
+  pick(group, "recv")->recv(tensor, src, tag).wait();
+}
+Work isend(const Tensor& tensor, int dst, int tag, const std::shared_ptr<ProcessGroup>& group) {
+  return pick(group, "isend")->send(tensor, dst, tag);
+}
+Work irecv(Tensor& tensor, int src, int tag, const std::shared_ptr<ProcessGroup>& group) {
+  return pick(group, "irecv")->recv(tensor, src, tag);
+}
+
+}  // namespace wick::distributed
