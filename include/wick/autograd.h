@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -114,6 +115,33 @@ class Node : public std::enable_shared_from_this<Node> {
 
 // The gradient edge of a tensor: its grad_fn, its leaf accumulator, or none.
 Edge gradient_edge(const Tensor& t);
+
+// A registered hook: remove() unregisters it (again: nothing). Copies refer to the same hook;
+// dropping every handle keeps the hook registered.
+class HookHandle {
+ public:
+  HookHandle() = default;
+  explicit HookHandle(std::function<void()> remover) : remover_(std::move(remover)) {}
+  void remove();
+
+ private:
+  std::function<void()> remover_;
+};
+
+// Tensor.register_post_accumulate_grad_hook: hook(leaf) runs each time backward() has
+// accumulated a gradient into leaf.grad(), after the accumulation, with grad mode off; hooks of
+// one leaf run in registration order (on the engine's thread, on a GPU with the stream of the
+// leaf's AccumulateGrad current). autograd::grad() accumulates nothing and runs none. leaf must
+// be a leaf that requires grad (else ValueError).
+HookHandle register_post_accumulate_grad_hook(const Tensor& leaf,
+                                              std::function<void(const Tensor& leaf)> hook);
+
+// Variable._execution_engine.queue_callback: callback runs once the backward pass running on
+// this thread has run all its nodes (after the caller's streams were ordered after the
+// backward's), on this thread, with grad mode off; callbacks run in the order they were queued
+// and may queue more. Only during a backward pass (from a node, a hook or a callback), else
+// ValueError. An exception from a callback leaves backward() (the later callbacks do not run).
+void queue_callback(std::function<void()> callback);
 
 // Accumulates d(sum of tensors * grad_tensors) into the leaves' grad().
 void backward(const variable_list& tensors, const variable_list& grad_tensors = {},

@@ -8,6 +8,7 @@
 #include "wick/nn/container.h"
 #include "wick/nn/data_parallel.h"
 #include "wick/nn/conv.h"
+#include "wick/nn/distributed.h"
 #include "wick/nn/dropout.h"
 #include "wick/nn/embedding.h"
 #include "wick/nn/functional.h"

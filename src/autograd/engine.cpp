@@ -3,11 +3,13 @@
 // input buffer), later-created nodes first among those ready. Each node runs on the device
 // and CUDA stream of its forward; a stream consuming a gradient waits for the stream that
 // made it, at the point the producer had reached, just before the consumer runs. A node
-// marked eager_ runs as soon as it is ready, ahead of the others.
+// marked eager_ runs as soon as it is ready, ahead of the others. Once every node has run,
+// the callbacks queued during the pass (queue_callback) run, in order.
 //
 // One thread runs the whole graph. PyTorch runs one worker thread per device so that CPU and
 // GPU parts overlap; with kernels queued asynchronously on CUDA streams the host loop rarely
 // waits, and a single thread keeps ordering and errors simple.
+#include <functional>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -85,10 +87,28 @@ struct GraphTask {
   // autograd::grad: where each wanted gradient is captured; AccumulateGrad nodes do not run.
   std::unordered_map<Node*, std::vector<std::pair<uint32_t, Tensor*>>> captures;
   bool capturing = false;
+  // queue_callback's callbacks, run once every node has run.
+  std::vector<std::function<void()>> final_callbacks;
+};
+
+// The graph task this thread is running (what queue_callback adds to); tasks nest when a node,
+// hook or callback runs a backward pass of its own.
+thread_local GraphTask* current_task = nullptr;
+
+class CurrentTaskGuard {
+ public:
+  explicit CurrentTaskGuard(GraphTask& task) : prev_(current_task) { current_task = &task; }
+  ~CurrentTaskGuard() { current_task = prev_; }
+  CurrentTaskGuard(const CurrentTaskGuard&) = delete;
+  CurrentTaskGuard& operator=(const CurrentTaskGuard&) = delete;
+
+ private:
+  GraphTask* prev_;
 };
 
 void execute(const std::vector<Edge>& roots, const variable_list& root_grads, GraphTask& task) {
   NoGradGuard no_grad;  // formulas run without recording (no double backward)
+  CurrentTaskGuard current(task);
 
   // 1. Dependencies of every node reachable from the roots.
   std::unordered_map<Node*, int> deps;
@@ -195,6 +215,12 @@ void execute(const std::vector<Edge>& roots, const variable_list& root_grads, Gr
 
   // 4. The caller's streams wait for the backward's, so grad() is ready to use on them.
   for (const auto& s : streams) order_streams(s, cuda::current_stream(s.device_index()));
+
+  // 5. The callbacks queued while it ran (and those they queue).
+  for (size_t i = 0; i < task.final_callbacks.size(); ++i) {
+    auto callback = std::move(task.final_callbacks[i]);
+    callback();
+  }
 }
 
 // The edge a gradient for t enters the graph by, or an error naming what is wrong.
@@ -220,6 +246,13 @@ Tensor root_grad(const Tensor& t, const variable_list& grads, size_t i, const ch
 }
 
 }  // namespace
+
+void queue_callback(std::function<void()> callback) {
+  WICK_CHECK(current_task != nullptr, ValueError, "queue_callback",
+             "Final callbacks can only be installed during backward pass.");
+  WICK_CHECK(callback != nullptr, ValueError, "queue_callback", "the callback is empty");
+  current_task->final_callbacks.push_back(std::move(callback));
+}
 
 void backward(const variable_list& tensors, const variable_list& grad_tensors,
               std::optional<bool> retain_graph) {

@@ -2,11 +2,21 @@
 // take part in autograd have none, so plain tensors pay one null pointer.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "wick/autograd.h"
 
 namespace wick::autograd {
+
+// A leaf's post-accumulate-grad hooks, by id (registration order), shared with their handles.
+struct PostAccumulateGradHooks {
+  std::vector<std::pair<uint64_t, std::function<void(const Tensor&)>>> hooks;
+  uint64_t next_id = 0;
+};
 
 struct AutogradMeta : detail::AutogradMetaBase {
   Tensor grad;                           // leaves: accumulated by backward()
@@ -14,6 +24,7 @@ struct AutogradMeta : detail::AutogradMetaBase {
   std::weak_ptr<Node> grad_accumulator;  // leaves: their AccumulateGrad, while a graph holds it
   uint32_t output_nr = 0;                // which output of grad_fn this tensor is
   std::shared_ptr<Tensor> retained;      // non-leaves after retain_grad(): the slot grad() reads
+  std::shared_ptr<PostAccumulateGradHooks> post_accumulate_hooks;  // leaves: run by AccumulateGrad
 };
 
 // The tensor's meta, or null.

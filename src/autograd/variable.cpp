@@ -2,6 +2,7 @@
 // new node is wired to its inputs, and the autograd methods of Tensor.
 #include <atomic>
 #include <sstream>
+#include <utility>
 
 #include "autograd/function.h"
 #include "autograd/meta.h"
@@ -43,6 +44,11 @@ class AccumulateGrad final : public Node {
     } else {
       m.grad.add_(g);
     }
+    if (m.post_accumulate_hooks && !m.post_accumulate_hooks->hooks.empty()) {
+      // A copy: a hook may register or remove hooks of this leaf.
+      auto hooks = m.post_accumulate_hooks->hooks;
+      for (auto& [id, hook] : hooks) hook(leaf_);
+    }
     return {};
   }
   const Tensor& variable() const { return leaf_; }
@@ -80,6 +86,30 @@ std::shared_ptr<Node> grad_accumulator(const Tensor& leaf) {
   if (leaf.is_cuda()) acc->stream_ = cuda::current_stream(leaf.device().index());
   m.grad_accumulator = acc;
   return acc;
+}
+
+void HookHandle::remove() {
+  if (auto r = std::exchange(remover_, nullptr)) r();
+}
+
+HookHandle register_post_accumulate_grad_hook(const Tensor& leaf,
+                                              std::function<void(const Tensor& leaf)> hook) {
+  constexpr const char* op = "register_post_accumulate_grad_hook";
+  WICK_CHECK(leaf.defined(), ValueError, op, "the tensor is undefined");
+  WICK_CHECK(hook != nullptr, ValueError, op, "the hook is empty");
+  WICK_CHECK(leaf.requires_grad(), ValueError, op,
+             "cannot register a hook on a tensor that doesn't require gradient");
+  WICK_CHECK(leaf.is_leaf(), ValueError, op,
+             "post accumulate grad hooks cannot be registered on non-leaf tensors");
+  AutogradMeta& m = meta_or_create(leaf);
+  if (!m.post_accumulate_hooks) m.post_accumulate_hooks = std::make_shared<PostAccumulateGradHooks>();
+  auto& list = *m.post_accumulate_hooks;
+  const uint64_t id = list.next_id++;
+  list.hooks.emplace_back(id, std::move(hook));
+  std::weak_ptr<PostAccumulateGradHooks> weak = m.post_accumulate_hooks;
+  return HookHandle([weak, id] {
+    if (auto l = weak.lock()) std::erase_if(l->hooks, [id](const auto& h) { return h.first == id; });
+  });
 }
 
 Edge gradient_edge(const Tensor& t) {
