@@ -40,5 +40,18 @@ if [[ -z "$filter" || "py_train_step_mlp_large_dp1_ms py_train_step_mlp_large_dp
   $py "$here/torch_dp_bench.py" $filter >>"$out/compare_torch.txt" 2>>"$out/compare_torch.err"
   echo "torch_dp_bench.py rc=$?"
 fi
+# DistributedDataParallel, one process per GPU: wick's under wick-launch, PyTorch's under torchrun.
+ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
+if [[ -z "$filter" || "ddp_step_mlp_large" == *"$filter"* || "$filter" == *ddp* ]]; then
+  for n in 1 2; do
+    ((n <= ngpu)) || continue
+    NCCL_NVLS_ENABLE=0 timeout 300 "$wick_build/bin/wick-launch" --nproc-per-node $n "$build/wick_ddp_step" \
+      >>"$out/compare_wick.txt" 2>>"$out/compare_wick.err"
+    echo "wick_ddp_step ($n) rc=$?"
+    NCCL_NVLS_ENABLE=0 timeout 300 $py -m torch.distributed.run --nproc-per-node $n "$here/torch_ddp_bench.py" \
+      >>"$out/compare_torch.txt" 2>>"$out/compare_torch.err"
+    echo "torch_ddp_bench.py ($n) rc=$?"
+  done
+fi
 tail -n 3 "$out/compare_wick.err" "$out/compare_torch.err"
 $py "$here/table.py" "$out/compare_wick.txt" "$out/compare_torch.txt" | tee "$out/compare_table.md"

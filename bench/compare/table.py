@@ -73,12 +73,27 @@ ROWS = [
      None),
     ("py_train_step_mlp_large_dp2_ms", "PyTorch (Python) nn.DataParallel, 2 GPUs [LibTorch column]", "ms", False,
      None),
+    # DistributedDataParallel, one process per GPU, global batch 4096: wick's (ddp_step_bench.cpp)
+    # beside PyTorch's under torchrun (torch_ddp_bench.py, in the LibTorch column).
+    ("ddp_step_mlp_large_1gpu_ms", "the same step, DistributedDataParallel, 1 process", "ms", False,
+     lambda: (0.95 * t["py_ddp_step_mlp_large_1gpu_ms"], "<= 0.95x PyTorch DDP")),
+    ("ddp_step_mlp_large_2gpu_ms", "the same step, DistributedDataParallel, 2 processes", "ms", False,
+     lambda: (0.95 * t["py_ddp_step_mlp_large_2gpu_ms"], "<= 0.95x PyTorch DDP")),
+    ("ddp2_speedup", "2-GPU DDP speed-up over the one-GPU step (no DDP)", "x", True,
+     lambda: (1.9, ">= 1.9x")),
 ]
+
+# PyTorch's DDP rows sit in the LibTorch column under wick's row names.
+for n in ("1gpu", "2gpu"):
+    if "py_ddp_step_mlp_large_%s_ms" % n in t:
+        t["ddp_step_mlp_large_%s_ms" % n] = t["py_ddp_step_mlp_large_%s_ms" % n]
 
 # Derived: the one-GPU step's time over the 2-GPU DataParallel step's, for each library.
 for vals in (w, t):
     if vals.get("train_step_mlp_large_ms") and vals.get("train_step_mlp_large_dp2_ms"):
         vals["dp2_speedup"] = vals["train_step_mlp_large_ms"] / vals["train_step_mlp_large_dp2_ms"]
+    if vals.get("train_step_mlp_large_ms") and vals.get("ddp_step_mlp_large_2gpu_ms"):
+        vals["ddp2_speedup"] = vals["train_step_mlp_large_ms"] / vals["ddp_step_mlp_large_2gpu_ms"]
 
 
 def target_of(name, spec):

@@ -129,7 +129,8 @@ void destroy_process_group();
 // ---- collectives on the default group, or on group when given
 Work all_reduce(Tensor& tensor, ReduceOp op = ReduceOp::SUM, bool async_op = false,
                 const std::shared_ptr<ProcessGroup>& group = nullptr);
-Work broadcast(Tensor& tensor, int src, bool async_op = false, const std::shared_ptr<ProcessGroup>& group = nullptr);
+Work broadcast(Tensor& tensor, int src, bool async_op = false,
+               const std::shared_ptr<ProcessGroup>& group = nullptr);
 Work reduce(Tensor& tensor, int dst, ReduceOp op = ReduceOp::SUM, bool async_op = false,
             const std::shared_ptr<ProcessGroup>& group = nullptr);
 // tensor_list: one tensor per rank (sizes as that rank's tensor).

@@ -11,6 +11,10 @@
 #     --compare [F]     bench/compare: wick and LibTorch side by side (F: workload filter)
 #     --bench F         wick_cuda_runtime_bench with --benchmark_filter=F
 #     --train           wick-train and bench/fashion_mnist_pytorch.py, CNN, on .deps/fmnist
+#     --dist            several processes, one GPU each (nccl): wick_dist_tests under wick-launch
+#                       and mpirun, again over NCCL's socket transport (P2P and SHM off), the
+#                       DistributedDataParallel rows of bench/compare with the buckets' GPU
+#                       timeline, wick-train --distributed beside one GPU
 #     --dp              several GPUs: the DataParallel and cuda::comm tests, wick-train --gpus all
 #                       beside one GPU (CNN), the DataParallel rows of bench/compare, and the
 #                       2-GPU step's timeline (WICK_DP_TIMELINE=1) in $OUT/dp_timeline.txt
@@ -18,7 +22,7 @@ set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 OUT=${OUT:-/tmp/wick-out}
 mkdir -p "$OUT"
-info=0 tests=0 filter="" sanitize=0 conformance=0 compare=0 cfilter="" bench="" train=0 dp=0
+info=0 tests=0 filter="" sanitize=0 conformance=0 compare=0 cfilter="" bench="" train=0 dp=0 dist=0
 while (($#)); do
   case "$1" in
     --info) info=1 ;;
@@ -29,6 +33,7 @@ while (($#)); do
     --bench) bench="$2"; shift ;;
     --train) train=1 ;;
     --dp) dp=1 ;;
+    --dist) dist=1 ;;
     *) echo "unknown flag $1" >&2; exit 2 ;;
   esac
   shift
@@ -125,6 +130,40 @@ if ((dp)); then
   step "DataParallel timeline (WICK_DP_TIMELINE=1)"
   WICK_DP_TIMELINE=1 timeout 200 $build/compare/wick_train_step train_step_mlp_large_dp2 >"$OUT/dp_timeline.txt" 2>&1
   echo "dp timeline rc=$?"; grep -E '^train_step|intervals' "$OUT/dp_timeline.txt" | head -4
+fi
+
+if ((dist)); then
+  ngpu=$(nvidia-smi -L | wc -l)
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  launch="$build/bin/wick-launch --nproc-per-node $ngpu"
+  step "wick_dist_tests, nccl, $ngpu processes (wick-launch)"
+  WICK_TEST_BACKEND=nccl timeout 300 $launch $build/tests/wick_dist_tests >"$OUT/dist_nccl.log" 2>&1
+  echo "nccl (wick-launch) rc=$?"; grep -E '^\[  (PASSED|FAILED) |tests ran|SKIPPED \]' "$OUT/dist_nccl.log" | sort | uniq -c | head
+  step "wick_dist_tests, nccl, $ngpu processes (mpirun)"
+  WICK_TEST_BACKEND=nccl timeout 300 mpirun --oversubscribe -np $ngpu -x WICK_TEST_BACKEND -x NCCL_NVLS_ENABLE \
+    -x LD_LIBRARY_PATH $build/tests/wick_dist_tests >"$OUT/dist_nccl_mpirun.log" 2>&1
+  echo "nccl (mpirun) rc=$?"; grep -E '^\[  (PASSED|FAILED) |tests ran' "$OUT/dist_nccl_mpirun.log" | sort | uniq -c | head
+  step "wick_dist_tests, nccl over sockets (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1)"
+  NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_DEBUG=INFO WICK_TEST_BACKEND=nccl timeout 300 $launch \
+    $build/tests/wick_dist_tests >"$OUT/dist_nccl_socket.log" 2>&1
+  echo "nccl sockets rc=$?"; grep -E '^\[  (PASSED|FAILED) |tests ran' "$OUT/dist_nccl_socket.log" | sort | uniq -c | head
+  grep -m3 -E 'via NET/Socket|NET/Socket : Using' "$OUT/dist_nccl_socket.log"
+  if [[ -d .deps/fmnist ]]; then
+    step "wick-train CNN 3 epochs: one GPU, then --distributed on $ngpu"
+    timeout 200 $build/bin/wick-train --model cnn --epochs 3 --data-dir .deps/fmnist --plot "" >"$OUT/train_1.log" 2>&1
+    echo "wick-train (1 GPU) rc=$?"; grep -E 'test accuracy .* after|^epoch' "$OUT/train_1.log" | tail -4
+    timeout 300 $launch $build/bin/wick-train --distributed --model cnn --epochs 3 --data-dir .deps/fmnist --plot "" \
+      >"$OUT/train_dist.log" 2>&1
+    echo "wick-train --distributed rc=$?"; grep -E 'test accuracy .* after|^epoch|distributed' "$OUT/train_dist.log" | tail -6
+  fi
+  step "DistributedDataParallel rows and timeline"
+  # The DDP rows, then the one-GPU step without DDP in the same files, and the table again.
+  OUT=$OUT timeout 480 bash bench/compare/run.sh $build ddp >/dev/null
+  $build/compare/wick_train_step train_step_mlp_large_ms >>"$OUT/compare_wick.txt"
+  $build/compare/torch_train_step train_step_mlp_large_ms >>"$OUT/compare_torch.txt"
+  python3 bench/compare/table.py "$OUT/compare_wick.txt" "$OUT/compare_torch.txt" | tee "$OUT/compare_table.md"
+  WICK_NCCL_TIMELINE=1 timeout 200 $launch $build/compare/wick_ddp_step >"$OUT/ddp_timeline.txt" 2>&1
+  echo "ddp timeline rc=$?"; cat "$OUT/ddp_timeline.txt" | head -40
 fi
 
 if ((compare)); then

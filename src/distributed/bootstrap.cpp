@@ -1,5 +1,6 @@
 // The ranks' first exchange of bytes (internal.h's Bootstrap): over MPI_COMM_WORLD under
 // mpirun, else over the TCP store. Every call waits at most the timeout.
+#include <algorithm>
 #include <cstring>
 #include <thread>
 
@@ -25,6 +26,23 @@ class StoreBootstrap final : public Bootstrap {
   StoreBootstrap(const RankInfo& info, std::chrono::milliseconds timeout)
       : store_(info.master_addr, info.master_port, info.rank, info.world_size, timeout,
                "init_process_group") {}
+  // Rank 0 serves the store: it waits (at most the timeout, 30 s at most) until every other
+  // rank is done with it, so that none loses the store in the middle of its last call.
+  ~StoreBootstrap() override {
+    try {
+      if (rank() != 0) {
+        store_.add("bootstrap/left", 1, "destroy_process_group");
+        return;
+      }
+      auto deadline = std::chrono::steady_clock::now() +
+                      std::min<std::chrono::milliseconds>(store_.timeout(), std::chrono::seconds(30));
+      while (store_.add("bootstrap/left", 0, "destroy_process_group") < size() - 1 &&
+             std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    } catch (const Error&) {
+      // The store is gone or a rank died: nothing more to wait for.
+    }
+  }
   int rank() const override { return store_.rank(); }
   int size() const override { return store_.world_size(); }
 

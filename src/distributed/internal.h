@@ -42,8 +42,8 @@ struct RankInfo {
   int rank = 0;
   int world_size = 1;
   int local_rank = 0;
-  std::string master_addr;  // empty when not known
-  int master_port = 0;      // 0 when not known
+  std::string master_addr;          // empty when not known
+  int master_port = 0;              // 0 when not known
   bool launched_by_mpirun = false;  // OMPI_COMM_WORLD_* present
   std::string source;               // "options", "mpirun", "torchrun" or "slurm": for messages
 };

@@ -624,14 +624,22 @@ std::shared_ptr<GroupState> new_state(std::chrono::milliseconds timeout) {
 
 // Runs fn on the state's worker and waits for it with the timeout (DistributedError naming
 // init_process_group, and a broken state, when it does not finish).
-void run_on_worker(const std::shared_ptr<GroupState>& st, std::function<void()> fn) {
+// awaited: what a timeout waited for, for its message.
+void run_on_worker(const std::shared_ptr<GroupState>& st, std::function<void()> fn,
+                   const std::string& awaited) {
   auto work = std::make_shared<MpiWork>("init_process_group", st);
   {
     std::lock_guard<std::mutex> l(st->mu);
     st->queue.push_back(Task{std::move(fn), work});
   }
   st->queue_cv.notify_one();
-  work->wait();
+  try {
+    work->wait();
+  } catch (const DistributedError& e) {
+    if (work->is_completed()) throw;
+    raise<DistributedError>("init_process_group", "rank ", st->rank, " of ", st->size, " timed out after ",
+                            st->timeout.count(), " ms waiting for ", awaited);
+  }
 }
 
 }  // namespace
@@ -656,11 +664,14 @@ std::shared_ptr<ProcessGroup> make_mpi_group(const RankInfo& info, const InitOpt
     WICK_CHECK(base_rank == info.rank && base_size == info.world_size, ValueError, op, "rank ", info.rank,
                " of world size ", info.world_size, " (", info.source, ") does not match MPI's rank ",
                base_rank, " of ", base_size);
-    run_on_worker(st, [=] {
-      auto l = mpi_lock();
-      mpi_check(MPI_Comm_dup(base, &s->comm), op, where);
-      MPI_Comm_set_errhandler(s->comm, MPI_ERRORS_RETURN);
-    });
+    run_on_worker(
+        st,
+        [=] {
+          auto l = mpi_lock();
+          mpi_check(MPI_Comm_dup(base, &s->comm), op, where);
+          MPI_Comm_set_errhandler(s->comm, MPI_ERRORS_RETURN);
+        },
+        "every rank to copy MPI's communicator");
     return group;
   }
 
@@ -675,55 +686,61 @@ std::shared_ptr<ProcessGroup> make_mpi_group(const RankInfo& info, const InitOpt
   auto store = std::make_shared<TcpStore>(info.master_addr, info.master_port, info.rank, info.world_size,
                                           options.timeout, op);
   int rank = info.rank, world = info.world_size;
-  run_on_worker(st, [=] {
-    char port[MPI_MAX_PORT_NAME] = {};
-    if (rank == 0) {
-      auto l = mpi_lock();
-      mpi_check(MPI_Open_port(MPI_INFO_NULL, port), op, where + ", MPI_Open_port");
-    }
-    if (rank == 0) store->set("mpi/port", port, op);
-    else std::strncpy(port, store->get("mpi/port", op).c_str(), MPI_MAX_PORT_NAME - 1);
-    MPI_Comm comm = MPI_COMM_SELF;
-    std::vector<MPI_Comm> to_free;
-    if (rank > 0) {
-      // Rank r joins once ranks 0..r-1 form the group.
-      if (rank > 1) store->wait("mpi/joined/" + std::to_string(rank - 1), op);
-      MPI_Comm inter;
-      {
+  run_on_worker(
+      st,
+      [=] {
+        char port[MPI_MAX_PORT_NAME] = {};
+        if (rank == 0) {
+          auto l = mpi_lock();
+          mpi_check(MPI_Open_port(MPI_INFO_NULL, port), op, where + ", MPI_Open_port");
+        }
+        if (rank == 0) store->set("mpi/port", port, op);
+        else std::strncpy(port, store->get("mpi/port", op).c_str(), MPI_MAX_PORT_NAME - 1);
+        MPI_Comm comm = MPI_COMM_SELF;
+        std::vector<MPI_Comm> to_free;
+        if (rank > 0) {
+          // Rank r joins once ranks 0..r-1 form the group.
+          if (rank > 1) store->wait("mpi/joined/" + std::to_string(rank - 1), op);
+          MPI_Comm inter;
+          {
+            auto l = mpi_lock();
+            mpi_check(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter), op,
+                      where + ", MPI_Comm_connect");
+            mpi_check(MPI_Intercomm_merge(inter, 1, &comm), op, where + ", MPI_Intercomm_merge");
+          }
+          to_free.push_back(inter);
+          to_free.push_back(comm);
+          if (rank + 1 < world) store->set("mpi/joined/" + std::to_string(rank), "", op);
+        }
+        for (;;) {
+          int n = 0;
+          MPI_Comm_size(comm, &n);
+          if (n == world) break;
+          MPI_Comm inter, merged;
+          {
+            auto l = mpi_lock();
+            mpi_check(MPI_Comm_accept(port, MPI_INFO_NULL, 0, comm, &inter), op, where + ", MPI_Comm_accept");
+            mpi_check(MPI_Intercomm_merge(inter, 0, &merged), op, where + ", MPI_Intercomm_merge");
+          }
+          to_free.push_back(inter);
+          to_free.push_back(merged);
+          comm = merged;
+        }
         auto l = mpi_lock();
-        mpi_check(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter), op,
-                  where + ", MPI_Comm_connect");
-        mpi_check(MPI_Intercomm_merge(inter, 1, &comm), op, where + ", MPI_Intercomm_merge");
-      }
-      to_free.push_back(inter);
-      to_free.push_back(comm);
-      if (rank + 1 < world) store->set("mpi/joined/" + std::to_string(rank), "", op);
-    }
-    for (;;) {
-      int n = 0;
-      MPI_Comm_size(comm, &n);
-      if (n == world) break;
-      MPI_Comm inter, merged;
-      {
-        auto l = mpi_lock();
-        mpi_check(MPI_Comm_accept(port, MPI_INFO_NULL, 0, comm, &inter), op, where + ", MPI_Comm_accept");
-        mpi_check(MPI_Intercomm_merge(inter, 0, &merged), op, where + ", MPI_Intercomm_merge");
-      }
-      to_free.push_back(inter);
-      to_free.push_back(merged);
-      comm = merged;
-    }
-    auto l = mpi_lock();
-    mpi_check(MPI_Comm_split(comm, 0, rank, &s->comm), op, where + ", MPI_Comm_split");
-    MPI_Comm_set_errhandler(s->comm, MPI_ERRORS_RETURN);
-    for (MPI_Comm& c : to_free) MPI_Comm_free(&c);
-    if (rank == 0) MPI_Close_port(port);
-  });
+        mpi_check(MPI_Comm_split(comm, 0, rank, &s->comm), op, where + ", MPI_Comm_split");
+        MPI_Comm_set_errhandler(s->comm, MPI_ERRORS_RETURN);
+        for (MPI_Comm& c : to_free) MPI_Comm_free(&c);
+        if (rank == 0) MPI_Close_port(port);
+      },
+      "the other ranks to connect through ompi-server (MPI_Comm_accept / MPI_Comm_connect)");
   // Every rank has its communicator before rank 0 stops serving the store.
-  run_on_worker(st, [s, op, where, keep_store = store] {
-    auto l = mpi_lock();
-    mpi_check(MPI_Barrier(s->comm), op, where + ", MPI_Barrier");
-  });
+  run_on_worker(
+      st,
+      [s, op, where, keep_store = store] {
+        auto l = mpi_lock();
+        mpi_check(MPI_Barrier(s->comm), op, where + ", MPI_Barrier");
+      },
+      "every rank to finish connecting");
   return group;
 }
 

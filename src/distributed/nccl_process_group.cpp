@@ -1,14 +1,673 @@
-// The "nccl" backend (a placeholder until the NCCL process group lands; builds without NCCL
-// get their make_nccl_group from process_group.cpp).
+// The "nccl" backend: one NCCL communicator among the processes, one GPU each.
+//
+// Streams: every collective is queued on the group's own communication stream, which first
+// waits (by an event) for the work queued so far on the caller's current stream, so that the
+// collective sees the values the caller's kernels write; tensors in flight are recorded on the
+// communication stream for the caching allocator and kept alive until the collective ends.
+// Work::wait blocks the host until the collective's end event has passed (or the timeout) and
+// orders the current stream after it; Work::synchronize only orders the stream.
+//
+// Failures: a watchdog thread looks at the collectives in flight every few milliseconds. One
+// that has run longer than the group's timeout, or an asynchronous error reported by NCCL (a
+// peer that died, a broken connection), aborts the communicator (ncclCommAbort ends its
+// kernels, so no stream stays blocked) and marks the group broken: the waiting call, and every
+// later call on the group, raises DistributedError naming the op. docs/design.md section 12.
+#include "distributed/internal.h"
+#include "distributed/nccl_timeline.h"
+
 #ifdef WICK_HAVE_NCCL
 
-#include "distributed/internal.h"
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include <nccl.h>
+
+#include "cuda/runtime.h"
+#include "wick/cuda.h"
+#include "wick/ops.h"
+
+namespace wick::distributed {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using wick::detail::raise;
+
+// Set at exit (before static destructors run): communicators are then left to the process's
+// end, since tearing them down races the CUDA runtime's own teardown.
+std::atomic<bool> g_exiting{false};
+
+bool timeline_on() {
+  static const bool on = [] {
+    const char* v = std::getenv("WICK_NCCL_TIMELINE");
+    return v && std::strcmp(v, "1") == 0;
+  }();
+  return on;
+}
+
+// NCCL's type for t; bool as bytes (its SUM and MAX are then logical or, PRODUCT and MIN
+// logical and). Int16 has no NCCL type: it is moved as bytes but cannot be reduced.
+std::optional<ncclDataType_t> nccl_type(Dtype t) {
+  switch (t) {
+    case kFloat32:
+      return ncclFloat32;
+    case kFloat64:
+      return ncclFloat64;
+    case kFloat16:
+      return ncclFloat16;
+    case kBFloat16:
+      return ncclBfloat16;
+    case kInt64:
+      return ncclInt64;
+    case kInt32:
+      return ncclInt32;
+    case kInt8:
+      return ncclInt8;
+    case kUInt8:
+      return ncclUint8;
+    case kBool:
+      return ncclUint8;
+    default:
+      return std::nullopt;
+  }
+}
+
+ncclRedOp_t nccl_op(ReduceOp op, Dtype t) {
+  if (t == kBool) return (op == ReduceOp::SUM || op == ReduceOp::MAX) ? ncclMax : ncclMin;
+  switch (op) {
+    case ReduceOp::SUM:
+      return ncclSum;
+    case ReduceOp::AVG:
+      return ncclAvg;
+    case ReduceOp::PRODUCT:
+      return ncclProd;
+    case ReduceOp::MIN:
+      return ncclMin;
+    case ReduceOp::MAX:
+      return ncclMax;
+  }
+  return ncclSum;
+}
+
+class NcclGroup;
+
+class NcclWork final : public Work::Impl {
+ public:
+  NcclWork(std::string op, std::weak_ptr<NcclGroup> group, int device)
+      : Impl(std::move(op)), group(std::move(group)), device(device) {}
+  bool is_completed() override;
+  void wait() override;
+  void synchronize() override;
+  // Whether the end event has passed (no error check).
+  bool done() const { return done_.load(std::memory_order_acquire) || (end.query() && mark_done()); }
+  bool mark_done() const {
+    done_.store(true, std::memory_order_release);
+    return true;
+  }
+
+  // Raises the group's error while it lives (the group keeps its works, not the reverse).
+  void check_group() const;
+
+  cuda::Event end;
+  Clock::time_point issued;
+  std::weak_ptr<NcclGroup> group;
+  int device;
+  // With the timeline on: the caller's point and the collective's start.
+  std::unique_ptr<cuda::Event> ready_ev, start_ev;
+
+ private:
+  mutable std::atomic<bool> done_{false};
+};
+
+struct TimelineEntry {
+  std::string op;
+  std::shared_ptr<cuda::Event> ready, start, end;
+};
+
+class NcclGroup final : public ProcessGroup, public std::enable_shared_from_this<NcclGroup> {
+ public:
+  NcclGroup(int rank, int size, int device, std::chrono::milliseconds timeout);
+  ~NcclGroup() override;
+  void connect(detail::Bootstrap& boot);
+
+  std::string backend() const override { return "nccl"; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::chrono::milliseconds timeout() const override { return timeout_; }
+
+  Work all_reduce(Tensor& tensor, ReduceOp op) override;
+  Work broadcast(Tensor& tensor, int src) override;
+  Work reduce(Tensor& tensor, int dst, ReduceOp op) override;
+  Work all_gather(std::vector<Tensor>& outputs, const Tensor& input) override;
+  Work reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) override;
+  Work barrier() override;
+  Work send(const Tensor& tensor, int dst, int tag) override;
+  Work recv(Tensor& tensor, int src, int tag) override;
+
+  // Raises the group's error, naming op, once the group is broken.
+  void check_usable(const std::string& op) const;
+  // Aborts the communicator (once) for reason; this and later calls raise it.
+  void abort(const std::string& reason);
+  bool broken() const { return broken_.load(std::memory_order_acquire); }
+  int device() const { return device_; }
+  std::string where() const;
+
+  // The timeline (nccl_timeline.h).
+  void timeline_begin();
+  void timeline_mark(const std::string& name);
+  std::vector<detail::nccl_timeline::Mark> timeline_take();
+
+ private:
+  // Checks, orders the communication stream after the caller's, runs calls (the NCCL calls
+  // of the op, inside one group) on it, and returns the op's Work.
+  // after (optional) queues more work on the stream once the NCCL group has been launched.
+  template <class F, class G>
+  Work issue(const char* op, const std::vector<Tensor>& keep, F&& calls, G&& after);
+  template <class F>
+  Work issue(const char* op, const std::vector<Tensor>& keep, F&& calls) {
+    return issue(op, keep, std::forward<F>(calls), [](cudaStream_t) { return true; });
+  }
+  void check_tensor(const Tensor& t, const char* op, const char* what) const;
+  void check_rank(int r, const char* op, const char* what, bool not_self) const;
+  ncclDataType_t reduce_type(const Tensor& t, ReduceOp rop, const char* op) const;
+  void watchdog();
+
+  int rank_, size_, device_;
+  std::chrono::milliseconds timeout_;
+  ncclComm_t comm_ = nullptr;
+  std::optional<cuda::Stream> stream_;
+  cuda::Event ready_;
+
+  std::mutex issue_mu_;    // one collective queued at a time
+  mutable std::mutex mu_;  // the in-flight list, the error, the timeline (never held in NCCL calls but abort)
+  std::deque<std::shared_ptr<NcclWork>> in_flight_;
+  std::atomic<bool> broken_{false};
+  std::string error_;
+  std::vector<TimelineEntry> timeline_;
+  std::shared_ptr<cuda::Event> origin_;
+
+  std::mutex wd_mu_;
+  std::condition_variable wd_cv_;
+  bool stop_ = false;
+  std::thread watchdog_;
+};
+
+// ---- the group
+
+NcclGroup::NcclGroup(int rank, int size, int device, std::chrono::milliseconds timeout)
+    : rank_(rank), size_(size), device_(device), timeout_(timeout) {}
+
+std::string NcclGroup::where() const {
+  std::ostringstream os;
+  os << "rank " << rank_ << " of " << size_ << ", nccl on cuda:" << device_;
+  return os.str();
+}
+
+void NcclGroup::connect(detail::Bootstrap& boot) {
+  static const char* op = "init_process_group";
+  wick::detail::gpu::CudaDeviceScope scope(device_);
+  ncclUniqueId id;
+  std::memset(&id, 0, sizeof id);
+  if (rank_ == 0) {
+    ncclResult_t r = ncclGetUniqueId(&id);
+    if (r != ncclSuccess)
+      raise<DistributedError>(op, "ncclGetUniqueId failed (", where(), "): ", ncclGetErrorString(r));
+  }
+  std::string bytes = boot.broadcast(std::string(reinterpret_cast<const char*>(&id), sizeof id), 0, op);
+  if (bytes.size() != sizeof id) raise<DistributedError>(op, "received a malformed NCCL id (", where(), ")");
+  std::memcpy(&id, bytes.data(), sizeof id);
+  // Every rank has the id: all are about to join, so the blocking initialization does not wait
+  // for a rank that never comes.
+  boot.barrier(op);
+  ncclResult_t r = ncclCommInitRank(&comm_, size_, id, rank_);
+  if (r != ncclSuccess)
+    raise<DistributedError>(op, "ncclCommInitRank failed (", where(), "): ", ncclGetErrorString(r));
+  cudaStream_t s = nullptr;
+  int least = 0, greatest = 0;
+  if (cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess ||
+      cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, greatest) != cudaSuccess)
+    raise<DistributedError>(op, "could not create the communication stream (", where(), ")");
+  stream_.emplace(device_, s);  // streams live for the process
+  watchdog_ = std::thread([this] { watchdog(); });
+}
+
+NcclGroup::~NcclGroup() {
+  {
+    std::lock_guard<std::mutex> lock(wd_mu_);
+    stop_ = true;
+  }
+  wd_cv_.notify_all();
+  if (watchdog_.joinable()) watchdog_.join();
+  if (!comm_ || g_exiting.load()) return;
+  if (broken()) return;  // aborted already
+  // Wait for what is in flight (bounded by the timeout), then free the communicator.
+  const auto deadline = Clock::now() + timeout_;
+  for (auto& w : in_flight_)
+    while (!w->done() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  // Abort frees the communicator without talking to the peers, which may be gone already
+  // (ncclCommDestroy may wait for them).
+  (void)ncclCommAbort(comm_);
+}
+
+void NcclGroup::check_usable(const std::string& op) const {
+  if (!broken()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  raise<DistributedError>(op.c_str(), error_);
+}
+
+void NcclGroup::abort(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (broken_.load()) return;
+  error_ = reason;
+  broken_.store(true, std::memory_order_release);
+  // Ends the communicator's kernels: no stream stays blocked on a collective that cannot finish.
+  (void)ncclCommAbort(comm_);
+}
+
+void NcclGroup::watchdog() {
+  std::unique_lock<std::mutex> lk(wd_mu_);
+  while (!stop_) {
+    wd_cv_.wait_for(lk, std::chrono::milliseconds(5));
+    if (stop_ || broken()) continue;
+    std::shared_ptr<NcclWork> late;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      while (!in_flight_.empty() && in_flight_.front()->done()) in_flight_.pop_front();
+      const auto now = Clock::now();
+      for (auto& w : in_flight_)
+        if (!w->done() && now - w->issued > timeout_) {
+          late = w;
+          break;
+        }
+    }
+    ncclResult_t async = ncclSuccess;
+    (void)ncclCommGetAsyncError(comm_, &async);
+    if (async != ncclSuccess && async != ncclInProgress) {
+      std::ostringstream os;
+      os << "NCCL reported an error (" << where() << "): " << ncclGetErrorString(async);
+      if (const char* last = ncclGetLastError(comm_); last && *last) os << " (" << last << ")";
+      os << "; a peer may have died. The process group can no longer be used";
+      abort(os.str());
+    } else if (late) {
+      std::ostringstream os;
+      os << late->op() << " did not finish within the timeout of " << timeout_.count() << " ms (" << where()
+         << "): a peer did not take part or died. The process group can no longer be used";
+      abort(os.str());
+    }
+  }
+}
+
+void NcclGroup::check_tensor(const Tensor& t, const char* op, const char* what) const {
+  WICK_CHECK(t.defined(), ValueError, op, what, " is undefined");
+  WICK_CHECK(t.is_cuda(), DeviceError, op, "the nccl backend takes CUDA tensors, but ", what, " is on ",
+             t.device(), " (use a process group of the mpi backend for CPU tensors)");
+  WICK_CHECK(t.device().index() == device_, DeviceError, op, what, " is on ", t.device(),
+             " but this process group's device is cuda:", device_);
+  WICK_CHECK(t.is_contiguous(), ValueError, op, "tensors must be contiguous (", what, " is not)");
+}
+
+void NcclGroup::check_rank(int r, const char* op, const char* what, bool not_self) const {
+  WICK_CHECK(r >= 0 && r < size_, ValueError, op, what, " ", r, " is out of range for a group of ", size_,
+             " ranks");
+  WICK_CHECK(!not_self || r != rank_, ValueError, op, what, " ", r, " is this process's own rank");
+}
+
+ncclDataType_t NcclGroup::reduce_type(const Tensor& t, ReduceOp rop, const char* op) const {
+  auto ty = nccl_type(t.dtype());
+  WICK_CHECK(ty.has_value(), TypeError, op, "the nccl backend cannot reduce tensors of dtype ", t.dtype());
+  WICK_CHECK(rop != ReduceOp::AVG || is_floating_point(t.dtype()), TypeError, op,
+             "ReduceOp.AVG needs a floating-point tensor, got ", t.dtype());
+  return *ty;
+}
+
+template <class F, class G>
+Work NcclGroup::issue(const char* op, const std::vector<Tensor>& keep, F&& calls, G&& after) {
+  check_usable(op);
+  wick::detail::gpu::CudaDeviceScope scope(device_);
+  auto work = std::make_shared<NcclWork>(op, weak_from_this(), device_);
+  const cuda::Stream caller = cuda::current_stream(device_);
+  {
+    std::lock_guard<std::mutex> issuing(issue_mu_);
+    check_usable(op);
+    if (timeline_on()) {
+      work->ready_ev = std::make_unique<cuda::Event>(true);
+      work->ready_ev->record(caller);
+    }
+    ready_.record(caller);
+    stream_->wait_event(ready_);
+    if (timeline_on()) {
+      work->start_ev = std::make_unique<cuda::Event>(true);
+      work->start_ev->record(*stream_);
+    }
+    ncclResult_t r = ncclGroupStart();
+    if (r == ncclSuccess) r = calls(stream_->native());
+    ncclResult_t r2 = ncclGroupEnd();
+    if (r == ncclSuccess) r = r2;
+    if (r != ncclSuccess) {
+      std::ostringstream os;
+      os << "NCCL error (" << where() << "): " << ncclGetErrorString(r);
+      if (const char* last = ncclGetLastError(comm_); last && *last) os << " (" << last << ")";
+      raise<DistributedError>(op, os.str());
+    }
+    if (!after(stream_->native()))
+      raise<DistributedError>(op, "a copy after the collective failed (", where(), ")");
+    for (const Tensor& t : keep) t.record_stream(*stream_);
+    work->end.record(*stream_);
+    work->issued = Clock::now();
+    work->outputs = keep;
+    std::lock_guard<std::mutex> lock(mu_);
+    in_flight_.push_back(work);
+    if (timeline_on() && origin_) {
+      auto ready = std::shared_ptr<cuda::Event>(std::move(work->ready_ev));
+      auto start = std::shared_ptr<cuda::Event>(std::move(work->start_ev));
+      auto end = std::make_shared<cuda::Event>(true);
+      end->record(*stream_);
+      timeline_.push_back({op, ready, start, end});
+    }
+  }
+  return Work(work);
+}
+
+Work NcclGroup::all_reduce(Tensor& tensor, ReduceOp rop) {
+  static const char* op = "all_reduce";
+  check_tensor(tensor, op, "tensor");
+  const ncclDataType_t ty = reduce_type(tensor, rop, op);
+  const ncclRedOp_t nop = nccl_op(rop, tensor.dtype());
+  void* p = tensor.data_ptr();
+  const size_t n = size_t(tensor.numel());
+  return issue(op, {tensor}, [&](cudaStream_t s) { return ncclAllReduce(p, p, n, ty, nop, comm_, s); });
+}
+
+Work NcclGroup::broadcast(Tensor& tensor, int src) {
+  static const char* op = "broadcast";
+  check_tensor(tensor, op, "tensor");
+  check_rank(src, op, "src", false);
+  void* p = tensor.data_ptr();
+  const size_t n = size_t(tensor.nbytes());
+  return issue(op, {tensor},
+               [&](cudaStream_t s) { return ncclBroadcast(p, p, n, ncclUint8, src, comm_, s); });
+}
+
+Work NcclGroup::reduce(Tensor& tensor, int dst, ReduceOp rop) {
+  static const char* op = "reduce";
+  check_tensor(tensor, op, "tensor");
+  check_rank(dst, op, "dst", false);
+  const ncclDataType_t ty = reduce_type(tensor, rop, op);
+  const ncclRedOp_t nop = nccl_op(rop, tensor.dtype());
+  void* p = tensor.data_ptr();
+  const size_t n = size_t(tensor.numel());
+  return issue(op, {tensor}, [&](cudaStream_t s) { return ncclReduce(p, p, n, ty, nop, dst, comm_, s); });
+}
+
+Work NcclGroup::all_gather(std::vector<Tensor>& outputs, const Tensor& input) {
+  static const char* op = "all_gather";
+  check_tensor(input, op, "the input");
+  WICK_CHECK(int(outputs.size()) == size_, ValueError, op, "expected a list of ", size_,
+             " output tensors (one per rank), got ", outputs.size());
+  for (const Tensor& o : outputs) {
+    check_tensor(o, op, "an output");
+    WICK_CHECK(o.dtype() == input.dtype(), TypeError, op, "output dtype ", o.dtype(),
+               " differs from the input's ", input.dtype());
+  }
+  WICK_CHECK(outputs[size_t(rank_)].sizes().equals(input.sizes()), ValueError, op, "output ", rank_,
+             " has sizes ", outputs[size_t(rank_)].sizes(), " but this rank's input has ", input.sizes());
+  bool even = true;
+  for (const Tensor& o : outputs) even = even && o.numel() == input.numel();
+  std::vector<Tensor> keep = outputs;
+  keep.push_back(input);
+  if (even && input.numel() > 0) {
+    // One ring all-gather into a flat buffer, then copies out on the communication stream.
+    Tensor flat =
+        empty({int64_t(size_) * input.numel()}, TensorOptions().dtype(input.dtype()).device(input.device()));
+    keep.push_back(flat);
+    const size_t bytes = size_t(input.nbytes());
+    const void* in = input.data_ptr();
+    char* buf = static_cast<char*>(flat.data_ptr());
+    Work w = issue(
+        op, keep, [&](cudaStream_t s) { return ncclAllGather(in, buf, bytes, ncclUint8, comm_, s); },
+        [&](cudaStream_t s) {
+          for (int i = 0; i < size_; ++i)
+            if (cudaMemcpyAsync(outputs[size_t(i)].data_ptr(), buf + size_t(i) * bytes, bytes,
+                                cudaMemcpyDeviceToDevice, s) != cudaSuccess)
+              return false;
+          return true;
+        });
+    w.impl()->outputs = outputs;
+    return w;
+  }
+  // Different sizes from rank to rank: one broadcast per rank, in one NCCL group.
+  Work w = issue(op, keep, [&](cudaStream_t s) {
+    for (int i = 0; i < size_; ++i) {
+      const size_t bytes = size_t(outputs[size_t(i)].nbytes());
+      if (bytes == 0) continue;
+      const void* send = i == rank_ ? input.data_ptr() : outputs[size_t(i)].data_ptr();
+      ncclResult_t r = ncclBroadcast(send, outputs[size_t(i)].data_ptr(), bytes, ncclUint8, i, comm_, s);
+      if (r != ncclSuccess) return r;
+    }
+    return ncclSuccess;
+  });
+  w.impl()->outputs = outputs;
+  return w;
+}
+
+Work NcclGroup::reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp rop) {
+  static const char* op = "reduce_scatter";
+  check_tensor(output, op, "the output");
+  WICK_CHECK(int(inputs.size()) == size_, ValueError, op, "expected a list of ", size_,
+             " input tensors (one per rank), got ", inputs.size());
+  for (const Tensor& t : inputs) {
+    check_tensor(t, op, "an input");
+    WICK_CHECK(t.dtype() == output.dtype(), TypeError, op, "input dtype ", t.dtype(),
+               " differs from the output's ", output.dtype());
+  }
+  WICK_CHECK(inputs[size_t(rank_)].sizes().equals(output.sizes()), ValueError, op, "input ", rank_,
+             " has sizes ", inputs[size_t(rank_)].sizes(), " but this rank's output has ", output.sizes());
+  const ncclDataType_t ty = reduce_type(output, rop, op);
+  const ncclRedOp_t nop = nccl_op(rop, output.dtype());
+  bool even = true;
+  for (const Tensor& t : inputs) even = even && t.numel() == output.numel();
+  std::vector<Tensor> keep = inputs;
+  keep.push_back(output);
+  if (even && output.numel() > 0) {
+    std::vector<Tensor> flats;
+    for (const Tensor& t : inputs) flats.push_back(t.view({t.numel()}));
+    Tensor flat = cat(flats, 0);  // on the caller's stream, before the collective waits for it
+    keep.push_back(flat);
+    const void* in = flat.data_ptr();
+    void* out = output.data_ptr();
+    const size_t n = size_t(output.numel());
+    Work w =
+        issue(op, keep, [&](cudaStream_t s) { return ncclReduceScatter(in, out, n, ty, nop, comm_, s); });
+    w.impl()->outputs = {output};
+    return w;
+  }
+  // Different sizes: one reduce per rank onto that rank, in one NCCL group.
+  Work w = issue(op, keep, [&](cudaStream_t s) {
+    for (int i = 0; i < size_; ++i) {
+      const size_t n = size_t(inputs[size_t(i)].numel());
+      if (n == 0) continue;
+      void* recv = i == rank_ ? output.data_ptr() : nullptr;
+      ncclResult_t r = ncclReduce(inputs[size_t(i)].data_ptr(), recv, n, ty, nop, i, comm_, s);
+      if (r != ncclSuccess) return r;
+    }
+    return ncclSuccess;
+  });
+  w.impl()->outputs = {output};
+  return w;
+}
+
+Work NcclGroup::barrier() {
+  static const char* op = "barrier";
+  Tensor one = ones({1}, TensorOptions().dtype(kFloat32).device(Device(kCUDA, device_)));
+  void* p = one.data_ptr();
+  Work w = issue(op, {one},
+                 [&](cudaStream_t s) { return ncclAllReduce(p, p, 1, ncclFloat32, ncclSum, comm_, s); });
+  w.impl()->outputs.clear();
+  return w;
+}
+
+Work NcclGroup::send(const Tensor& tensor, int dst, int tag) {
+  static const char* op = "send";
+  check_tensor(tensor, op, "tensor");
+  check_rank(dst, op, "dst", true);
+  const void* p = tensor.data_ptr();
+  const size_t n = size_t(tensor.nbytes());
+  Work w = issue(op, {tensor}, [&](cudaStream_t s) { return ncclSend(p, n, ncclUint8, dst, comm_, s); });
+  return w;
+}
+
+Work NcclGroup::recv(Tensor& tensor, int src, int tag) {
+  static const char* op = "recv";
+  check_tensor(tensor, op, "tensor");
+  check_rank(src, op, "src", true);
+  void* p = tensor.data_ptr();
+  const size_t n = size_t(tensor.nbytes());
+  return issue(op, {tensor}, [&](cudaStream_t s) { return ncclRecv(p, n, ncclUint8, src, comm_, s); });
+}
+
+// ---- the timeline
+
+void NcclGroup::timeline_begin() {
+  std::lock_guard<std::mutex> lock(mu_);
+  timeline_.clear();
+  origin_ = std::make_shared<cuda::Event>(true);
+  wick::detail::gpu::CudaDeviceScope scope(device_);
+  origin_->record(cuda::current_stream(device_));
+}
+
+void NcclGroup::timeline_mark(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!origin_) return;
+  wick::detail::gpu::CudaDeviceScope scope(device_);
+  auto e = std::make_shared<cuda::Event>(true);
+  e->record(cuda::current_stream(device_));
+  timeline_.push_back({name, e, e, e});
+}
+
+std::vector<detail::nccl_timeline::Mark> NcclGroup::timeline_take() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<detail::nccl_timeline::Mark> out;
+  if (!origin_) return out;
+  int seq = 0;
+  for (auto& e : timeline_) {
+    e.end->synchronize();
+    detail::nccl_timeline::Mark m;
+    m.op = e.op;
+    m.seq = seq++;
+    m.ready_ms = origin_->elapsed_time(*e.ready);
+    m.start_ms = origin_->elapsed_time(*e.start);
+    m.end_ms = origin_->elapsed_time(*e.end);
+    out.push_back(m);
+  }
+  timeline_.clear();
+  origin_.reset();
+  return out;
+}
+
+// ---- Work
+
+void NcclWork::check_group() const {
+  if (auto g = group.lock()) g->check_usable(op());
+}
+
+bool NcclWork::is_completed() {
+  if (done()) return true;
+  check_group();
+  return false;
+}
+
+void NcclWork::wait() {
+  // Spin briefly (short collectives), then poll; the watchdog aborts a late collective, which
+  // ends its kernels, so this loop always ends.
+  int spins = 0;
+  while (!done()) {
+    if (group.expired()) {  // destroyed: nothing watches the collective any more
+      end.synchronize();
+      break;
+    }
+    check_group();
+    if (++spins < 2000) std::this_thread::yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  check_group();
+  cuda::current_stream(device).wait_event(end);
+}
+
+void NcclWork::synchronize() {
+  check_group();
+  cuda::current_stream(device).wait_event(end);
+}
+
+}  // namespace
+
+namespace detail {
+
+std::shared_ptr<ProcessGroup> make_nccl_group(const RankInfo& info, const InitOptions& options,
+                                              Bootstrap& bootstrap) {
+  static const char* op = "init_process_group";
+  static const bool registered = [] {
+    std::atexit([] { g_exiting.store(true); });
+    return true;
+  }();
+  (void)registered;
+  int device = info.local_rank;
+  if (options.device) {
+    WICK_CHECK(options.device->is_cuda(), ValueError, op, "the nccl backend needs a CUDA device, got ",
+               *options.device);
+    device = options.device->has_index() ? options.device->index() : info.local_rank;
+  }
+  const int count = wick::detail::gpu::cuda_device_count();
+  WICK_CHECK(count > 0, DeviceError, op, "the nccl backend needs a GPU, and none is visible");
+  WICK_CHECK(device >= 0 && device < count, DeviceError, op, "rank ", info.rank, " (local rank ",
+             info.local_rank, ") would use cuda:", device, " but only ", count,
+             " GPUs are visible; start one process per GPU, or pass InitOptions::device");
+  auto group = std::make_shared<NcclGroup>(info.rank, info.world_size, device, options.timeout);
+  group->connect(bootstrap);
+  return group;
+}
+
+namespace nccl_timeline {
+
+bool enabled() { return timeline_on(); }
+
+namespace {
+NcclGroup* nccl_of(const std::shared_ptr<ProcessGroup>& g) { return dynamic_cast<NcclGroup*>(g.get()); }
+}  // namespace
+
+void begin(const std::shared_ptr<ProcessGroup>& group) {
+  if (auto* g = nccl_of(group); g && enabled()) g->timeline_begin();
+}
+void mark(const std::shared_ptr<ProcessGroup>& group, const std::string& name) {
+  if (auto* g = nccl_of(group); g && enabled()) g->timeline_mark(name);
+}
+std::vector<Mark> take(const std::shared_ptr<ProcessGroup>& group) {
+  if (auto* g = nccl_of(group)) return g->timeline_take();
+  return {};
+}
+
+}  // namespace nccl_timeline
+}  // namespace detail
+}  // namespace wick::distributed
+
+#else  // !WICK_HAVE_NCCL
 
 namespace wick::distributed::detail {
 
-std::shared_ptr<ProcessGroup> make_nccl_group(const RankInfo&, const InitOptions&, Bootstrap&) {
-  ::wick::detail::raise<NotImplementedError>("init_process_group", "the nccl backend is not implemented yet");
-}
+// make_nccl_group without NCCL: process_group.cpp.
+
+namespace nccl_timeline {
+bool enabled() { return false; }
+void begin(const std::shared_ptr<ProcessGroup>&) {}
+void mark(const std::shared_ptr<ProcessGroup>&, const std::string&) {}
+std::vector<Mark> take(const std::shared_ptr<ProcessGroup>&) { return {}; }
+}  // namespace nccl_timeline
 
 }  // namespace wick::distributed::detail
 

@@ -236,7 +236,8 @@ TEST(ElementwiseLayoutsCrossDevice, BoolArithmeticMatchesCpu) {
   auto a = from_blob(const_cast<double*>(A.data()), {4099}, kFloat64).to(kBool);
   auto b = from_blob(const_cast<double*>(B.data()), {4099}, kFloat64).to(kBool);
   auto ga = a.to("cuda"), gb = b.to("cuda");
-  for (double alpha : {1.0, -1.0, 2.0}) {
+  // Integral alphas: a floating alpha is an error for bool and integer tensors, as in PyTorch.
+  for (int64_t alpha : {1, -1, 2}) {
     EXPECT_EQ(values(add(ga, gb, alpha)), values(add(a, b, alpha))) << "alpha " << alpha;
   }
   EXPECT_EQ(values(ga * gb), values(a * b));

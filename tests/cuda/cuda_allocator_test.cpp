@@ -233,7 +233,8 @@ TEST(CudaAllocator, OutOfMemoryIsReportedAndRecoverable) {
     FAIL() << "no OutOfMemoryError";
   } catch (const OutOfMemoryError& e) {
     std::string m = e.what();
-    EXPECT_EQ(m.rfind("[allocate] CUDA out of memory. Tried to allocate ", 0), 0u) << m;
+    // The message names the op the user called.
+    EXPECT_EQ(m.rfind("[empty] CUDA out of memory. Tried to allocate ", 0), 0u) << m;
     EXPECT_NE(m.find("GPU " + std::to_string(cuda::current_device()) + " has a total capacity of"), std::string::npos) << m;
     EXPECT_NE(m.find("is allocated by wick"), std::string::npos) << m;
     EXPECT_NE(m.find("is reserved by wick but unallocated"), std::string::npos) << m;

@@ -3,6 +3,7 @@
 // others waiting).
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -337,6 +338,18 @@ TEST(DistributedDebug, MismatchNamesTheRankThatDiffers) {
               "all_reduce(op=MAX) on int64[3, 2] (WICK_DISTRIBUTED_DEBUG)");
   }
   dist::barrier(false, g);
+  // Under WICK_DISTRIBUTED_DEBUG=1 the default group itself checks.
+  const char* debug = std::getenv("WICK_DISTRIBUTED_DEBUG");
+  if (debug && std::string(debug) == "1") {
+    std::string derr;
+    try {
+      if (rank() == 1) dist::broadcast(y, 0);
+      else dist::all_reduce(y);
+    } catch (const DistributedError& e) {
+      derr = e.what();
+    }
+    EXPECT_EQ(derr, err);
+  }
 }
 
 // A group with a 2 s timeout: rank 1 comes late to an all_reduce; the others raise within a

@@ -1,7 +1,9 @@
 // main() of wick_dist_tests: every rank runs the same tests in the same order inside one
-// default "mpi" process group (mpirun -np N, wick-launch, or a single process).
+// default process group (mpirun -np N, wick-launch, or a single process): "mpi", or "nccl" with
+// WICK_TEST_BACKEND=nccl.
 // WICK_TEST_DIST_TIMEOUT_MS sets the group's timeout (60 s by default).
 #include <cstdlib>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -9,13 +11,20 @@
 
 namespace {
 
+// WICK_TEST_BACKEND=nccl runs the suites for CUDA tensors (names with "Nccl"), one GPU per
+// process; the default, mpi, the others.
+std::string backend() {
+  const char* b = std::getenv("WICK_TEST_BACKEND");
+  return b && *b ? b : "mpi";
+}
+
 class DistEnvironment : public ::testing::Environment {
  public:
   void SetUp() override {
     wick::distributed::InitOptions o;
     const char* ms = std::getenv("WICK_TEST_DIST_TIMEOUT_MS");
     o.timeout = std::chrono::milliseconds(ms ? std::atol(ms) : 60000);
-    wick::distributed::init_process_group("mpi", o);
+    wick::distributed::init_process_group(backend(), o);
   }
   void TearDown() override { wick::distributed::destroy_process_group(); }
 };
@@ -24,6 +33,7 @@ class DistEnvironment : public ::testing::Environment {
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
+  if (backend() == "nccl" && GTEST_FLAG_GET(filter) == "*") GTEST_FLAG_SET(filter, "*Nccl*");
   ::testing::AddGlobalTestEnvironment(new DistEnvironment);
   return RUN_ALL_TESTS();
 }

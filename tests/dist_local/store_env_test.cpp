@@ -1,0 +1,262 @@
+// The pieces of wick::distributed that run in one process: rank discovery from options and
+// environment, the TCP store, the store's bootstrap (ranks as threads), and the free functions
+// before init_process_group. (Collectives among processes: tests/distributed, under mpirun.)
+#include <cstdlib>
+#include <future>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "distributed/internal.h"
+#include "distributed/store.h"
+#include "wick/distributed.h"
+
+namespace wick {
+namespace {
+
+namespace dist = wick::distributed;
+using namespace std::chrono_literals;
+
+// Sets environment variables for one scope and restores them afterwards.
+class ScopedEnv {
+ public:
+  ScopedEnv(std::initializer_list<std::pair<const char*, const char*>> vars) {
+    for (const char* n : kNames) {
+      const char* v = std::getenv(n);
+      saved_.emplace_back(n, v ? std::optional<std::string>(v) : std::nullopt);
+      ::unsetenv(n);
+    }
+    for (auto& [n, v] : vars) ::setenv(n, v, 1);
+  }
+  ~ScopedEnv() {
+    for (auto& [n, v] : saved_) v ? (void)::setenv(n.c_str(), v->c_str(), 1) : (void)::unsetenv(n.c_str());
+  }
+
+ private:
+  static constexpr const char* kNames[] = {"OMPI_COMM_WORLD_RANK",
+                                           "OMPI_COMM_WORLD_SIZE",
+                                           "OMPI_COMM_WORLD_LOCAL_RANK",
+                                           "RANK",
+                                           "WORLD_SIZE",
+                                           "LOCAL_RANK",
+                                           "MASTER_ADDR",
+                                           "MASTER_PORT",
+                                           "SLURM_PROCID",
+                                           "SLURM_NTASKS",
+                                           "SLURM_LOCALID"};
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+template <class E, class F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+bool starts_with(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
+
+TEST(DistributedEnv, NothingIsOneProcess) {
+  ScopedEnv env({});
+  auto info = dist::detail::resolve_rank_info({});
+  EXPECT_EQ(info.rank, 0);
+  EXPECT_EQ(info.world_size, 1);
+  EXPECT_EQ(info.local_rank, 0);
+  EXPECT_FALSE(info.launched_by_mpirun);
+  EXPECT_TRUE(info.master_addr.empty());
+  EXPECT_EQ(info.master_port, 0);
+}
+
+TEST(DistributedEnv, SourcesInOrder) {
+  {
+    ScopedEnv env({{"OMPI_COMM_WORLD_RANK", "2"},
+                   {"OMPI_COMM_WORLD_SIZE", "4"},
+                   {"OMPI_COMM_WORLD_LOCAL_RANK", "0"},
+                   {"RANK", "1"},
+                   {"WORLD_SIZE", "2"}});
+    auto info = dist::detail::resolve_rank_info({});
+    EXPECT_EQ(info.rank, 2);
+    EXPECT_EQ(info.world_size, 4);
+    EXPECT_EQ(info.local_rank, 0);
+    EXPECT_TRUE(info.launched_by_mpirun);
+    EXPECT_EQ(info.source, "mpirun");
+  }
+  {
+    ScopedEnv env({{"RANK", "1"},
+                   {"WORLD_SIZE", "3"},
+                   {"LOCAL_RANK", "1"},
+                   {"MASTER_ADDR", "10.0.0.1"},
+                   {"MASTER_PORT", "29500"},
+                   {"SLURM_PROCID", "0"},
+                   {"SLURM_NTASKS", "8"}});
+    auto info = dist::detail::resolve_rank_info({});
+    EXPECT_EQ(info.rank, 1);
+    EXPECT_EQ(info.world_size, 3);
+    EXPECT_EQ(info.local_rank, 1);
+    EXPECT_FALSE(info.launched_by_mpirun);
+    EXPECT_EQ(info.master_addr, "10.0.0.1");
+    EXPECT_EQ(info.master_port, 29500);
+    EXPECT_EQ(info.source, "torchrun");
+  }
+  {
+    ScopedEnv env({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "1"}});
+    auto info = dist::detail::resolve_rank_info({});
+    EXPECT_EQ(info.rank, 5);
+    EXPECT_EQ(info.world_size, 8);
+    EXPECT_EQ(info.local_rank, 1);
+    EXPECT_EQ(info.source, "slurm");
+  }
+  {
+    ScopedEnv env({{"RANK", "1"}, {"WORLD_SIZE", "3"}, {"MASTER_PORT", "29500"}});
+    dist::InitOptions o;
+    o.rank = 0;
+    o.world_size = 2;
+    o.local_rank = 0;
+    o.master_addr = "127.0.0.1";
+    o.master_port = 1234;
+    auto info = dist::detail::resolve_rank_info(o);
+    EXPECT_EQ(info.rank, 0);
+    EXPECT_EQ(info.world_size, 2);
+    EXPECT_EQ(info.master_addr, "127.0.0.1");
+    EXPECT_EQ(info.master_port, 1234);
+    EXPECT_EQ(info.source, "options");
+  }
+}
+
+TEST(DistributedEnv, BadValuesAreValueErrors) {
+  {
+    ScopedEnv env({{"RANK", "2"}, {"WORLD_SIZE", "2"}});
+    EXPECT_TRUE(starts_with(error_of<ValueError>([] { dist::detail::resolve_rank_info({}); }),
+                            "[init_process_group] rank 2 is out of range for world size 2"));
+  }
+  {
+    ScopedEnv env({{"RANK", "x1"}, {"WORLD_SIZE", "2"}});
+    EXPECT_TRUE(starts_with(error_of<ValueError>([] { dist::detail::resolve_rank_info({}); }),
+                            "[init_process_group] environment variable RANK='x1' is not an integer"));
+  }
+  {
+    ScopedEnv env({{"RANK", "0"}});
+    EXPECT_TRUE(starts_with(error_of<ValueError>([] { dist::detail::resolve_rank_info({}); }),
+                            "[init_process_group] the rank is 0 but the world size is not known"));
+  }
+  {
+    ScopedEnv env({});
+    dist::InitOptions o;
+    o.world_size = 0;
+    o.rank = 0;
+    EXPECT_THROW(dist::detail::resolve_rank_info(o), ValueError);
+    o.world_size = 2;
+    o.rank = -1;
+    EXPECT_THROW(dist::detail::resolve_rank_info(o), ValueError);
+    o.rank = 1;
+    o.master_port = 70000;
+    EXPECT_THROW(dist::detail::resolve_rank_info(o), ValueError);
+  }
+}
+
+TEST(DistributedStore, SetGetAddAcrossClients) {
+  int port = free_port();
+  dist::detail::TcpStore s0("127.0.0.1", port, 0, 2, 10s, "test");
+  dist::detail::TcpStore s1("127.0.0.1", port, 1, 2, 10s, "test");
+  s0.set("a", std::string("x\0y", 3), "test");
+  EXPECT_EQ(s1.get("a", "test"), std::string("x\0y", 3));
+  EXPECT_EQ(s0.add("n", 5, "test"), 5);
+  EXPECT_EQ(s1.add("n", -2, "test"), 3);
+  // get blocks until another client sets the key
+  auto later = std::async(std::launch::async, [&] { return s1.get("late", "test"); });
+  std::this_thread::sleep_for(50ms);
+  s0.set("late", std::string(100000, 'z'), "test");
+  EXPECT_EQ(later.get(), std::string(100000, 'z'));
+  s1.wait("late", "test");
+  s0.set("a", "", "test");
+  EXPECT_EQ(s1.get("a", "test"), "");
+}
+
+TEST(DistributedStore, WaitsAreBoundedByTheTimeout) {
+  int port = free_port();
+  // no server: rank 1 gives up connecting
+  auto start = std::chrono::steady_clock::now();
+  std::string err = error_of<DistributedError>(
+      [&] { dist::detail::TcpStore s("127.0.0.1", port, 1, 2, 300ms, "init_process_group"); });
+  EXPECT_EQ(
+      err, "[init_process_group] rank 1 of 2 timed out after 300 ms waiting for the TCP store at 127.0.0.1:" +
+               std::to_string(port));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  // a key nobody sets
+  dist::detail::TcpStore s0("127.0.0.1", port, 0, 2, 300ms, "init_process_group");
+  err = error_of<DistributedError>([&] { s0.get("never", "barrier"); });
+  EXPECT_EQ(
+      err,
+      "[barrier] rank 0 of 2 timed out after 300 ms waiting for key 'never' in the TCP store at 127.0.0.1:" +
+          std::to_string(port));
+  // a port that is taken
+  EXPECT_THROW(dist::detail::TcpStore("127.0.0.1", port, 0, 2, 300ms, "init_process_group"),
+               DistributedError);
+  EXPECT_THROW(dist::detail::TcpStore("", 0, 0, 2, 300ms, "init_process_group"), ValueError);
+}
+
+TEST(DistributedStore, BootstrapAmongThreeThreads) {
+  int port = free_port();
+  auto rank_main = [&](int r) {
+    dist::detail::RankInfo info;
+    info.rank = r;
+    info.world_size = 3;
+    info.master_addr = "127.0.0.1";
+    info.master_port = port;
+    auto b = dist::detail::make_bootstrap(info, 10s);
+    EXPECT_EQ(b->rank(), r);
+    EXPECT_EQ(b->size(), 3);
+    std::string from1 = b->broadcast(r == 1 ? "one" : "", 1, "test");
+    auto all = b->all_gather(std::string(size_t(r), char('a' + r)), "test");
+    b->barrier("test");
+    b->barrier("test");
+    std::string from0 = b->broadcast(r == 0 ? "zero" : "", 0, "test");
+    b->barrier("test");  // rank 0 serves the store until everyone is done
+    return from1 + "|" + all[0] + "," + all[1] + "," + all[2] + "|" + from0;
+  };
+  auto f0 = std::async(std::launch::async, rank_main, 0);
+  auto f2 = std::async(std::launch::async, rank_main, 2);
+  auto f1 = std::async(std::launch::async, rank_main, 1);
+  for (auto* f : {&f0, &f1, &f2}) EXPECT_EQ(f->get(), "one|,b,cc|zero");
+  dist::detail::RankInfo one;
+  auto b = dist::detail::make_bootstrap(one, 1s);
+  EXPECT_EQ(b->all_gather("x", "test"), std::vector<std::string>{"x"});
+}
+
+TEST(DistributedStore, FreeFunctionsBeforeInit) {
+  ASSERT_FALSE(dist::is_initialized());
+  EXPECT_EQ(error_of<DistributedError>([] { dist::get_rank(); }),
+            "[get_rank] the default process group has not been initialized; call init_process_group first");
+  EXPECT_THROW(dist::get_world_size(), DistributedError);
+  EXPECT_THROW(dist::default_group(), DistributedError);
+  EXPECT_THROW(dist::destroy_process_group(), DistributedError);
+  Tensor t;
+  EXPECT_TRUE(starts_with(error_of<DistributedError>([&] { dist::all_reduce(t); }), "[all_reduce] "));
+  EXPECT_TRUE(starts_with(error_of<ValueError>([] { dist::init_process_group("gloo"); }),
+                          "[init_process_group] unknown backend 'gloo'"));
+  EXPECT_FALSE(dist::is_initialized());
+  EXPECT_EQ(std::string(dist::reduce_op_name(dist::ReduceOp::PRODUCT)), "PRODUCT");
+}
+
+}  // namespace
+}  // namespace wick
