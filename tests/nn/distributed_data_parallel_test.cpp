@@ -542,4 +542,52 @@ TEST(Ddp, Errors) {
   }
 }
 
+// ---- CUDA: the module on cuda:0 over a group taking CUDA tensors (as nccl); the reference on
+// the CPU. Both ranks share the GPU.
+
+TEST(DdpCuda, GradientsAndUnusedParametersOnTheGpu) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const Device gpu("cuda:0");
+  manual_seed(8);
+  const Tensor x = randn({6, 4}, kFloat64), y = randn({6, 3}, kFloat64);
+  for (int world : {1, 2}) {
+    for (bool unused : {false, true}) {
+      // With unused: fc2 on rank 0 only, found by find_unused_parameters.
+      Net ref = make_net(0, /*with_fc3=*/true);
+      Tensor total = zeros({}, kFloat64);
+      for (int r = 0; r < world; ++r) {
+        ref->use_fc2 = !unused || r == 0;
+        total = total + loss_of(ref(rows(x, r, world)), rows(y, r, world));
+      }
+      (total / double(world)).backward();
+      const auto want = grads_of(*ref);
+
+      auto groups = make_thread_groups(world, "nccl");
+      std::vector<Net> nets;
+      for (int r = 0; r < world; ++r) {
+        nets.push_back(make_net(r == 0 ? 0 : 40, /*with_fc3=*/true));
+        nets.back()->to(gpu);
+      }
+      std::vector<std::map<std::string, Tensor>> got(static_cast<size_t>(world));
+      run_ranks(world, [&](int r) {
+        Net& net = nets[size_t(r)];
+        DistributedDataParallel ddp(net, DistributedDataParallelOptions()
+                                             .process_group(groups[size_t(r)])
+                                             .device_ids({0})
+                                             .find_unused_parameters(unused));
+        net->use_fc2 = !unused || r == 0;
+        loss_of(ddp(rows(x, r, world).to(gpu)), rows(y, r, world).to(gpu)).backward();
+        for (const auto& [name, p] : net->named_parameters()) {
+          EXPECT_TRUE(!p.grad().defined() || p.grad().is_cuda()) << name;
+          got[size_t(r)][name] = p.grad().defined() ? p.grad().cpu() : Tensor();
+        }
+      });
+      for (int r = 0; r < world; ++r)
+        expect_same_grads(
+            got[size_t(r)], want,
+            "rank " + std::to_string(r) + " of " + std::to_string(world) + (unused ? " unused" : ""));
+    }
+  }
+}
+
 }  // namespace

@@ -1,8 +1,9 @@
-// A ProcessGroup whose ranks are threads of this process (CPU tensors): what the single-process
+// A ProcessGroup whose ranks are threads of this process: what the single-process
 // DistributedDataParallel tests run their ranks over. Each rank's collectives are numbered in
 // call order; a collective completes once every rank has called its k-th one, each rank then
-// reducing the inputs all ranks gave at their call. Only all_reduce, broadcast and barrier are
-// there. Each rank keeps a log of its calls ("all_reduce AVG 8 float64").
+// reducing the inputs all ranks gave at their call (on the device of the tensors, on the
+// waiting thread's current stream). Only all_reduce, broadcast and barrier are there. Each rank keeps a log
+// of its calls ("all_reduce AVG 8 float64").
 #pragma once
 
 #include <chrono>
@@ -30,6 +31,9 @@ class ThreadGroupHub {
 
   // Rank's input to collective id (a copy taken now).
   void deposit(int64_t id, int rank, const std::string& op, const Tensor& input) {
+    Tensor copy = input.defined() ? input.clone() : Tensor();
+    // Other ranks read the copy from their own threads and streams: it must be there first.
+    if (copy.defined() && copy.is_cuda()) cuda::synchronize(copy.device().index());
     std::lock_guard<std::mutex> lock(mu_);
     Slot& s = slots_[id];
     if (s.inputs.empty()) {
@@ -37,7 +41,7 @@ class ThreadGroupHub {
       s.op = op;
     }
     if (s.op != op) s.mismatch = true;
-    s.inputs[size_t(rank)] = input.defined() ? input.clone() : Tensor();
+    s.inputs[size_t(rank)] = std::move(copy);
     ++s.arrived;
     cv_.notify_all();
   }

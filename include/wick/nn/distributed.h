@@ -25,8 +25,9 @@
 // find_unused_parameters: a parameter that got no gradient counts zero (or its grad() as it
 // was) towards the average; an all-reduced map of which parameters each rank used decides the
 // result: a parameter no rank used keeps its grad() untouched (undefined when it was), one used
-// elsewhere gets the average. Without it a parameter that got no gradient is a ValueError at the
-// end of the backward pass naming it; the next forward starts afresh.
+// elsewhere gets the average (the host waits for that map). Without it a parameter that got no
+// gradient is a ValueError at the end of the backward pass naming it; the next forward starts
+// afresh.
 //
 // The module's parameters and buffers must all be on one device: the CPU for the "mpi"
 // backend, this process's GPU for "nccl" (device_ids, when given, must name it). Only
