@@ -1,5 +1,6 @@
-// nn::parallel::DistributedDataParallel over the mpi backend's default group (1, 2 or 3
-// processes). Each rank takes its shard of a fixed batch (loss: mean over the shard); its
+// nn::parallel::DistributedDataParallel over the default group (1, 2 or 3 processes): CPU
+// modules over the mpi backend, or, with WICK_TEST_BACKEND=nccl, modules on each process's GPU
+// over nccl. Each rank takes its shard of a fixed batch (loss: mean over the shard); its
 // gradients are compared with a full-batch backward of a plain copy of the model computed
 // locally (float64, to 1e-12). Every rank runs every test in the same order.
 #include <map>
@@ -24,6 +25,9 @@ using nn::parallel::DistributedDataParallelOptions;
 
 int rank() { return dist::get_rank(); }
 int world() { return dist::get_world_size(); }
+// Where the modules and data live: this process's GPU under nccl, else the CPU.
+Device dev() { return dist::get_backend() == "nccl" ? Device(kCUDA, dist::get_local_rank()) : Device(kCPU); }
+TensorOptions f64() { return TensorOptions(kFloat64).device(dev()); }
 
 // fc2(tanh(fc1(x))) [+ fc3(tanh(fc1(x)))], fc2 only while use_fc2.
 struct NetImpl : nn::Module {
@@ -58,6 +62,7 @@ WICK_MODULE(BnNet);
 Net make_net(uint64_t seed, bool with_fc3 = false) {
   manual_seed(seed);
   Net n(with_fc3);
+  n->to(dev());
   n->to(kFloat64);
   return n;
 }
@@ -75,8 +80,8 @@ Tensor shard(const Tensor& t, int r) {
 // The same data on every rank.
 std::pair<Tensor, Tensor> batch(uint64_t seed, int64_t rows_per_rank) {
   manual_seed(seed);
-  Tensor x = randn({rows_per_rank * world(), 4}, kFloat64);
-  Tensor y = randn({rows_per_rank * world(), 3}, kFloat64);
+  Tensor x = randn({rows_per_rank * world(), 4}, kFloat64).to(dev());
+  Tensor y = randn({rows_per_rank * world(), 3}, kFloat64).to(dev());
   return {x, y};
 }
 
@@ -84,7 +89,8 @@ void expect_close(const Tensor& got, const Tensor& want, double tol, const std::
   ASSERT_EQ(got.defined(), want.defined()) << what << " (rank " << rank() << ")";
   if (!want.defined()) return;
   ASSERT_EQ(got.sizes().vec(), want.sizes().vec()) << what;
-  auto g = got.detach().to_vector<double>(), w = want.detach().to_vector<double>();
+  auto g = got.detach().cpu().contiguous().to_vector<double>();
+  auto w = want.detach().cpu().contiguous().to_vector<double>();
   for (size_t i = 0; i < g.size(); ++i)
     EXPECT_NEAR(g[i], w[i], tol) << what << " element " << i << " (rank " << rank() << " of " << world()
                                  << ")";
@@ -126,7 +132,7 @@ TEST(DistributedDataParallel, NoSyncThenSyncEqualsOneStepOverBoth) {
   auto [b, yb] = batch(3, 3);
   // Reference: the mean over ranks of (rank's loss on A + rank's loss on B).
   Net ref = make_net(0);
-  Tensor total = zeros({}, kFloat64);
+  Tensor total = zeros({}, f64());
   for (int r = 0; r < world(); ++r)
     total = total + loss_of(ref(shard(a, r)), shard(ya, r)) + loss_of(ref(shard(b, r)), shard(yb, r));
   (total / double(world())).backward();
@@ -150,7 +156,7 @@ TEST(DistributedDataParallel, FindUnusedParameters) {
   auto [x, y] = batch(4, 2);
   // fc2 used by rank 0 only.
   Net ref = make_net(0, true);
-  Tensor total = zeros({}, kFloat64);
+  Tensor total = zeros({}, f64());
   for (int r = 0; r < world(); ++r) {
     ref->use_fc2 = r == 0;
     total = total + loss_of(ref(shard(x, r)), shard(y, r));
@@ -165,10 +171,10 @@ TEST(DistributedDataParallel, FindUnusedParameters) {
 
   // fc2 used nowhere: its grads stay undefined, or as they were.
   net->zero_grad();
-  net->fc2->weight.set_grad(full({3, 6}, 3.0, kFloat64));
+  net->fc2->weight.set_grad(full({3, 6}, 3.0, f64()));
   net->use_fc2 = false;
   loss_of(ddp(shard(x, rank())), shard(y, rank())).backward();
-  expect_close(net->fc2->weight.grad(), full({3, 6}, 3.0, kFloat64), 0, "kept fc2.weight");
+  expect_close(net->fc2->weight.grad(), full({3, 6}, 3.0, f64()), 0, "kept fc2.weight");
   EXPECT_FALSE(net->fc2->bias.grad().defined());
   Net ref2 = make_net(0, true);
   ref2->use_fc2 = false;
@@ -202,10 +208,11 @@ TEST(DistributedDataParallel, UnusedParameterWithoutFindUnusedNamesIt) {
 
 TEST(DistributedDataParallel, BuffersFromRankZero) {
   manual_seed(6);
-  Tensor x = randn({4 * world(), 4}, kFloat64);
+  Tensor x = randn({4 * world(), 4}, kFloat64).to(dev());
   auto make = [] {
     manual_seed(0);
     BnNet n;
+    n->to(dev());
     n->to(kFloat64);
     return n;
   };
