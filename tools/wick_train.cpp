@@ -13,8 +13,10 @@
 // --distributed: one process per GPU (cuda:LOCAL_RANK, the "nccl" backend) or, with --device
 // cpu, per CPU process ("mpi"), started by wick-launch, mpirun or srun (docs/distributed.md).
 // The model is wrapped in nn::parallel::DistributedDataParallel, each process reads its share
-// of the training set through a DistributedSampler with batches of --batch-size (so a step sees
-// world size times that), and every process starts from the same seed. Rank 0 alone reports,
+// of the training set through a DistributedSampler, and every process starts from the same
+// seed. --batch-size is the batch of a whole step, as with --gpus: each of N processes takes
+// batch-size / N rows (rounded up), so that a step averages over about the same rows as on
+// one device and training follows the same course. Rank 0 alone reports,
 // evaluates (on the whole test set), plots and saves; the others print nothing.
 #include <algorithm>
 #include <chrono>
@@ -204,7 +206,8 @@ int run(Config c) {
         train_set,
         data::DistributedSamplerOptions{
             .num_replicas = world, .rank = distributed::get_rank(), .shuffle = true, .seed = c.seed});
-  data::DataLoader train_loader(train_set, {.batch_size = c.batch_size,
+  const int64_t rank_batch = (c.batch_size + world - 1) / world;
+  data::DataLoader train_loader(train_set, {.batch_size = rank_batch,
                                             .shuffle = sampler == nullptr,
                                             .sampler = sampler,
                                             .num_workers = c.workers,
@@ -253,8 +256,8 @@ int run(Config c) {
   else optimizer = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions(c.lr));
 
   const int last_epoch = first_epoch + c.epochs - 1;
-  const std::string batch = c.distributed ? std::to_string(c.batch_size) + " per process (" +
-                                                std::to_string(c.batch_size * world) + " in all)"
+  const std::string batch = c.distributed ? std::to_string(rank_batch * world) + " (" + std::to_string(rank_batch) +
+                                                " per process)"
                                           : std::to_string(c.batch_size);
   if (lead)
     std::cout << "wick-train: " << c.model << " on Fashion-MNIST (" << train_set.size() << " train, "
@@ -343,7 +346,9 @@ int main(int argc, char** argv) {
                "DistributedDataParallel over cuda:LOCAL_RANK (nccl), or the CPU (mpi) with --device cpu");
   app.add_option("--gpus", c.gpus_arg, "GPU indices, e.g. 0,1, or all: several run nn::DataParallel");
   app.add_option("--epochs", c.epochs, "passes over the training set")->capture_default_str();
-  app.add_option("--batch-size", c.batch_size, "training batch size")->capture_default_str();
+  app.add_option("--batch-size", c.batch_size,
+                 "training batch size of a step (split over the GPUs of --gpus or the processes of --distributed)")
+      ->capture_default_str();
   app.add_option("--lr", c.lr, "learning rate")->capture_default_str();
   app.add_option("--model", c.model, "mlp (784-128-10) or cnn (two convolutions)")
       ->check(CLI::IsMember({"mlp", "cnn"}))

@@ -212,9 +212,9 @@ TEST_F(WickTrain, DistributedOnTwoCpuProcesses) {
   TempDir dir;
   write_split(dir, "train", 640, 1);
   write_split(dir, "t10k", 200, 2);
-  // Per process batches of 16: each step sees 32 samples, as the one-process run above.
+  // A step's batch of 32 (16 per process), as the one-process run above.
   auto args = [&](int epochs) {
-    return "--distributed --device cpu --data-dir '" + dir.str() + "' --batch-size 16 --workers 1 --epochs " +
+    return "--distributed --device cpu --data-dir '" + dir.str() + "' --batch-size 32 --workers 1 --epochs " +
            std::to_string(epochs) + " --plot '" + dir.file("p.svg") + "' --save '" +
            dir.file("m.safetensors") + "'";
   };
@@ -225,7 +225,7 @@ TEST_F(WickTrain, DistributedOnTwoCpuProcesses) {
   const std::string rank0 = joined(tagged(o.text, 0, "stdout"));
   EXPECT_TRUE(has(rank0,
                   "mlp on Fashion-MNIST (640 train, 200 test images), 2 processes (mpi, cpu, "
-                  "DistributedDataParallel), 2 epochs, batch 16 per process (32 in all)"))
+                  "DistributedDataParallel), 2 epochs, batch 32 (16 per process)"))
       << o.text;
   EXPECT_TRUE(has(rank0, "epoch 1/2: train loss")) << o.text;
   EXPECT_TRUE(has(rank0, "epoch 2/2: train loss")) << o.text;
