@@ -133,6 +133,8 @@ const KernelTable& cpu_kernels() {
       .where = cpu::cpu_where,
       .softmax = cpu::cpu_softmax,
       .gather = cpu::cpu_gather,
+      .nll_loss_forward = cpu::cpu_nll_loss_forward,
+      .nll_loss_backward = cpu::cpu_nll_loss_backward,
       .conv2d_forward = generic_conv2d_forward,
       .conv2d_backward = generic_conv2d_backward,
   };
