@@ -223,6 +223,17 @@ TEST_P(LossKernels, NodeNamesAsPyTorch) {
   EXPECT_EQ(F::cross_entropy(x, q).grad_fn()->name(), "DivBackward1");  // a tensor over a number
   EXPECT_EQ(F::cross_entropy(x, q, {}, -100, "sum").grad_fn()->name(), "NegBackward0");
   EXPECT_EQ(F::cross_entropy(x, q, {}, -100, "none").grad_fn()->name(), "NegBackward0");
+  // Spatial inputs take nll_loss2d's node; its per-element result is viewed back unless 4-D.
+  Tensor x3 = randn({2, 3, 4}, TensorOptions(kFloat32).device(dev())).requires_grad_();
+  Tensor t3 = randint(3, {2, 4}, TensorOptions(kInt64).device(dev()));
+  EXPECT_EQ(F::cross_entropy(x3, t3).grad_fn()->name(), "NllLoss2DBackward0");
+  Tensor none3 = F::cross_entropy(x3, t3, {}, -100, "none");
+  EXPECT_EQ(none3.sizes().vec(), (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(none3.grad_fn()->name(), "ViewBackward0");
+  EXPECT_EQ(none3.grad_fn()->next_edges()[0].function->name(), "NllLoss2DBackward0");
+  Tensor x4 = randn({2, 3, 2, 2}, TensorOptions(kFloat32).device(dev())).requires_grad_();
+  Tensor t4 = randint(3, {2, 2, 2}, TensorOptions(kInt64).device(dev()));
+  EXPECT_EQ(F::cross_entropy(x4, t4, {}, -100, "none").grad_fn()->name(), "NllLoss2DBackward0");
   // The repr of a loss prints its node as PyTorch does.
   std::ostringstream os;
   os << ce;
