@@ -101,6 +101,10 @@ struct KernelTable {
   void (*where)(const TensorIter& it);
   // out = softmax (or log_softmax) of contiguous in [outer, n, inner] over n; same dtype.
   void (*softmax)(bool log, const Tensor& out, const Tensor& in);
+  // The input gradient of softmax (log: of log_softmax) over n, all three contiguous
+  // [outer, n, inner] of one dtype, from its result y and incoming gradient g:
+  // softmax y * (g - sum_n(g * y)), log_softmax g - exp(y) * sum_n(g), in one kernel.
+  void (*softmax_backward)(bool log, const Tensor& grad_input, const Tensor& grad, const Tensor& result);
   // it.output = *(input(0) + index * dim_stride) for inputs (src, index): src is restrided with
   // stride 0 along the gathered dim, index (int32/int64) keeps its dtype; dim_stride is in
   // bytes. Throws IndexError naming op, before writing, if an index is outside [0, size).

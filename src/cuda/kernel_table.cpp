@@ -22,6 +22,7 @@ const KernelTable& cuda_kernels() {
       .compare = &gpu::compare,
       .where = &gpu::where,
       .softmax = &gpu::softmax,
+      .softmax_backward = &gpu::softmax_backward,
       .gather = &gpu::gather,
       .nll_loss_forward = &gpu::nll_loss_forward,
       .nll_loss_backward = &gpu::nll_loss_backward,

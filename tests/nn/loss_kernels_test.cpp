@@ -330,6 +330,32 @@ TEST_P(LossKernels, ReluBackwardIsThreshold) {
   }
 }
 
+TEST_P(LossKernels, SoftmaxBackwardMatchesComposite) {
+  // One kernel against the composite formulas, on every dim (rows and columns), and the gradient
+  // of a cross_entropy chain (a one-hot incoming gradient).
+  Tensor x = randn({3, 4, 5}, kFloat64);
+  Tensor g = randn({3, 4, 5}, kFloat64);
+  for (int64_t dim : {0, 1, 2, -1}) {
+    for (bool log : {false, true}) {
+      for (Dtype dt : {kFloat64, kFloat32}) {
+        const double tol = dt == kFloat64 ? 1e-12 : 1e-5;
+        Tensor y = log ? log_softmax(x, dim) : softmax(x, dim);
+        Tensor want = log ? g - exp(y) * g.sum({dim}, true) : y * (g - (g * y).sum({dim}, true));
+        Tensor leaf = x.to(dev(), dt, false, true).requires_grad_();
+        Tensor out = log ? log_softmax(leaf, dim) : softmax(leaf, dim);
+        out.backward(g.to(dev(), dt));
+        expect_close(leaf.grad(), want, tol, tol,
+                     std::string(log ? "log_softmax" : "softmax") + " dim " + std::to_string(dim));
+      }
+    }
+  }
+  // Non-contiguous input and a broadcast incoming gradient (from a sum).
+  Tensor xt = randn({6, 7}, kFloat64).t().to(dev()).requires_grad_();
+  log_softmax(xt, 1).sum().backward();
+  Tensor yt = log_softmax(xt.detach().cpu(), 1);
+  expect_close(xt.grad(), 1.0 - exp(yt) * 6.0, 1e-12, 1e-12);
+}
+
 TEST_P(LossKernels, Errors) {
   Tensor x = randn({3, 5}, TensorOptions(kFloat32).device(dev()));
   Tensor t = tensor({1, 0, 4}).to(dev());

@@ -11,6 +11,7 @@ void gemm(const GemmArgs& g);          // src/cuda/blas.cpp: cuBLASLt for floati
 void gemm_integer(const GemmArgs& g);  // gemm.cu: integer dtypes, a tiled kernel
 void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in, double arg);
 void softmax(bool log, const Tensor& out, const Tensor& in);
+void softmax_backward(bool log, const Tensor& grad_input, const Tensor& grad, const Tensor& result);
 void random(RandomOp op, const Tensor& out, uint64_t seed, uint64_t offset, double a, double b);
 void unary(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b);
 void pointwise(PointwiseOp op, const TensorIter& it);
