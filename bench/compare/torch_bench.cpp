@@ -60,6 +60,17 @@ int main(int argc, char** argv) {
     const double ms = compare::device_ms(stream, [&] { auto y = torch::softmax(x, 1); }, 5, 11);
     report("softmax_8192x8192_gbs", 8.0 * 8192 * 8192 / (ms * 1e-3) / 1e9, "GB/s");
   }
+  if (sel("cross_entropy")) {  // fp32 logits 8192x8192, int64 targets; GB/s of the logits read once
+    auto x = torch::randn({8192, 8192}, gpu), target = torch::randint(8192, {8192}, gpu.dtype(torch::kInt64));
+    const double ms = compare::device_ms(stream, [&] { auto l = torch::nn::functional::cross_entropy(x, target); }, 5, 11);
+    report("cross_entropy_8192x8192_gbs", 4.0 * 8192 * 8192 / (ms * 1e-3) / 1e9, "GB/s");
+    auto xg = x.detach().requires_grad_();
+    auto step = [&] {
+      xg.mutable_grad() = torch::Tensor();
+      torch::nn::functional::cross_entropy(xg, target).backward();
+    };
+    report("cross_entropy_fwd_bwd_8192x8192_ms", compare::device_ms(stream, step, 5, 11), "ms");
+  }
 
   // ---- matmul: TFLOP/s
   auto tflops = [&](const char* name, int64_t n, torch::Dtype t, const char* precision) {

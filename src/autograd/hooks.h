@@ -19,6 +19,7 @@
 namespace wick::detail {
 
 struct Conv2dParams;
+enum class LossReduction : uint8_t;
 
 template <class... Ts>
 inline bool needs_grad(const Ts&... ts) {
@@ -163,6 +164,13 @@ Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value);
 
 // ---- convolution (conv_backward.cpp)
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const wick::detail::Conv2dParams& p);
+
+// ---- fused losses (loss_backward.cpp): nll_loss returns (loss, total_weight)
+std::tuple<Tensor, Tensor> nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
+                                    int64_t ignore_index, wick::detail::LossReduction reduction);
+Tensor mse_loss(const Tensor& input, const Tensor& target, wick::detail::LossReduction reduction);
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
+                                        const Tensor& pos_weight, wick::detail::LossReduction reduction);
 
 // ---- views (view_backward.cpp)
 Tensor view(const Tensor& t, IntArrayRef sizes);

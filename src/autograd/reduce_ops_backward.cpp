@@ -4,6 +4,7 @@
 
 #include "autograd/function.h"
 #include "autograd/hooks.h"
+#include "core/softmax.h"
 #include "core/tensor_iter.h"
 #include "wick/ops.h"
 
@@ -39,16 +40,14 @@ Tensor sign(const Tensor& t) { return (t > 0).to(t.dtype()) - (t < 0).to(t.dtype
 Tensor softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype) {
   Tensor out = forward([&] { return wick::softmax(t, dim, dtype); });
   return record("SoftmaxBackward0", {t}, out, {out}, [dim](BackwardContext& c) -> variable_list {
-    Tensor y = c.saved(0), g = c.grad();
-    return {y * (g - (g * y).sum({dim}, true))};
+    return {wick::detail::softmax_backward(false, c.grad(), c.saved(0), dim)};
   });
 }
 
 Tensor log_softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype) {
   Tensor out = forward([&] { return wick::log_softmax(t, dim, dtype); });
   return record("LogSoftmaxBackward0", {t}, out, {out}, [dim](BackwardContext& c) -> variable_list {
-    Tensor g = c.grad();
-    return {g - wick::exp(c.saved(0)) * g.sum({dim}, true)};
+    return {wick::detail::softmax_backward(true, c.grad(), c.saved(0), dim)};
   });
 }
 

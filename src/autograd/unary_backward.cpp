@@ -5,6 +5,7 @@
 
 #include "autograd/function.h"
 #include "autograd/hooks.h"
+#include "core/loss.h"
 #include "wick/ops.h"
 
 namespace wick::autograd {
@@ -91,8 +92,9 @@ Tensor sigmoid(const Tensor& t) {
 
 Tensor relu(const Tensor& t) {
   Tensor out = forward([&] { return wick::relu(t); });
-  return record("ReluBackward0", {t}, out, {out},
-                [](BackwardContext& c) -> variable_list { return {zeros_where(c.saved(0) <= 0, c.grad())}; });
+  return record("ReluBackward0", {t}, out, {out}, [](BackwardContext& c) -> variable_list {
+    return {wick::detail::threshold_backward(c.grad(), c.saved(0))};
+  });
 }
 
 Tensor gelu(const Tensor& t, std::string_view approximate) {

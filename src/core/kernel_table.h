@@ -25,8 +25,20 @@ enum class UnaryOp : uint8_t {
   Neg, Abs, Exp, Expm1, Log, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Silu,
   Pow, RPow, Remainder, Clamp,
 };
-// Elementwise ops of two or three tensors beyond + - * /.
-enum class PointwiseOp : uint8_t { Pow, Remainder, ClampMin, ClampMax, Clamp };
+// Elementwise ops of two or three tensors beyond + - * /. The last ones are the pieces of the
+// fused losses and of ReLU's backward (floating dtypes only), operands in this order:
+//   ThresholdBackward (g, y):    y <= 0 ? 0 : g         (PyTorch's threshold_backward at 0)
+//   MseLoss (x, t):              (x - t)^2
+//   MseBackward (x, t, g):       2 (x - t) g
+//   BceLogits (x, t):            (1 - t) x - log(sigmoid(x))             computed stably
+//   BceLogitsPosWeight (x, t, p): (1 - t) x - (1 + (p - 1) t) log(sigmoid(x))
+//   BceLogitsBackward (x, t, g): (sigmoid(x) - t) g
+enum class PointwiseOp : uint8_t {
+  Pow, Remainder, ClampMin, ClampMax, Clamp,
+  ThresholdBackward, MseLoss, MseBackward, BceLogits, BceLogitsPosWeight, BceLogitsBackward,
+};
+// How a loss reduces its per-element values (PyTorch's "none", "mean", "sum").
+enum class LossReduction : uint8_t { None, Mean, Sum };
 enum class CompareOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
 
 // The op's name as PyTorch spells it in errors ("add", "eq", "clamp_min", ...): the one
@@ -89,10 +101,35 @@ struct KernelTable {
   void (*where)(const TensorIter& it);
   // out = softmax (or log_softmax) of contiguous in [outer, n, inner] over n; same dtype.
   void (*softmax)(bool log, const Tensor& out, const Tensor& in);
+  // The input gradient of softmax (log: of log_softmax) over n, all three contiguous
+  // [outer, n, inner] of one dtype, from its result y and incoming gradient g:
+  // softmax y * (g - sum_n(g * y)), log_softmax g - exp(y) * sum_n(g), in one kernel.
+  void (*softmax_backward)(bool log, const Tensor& grad_input, const Tensor& grad, const Tensor& result);
   // it.output = *(input(0) + index * dim_stride) for inputs (src, index): src is restrided with
   // stride 0 along the gathered dim, index (int32/int64) keeps its dtype; dim_stride is in
   // bytes. Throws IndexError naming op, before writing, if an index is outside [0, size).
   void (*gather)(const TensorIter& it, int64_t dim_stride, int64_t size, const char* op);
+
+  // nll_loss over contiguous input [N, C, S] (S = 1 for [N, C]; log-probabilities, or logits
+  // when logits is set: then log_softmax over C is taken on the fly, which is cross_entropy's
+  // forward without writing log_softmax) and contiguous int64 target [N, S]; weight is a
+  // contiguous [C] of input's dtype or undefined (all ones). Per element: -weight[t] * input[n,
+  // t, s], 0 where t == ignore_index. None writes out [N, S]; Mean and Sum write 0-d out and
+  // total_weight (the sum of weight[t] over the targets not ignored; Mean divides by it), both
+  // of input's dtype. A target outside [0, C) that is not ignore_index: the CPU throws
+  // IndexError "Target v is out of bounds." before writing; CUDA does not wait for the device
+  // to check (see src/cuda/kernels/loss.cu): the element's loss is NaN and the error is raised
+  // by a later call.
+  void (*nll_loss_forward)(const Tensor& out, const Tensor& total_weight, const Tensor& input,
+                           const Tensor& target, const Tensor& weight, int64_t ignore_index,
+                           LossReduction reduction, bool logits);
+  // nll_loss's input gradient, written whole into contiguous grad_input [N, C, S]:
+  // -weight[t] * g at class t of each element not ignored, 0 elsewhere. g is grad_out [N, S]
+  // for None, 0-d otherwise (divided by total_weight for Mean). Bad targets as above (on CUDA
+  // their rows are left 0).
+  void (*nll_loss_backward)(const Tensor& grad_input, const Tensor& grad_out, const Tensor& target,
+                            const Tensor& weight, const Tensor& total_weight, int64_t ignore_index,
+                            LossReduction reduction);
 
   // 2-D convolution (cross-correlation), checked by core (src/core/conv.cpp): x [N, C, H, W],
   // w [O, C / groups, kh, kw], b [O] or undefined, one dtype and device, output at least 1x1.

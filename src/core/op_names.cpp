@@ -58,6 +58,12 @@ const char* op_name(PointwiseOp op) {
     case PointwiseOp::ClampMin: return "clamp_min";
     case PointwiseOp::ClampMax: return "clamp_max";
     case PointwiseOp::Clamp: return "clamp";
+    case PointwiseOp::ThresholdBackward: return "threshold_backward";
+    case PointwiseOp::MseLoss: return "mse_loss";
+    case PointwiseOp::MseBackward: return "mse_loss_backward";
+    case PointwiseOp::BceLogits:
+    case PointwiseOp::BceLogitsPosWeight: return "binary_cross_entropy_with_logits";
+    case PointwiseOp::BceLogitsBackward: return "binary_cross_entropy_with_logits_backward";
   }
   return "pointwise";
 }

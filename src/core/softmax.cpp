@@ -1,5 +1,8 @@
-// softmax and log_softmax over one dim. With a dtype the input is cast first (as PyTorch's
-// dtype argument does); the backend sees a contiguous [outer, n, inner] tensor (dim_plan.h).
+// softmax and log_softmax over one dim, and their one-kernel backward (core/softmax.h). With a
+// dtype the input is cast first (as PyTorch's dtype argument does); the backend sees a
+// contiguous [outer, n, inner] tensor (dim_plan.h).
+#include "core/softmax.h"
+
 #include "autograd/hooks.h"
 #include "core/dim_plan.h"
 #include "core/kernel_table.h"
@@ -24,6 +27,25 @@ Tensor softmax_impl(bool log, const Tensor& t, int64_t dim, std::optional<Dtype>
 }
 
 }  // namespace
+
+namespace detail {
+
+Tensor softmax_backward(bool log, const Tensor& grad, const Tensor& result, int64_t dim) {
+  const char* name = log ? "log_softmax_backward" : "softmax_backward";
+  dim = wrap_dim(dim, result.dim(), name);
+  Tensor y = result.contiguous();
+  Tensor g = (grad.dtype() == y.dtype() ? grad : grad.to(y.dtype())).expand(y.sizes()).contiguous();
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d) outer *= y.size(d);
+  for (int64_t d = dim + 1; d < y.dim(); ++d) inner *= y.size(d);
+  const int64_t n = y.dim() == 0 ? 1 : y.size(dim);
+  Tensor gi = empty(y.sizes(), y.options());
+  kernel<&KernelTable::softmax_backward>(y.device(), name)(
+      log, gi.view({outer, n, inner}), g.view({outer, n, inner}), y.view({outer, n, inner}));
+  return gi;
+}
+
+}  // namespace detail
 
 Tensor softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype) {
   if (needs_grad(t)) [[unlikely]] return autograd::softmax(t, dim, dtype);

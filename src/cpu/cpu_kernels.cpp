@@ -132,7 +132,10 @@ const KernelTable& cpu_kernels() {
       .compare = cpu::cpu_compare,
       .where = cpu::cpu_where,
       .softmax = cpu::cpu_softmax,
+      .softmax_backward = cpu::cpu_softmax_backward,
       .gather = cpu::cpu_gather,
+      .nll_loss_forward = cpu::cpu_nll_loss_forward,
+      .nll_loss_backward = cpu::cpu_nll_loss_backward,
       .conv2d_forward = generic_conv2d_forward,
       .conv2d_backward = generic_conv2d_backward,
   };

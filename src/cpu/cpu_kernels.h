@@ -12,6 +12,13 @@ void cpu_pointwise(PointwiseOp op, const TensorIter& it);
 void cpu_compare(CompareOp op, const TensorIter& it, const Scalar* scalar);
 void cpu_where(const TensorIter& it);
 void cpu_softmax(bool log, const Tensor& out, const Tensor& in);
+void cpu_softmax_backward(bool log, const Tensor& grad_input, const Tensor& grad, const Tensor& result);
 void cpu_gather(const TensorIter& it, int64_t dim_stride, int64_t size, const char* op);
+void cpu_nll_loss_forward(const Tensor& out, const Tensor& total_weight, const Tensor& input,
+                          const Tensor& target, const Tensor& weight, int64_t ignore_index,
+                          LossReduction reduction, bool logits);
+void cpu_nll_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const Tensor& target,
+                           const Tensor& weight, const Tensor& total_weight, int64_t ignore_index,
+                           LossReduction reduction);
 
 }  // namespace wick::detail::cpu

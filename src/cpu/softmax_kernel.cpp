@@ -4,8 +4,9 @@
 // inner == 1 (softmax over the last dim): each row is three unit-stride passes (max, sum of
 // exp, write). inner > 1: a block of up to kBlock adjacent columns is processed together so the
 // innermost loop walks contiguous memory and vectorizes. Tasks (rows or column blocks) are
-// split among threads. Arithmetic is in float for 16-bit floats, in the dtype otherwise;
-// exp is vec_math.h's, which vectorizes (see unary_kernels.cpp for no-trapping-math).
+// split among threads; the backward (cpu_softmax_backward) walks the same tasks. Arithmetic
+// is in float for 16-bit floats, in the dtype otherwise; exp is vec_math.h's, which
+// vectorizes (see unary_kernels.cpp for no-trapping-math).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-trapping-math")
 #endif
@@ -117,7 +118,65 @@ void softmax_typed(bool log, const Tensor& out, const Tensor& in) {
   }
 }
 
+// The backward of one [n, inner] slice, columns j0 .. j0 + jn (inner == 1: one row).
+template <class T>
+void softmax_backward_cols(bool log, const T* g, const T* y, T* gi, int64_t n, int64_t inner, int64_t jn) {
+  using M = opmath_t<T>;
+  M sum[kBlock];
+  for (int64_t j = 0; j < jn; ++j) sum[j] = 0;
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t j = 0; j < jn; ++j) {
+      const int64_t k = r * inner + j;
+      sum[j] += log ? M(g[k]) : M(g[k]) * M(y[k]);
+    }
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t j = 0; j < jn; ++j) {
+      const int64_t k = r * inner + j;
+      gi[k] = log ? T(M(g[k]) - vexp(M(y[k])) * sum[j]) : T(M(y[k]) * (M(g[k]) - sum[j]));
+    }
+}
+
+template <class T>
+void softmax_backward_typed(bool log, const Tensor& grad_input, const Tensor& grad, const Tensor& result) {
+  using M = opmath_t<T>;
+  const int64_t outer = result.size(0), n = result.size(1), inner = result.size(2);
+  const T* g = static_cast<const T*>(grad.data_ptr());
+  const T* y = static_cast<const T*>(result.data_ptr());
+  T* gi = static_cast<T*>(grad_input.data_ptr());
+  const int64_t blocks = inner == 1 ? 1 : (inner + kBlock - 1) / kBlock;
+  const int64_t tasks = outer * blocks;
+#pragma omp parallel for if (tasks > 1 && outer * n * inner > kParallelGrain) schedule(static)
+  for (int64_t t = 0; t < tasks; ++t) {
+    const int64_t o = t / blocks;
+    if (inner == 1) {
+      const T* gr = g + o * n;
+      const T* yr = y + o * n;
+      T* out = gi + o * n;
+      const M s = log ? lane_sum<M>(gr, n, [](M v) { return v; }) : [&] {
+        M acc = 0;
+        for (int64_t i = 0; i < n; ++i) acc += M(gr[i]) * M(yr[i]);
+        return acc;
+      }();
+      if (log) {
+        for (int64_t i = 0; i < n; ++i) out[i] = T(M(gr[i]) - vexp(M(yr[i])) * s);
+      } else {
+        for (int64_t i = 0; i < n; ++i) out[i] = T(M(yr[i]) * (M(gr[i]) - s));
+      }
+    } else {
+      const int64_t j0 = (t % blocks) * kBlock;
+      const int64_t off = o * n * inner + j0;
+      softmax_backward_cols(log, g + off, y + off, gi + off, n, inner, std::min(kBlock, inner - j0));
+    }
+  }
+}
+
 }  // namespace
+
+void cpu_softmax_backward(bool log, const Tensor& grad_input, const Tensor& grad, const Tensor& result) {
+  if (result.numel() == 0) return;
+  WICK_DISPATCH_FLOATING(result.dtype(), log ? "log_softmax_backward" : "softmax_backward",
+                         [&]<class T>() { softmax_backward_typed<T>(log, grad_input, grad, result); });
+}
 
 void cpu_softmax(bool log, const Tensor& out, const Tensor& in) {
   if (in.numel() == 0) return;

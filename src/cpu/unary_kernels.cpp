@@ -183,6 +183,38 @@ void cpu_unary_typed(UnaryOp op, const TensorIter& it, const Scalar* a, const Sc
   }
 }
 
+// -log(sigmoid(x)) = max(-x, 0) + log1p(exp(-|x|)), finite for any finite x.
+template <class M>
+M neg_log_sigmoid(M x) {
+  return std::max(-x, M(0)) + std::log1p(std::exp(-std::abs(x)));
+}
+
+// The floating-only pieces of the fused losses (kernel_table.h lists their formulas).
+template <class T>
+void loss_pointwise(PointwiseOp op, const TensorIter& it) {
+  using M = opmath_t<T>;
+  switch (op) {
+    case PointwiseOp::MseLoss:
+      return map_loop<T, T, T>(it, [](T x, T t) {
+        const M d = M(x) - M(t);
+        return T(d * d);
+      });
+    case PointwiseOp::MseBackward:
+      return map_loop<T, T, T, T>(it, [](T x, T t, T g) { return T(M(2) * (M(x) - M(t)) * M(g)); });
+    case PointwiseOp::BceLogits:
+      return map_loop<T, T, T>(it, [](T x, T t) { return T((M(1) - M(t)) * M(x) + neg_log_sigmoid(M(x))); });
+    case PointwiseOp::BceLogitsPosWeight:
+      return map_loop<T, T, T, T>(it, [](T x, T t, T p) {
+        return T((M(1) - M(t)) * M(x) + (M(1) + (M(p) - M(1)) * M(t)) * neg_log_sigmoid(M(x)));
+      });
+    case PointwiseOp::BceLogitsBackward:
+      return map_loop<T, T, T, T>(
+          it, [](T x, T t, T g) { return T((M(1) / (M(1) + std::exp(-M(x))) - M(t)) * M(g)); });
+    default:
+      raise<NotImplementedError>(op_name(op), "not implemented");
+  }
+}
+
 template <class T>
 void cpu_pointwise_typed(PointwiseOp op, const TensorIter& it) {
   using M = opmath_t<T>;
@@ -208,6 +240,11 @@ void cpu_pointwise_typed(PointwiseOp op, const TensorIter& it) {
     case PointwiseOp::Clamp:
       return map_loop<T, T, T, T>(it,
                                   [](T x, T lo, T hi) { return T(nan_min(nan_max(M(x), M(lo)), M(hi))); });
+    case PointwiseOp::ThresholdBackward:
+      return map_loop<T, T, T>(it, [](T g, T y) { return M(y) <= M(0) ? T(0) : g; });
+    default:
+      if constexpr (is_float_v<T>) return loss_pointwise<T>(op, it);
+      raise<TypeError>(op_name(op), "\"", op_name(op), "\" not implemented for '", it.dtype(), "'");
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include "core/cuda_hooks.h"
 #include "cuda/cuda_check.h"
+#include "cuda/kernels/op_kernels.h"
 #include "cuda/runtime.h"
 #include "wick/cuda.h"
 #include "wick/error.h"
@@ -232,6 +233,7 @@ void synchronize(int device) {
   const int d = detail::resolve_cuda_device(Device(kCUDA, device), "synchronize").index();
   CudaDeviceScope scope(d);
   WICK_CUDA_CHECK(cudaDeviceSynchronize(), "synchronize");
+  raise_pending_target_error();  // a bad nll_loss target that a kernel met (loss.cu)
 }
 
 DeviceGuard::DeviceGuard(int device) : DeviceGuard(Device(kCUDA, device)) {}

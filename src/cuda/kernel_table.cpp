@@ -22,7 +22,10 @@ const KernelTable& cuda_kernels() {
       .compare = &gpu::compare,
       .where = &gpu::where,
       .softmax = &gpu::softmax,
+      .softmax_backward = &gpu::softmax_backward,
       .gather = &gpu::gather,
+      .nll_loss_forward = &gpu::nll_loss_forward,
+      .nll_loss_backward = &gpu::nll_loss_backward,
 #ifdef WICK_HAVE_CUDNN
       .conv2d_forward = &gpu::cudnn_conv2d_forward,
       .conv2d_backward = &gpu::cudnn_conv2d_backward,

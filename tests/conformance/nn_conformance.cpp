@@ -207,6 +207,22 @@ TEST(Conformance, Losses) {
                    [=](const TL& x) -> torch::Tensor {
                      return torch::cross_entropy_loss(x[0], x[1], {}, at::Reduction::Mean, -100, 0.0);
                    }});
+  for (std::string red : {"none", "sum"}) {
+    cases.push_back({"cross_entropy 3-D " + red,
+                     {rnd({2, 4, 3}), wick::tensor({{0, 3, 1}, {2, 2, 0}}), w},
+                     {true, false, false},
+                     [=](const WL& x) -> wick::Tensor { return F::cross_entropy(x[0], x[1], x[2], 2, red); },
+                     [=](const TL& x) -> torch::Tensor {
+                       return torch::cross_entropy_loss(x[0], x[1], x[2], reduction(red), 2, 0.0);
+                     }});
+    cases.push_back({"cross_entropy 4-D " + red,
+                     {rnd({2, 4, 2, 2}), wick::tensor({{{0, 3}, {1, 2}}, {{2, 0}, {3, 3}}})},
+                     {true, false},
+                     [=](const WL& x) -> wick::Tensor { return F::cross_entropy(x[0], x[1], {}, -100, red); },
+                     [=](const TL& x) -> torch::Tensor {
+                       return torch::cross_entropy_loss(x[0], x[1], {}, reduction(red), -100, 0.0);
+                     }});
+  }
   cases.push_back({"cross_entropy probabilities",
                    {rnd({3, 4}), wick::softmax(rnd({3, 4}), 1)},
                    {true, false},
@@ -214,6 +230,9 @@ TEST(Conformance, Losses) {
                    [=](const TL& x) -> torch::Tensor {
                      return torch::cross_entropy_loss(x[0], x[1], {}, at::Reduction::Mean, -100, 0.0);
                    }});
+  // Every loss's node is named as PyTorch's (NllLossBackward0, NllLoss2DBackward0,
+  // MseLossBackward0, BinaryCrossEntropyWithLogitsBackward0, AddBackward0 with label smoothing).
+  for (Case& c : cases) c.check_name = true;
   run_all(cases);
 }
 

@@ -13,6 +13,8 @@ __device__ __forceinline__ double m_exp(double x) { return ::exp(x); }
 __device__ __forceinline__ float m_expm1(float x) { return expm1f(x); }
 __device__ __forceinline__ double m_expm1(double x) { return ::expm1(x); }
 __device__ __forceinline__ float m_log(float x) { return logf(x); }
+__device__ __forceinline__ double m_log1p(double x) { return ::log1p(x); }
+__device__ __forceinline__ float m_log1p(float x) { return log1pf(x); }
 __device__ __forceinline__ double m_log(double x) { return ::log(x); }
 __device__ __forceinline__ float m_sqrt(float x) { return sqrtf(x); }
 __device__ __forceinline__ double m_sqrt(double x) { return ::sqrt(x); }

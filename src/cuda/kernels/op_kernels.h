@@ -11,11 +11,21 @@ void gemm(const GemmArgs& g);          // src/cuda/blas.cpp: cuBLASLt for floati
 void gemm_integer(const GemmArgs& g);  // gemm.cu: integer dtypes, a tiled kernel
 void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in, double arg);
 void softmax(bool log, const Tensor& out, const Tensor& in);
+void softmax_backward(bool log, const Tensor& grad_input, const Tensor& grad, const Tensor& result);
 void random(RandomOp op, const Tensor& out, uint64_t seed, uint64_t offset, double a, double b);
 void unary(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b);
 void pointwise(PointwiseOp op, const TensorIter& it);
 void compare(CompareOp op, const TensorIter& it, const Scalar* scalar);
 void where(const TensorIter& it);
 void gather(const TensorIter& it, int64_t dim_stride, int64_t size, const char* op);
+// loss.cu: nll_loss's entries, and the deferred report of a bad target that their kernels
+// leave (raises IndexError "[nll_loss] Target v is out of bounds." once, if one is pending).
+void nll_loss_forward(const Tensor& out, const Tensor& total_weight, const Tensor& input,
+                      const Tensor& target, const Tensor& weight, int64_t ignore_index,
+                      LossReduction reduction, bool logits);
+void nll_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const Tensor& target,
+                       const Tensor& weight, const Tensor& total_weight, int64_t ignore_index,
+                       LossReduction reduction);
+void raise_pending_target_error();
 
 }  // namespace wick::detail::gpu

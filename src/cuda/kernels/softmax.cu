@@ -11,6 +11,8 @@
  *   both; a second read (mostly from L2) writes the outputs.
  * - column_kernel (inner > 1): one thread per column, the same running pair down the column;
  *   adjacent threads read adjacent addresses.
+ * The backward (softmax_backward) is one kernel too: a block per row (inner == 1) or a thread
+ * per column sums g (or g * y), then writes the gradient in a second pass over the row.
  * Arithmetic in float for 16-bit floats and float32, double for float64, with CUDA's accurate
  * expf/logf (device_math.cuh). A row of -inf gives nan, as PyTorch and wick's CPU.
  */
@@ -202,7 +204,78 @@ void softmax_typed(bool log, const Tensor& out, const Tensor& in, const char* op
   WICK_CUDA_AFTER_LAUNCH(op, stream);
 }
 
+// ---- backward: softmax y * (g - sum(g * y)), log_softmax g - exp(y) * sum(g), over n.
+
+// inner == 1: a block per row, the sum over the block, then a second pass that writes.
+template <class T>
+__global__ void __launch_bounds__(kBlock)
+    backward_rows_kernel(const T* g, const T* y, T* gi, int64_t rows, int64_t n, bool log) {
+  using M = opmath_t<T>;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const T* gr = g + row * n;
+    const T* yr = y + row * n;
+    T* o = gi + row * n;
+    M s = 0;
+    for (int64_t k = threadIdx.x; k < n; k += kBlock)
+      s += log ? cast<M>(gr[k]) : cast<M>(gr[k]) * cast<M>(yr[k]);
+    s = block_all_reduce<false>(s);
+    for (int64_t k = threadIdx.x; k < n; k += kBlock) {
+      const M gv = cast<M>(gr[k]), yv = cast<M>(yr[k]);
+      o[k] = cast<T>(log ? gv - m_exp(yv) * s : yv * (gv - s));
+    }
+  }
+}
+
+// inner > 1: a thread per column; adjacent threads on adjacent addresses.
+template <class T>
+__global__ void __launch_bounds__(kBlock)
+    backward_cols_kernel(const T* g, const T* y, T* gi, int64_t outer, int64_t n, int64_t inner, bool log) {
+  using M = opmath_t<T>;
+  for (int64_t c = int64_t(blockIdx.x) * kBlock + threadIdx.x; c < outer * inner;
+       c += int64_t(gridDim.x) * kBlock) {
+    const int64_t o = c / inner, j = c - o * inner;
+    const int64_t base = o * n * inner + j;
+    M s = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t k = base + i * inner;
+      s += log ? cast<M>(g[k]) : cast<M>(g[k]) * cast<M>(y[k]);
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t k = base + i * inner;
+      const M gv = cast<M>(g[k]), yv = cast<M>(y[k]);
+      gi[k] = cast<T>(log ? gv - m_exp(yv) * s : yv * (gv - s));
+    }
+  }
+}
+
+template <class T>
+void softmax_backward_typed(bool log, const Tensor& grad_input, const Tensor& grad, const Tensor& result,
+                            const char* op) {
+  const int64_t outer = result.size(0), n = result.size(1), inner = result.size(2);
+  const int device = result.device().index();
+  CudaDeviceScope scope(device);
+  cudaStream_t stream = current_cuda_stream(device);
+  const T* g = static_cast<const T*>(grad.data_ptr());
+  const T* y = static_cast<const T*>(result.data_ptr());
+  T* gi = static_cast<T*>(grad_input.data_ptr());
+  const int64_t cap = int64_t(cuda_sm_count(device)) * (2048 / kBlock) * 4;
+  if (inner > 1) {
+    backward_cols_kernel<T><<<int(std::min((outer * inner + kBlock - 1) / kBlock, cap)), kBlock, 0, stream>>>(
+        g, y, gi, outer, n, inner, log);
+  } else {
+    backward_rows_kernel<T><<<int(std::min(outer, cap)), kBlock, 0, stream>>>(g, y, gi, outer, n, log);
+  }
+  WICK_CUDA_AFTER_LAUNCH(op, stream);
+}
+
 }  // namespace
+
+void softmax_backward(bool log, const Tensor& grad_input, const Tensor& grad, const Tensor& result) {
+  if (result.numel() == 0) return;
+  const char* op = log ? "log_softmax_backward" : "softmax_backward";
+  auto body = [&]<class T>() { softmax_backward_typed<T>(log, grad_input, grad, result, op); };
+  WICK_DISPATCH_FLOATING(result.dtype(), op, body);
+}
 
 void softmax(bool log, const Tensor& out, const Tensor& in) {
   if (in.numel() == 0) return;

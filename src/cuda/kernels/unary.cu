@@ -1,6 +1,7 @@
 /* Elementwise math on CUDA: the unary family (neg abs relu, exp log sqrt rsqrt sin cos tanh
  * sigmoid gelu silu, and pow/remainder/clamp with scalars) and the pointwise family (pow,
- * remainder, clamp_min, clamp_max of tensors, clamp(x, lo, hi)).
+ * remainder, clamp_min, clamp_max of tensors, clamp(x, lo, hi), and the pieces of the fused
+ * losses and of relu's backward: kernel_table.h lists them).
  *
  * Instances, the compile-time budget: neg, abs and relu (cheap, and relu is on the training
  * path) get a kernel each per dtype; the transcendental ops share one functor per floating
@@ -165,6 +166,13 @@ struct IntFn {
 
 // ---- pointwise functors (tensors for every operand)
 
+// -log(sigmoid(x)) = max(-x, 0) + log1p(exp(-|x|)), finite for any finite x.
+template <class M>
+__device__ __forceinline__ M neg_log_sigmoid(M x) {
+  const M a = x < M(0) ? -x : x;
+  return (x < M(0) ? -x : M(0)) + m_log1p(m_exp(-a));
+}
+
 template <class T>
 struct PointwiseFn {
   PointwiseOp op;
@@ -176,7 +184,32 @@ struct PointwiseFn {
         else return int_pow(x, y);
       case PointwiseOp::Remainder: return cast<T>(py_mod(cast<M>(x), cast<M>(y)));
       case PointwiseOp::ClampMin: return cast<T>(nan_max(cast<M>(x), cast<M>(y)));
+      case PointwiseOp::ThresholdBackward: return cast<M>(y) <= M(0) ? T(0) : x;  // (g, y)
+      case PointwiseOp::MseLoss: {
+        const M d = cast<M>(x) - cast<M>(y);
+        return cast<T>(d * d);
+      }
+      case PointwiseOp::BceLogits:
+        if constexpr (is_float_v<T>) return cast<T>((M(1) - cast<M>(y)) * cast<M>(x) + neg_log_sigmoid(cast<M>(x)));
+        else return T(0);  // core admits floating dtypes only
       default: return cast<T>(nan_min(cast<M>(x), cast<M>(y)));  // ClampMax
+    }
+  }
+};
+
+// The three-operand pieces of the fused losses (kernel_table.h lists their formulas);
+// floating dtypes only.
+template <class T>
+struct LossFn3 {
+  PointwiseOp op;
+  __device__ T operator()(T x, T t, T z) const {
+    using M = opmath_t<T>;
+    const M xm = cast<M>(x), tm = cast<M>(t), zm = cast<M>(z);
+    switch (op) {
+      case PointwiseOp::MseBackward: return cast<T>(M(2) * (xm - tm) * zm);
+      case PointwiseOp::BceLogitsPosWeight:
+        return cast<T>((M(1) - tm) * xm + (M(1) + (zm - M(1)) * tm) * neg_log_sigmoid(xm));
+      default: return cast<T>((M(1) / (M(1) + m_exp(-xm)) - tm) * zm);  // BceLogitsBackward
     }
   }
 };
@@ -235,6 +268,11 @@ void pointwise(PointwiseOp op, const TensorIter& it) {
   const Plan p = make_plan(it, name);
   auto body = [&]<class T>() {
     if (op == PointwiseOp::Clamp) return launch_elementwise<T, T, T, T>(name, p, ClampFn<T>{});
+    if (op == PointwiseOp::MseBackward || op == PointwiseOp::BceLogitsPosWeight ||
+        op == PointwiseOp::BceLogitsBackward) {
+      if constexpr (is_float_v<T>) return launch_elementwise<T, T, T, T>(name, p, LossFn3<T>{op});
+      raise<TypeError>(name, "\"", name, "\" not implemented for '", it.dtype(), "'");
+    }
     if constexpr (!is_float_v<T>) {
       if (op == PointwiseOp::Remainder) {  // a zero divisor raises before anything is written
         const auto zero = find_any<3>(name, p, ZeroDivisor<T>{});

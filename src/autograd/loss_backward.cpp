@@ -1,0 +1,98 @@
+// Backward nodes of the fused losses (core/loss.h), named as PyTorch names them: one node per
+// loss, whose formula is one kernel where the loss allows (nll_loss's backward entry, the
+// pointwise family's mse and bce pieces).
+#include "autograd/function.h"
+#include "autograd/hooks.h"
+#include "core/loss.h"
+#include "wick/ops.h"
+
+namespace wick::autograd {
+
+using wick::detail::LossReduction;
+
+std::tuple<Tensor, Tensor> nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
+                                    int64_t ignore_index, LossReduction reduction) {
+  auto r = forward([&] { return wick::detail::nll_loss(input, target, weight, ignore_index, reduction); });
+  DimVector sizes(input.sizes().begin(), input.sizes().end());
+  // PyTorch's names: nll_loss for [C] and [N, C], nll_loss2d beyond, whose per-element result
+  // PyTorch computes as [N, 1, S] and views back unless the input is 4-D.
+  const bool spatial = input.dim() >= 3;
+  const bool viewed = spatial && input.dim() != 4 && reduction == LossReduction::None;
+  Tensor out = viewed ? r.loss.view({input.size(0), 1, -1}) : r.loss;
+  Tensor loss = record(spatial ? "NllLoss2DBackward0" : "NllLossBackward0", {input}, out,
+                       {target, weight, r.total_weight},
+                       [sizes, ignore_index, reduction, viewed](BackwardContext& c) -> variable_list {
+                         Tensor g = viewed ? c.grad().reshape({-1}) : c.grad();
+                         return {wick::detail::nll_loss_backward(g, sizes, c.saved(0), c.saved(1), c.saved(2),
+                                                                 ignore_index, reduction)};
+                       });
+  return {viewed ? loss.view(r.loss.sizes()) : loss, r.total_weight};
+}
+
+namespace {
+
+// The incoming gradient of a reduced loss scaled for "mean" (1 / numel of the input).
+Tensor scaled_grad(const Tensor& g, LossReduction reduction, int64_t numel) {
+  return reduction == LossReduction::Mean ? g / double(numel) : g;
+}
+
+Tensor as_grad_of(const Tensor& g, const Tensor& like) {
+  return g.dtype() == like.dtype() ? g : g.to(like.dtype());
+}
+
+}  // namespace
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, LossReduction reduction) {
+  Tensor out = forward([&] { return wick::detail::mse_loss(input, target, reduction); });
+  const int64_t numel = input.numel();
+  return record(
+      "MseLossBackward0", {input, target}, out, {input, target},
+      [reduction, numel](BackwardContext& c) -> variable_list {
+        Tensor x = c.saved(0), t = c.saved(1);
+        Tensor g = scaled_grad(c.grad(), reduction, numel);
+        Tensor gi = wick::detail::loss_pointwise(wick::detail::PointwiseOp::MseBackward, {x, t, g},
+                                                 "mse_loss_backward");
+        return {c.needs(0) ? as_grad_of(gi, x) : Tensor(), c.needs(1) ? as_grad_of(-gi, t) : Tensor()};
+      });
+}
+
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
+                                        const Tensor& pos_weight, LossReduction reduction) {
+  Tensor out = forward([&] {
+    return wick::detail::binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction);
+  });
+  const int64_t numel = input.numel();
+  return record("BinaryCrossEntropyWithLogitsBackward0", {input, target}, out,
+                {input, target, weight, pos_weight}, [reduction, numel](BackwardContext& c) -> variable_list {
+                  Tensor x = c.saved(0), t = c.saved(1), w = c.saved(2), pw = c.saved(3);
+                  Tensor g = scaled_grad(c.grad(), reduction, numel);
+                  if (w.defined()) g = g * w;
+                  Tensor gi, gt;
+                  if (c.needs(0)) {
+                    if (pw.defined()) {  // ((1 + (pw - 1) t) sigmoid(x) - pw t) g
+                      Tensor pwt = pw * t;
+                      gi = ((pwt + 1.0 - t) * wick::sigmoid(x) - pwt) * g;
+                    } else {
+                      gi = wick::detail::loss_pointwise(wick::detail::PointwiseOp::BceLogitsBackward,
+                                                        {x, t, g},
+                                                        "binary_cross_entropy_with_logits_backward");
+                    }
+                    gi = as_grad_of(gi, x);
+                  }
+                  if (c.needs(1)) {
+                    // d/dt = (pw - 1) (-log sigmoid(x)) - x; without pos_weight, -x.
+                    if (pw.defined()) {
+                      Tensor nls = wick::detail::loss_pointwise(wick::detail::PointwiseOp::BceLogits,
+                                                                {x, wick::ones_like(x)},
+                                                                "binary_cross_entropy_with_logits");
+                      gt = ((pw - 1.0) * nls - x) * g;
+                    } else {
+                      gt = -x * g;
+                    }
+                    gt = as_grad_of(gt, t);
+                  }
+                  return {gi, gt};
+                });
+}
+
+}  // namespace wick::autograd

@@ -1,0 +1,162 @@
+// The fused losses (core/loss.h): argument checks as PyTorch's, then the device's nll_loss
+// entries or the pointwise family's loss ops, and the autograd hand-off of each op.
+#include "core/loss.h"
+
+#include "autograd/hooks.h"
+#include "core/tensor_iter.h"
+#include "core/tensor_ops.h"
+#include "wick/ops.h"
+
+namespace wick::detail {
+
+LossReduction loss_reduction(const std::string& reduction, const char* op) {
+  if (reduction == "mean") return LossReduction::Mean;
+  if (reduction == "sum") return LossReduction::Sum;
+  WICK_CHECK(reduction == "none", ValueError, op, reduction, " is not a valid value for reduction");
+  return LossReduction::None;
+}
+
+Tensor loss_pointwise(PointwiseOp op, std::initializer_list<Tensor> inputs, const char* name) {
+  const Dtype compute = result_type(inputs);
+  WICK_CHECK(is_floating_point(compute), TypeError, name, "\"", name, "\" not implemented for '", compute,
+             "'");
+  IterConfig cfg;
+  cfg.op = name;
+  cfg.compute_dtype = compute;
+  auto it = TensorIter::build({}, inputs, cfg);
+  kernel<&KernelTable::pointwise>(it.device(), name)(op, it);
+  it.finish();
+  return it.result();
+}
+
+Tensor threshold_backward(const Tensor& grad, const Tensor& result) {
+  IterConfig cfg;
+  cfg.op = "threshold_backward";
+  cfg.compute_dtype = grad.dtype();
+  auto it = TensorIter::build({}, {grad, result}, cfg);
+  kernel<&KernelTable::pointwise>(it.device(), "threshold_backward")(PointwiseOp::ThresholdBackward, it);
+  it.finish();
+  return it.result();
+}
+
+namespace {
+
+constexpr const char* kNll = "nll_loss";
+
+// [N, C, S] of an nll_loss input: a 1-D input is one sample, dims past the class dim flatten.
+struct NllShape {
+  int64_t n, c, s;
+};
+
+NllShape nll_shape(IntArrayRef sizes) {
+  if (sizes.size() == 1) return {1, sizes[0], 1};
+  int64_t s = 1;
+  for (size_t d = 2; d < sizes.size(); ++d) s *= sizes[d];
+  return {sizes[0], sizes[1], s};
+}
+
+void check_nll(const Tensor& input, const Tensor& target, const Tensor& weight) {
+  check_defined(input, kNll, "input");
+  check_defined(target, kNll, "target");
+  WICK_CHECK(input.dim() >= 1, ValueError, kNll, "Expected 1 or more dimensions (got 0)");
+  WICK_CHECK(target.dtype() == kInt64 || target.dtype() == kInt32, TypeError, kNll,
+             "expected scalar type Long but found ", target.dtype());
+  WICK_CHECK(is_floating_point(input.dtype()), TypeError, kNll, "\"", kNll, "\" not implemented for '",
+             input.dtype(), "'");
+  check_same_device(target, input.device(), kNll, "target");
+  if (input.dim() == 1) {
+    WICK_CHECK(target.dim() <= 1, ValueError, kNll,
+               "0D or 1D target tensor expected, multi-target not supported");
+    WICK_CHECK(target.dim() == 0, ValueError, kNll, "size mismatch (got input: ", input.sizes(),
+               ", target: ", target.sizes(), ")");
+  } else {
+    const int64_t tn = target.dim() == 0 ? 1 : target.size(0);
+    WICK_CHECK(input.size(0) == tn, ValueError, kNll, "Expected input batch_size (", input.size(0),
+               ") to match target batch_size (", tn, ").");
+    if (input.dim() == 2) {
+      WICK_CHECK(target.dim() == 1, ValueError, kNll,
+                 "0D or 1D target tensor expected, multi-target not supported");
+    } else {
+      DimVector want{input.size(0)};
+      for (int64_t d = 2; d < input.dim(); ++d) want.push_back(input.size(d));
+      WICK_CHECK(target.sizes().equals(IntArrayRef(want)), ValueError, kNll, "Expected target size ",
+                 IntArrayRef(want), ", got ", target.sizes());
+    }
+  }
+  if (weight.defined()) {
+    const int64_t c = input.dim() == 1 ? input.size(0) : input.size(1);
+    check_same_device(weight, input.device(), kNll, "weight");
+    WICK_CHECK(weight.dim() == 1 && weight.size(0) == c, ValueError, kNll,
+               "weight tensor should be defined either for all ", c,
+               " classes or no classes but got weight tensor of shape: ", weight.sizes());
+  }
+}
+
+Tensor target_for_kernel(const Tensor& target, const NllShape& sh) {
+  return target.to(kInt64).contiguous().view({sh.n, sh.s});
+}
+
+Tensor weight_for_kernel(const Tensor& weight, Dtype dtype) {
+  return weight.defined() ? weight.to(dtype).contiguous() : Tensor();
+}
+
+}  // namespace
+
+NllResult nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
+                   LossReduction reduction, bool logits) {
+  check_nll(input, target, weight);
+  if (!logits && needs_grad(input)) [[unlikely]] {
+    auto [loss, total] = autograd::nll_loss(input, target, weight, ignore_index, reduction);
+    return {loss, total};
+  }
+  const NllShape sh = nll_shape(input.sizes());
+  Tensor in = input.contiguous().view({sh.n, sh.c, sh.s});
+  Tensor out =
+      reduction == LossReduction::None ? empty(target.sizes(), input.options()) : empty({}, input.options());
+  Tensor total = empty({}, input.options());
+  kernel<&KernelTable::nll_loss_forward>(input.device(), kNll)(out, total, in, target_for_kernel(target, sh),
+                                                               weight_for_kernel(weight, input.dtype()),
+                                                               ignore_index, reduction, logits);
+  return {out, total};
+}
+
+Tensor nll_loss_backward(const Tensor& grad, IntArrayRef input_sizes, const Tensor& target,
+                         const Tensor& weight, const Tensor& total_weight, int64_t ignore_index,
+                         LossReduction reduction) {
+  const NllShape sh = nll_shape(input_sizes);
+  Tensor gi = empty(input_sizes, grad.options());
+  kernel<&KernelTable::nll_loss_backward>(grad.device(), "nll_loss_backward")(
+      gi.view({sh.n, sh.c, sh.s}), grad.contiguous(), target_for_kernel(target, sh),
+      weight_for_kernel(weight, grad.dtype()), total_weight, ignore_index, reduction);
+  return gi;
+}
+
+namespace {
+
+Tensor reduce_loss(const Tensor& loss, LossReduction reduction) {
+  if (reduction == LossReduction::Mean) return loss.mean();
+  if (reduction == LossReduction::Sum) return loss.sum();
+  return loss;
+}
+
+}  // namespace
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, LossReduction reduction) {
+  if (needs_grad(input, target)) [[unlikely]]
+    return autograd::mse_loss(input, target, reduction);
+  return reduce_loss(loss_pointwise(PointwiseOp::MseLoss, {input, target}, "mse_loss"), reduction);
+}
+
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
+                                        const Tensor& pos_weight, LossReduction reduction) {
+  if (needs_grad(input, target)) [[unlikely]]
+    return autograd::binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction);
+  const char* name = "binary_cross_entropy_with_logits";
+  Tensor loss = pos_weight.defined()
+                    ? loss_pointwise(PointwiseOp::BceLogitsPosWeight, {input, target, pos_weight}, name)
+                    : loss_pointwise(PointwiseOp::BceLogits, {input, target}, name);
+  if (weight.defined()) loss = loss * weight;
+  return reduce_loss(loss, reduction);
+}
+
+}  // namespace wick::detail

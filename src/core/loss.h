@@ -1,0 +1,47 @@
+// The fused losses in core: nll_loss (and cross_entropy's forward from logits), mse_loss and
+// binary_cross_entropy_with_logits, each a kernel-table entry or pointwise op with one backward
+// node named as PyTorch names it (NllLossBackward0, MseLossBackward0,
+// BinaryCrossEntropyWithLogitsBackward0), plus ReLU's one-kernel backward. nn::functional
+// checks the arguments that only it sees (reduction strings, label smoothing) and composes
+// cross_entropy from log_softmax and nll_loss.
+#pragma once
+
+#include <string>
+
+#include "core/kernel_table.h"
+#include "wick/tensor.h"
+
+namespace wick::detail {
+
+// "none", "mean", "sum"; anything else is a ValueError naming op.
+LossReduction loss_reduction(const std::string& reduction, const char* op);
+
+struct NllResult {
+  Tensor loss;
+  Tensor total_weight;  // 0-d, the sum of the weights of the targets not ignored (mean and sum only)
+};
+
+// nll_loss of input [C] (target 0-d), [N, C] (target [N]) or [N, C, d...] (target [N, d...]):
+// checks as PyTorch's, then one kernel; recorded as NllLossBackward0 when input needs grad.
+// logits: input holds logits and log_softmax over the class dim is taken inside the kernel
+// (cross_entropy's forward when nothing needs grad; never recorded).
+NllResult nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
+                   LossReduction reduction, bool logits = false);
+// nll_loss's input gradient (input_sizes) from grad, in one kernel.
+Tensor nll_loss_backward(const Tensor& grad, IntArrayRef input_sizes, const Tensor& target,
+                         const Tensor& weight, const Tensor& total_weight, int64_t ignore_index,
+                         LossReduction reduction);
+
+// (input - target)^2 reduced; input and target of one shape. MseLossBackward0.
+Tensor mse_loss(const Tensor& input, const Tensor& target, LossReduction reduction);
+// The stable binary cross entropy of logits, weight and pos_weight broadcast against input
+// (either may be undefined). BinaryCrossEntropyWithLogitsBackward0.
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
+                                        const Tensor& pos_weight, LossReduction reduction);
+
+// PyTorch's threshold_backward at 0: grad where result > 0, else 0 (ReLU's backward), one kernel.
+Tensor threshold_backward(const Tensor& grad, const Tensor& result);
+// out = op(inputs) through the pointwise family (floating dtypes only), broadcast and promoted.
+Tensor loss_pointwise(PointwiseOp op, std::initializer_list<Tensor> inputs, const char* name);
+
+}  // namespace wick::detail

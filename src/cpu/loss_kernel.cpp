@@ -1,0 +1,123 @@
+// nll_loss on the CPU (kernel_table.h's nll_loss_forward/backward): input [N, C, S], target
+// [N, S]. Targets are checked in a first pass, so a bad one throws before anything is written.
+// Reductions sum in double, in element order (the same result for any thread count); with
+// logits, each row's log-sum-exp is computed on the fly (rows in parallel).
+#include <cmath>
+#include <vector>
+
+#include <omp.h>
+
+#include "cpu/cpu_kernels.h"
+#include "cpu/loops.h"
+
+namespace wick::detail::cpu {
+
+namespace {
+
+void check_targets(const int64_t* t, int64_t n, int64_t classes, int64_t ignore_index) {
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t v = t[i];
+    if (v != ignore_index && (v < 0 || v >= classes)) [[unlikely]]
+      raise<IndexError>("nll_loss", "Target ", v, " is out of bounds.");
+  }
+}
+
+template <class T>
+void nll_forward_typed(const Tensor& out, const Tensor& total_weight, const Tensor& input,
+                       const Tensor& target, const Tensor& weight, int64_t ignore_index,
+                       LossReduction reduction, bool logits) {
+  using M = opmath_t<T>;
+  const int64_t N = input.size(0), C = input.size(1), S = input.size(2), NS = N * S;
+  const T* x = static_cast<const T*>(input.data_ptr());
+  const int64_t* t = static_cast<const int64_t*>(target.data_ptr());
+  const T* w = weight.defined() ? static_cast<const T*>(weight.data_ptr()) : nullptr;
+  check_targets(t, NS, C, ignore_index);
+
+  // -w[t] * log p[t] of element i (n, s) and w[t]; both 0 when ignored.
+  auto element = [&](int64_t i, double& wt) -> double {
+    const int64_t v = t[i];
+    if (v == ignore_index) {
+      wt = 0;
+      return 0;
+    }
+    const int64_t n = i / S, s = i % S;
+    const T* row = x + n * C * S + s;
+    wt = w ? double(M(w[v])) : 1.0;
+    double lp = double(M(row[v * S]));
+    if (logits) {
+      M mx = -INFINITY;
+      for (int64_t c = 0; c < C; ++c) mx = mx < M(row[c * S]) ? M(row[c * S]) : mx;
+      M se = 0;
+      for (int64_t c = 0; c < C; ++c) se += std::exp(M(row[c * S]) - mx);
+      lp = double(M(M(row[v * S]) - mx - std::log(se)));
+    }
+    return -wt * lp;
+  };
+
+  const bool parallel = NS > 1 && (logits ? NS * C : NS) > kParallelGrain;
+  if (reduction == LossReduction::None) {
+    T* o = static_cast<T*>(out.data_ptr());
+#pragma omp parallel for if (parallel) schedule(static)
+    for (int64_t i = 0; i < NS; ++i) {
+      double wt;
+      o[i] = T(M(element(i, wt)));
+    }
+    return;
+  }
+  std::vector<double> loss(static_cast<size_t>(NS)), wts(static_cast<size_t>(NS));
+#pragma omp parallel for if (parallel) schedule(static)
+  for (int64_t i = 0; i < NS; ++i) loss[size_t(i)] = element(i, wts[size_t(i)]);
+  double sum = 0, wsum = 0;
+  for (int64_t i = 0; i < NS; ++i) {
+    sum += loss[size_t(i)];
+    wsum += wts[size_t(i)];
+  }
+  *static_cast<T*>(out.data_ptr()) = T(M(reduction == LossReduction::Mean ? sum / wsum : sum));
+  *static_cast<T*>(total_weight.data_ptr()) = T(M(wsum));
+}
+
+template <class T>
+void nll_backward_typed(const Tensor& grad_input, const Tensor& grad_out, const Tensor& target,
+                        const Tensor& weight, const Tensor& total_weight, int64_t ignore_index,
+                        LossReduction reduction) {
+  using M = opmath_t<T>;
+  const int64_t N = grad_input.size(0), C = grad_input.size(1), S = grad_input.size(2);
+  const int64_t* t = static_cast<const int64_t*>(target.data_ptr());
+  const T* w = weight.defined() ? static_cast<const T*>(weight.data_ptr()) : nullptr;
+  const T* g = static_cast<const T*>(grad_out.data_ptr());
+  T* gi = static_cast<T*>(grad_input.data_ptr());
+  check_targets(t, N * S, C, ignore_index);
+  M scale = reduction == LossReduction::None ? M(1) : M(g[0]);
+  if (reduction == LossReduction::Mean) scale /= M(*static_cast<const T*>(total_weight.data_ptr()));
+#pragma omp parallel for if (N > 1 && N * C * S > kParallelGrain) schedule(static)
+  for (int64_t n = 0; n < N; ++n) {
+    T* row = gi + n * C * S;
+    for (int64_t k = 0; k < C * S; ++k) row[k] = T(0);
+    for (int64_t s = 0; s < S; ++s) {
+      const int64_t v = t[n * S + s];
+      if (v == ignore_index) continue;
+      const M gv = reduction == LossReduction::None ? M(g[n * S + s]) : scale;
+      row[v * S + s] = T(-(w ? M(w[v]) : M(1)) * gv);
+    }
+  }
+}
+
+}  // namespace
+
+void cpu_nll_loss_forward(const Tensor& out, const Tensor& total_weight, const Tensor& input,
+                          const Tensor& target, const Tensor& weight, int64_t ignore_index,
+                          LossReduction reduction, bool logits) {
+  WICK_DISPATCH_FLOATING(input.dtype(), "nll_loss", [&]<class T>() {
+    nll_forward_typed<T>(out, total_weight, input, target, weight, ignore_index, reduction, logits);
+  });
+}
+
+void cpu_nll_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const Tensor& target,
+                           const Tensor& weight, const Tensor& total_weight, int64_t ignore_index,
+                           LossReduction reduction) {
+  WICK_DISPATCH_FLOATING(grad_input.dtype(), "nll_loss_backward", [&]<class T>() {
+    nll_backward_typed<T>(grad_input, grad_out, target, weight, total_weight, ignore_index, reduction);
+  });
+}
+
+}  // namespace wick::detail::cpu

@@ -1,0 +1,423 @@
+/* nll_loss on CUDA (kernel_table.h's nll_loss_forward/backward): input [N, C, S], int64
+ * target [N, S].
+ *
+ * - reduce_kernel (log-probabilities, mean/sum): one block of 1024 threads gathers
+ *   -w[t] * x[n, t, s] and w[t] and sums both in a fixed order (deterministic), then writes
+ *   the loss (divided by the total weight for mean) and the total weight.
+ * - none_kernel: one thread per element.
+ * - rows_kernel (logits, S = 1: cross_entropy's forward): one block per row keeps a running
+ *   (max, sum of exp) pair over the row, 16-byte loads where aligned, so the logits are read
+ *   once and log_softmax is never written; per-row results go to sum_kernel for mean/sum.
+ *   cols_kernel: the same for S > 1, one thread per (n, s).
+ * - backward_kernel writes the whole gradient, -w[t] * g at the target class, 0 elsewhere.
+ *
+ * Bad targets. The host never waits for a check of the targets (gather's scan would cost a
+ * synchronization per training step). A kernel meeting a target outside [0, C) that is not
+ * ignore_index writes it to a slot of mapped (zero-copy) pinned host memory, makes that
+ * element's loss NaN, and goes on; the host reads the slot, without synchronizing, at the
+ * start of every nll_loss call and in cuda::synchronize, and raises PyTorch's IndexError
+ * "[nll_loss] Target v is out of bounds." there, clearing the slot. PyTorch asserts inside the
+ * kernel instead, which poisons the CUDA context for the rest of the process.
+ */
+#include <atomic>
+#include <mutex>
+
+#include "cuda/kernels/device_math.cuh"
+#include "cuda/kernels/elementwise.cuh"
+#include "cuda/kernels/op_kernels.h"
+
+namespace wick::detail::gpu {
+
+namespace {
+
+constexpr int kReduceThreads = 1024;
+
+// slot[0]: 1 once a bad target was met; slot[1]: its value. Mapped pinned memory, portable
+// to every device; with unified addressing the host pointer is also the device pointer.
+std::atomic<long long*> g_target_slot{nullptr};
+
+long long* target_error_slot() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void* p = nullptr;
+    WICK_CUDA_CHECK(cudaHostAlloc(&p, 2 * sizeof(long long), cudaHostAllocMapped | cudaHostAllocPortable),
+                    "nll_loss");
+    static_cast<volatile long long*>(p)[0] = 0;
+    static_cast<volatile long long*>(p)[1] = 0;
+    void* d = nullptr;
+    WICK_CUDA_CHECK(cudaHostGetDevicePointer(&d, p, 0), "nll_loss");
+    WICK_CUDA_CHECK(d == p ? cudaSuccess : cudaErrorNotSupported, "nll_loss");
+    g_target_slot.store(static_cast<long long*>(p));
+  });
+  return g_target_slot.load();
+}
+
+__device__ __forceinline__ void report_bad_target(long long* slot, int64_t v) {
+  volatile long long* s = slot;
+  if (s[0] == 0) {
+    s[1] = v;
+    __threadfence_system();
+    s[0] = 1;
+  }
+}
+
+template <class M>
+__device__ __forceinline__ M nan_value() {
+  return M(NAN);
+}
+
+// Sum of v over the block; the result is valid in thread 0. Starts with a barrier, so a block
+// may call it again for its next row.
+template <class M>
+__device__ M block_sum(M v) {
+  __shared__ M part[32];
+  const int lane = int(threadIdx.x) % 32, warp = int(threadIdx.x) / 32, warps = int(blockDim.x) / 32;
+#pragma unroll
+  for (int d = 16; d > 0; d /= 2) v += __shfl_down_sync(0xffffffffu, v, d);
+  __syncthreads();
+  if (lane == 0) part[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < warps ? part[lane] : M(0);
+#pragma unroll
+    for (int d = 16; d > 0; d /= 2) v += __shfl_down_sync(0xffffffffu, v, d);
+  }
+  return v;
+}
+
+// The running (max m, sum s of exp(x - m)) pair of a row's logits.
+template <class M>
+struct LogSumExp {
+  M m = M(-INFINITY), s = M(0);
+  __device__ __forceinline__ void add(M x) {
+    if (x > m) {
+      s = s * m_exp(m - x) + M(1);
+      m = x;
+    } else if (x != M(-INFINITY)) {
+      s += m_exp(x - m);  // a NaN x makes s NaN
+    }
+  }
+  __device__ __forceinline__ void merge(M om, M os) {
+    const M nm = m < om ? om : m;
+    if (nm == M(-INFINITY)) return;  // nothing but -inf on either side
+    s = (s == M(0) ? M(0) : s * m_exp(m - nm)) + (os == M(0) ? M(0) : os * m_exp(om - nm));
+    m = nm;
+  }
+};
+
+// The pair over the block; valid in thread 0.
+template <class M>
+__device__ LogSumExp<M> block_lse(LogSumExp<M> r) {
+  __shared__ M pm[32], ps[32];
+  const int lane = int(threadIdx.x) % 32, warp = int(threadIdx.x) / 32, warps = int(blockDim.x) / 32;
+#pragma unroll
+  for (int d = 16; d > 0; d /= 2) {
+    const M om = __shfl_down_sync(0xffffffffu, r.m, d), os = __shfl_down_sync(0xffffffffu, r.s, d);
+    r.merge(om, os);
+  }
+  __syncthreads();
+  if (lane == 0) {
+    pm[warp] = r.m;
+    ps[warp] = r.s;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    r = LogSumExp<M>{};
+    if (lane < warps) r = LogSumExp<M>{pm[lane], ps[lane]};
+#pragma unroll
+    for (int d = 16; d > 0; d /= 2) {
+      const M om = __shfl_down_sync(0xffffffffu, r.m, d), os = __shfl_down_sync(0xffffffffu, r.s, d);
+      r.merge(om, os);
+    }
+  }
+  return r;
+}
+
+template <class T>
+__global__ void __launch_bounds__(kReduceThreads)
+    reduce_kernel(const T* x, const int64_t* tgt, const T* w, int64_t ns, int64_t c, int64_t s,
+                  int64_t ignore, bool mean, T* out, T* total, long long* slot) {
+  using M = opmath_t<T>;
+  M sum = 0, wsum = 0;
+  for (int64_t i = threadIdx.x; i < ns; i += kReduceThreads) {
+    const int64_t v = tgt[i];
+    if (v == ignore) continue;
+    if (v < 0 || v >= c) {
+      report_bad_target(slot, v);
+      sum = nan_value<M>();
+      continue;
+    }
+    const M wt = w ? cast<M>(w[v]) : M(1);
+    const int64_t n = i / s, j = i - n * s;
+    sum -= wt * cast<M>(x[(n * c + v) * s + j]);
+    wsum += wt;
+  }
+  sum = block_sum(sum);
+  wsum = block_sum(wsum);
+  if (threadIdx.x == 0) {
+    *out = cast<T>(mean ? sum / wsum : sum);
+    *total = cast<T>(wsum);
+  }
+}
+
+template <class T>
+__global__ void __launch_bounds__(kBlock)
+    none_kernel(const T* x, const int64_t* tgt, const T* w, int64_t ns, int64_t c, int64_t s, int64_t ignore,
+                T* out, long long* slot) {
+  using M = opmath_t<T>;
+  for (int64_t i = int64_t(blockIdx.x) * kBlock + threadIdx.x; i < ns; i += int64_t(gridDim.x) * kBlock) {
+    const int64_t v = tgt[i];
+    M loss = 0;
+    if (v != ignore) {
+      if (v < 0 || v >= c) {
+        report_bad_target(slot, v);
+        loss = nan_value<M>();
+      } else {
+        const int64_t n = i / s, j = i - n * s;
+        loss = -(w ? cast<M>(w[v]) : M(1)) * cast<M>(x[(n * c + v) * s + j]);
+      }
+    }
+    out[i] = cast<T>(loss);
+  }
+}
+
+// Logits, S = 1: a block per row. Writes out[row] (none) or loss_buf/wt_buf[row].
+template <class T, int VEC>
+__global__ void __launch_bounds__(kBlock)
+    rows_kernel(const T* x, const int64_t* tgt, const T* w, int64_t rows, int64_t c, int64_t ignore, T* out,
+                opmath_t<T>* loss_buf, opmath_t<T>* wt_buf, long long* slot) {
+  using M = opmath_t<T>;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const int64_t v = tgt[row];  // the same for the whole block: the branches below are uniform
+    M loss = 0, wt = 0;
+    if (v != ignore) {
+      if (v < 0 || v >= c) {
+        if (threadIdx.x == 0) report_bad_target(slot, v);
+        loss = nan_value<M>();
+      } else {
+        const T* xr = x + row * c;
+        LogSumExp<M> r;
+        if constexpr (VEC > 1) {
+          const auto* xv = reinterpret_cast<const Vec<T, VEC>*>(xr);
+          for (int64_t k = threadIdx.x; k < c / VEC; k += kBlock) {
+            const Vec<T, VEC> a = xv[k];
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) r.add(cast<M>(a.v[j]));
+          }
+        } else {
+          for (int64_t k = threadIdx.x; k < c; k += kBlock) r.add(cast<M>(xr[k]));
+        }
+        r = block_lse(r);
+        wt = w ? cast<M>(w[v]) : M(1);
+        loss = -wt * (cast<M>(xr[v]) - r.m - m_log(r.s));
+      }
+    }
+    if (threadIdx.x == 0) {
+      if (out) {
+        out[row] = cast<T>(loss);
+      } else {
+        loss_buf[row] = loss;
+        wt_buf[row] = wt;
+      }
+    }
+  }
+}
+
+// Logits, S > 1: a thread per (n, s) walks its column of C logits.
+template <class T>
+__global__ void __launch_bounds__(kBlock)
+    cols_kernel(const T* x, const int64_t* tgt, const T* w, int64_t ns, int64_t c, int64_t s, int64_t ignore,
+                T* out, opmath_t<T>* loss_buf, opmath_t<T>* wt_buf, long long* slot) {
+  using M = opmath_t<T>;
+  for (int64_t i = int64_t(blockIdx.x) * kBlock + threadIdx.x; i < ns; i += int64_t(gridDim.x) * kBlock) {
+    const int64_t v = tgt[i];
+    M loss = 0, wt = 0;
+    if (v != ignore) {
+      if (v < 0 || v >= c) {
+        report_bad_target(slot, v);
+        loss = nan_value<M>();
+      } else {
+        const int64_t n = i / s, j = i - n * s;
+        const T* xc = x + n * c * s + j;
+        LogSumExp<M> r;
+        for (int64_t k = 0; k < c; ++k) r.add(cast<M>(xc[k * s]));
+        wt = w ? cast<M>(w[v]) : M(1);
+        loss = -wt * (cast<M>(xc[v * s]) - r.m - m_log(r.s));
+      }
+    }
+    if (out) {
+      out[i] = cast<T>(loss);
+    } else {
+      loss_buf[i] = loss;
+      wt_buf[i] = wt;
+    }
+  }
+}
+
+template <class T>
+__global__ void __launch_bounds__(kReduceThreads)
+    sum_kernel(const opmath_t<T>* loss_buf, const opmath_t<T>* wt_buf, int64_t n, bool mean, T* out,
+               T* total) {
+  using M = opmath_t<T>;
+  M sum = 0, wsum = 0;
+  for (int64_t i = threadIdx.x; i < n; i += kReduceThreads) {
+    sum += loss_buf[i];
+    wsum += wt_buf[i];
+  }
+  sum = block_sum(sum);
+  wsum = block_sum(wsum);
+  if (threadIdx.x == 0) {
+    *out = cast<T>(mean ? sum / wsum : sum);
+    *total = cast<T>(wsum);
+  }
+}
+
+// The whole gradient [N, C, S]: a block per row n; g is grad_out[N * S] (none) or 0-d.
+template <class T, int VEC>
+__global__ void __launch_bounds__(kBlock)
+    backward_kernel(T* gi, const T* g, const int64_t* tgt, const T* w, const T* total, int64_t rows,
+                    int64_t c, int64_t s, int64_t ignore, LossReduction reduction) {
+  using M = opmath_t<T>;
+  M scale = M(1);
+  if (reduction != LossReduction::None) scale = cast<M>(g[0]);
+  if (reduction == LossReduction::Mean) scale /= cast<M>(*total);
+  const int64_t cs = c * s;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    T* out = gi + row * cs;
+    const int64_t* t = tgt + row * s;
+    if constexpr (VEC > 1) {  // s == 1, rows 16-byte aligned
+      const int64_t v = t[0];
+      M val = 0;
+      if (v != ignore && v >= 0 && v < c)
+        val = -(w ? cast<M>(w[v]) : M(1)) * (reduction == LossReduction::None ? cast<M>(g[row]) : scale);
+      auto* ov = reinterpret_cast<Vec<T, VEC>*>(out);
+      for (int64_t k = threadIdx.x; k < c / VEC; k += kBlock) {
+        Vec<T, VEC> o;
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) o.v[j] = cast<T>(k * VEC + j == v ? val : M(0));
+        ov[k] = o;
+      }
+    } else {
+      for (int64_t k = threadIdx.x; k < cs; k += kBlock) {
+        const int64_t cls = s == 1 ? k : k / s, j = k - cls * s;
+        const int64_t v = t[j];
+        M val = 0;
+        if (v == cls && v != ignore)
+          val = -(w ? cast<M>(w[v]) : M(1)) *
+                (reduction == LossReduction::None ? cast<M>(g[row * s + j]) : scale);
+        out[k] = cast<T>(val);
+      }
+    }
+  }
+}
+
+int64_t grid_cap(int device) { return int64_t(cuda_sm_count(device)) * (2048 / kBlock) * 4; }
+
+template <class T>
+void forward_typed(const Tensor& out, const Tensor& total_weight, const Tensor& input, const Tensor& target,
+                   const Tensor& weight, int64_t ignore, LossReduction reduction, bool logits,
+                   cudaStream_t stream, long long* slot) {
+  using M = opmath_t<T>;
+  const int device = input.device().index();
+  const int64_t n = input.size(0), c = input.size(1), s = input.size(2), ns = n * s;
+  const T* x = static_cast<const T*>(input.data_ptr());
+  const auto* t = static_cast<const int64_t*>(target.data_ptr());
+  const T* w = weight.defined() ? static_cast<const T*>(weight.data_ptr()) : nullptr;
+  T* o = static_cast<T*>(out.data_ptr());
+  T* tw = static_cast<T*>(total_weight.data_ptr());
+  const bool none = reduction == LossReduction::None, mean = reduction == LossReduction::Mean;
+  const int64_t elem_blocks = std::min((ns + kBlock - 1) / kBlock, grid_cap(device));
+  if (!logits) {
+    if (!none) {
+      reduce_kernel<T><<<1, kReduceThreads, 0, stream>>>(x, t, w, ns, c, s, ignore, mean, o, tw, slot);
+    } else if (ns > 0) {
+      none_kernel<T><<<int(elem_blocks), kBlock, 0, stream>>>(x, t, w, ns, c, s, ignore, o, slot);
+    }
+    return;
+  }
+  Tensor loss_buf, wt_buf;
+  M *lb = nullptr, *wb = nullptr;
+  if (!none) {
+    const auto acc = TensorOptions(std::is_same_v<M, double> ? kFloat64 : kFloat32).device(input.device());
+    loss_buf = empty({ns}, acc);
+    wt_buf = empty({ns}, acc);
+    lb = static_cast<M*>(loss_buf.data_ptr());
+    wb = static_cast<M*>(wt_buf.data_ptr());
+  }
+  T* direct = none ? o : nullptr;
+  if (ns > 0) {
+    if (s == 1) {
+      constexpr int VEC = 16 / sizeof(T);
+      const int grid = int(std::min(n, grid_cap(device)));
+      if (c % VEC == 0 && uintptr_t(x) % 16 == 0)
+        rows_kernel<T, VEC><<<grid, kBlock, 0, stream>>>(x, t, w, n, c, ignore, direct, lb, wb, slot);
+      else rows_kernel<T, 1><<<grid, kBlock, 0, stream>>>(x, t, w, n, c, ignore, direct, lb, wb, slot);
+    } else {
+      cols_kernel<T>
+          <<<int(elem_blocks), kBlock, 0, stream>>>(x, t, w, ns, c, s, ignore, direct, lb, wb, slot);
+    }
+  }
+  if (!none) sum_kernel<T><<<1, kReduceThreads, 0, stream>>>(lb, wb, ns, mean, o, tw);
+}
+
+template <class T>
+void backward_typed(const Tensor& grad_input, const Tensor& grad_out, const Tensor& target,
+                    const Tensor& weight, const Tensor& total_weight, int64_t ignore, LossReduction reduction,
+                    cudaStream_t stream) {
+  const int device = grad_input.device().index();
+  const int64_t n = grad_input.size(0), c = grad_input.size(1), s = grad_input.size(2);
+  if (n * c * s == 0) return;
+  T* gi = static_cast<T*>(grad_input.data_ptr());
+  const T* g = static_cast<const T*>(grad_out.data_ptr());
+  const auto* t = static_cast<const int64_t*>(target.data_ptr());
+  const T* w = weight.defined() ? static_cast<const T*>(weight.data_ptr()) : nullptr;
+  const T* tw = total_weight.defined() ? static_cast<const T*>(total_weight.data_ptr()) : nullptr;
+  const int grid = int(std::min(n, grid_cap(device)));
+  constexpr int VEC = 16 / sizeof(T);
+  if (s == 1 && c % VEC == 0 && uintptr_t(gi) % 16 == 0)
+    backward_kernel<T, VEC><<<grid, kBlock, 0, stream>>>(gi, g, t, w, tw, n, c, s, ignore, reduction);
+  else backward_kernel<T, 1><<<grid, kBlock, 0, stream>>>(gi, g, t, w, tw, n, c, s, ignore, reduction);
+}
+
+}  // namespace
+
+void raise_pending_target_error() {
+  long long* slot = g_target_slot.load(std::memory_order_acquire);
+  if (!slot) return;
+  volatile long long* s = slot;
+  if (s[0] == 0) return;
+  std::atomic_thread_fence(std::memory_order_acquire);
+  const long long v = s[1];
+  s[1] = 0;
+  s[0] = 0;
+  raise<IndexError>("nll_loss", "Target ", v, " is out of bounds.");
+}
+
+void nll_loss_forward(const Tensor& out, const Tensor& total_weight, const Tensor& input,
+                      const Tensor& target, const Tensor& weight, int64_t ignore_index,
+                      LossReduction reduction, bool logits) {
+  raise_pending_target_error();
+  const int device = input.device().index();
+  CudaDeviceScope scope(device);
+  long long* slot = target_error_slot();
+  cudaStream_t stream = current_cuda_stream(device);
+  WICK_DISPATCH_FLOATING(input.dtype(), "nll_loss", [&]<class T>() {
+    forward_typed<T>(out, total_weight, input, target, weight, ignore_index, reduction, logits, stream, slot);
+  });
+  WICK_CUDA_AFTER_LAUNCH("nll_loss", stream);
+}
+
+void nll_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const Tensor& target,
+                       const Tensor& weight, const Tensor& total_weight, int64_t ignore_index,
+                       LossReduction reduction) {
+  raise_pending_target_error();
+  const int device = grad_input.device().index();
+  CudaDeviceScope scope(device);
+  cudaStream_t stream = current_cuda_stream(device);
+  WICK_DISPATCH_FLOATING(grad_input.dtype(), "nll_loss_backward", [&]<class T>() {
+    backward_typed<T>(grad_input, grad_out, target, weight, total_weight, ignore_index, reduction, stream);
+  });
+  WICK_CUDA_AFTER_LAUNCH("nll_loss_backward", stream);
+}
+
+}  // namespace wick::detail::gpu
