@@ -4,9 +4,18 @@
 //   wick-train --model cnn --epochs 5 --device cuda:1 --plot cnn.svg
 //   wick-train --save model.safetensors && wick-train --resume model.safetensors --epochs 1
 //   wick-train --model cnn --gpus 0,1           # nn::DataParallel over cuda:0 and cuda:1 (or --gpus all)
+//   wick-launch --nproc-per-node 4 wick-train --distributed    # DistributedDataParallel, a GPU each
+//   mpirun -np 2 wick-train --distributed --device cpu         # two CPU processes ("mpi" backend)
 //
 // Each epoch: a progress bar (samples/s, running loss), then the test accuracy. At the end: the
 // SVG plot of loss and accuracy and, on a GPU, the caching allocator's memory summary.
+//
+// --distributed: one process per GPU (cuda:LOCAL_RANK, the "nccl" backend) or, with --device
+// cpu, per CPU process ("mpi"), started by wick-launch, mpirun or srun (docs/distributed.md).
+// The model is wrapped in nn::parallel::DistributedDataParallel, each process reads its share
+// of the training set through a DistributedSampler with batches of --batch-size (so a step sees
+// world size times that), and every process starts from the same seed. Rank 0 alone reports,
+// evaluates (on the whole test set), plots and saves; the others print nothing.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +30,8 @@
 #include "train/svg_plot.h"
 #include "wick/data/dataloader.h"
 #include "wick/data/fashion_mnist.h"
+#include "wick/data/sampler.h"
+#include "wick/distributed.h"
 #include "wick/io/safetensors.h"
 #include "wick/nn.h"
 #include "wick/optim.h"
@@ -34,6 +45,7 @@ using Clock = std::chrono::steady_clock;
 struct Config {
   std::string device = "auto";
   bool disable_cuda = false;
+  bool distributed = false;
   std::string gpus_arg;   // --gpus as given: "0,1" or "all"
   std::vector<int> gpus;  // parsed
   int epochs = 5;
@@ -101,6 +113,29 @@ Device pick_device(const Config& c) {
   return d;
 }
 
+// --distributed: the processes were started by a launcher; this one joins the group ("nccl" on a
+// GPU, "mpi" on the CPU) and takes cuda:LOCAL_RANK. Returns its device.
+Device join_process_group(const Config& c) {
+  if (!c.gpus_arg.empty())
+    fail(
+        "--distributed runs one process per GPU: give --device cuda or cpu, not --gpus (start the "
+        "processes with wick-launch, mpirun or srun)");
+  if (c.device.find(':') != std::string::npos)
+    fail("--distributed: each process uses cuda:LOCAL_RANK; give --device cuda (or cpu), not --device " +
+         c.device);
+  const Device kind = pick_device(c);  // cpu or cuda, checked against what is available
+  distributed::init_process_group(kind.is_cuda() ? "nccl" : "mpi");
+  if (kind.is_cpu()) return kind;
+  const int local = distributed::get_local_rank();
+  if (local >= cuda::device_count())
+    fail("--distributed: local rank " + std::to_string(local) + " but only " +
+         std::to_string(cuda::device_count()) +
+         " CUDA device(s) are visible; start at most that many "
+         "processes per host");
+  cuda::set_device(local);
+  return Device(kCUDA, local);
+}
+
 // 784-128-10: about 88% after 5 epochs, a few seconds on two CPU cores.
 nn::Sequential make_mlp() {
   return nn::Sequential(nn::Flatten(), nn::Linear(784, 128), nn::ReLU(), nn::Linear(128, 10));
@@ -145,15 +180,33 @@ int run(Config c) {
         "--amp");
   if (c.epochs < 1) fail("--epochs must be at least 1");
   if (c.batch_size < 1) fail("--batch-size must be at least 1");
-  c.gpus = parse_gpus(c.gpus_arg);
-  const Device device = pick_device(c);
-  manual_seed(c.seed);
+  Device device(kCPU);
+  int world = 1;
+  if (c.distributed) {
+    device = join_process_group(c);
+    world = distributed::get_world_size();
+  } else {
+    c.gpus = parse_gpus(c.gpus_arg);
+    device = pick_device(c);
+  }
+  // Rank 0 reports; the other ranks of a distributed run are silent.
+  const bool lead = !c.distributed || distributed::get_rank() == 0;
+  manual_seed(c.seed);  // the same weights on every rank
 
   data::FashionMNIST train_set(c.data_dir, true, {.normalize = true});
   data::FashionMNIST test_set(c.data_dir, false, {.normalize = true});
   const bool pin = device.is_cuda();
+  // Distributed: each rank its share of the training set, in an order drawn from the seed
+  // and the epoch, the same on every rank.
+  std::shared_ptr<data::DistributedSampler> sampler;
+  if (c.distributed)
+    sampler = std::make_shared<data::DistributedSampler>(
+        train_set,
+        data::DistributedSamplerOptions{
+            .num_replicas = world, .rank = distributed::get_rank(), .shuffle = true, .seed = c.seed});
   data::DataLoader train_loader(train_set, {.batch_size = c.batch_size,
-                                            .shuffle = true,
+                                            .shuffle = sampler == nullptr,
+                                            .sampler = sampler,
                                             .num_workers = c.workers,
                                             .pin_memory = pin,
                                             .seed = c.seed});
@@ -172,13 +225,26 @@ int run(Config c) {
   // DataParallel runs each batch over all of them.
   nn::DataParallel parallel{nullptr};
   if (c.gpus.size() > 1) parallel = nn::DataParallel(model, c.gpus);
-  auto forward = [&](const Tensor& x) { return parallel ? parallel(x) : model->forward(x); };
+  // Distributed: the wrapper averages the gradients over the ranks during backward; it starts
+  // every rank from rank 0's weights. Evaluation uses the model itself (rank 0 alone runs it, and
+  // the wrapper's forward takes part in collectives).
+  nn::parallel::DistributedDataParallel ddp{nullptr};
+  if (c.distributed) {
+    nn::parallel::DistributedDataParallelOptions options;
+    if (device.is_cuda()) options.device_ids({int(device.index())});
+    ddp = nn::parallel::DistributedDataParallel(model, options);
+  }
+  auto evaluate_forward = [&](const Tensor& x) { return parallel ? parallel(x) : model->forward(x); };
+  auto forward = [&](const Tensor& x) { return ddp ? ddp(x) : evaluate_forward(x); };
   std::string where = device.str();
   if (parallel) {
     where.clear();
     for (int g : c.gpus) where += (where.empty() ? "" : ",") + Device(kCUDA, g).str();
     where += " (DataParallel)";
   }
+  if (c.distributed)
+    where = std::to_string(world) + " process" + (world > 1 ? "es" : "") + " (" + distributed::get_backend() +
+            ", " + (device.is_cuda() ? "cuda:LOCAL_RANK" : "cpu") + ", DistributedDataParallel)";
   nn::CrossEntropyLoss criterion;
   std::unique_ptr<optim::Optimizer> optimizer;
   if (c.optimizer == "sgd")
@@ -187,11 +253,14 @@ int run(Config c) {
   else optimizer = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions(c.lr));
 
   const int last_epoch = first_epoch + c.epochs - 1;
-  std::cout << "wick-train: " << c.model << " on Fashion-MNIST (" << train_set.size() << " train, "
-            << test_set.size() << " test images), " << where << ", " << c.epochs << " epoch"
-            << (c.epochs > 1 ? "s" : "") << ", batch " << c.batch_size << ", " << c.optimizer << " lr "
-            << c.lr << ", seed " << c.seed << (c.resume.empty() ? "" : ", resumed from " + c.resume)
-            << std::endl;
+  const std::string batch = c.distributed ? std::to_string(c.batch_size) + " per process (" +
+                                                std::to_string(c.batch_size * world) + " in all)"
+                                          : std::to_string(c.batch_size);
+  if (lead)
+    std::cout << "wick-train: " << c.model << " on Fashion-MNIST (" << train_set.size() << " train, "
+              << test_set.size() << " test images), " << where << ", " << c.epochs << " epoch"
+              << (c.epochs > 1 ? "s" : "") << ", batch " << batch << ", " << c.optimizer << " lr " << c.lr
+              << ", seed " << c.seed << (c.resume.empty() ? "" : ", resumed from " + c.resume) << std::endl;
 
   train::Curves curves;
   curves.title = "wick-train: " + c.model + " on Fashion-MNIST, " + where;
@@ -202,7 +271,9 @@ int run(Config c) {
   double accuracy = 0;
   for (int epoch = first_epoch; epoch <= last_epoch; ++epoch) {
     const int shown = epoch - first_epoch;  // 0-based position on the plot
-    train::Progress bar("epoch " + std::to_string(epoch) + "/" + std::to_string(last_epoch), steps);
+    if (sampler) sampler->set_epoch(uint64_t(epoch - 1));
+    std::optional<train::Progress> bar;
+    if (lead) bar.emplace("epoch " + std::to_string(epoch) + "/" + std::to_string(last_epoch), steps);
     int64_t step = 0;
     double epoch_loss = 0;
     int64_t epoch_reads = 0;
@@ -221,22 +292,32 @@ int run(Config c) {
         epoch_loss += *value;
         ++epoch_reads;
       }
-      bar.step(x.size(0), value);
+      // Every rank's batch has this size: the sampler gives each as many samples.
+      if (bar) bar->step(x.size(0) * world, value);
     }
-    bar.finish();
-    accuracy = evaluate(model, forward, test_loader, device);
-    const double mean_loss = epoch_reads ? epoch_loss / double(epoch_reads) : 0.0;
+    double mean_loss = epoch_reads ? epoch_loss / double(epoch_reads) : 0.0;
+    if (c.distributed) {
+      // The loss reported is the mean over the ranks.
+      Tensor t = full({1}, mean_loss, kFloat64).to(device);
+      distributed::all_reduce(t, distributed::ReduceOp::AVG);
+      mean_loss = t.item<double>();
+    }
+    if (!lead) continue;
+    bar->finish();
+    accuracy = evaluate(model, evaluate_forward, test_loader, device);
     curves.epoch_loss.push_back({shown + 1.0, mean_loss});
     curves.accuracy.push_back({shown + 1.0, 100 * accuracy});
     std::printf("epoch %d/%d: train loss %.4f, test accuracy %s, %.0f samples/s, %s\n", epoch, last_epoch,
-                mean_loss, percent(accuracy).c_str(), bar.samples_per_second(),
-                train::format_duration(bar.seconds()).c_str());
+                mean_loss, percent(accuracy).c_str(), bar->samples_per_second(),
+                train::format_duration(bar->seconds()).c_str());
     std::fflush(stdout);
     if (!c.save.empty())
       save(model->state_dict(), c.save,
            {{"format", "pt"}, {"model", c.model}, {"epoch", std::to_string(epoch)}});
   }
 
+  if (c.distributed) distributed::destroy_process_group();
+  if (!lead) return 0;
   if (!c.plot.empty()) {
     train::write_svg(curves, c.plot);
     std::cout << "plot: " << c.plot << "\n";
@@ -257,6 +338,9 @@ int main(int argc, char** argv) {
   app.add_option("--device", c.device, "auto (a GPU when there is one), cpu, cuda or cuda:N")
       ->capture_default_str();
   app.add_flag("--disable-cuda", c.disable_cuda, "run on the CPU even when a GPU is available");
+  app.add_flag("--distributed", c.distributed,
+               "one process of a distributed run started by wick-launch, mpirun or srun: "
+               "DistributedDataParallel over cuda:LOCAL_RANK (nccl), or the CPU (mpi) with --device cpu");
   app.add_option("--gpus", c.gpus_arg, "GPU indices, e.g. 0,1, or all: several run nn::DataParallel");
   app.add_option("--epochs", c.epochs, "passes over the training set")->capture_default_str();
   app.add_option("--batch-size", c.batch_size, "training batch size")->capture_default_str();

@@ -199,6 +199,8 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
              "num_workers option should be non-negative; use num_workers=0 to disable multithreading");
   WICK_CHECK(options_.num_workers <= kMaxWorkers, ValueError, kOp, "num_workers is ", options_.num_workers,
              " but at most ", kMaxWorkers, " worker threads are supported");
+  WICK_CHECK(!(options_.sampler && options_.shuffle), ValueError, kOp,
+             "sampler option is mutually exclusive with shuffle");
   WICK_CHECK(options_.prefetch_factor >= 1, ValueError, kOp,
              "prefetch_factor should be a positive integer, but got ", options_.prefetch_factor);
   if (options_.pin_memory) {
@@ -207,13 +209,21 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
   }
 }
 
+namespace {
+
+int64_t num_batches(int64_t n, int64_t b, bool drop_last) {
+  return drop_last ? n / b : n / b + (n % b != 0);  // no n + b - 1: b may be INT64_MAX
+}
+
+}  // namespace
+
 int64_t DataLoader::size() const {
-  const int64_t n = dataset_->size(), b = options_.batch_size;
-  return options_.drop_last ? n / b : n / b + (n % b != 0);  // no n + b - 1: b may be INT64_MAX
+  const int64_t n = options_.sampler ? options_.sampler->size() : dataset_->size();
+  return num_batches(n, options_.batch_size, options_.drop_last);
 }
 
 DataLoader::Iterator DataLoader::begin() {
-  const uint64_t epoch = epoch_++;
+  const uint64_t epoch = epoch_;
   uint64_t seed = 0;
   if (options_.shuffle) {
     if (options_.seed) {
@@ -226,9 +236,20 @@ DataLoader::Iterator DataLoader::begin() {
       seed = uint64_t(randint(0, int64_t(1) << 53, {1}).item<int64_t>());
     }
   }
-  auto run = std::make_shared<detail::EpochRun>(
-      dataset_, sample_order(dataset_->size(), options_.shuffle, seed), options_.batch_size, size(), pin_,
-      options_.num_workers, options_.prefetch_factor);
+  std::vector<int64_t> order;
+  if (options_.sampler) {
+    order = options_.sampler->indices();
+    const int64_t n = dataset_->size();
+    for (int64_t i : order)
+      WICK_CHECK(i >= 0 && i < n, IndexError, kOp, "the sampler gave index ", i,
+                 ", out of range for a dataset of size ", n);
+  } else {
+    order = sample_order(dataset_->size(), options_.shuffle, seed);
+  }
+  epoch_ = epoch + 1;
+  const int64_t batches = num_batches(int64_t(order.size()), options_.batch_size, options_.drop_last);
+  auto run = std::make_shared<detail::EpochRun>(dataset_, std::move(order), options_.batch_size, batches,
+                                                pin_, options_.num_workers, options_.prefetch_factor);
   run->advance();  // outside the constructor: a throw here still joins the workers
   return Iterator(std::move(run));
 }

@@ -121,6 +121,10 @@ class NcclWork final : public Work::Impl {
   int device;
   // With the timeline on: the caller's point and the collective's start.
   std::unique_ptr<cuda::Event> ready_ev, start_ev;
+  // A send or recv waits in the group until something needs it launched (docs: see
+  // NcclGroup::launched_of); then launched is the NCCL group that carries it.
+  bool deferred = false;
+  std::shared_ptr<NcclWork> launched;
 
  private:
   mutable std::atomic<bool> done_{false};
@@ -153,6 +157,8 @@ class NcclGroup final : public ProcessGroup, public std::enable_shared_from_this
 
   // Raises the group's error, naming op, once the group is broken.
   void check_usable(const std::string& op) const;
+  // The launched work that carries a deferred send or recv (launching the waiting ones now).
+  std::shared_ptr<NcclWork> launched_of(NcclWork& w);
   // Aborts the communicator (once) for reason; this and later calls raise it.
   void abort(const std::string& reason);
   bool broken() const { return broken_.load(std::memory_order_acquire); }
@@ -174,10 +180,20 @@ class NcclGroup final : public ProcessGroup, public std::enable_shared_from_this
   Work issue(const char* op, const std::vector<Tensor>& keep, F&& calls) {
     return issue(op, keep, std::forward<F>(calls), [](cudaStream_t) { return true; });
   }
+  // issue's body, with issue_mu_ held.
+  template <class F, class G>
+  std::shared_ptr<NcclWork> issue_locked(const char* op, const std::vector<Tensor>& keep, F&& calls,
+                                         G&& after);
+  // Launches the waiting sends and receives as one NCCL group (issue_mu_ held).
+  void flush_p2p_locked();
+  Work defer_p2p(const char* op, const Tensor& tensor, int peer, bool is_send);
   void check_tensor(const Tensor& t, const char* op, const char* what) const;
   void check_rank(int r, const char* op, const char* what, bool not_self) const;
   ncclDataType_t reduce_type(const Tensor& t, ReduceOp rop, const char* op) const;
   void watchdog();
+  // Waits until NCCL has taken the communicator's last call (non-blocking mode), at most the
+  // timeout: then the group is aborted and DistributedError raised naming op.
+  ncclResult_t settle(const char* op, const char* what);
 
   int rank_, size_, device_;
   std::chrono::milliseconds timeout_;
@@ -185,7 +201,17 @@ class NcclGroup final : public ProcessGroup, public std::enable_shared_from_this
   std::optional<cuda::Stream> stream_;
   cuda::Event ready_;
 
-  std::mutex issue_mu_;    // one collective queued at a time
+  // Sends and receives not launched yet. A send and a receive of one ring queued one after the
+  // other on one stream would each wait for the peer's other half: they are launched together,
+  // as one NCCL group, when one of them is waited for or the next collective is queued.
+  struct PendingP2P {
+    std::shared_ptr<NcclWork> work;
+    Tensor tensor;
+    int peer;
+    bool is_send;
+  };
+  std::vector<PendingP2P> pending_;  // guarded by issue_mu_
+  std::mutex issue_mu_;              // one collective queued at a time
   mutable std::mutex mu_;  // the in-flight list, the error, the timeline (never held in NCCL calls but abort)
   std::deque<std::shared_ptr<NcclWork>> in_flight_;
   std::atomic<bool> broken_{false};
@@ -223,12 +249,18 @@ void NcclGroup::connect(detail::Bootstrap& boot) {
   std::string bytes = boot.broadcast(std::string(reinterpret_cast<const char*>(&id), sizeof id), 0, op);
   if (bytes.size() != sizeof id) raise<DistributedError>(op, "received a malformed NCCL id (", where(), ")");
   std::memcpy(&id, bytes.data(), sizeof id);
-  // Every rank has the id: all are about to join, so the blocking initialization does not wait
-  // for a rank that never comes.
   boot.barrier(op);
-  ncclResult_t r = ncclCommInitRank(&comm_, size_, id, rank_);
-  if (r != ncclSuccess)
+  // A non-blocking communicator: no NCCL call blocks the host (a fresh communicator's first
+  // collectives connect to the peers, which would otherwise wait for a peer that never comes);
+  // settle() waits for each call against the timeout.
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclResult_t r = ncclCommInitRankConfig(&comm_, size_, id, rank_, &config);
+  if (r == ncclInProgress) r = settle(op, "ncclCommInitRank");
+  if (r != ncclSuccess) {
+    if (comm_ && !broken()) (void)ncclCommAbort(comm_);
     raise<DistributedError>(op, "ncclCommInitRank failed (", where(), "): ", ncclGetErrorString(r));
+  }
   cudaStream_t s = nullptr;
   int least = 0, greatest = 0;
   if (cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess ||
@@ -254,6 +286,26 @@ NcclGroup::~NcclGroup() {
   // Abort frees the communicator without talking to the peers, which may be gone already
   // (ncclCommDestroy may wait for them).
   (void)ncclCommAbort(comm_);
+}
+
+ncclResult_t NcclGroup::settle(const char* op, const char* what) {
+  const auto start = Clock::now();
+  int spins = 0;
+  for (;;) {
+    ncclResult_t st = ncclSuccess;
+    ncclResult_t q = ncclCommGetAsyncError(comm_, &st);
+    if (q != ncclSuccess) return q;
+    if (st != ncclInProgress) return st;
+    if (Clock::now() - start > timeout_) {
+      std::ostringstream os;
+      os << what << " did not finish within the timeout of " << timeout_.count() << " ms (" << where()
+         << "): a peer did not take part or died. The process group can no longer be used";
+      abort(os.str());
+      raise<DistributedError>(op, os.str());
+    }
+    if (++spins < 1000) std::this_thread::yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
 }
 
 void NcclGroup::check_usable(const std::string& op) const {
@@ -330,49 +382,97 @@ ncclDataType_t NcclGroup::reduce_type(const Tensor& t, ReduceOp rop, const char*
 template <class F, class G>
 Work NcclGroup::issue(const char* op, const std::vector<Tensor>& keep, F&& calls, G&& after) {
   check_usable(op);
+  std::lock_guard<std::mutex> issuing(issue_mu_);
+  flush_p2p_locked();
+  return Work(issue_locked(op, keep, std::forward<F>(calls), std::forward<G>(after)));
+}
+
+template <class F, class G>
+std::shared_ptr<NcclWork> NcclGroup::issue_locked(const char* op, const std::vector<Tensor>& keep, F&& calls,
+                                                  G&& after) {
+  check_usable(op);
   wick::detail::gpu::CudaDeviceScope scope(device_);
   auto work = std::make_shared<NcclWork>(op, weak_from_this(), device_);
   const cuda::Stream caller = cuda::current_stream(device_);
-  {
-    std::lock_guard<std::mutex> issuing(issue_mu_);
-    check_usable(op);
-    if (timeline_on()) {
-      work->ready_ev = std::make_unique<cuda::Event>(true);
-      work->ready_ev->record(caller);
-    }
-    ready_.record(caller);
-    stream_->wait_event(ready_);
-    if (timeline_on()) {
-      work->start_ev = std::make_unique<cuda::Event>(true);
-      work->start_ev->record(*stream_);
-    }
-    ncclResult_t r = ncclGroupStart();
-    if (r == ncclSuccess) r = calls(stream_->native());
-    ncclResult_t r2 = ncclGroupEnd();
-    if (r == ncclSuccess) r = r2;
-    if (r != ncclSuccess) {
-      std::ostringstream os;
-      os << "NCCL error (" << where() << "): " << ncclGetErrorString(r);
-      if (const char* last = ncclGetLastError(comm_); last && *last) os << " (" << last << ")";
-      raise<DistributedError>(op, os.str());
-    }
-    if (!after(stream_->native()))
-      raise<DistributedError>(op, "a copy after the collective failed (", where(), ")");
-    for (const Tensor& t : keep) t.record_stream(*stream_);
-    work->end.record(*stream_);
-    work->issued = Clock::now();
-    work->outputs = keep;
-    std::lock_guard<std::mutex> lock(mu_);
-    in_flight_.push_back(work);
-    if (timeline_on() && origin_) {
-      auto ready = std::shared_ptr<cuda::Event>(std::move(work->ready_ev));
-      auto start = std::shared_ptr<cuda::Event>(std::move(work->start_ev));
-      auto end = std::make_shared<cuda::Event>(true);
-      end->record(*stream_);
-      timeline_.push_back({op, ready, start, end});
-    }
+  if (timeline_on()) {
+    work->ready_ev = std::make_unique<cuda::Event>(true);
+    work->ready_ev->record(caller);
   }
+  ready_.record(caller);
+  stream_->wait_event(ready_);
+  if (timeline_on()) {
+    work->start_ev = std::make_unique<cuda::Event>(true);
+    work->start_ev->record(*stream_);
+  }
+  ncclResult_t r = ncclGroupStart();
+  if (r == ncclSuccess) r = calls(stream_->native());
+  ncclResult_t r2 = ncclGroupEnd();
+  if (r == ncclSuccess || r == ncclInProgress) r = r2;
+  if (r == ncclInProgress) r = settle(op, op);
+  if (r != ncclSuccess) {
+    std::ostringstream os;
+    os << "NCCL error (" << where() << "): " << ncclGetErrorString(r);
+    if (const char* last = ncclGetLastError(comm_); last && *last) os << " (" << last << ")";
+    raise<DistributedError>(op, os.str());
+  }
+  if (!after(stream_->native()))
+    raise<DistributedError>(op, "a copy after the collective failed (", where(), ")");
+  for (const Tensor& t : keep) t.record_stream(*stream_);
+  work->end.record(*stream_);
+  work->issued = Clock::now();
+  work->outputs = keep;
+  std::lock_guard<std::mutex> lock(mu_);
+  in_flight_.push_back(work);
+  if (timeline_on() && origin_) {
+    auto ready = std::shared_ptr<cuda::Event>(std::move(work->ready_ev));
+    auto start = std::shared_ptr<cuda::Event>(std::move(work->start_ev));
+    auto end = std::make_shared<cuda::Event>(true);
+    end->record(*stream_);
+    timeline_.push_back({op, ready, start, end});
+  }
+  return work;
+}
+
+void NcclGroup::flush_p2p_locked() {
+  if (pending_.empty()) return;
+  std::vector<PendingP2P> batch;
+  batch.swap(pending_);
+  std::vector<Tensor> keep;
+  for (auto& p : batch) keep.push_back(p.tensor);
+  const char* op = batch.size() == 1 ? (batch[0].is_send ? "send" : "recv") : "send/recv";
+  auto launched = issue_locked(
+      op, keep,
+      [&](cudaStream_t s) {
+        for (auto& p : batch) {
+          const size_t n = size_t(p.tensor.nbytes());
+          ncclResult_t r = p.is_send ? ncclSend(p.tensor.data_ptr(), n, ncclUint8, p.peer, comm_, s)
+                                     : ncclRecv(p.tensor.data_ptr(), n, ncclUint8, p.peer, comm_, s);
+          if (r != ncclSuccess) return r;
+        }
+        return ncclSuccess;
+      },
+      [](cudaStream_t) { return true; });
+  for (auto& p : batch) p.work->launched = launched;
+}
+
+Work NcclGroup::defer_p2p(const char* op, const Tensor& tensor, int peer, bool is_send) {
+  check_tensor(tensor, op, "tensor");
+  check_rank(peer, op, is_send ? "dst" : "src", true);
+  std::lock_guard<std::mutex> issuing(issue_mu_);
+  check_usable(op);
+  auto work = std::make_shared<NcclWork>(op, weak_from_this(), device_);
+  work->deferred = true;
+  work->outputs = {tensor};
+  // The values the caller's stream is about to write are what is sent: the launch waits for
+  // the caller's stream as it is then.
+  pending_.push_back({work, tensor, peer, is_send});
   return Work(work);
+}
+
+std::shared_ptr<NcclWork> NcclGroup::launched_of(NcclWork& w) {
+  std::lock_guard<std::mutex> issuing(issue_mu_);
+  if (!w.launched) flush_p2p_locked();
+  return w.launched;
 }
 
 Work NcclGroup::all_reduce(Tensor& tensor, ReduceOp rop) {
@@ -513,24 +613,9 @@ Work NcclGroup::barrier() {
   return w;
 }
 
-Work NcclGroup::send(const Tensor& tensor, int dst, int tag) {
-  static const char* op = "send";
-  check_tensor(tensor, op, "tensor");
-  check_rank(dst, op, "dst", true);
-  const void* p = tensor.data_ptr();
-  const size_t n = size_t(tensor.nbytes());
-  Work w = issue(op, {tensor}, [&](cudaStream_t s) { return ncclSend(p, n, ncclUint8, dst, comm_, s); });
-  return w;
-}
+Work NcclGroup::send(const Tensor& tensor, int dst, int tag) { return defer_p2p("send", tensor, dst, true); }
 
-Work NcclGroup::recv(Tensor& tensor, int src, int tag) {
-  static const char* op = "recv";
-  check_tensor(tensor, op, "tensor");
-  check_rank(src, op, "src", true);
-  void* p = tensor.data_ptr();
-  const size_t n = size_t(tensor.nbytes());
-  return issue(op, {tensor}, [&](cudaStream_t s) { return ncclRecv(p, n, ncclUint8, src, comm_, s); });
-}
+Work NcclGroup::recv(Tensor& tensor, int src, int tag) { return defer_p2p("recv", tensor, src, false); }
 
 // ---- the timeline
 
@@ -578,12 +663,27 @@ void NcclWork::check_group() const {
 }
 
 bool NcclWork::is_completed() {
+  if (deferred) {
+    if (!launched) {
+      check_group();
+      return false;
+    }
+    return launched->is_completed();
+  }
   if (done()) return true;
   check_group();
   return false;
 }
 
 void NcclWork::wait() {
+  if (deferred) {
+    auto g = group.lock();
+    if (!g)
+      raise<DistributedError>(op().c_str(), "the process group was destroyed before this ", op(),
+                              " was launched");
+    g->launched_of(*this)->wait();
+    return;
+  }
   // Spin briefly (short collectives), then poll; the watchdog aborts a late collective, which
   // ends its kernels, so this loop always ends.
   int spins = 0;
@@ -601,6 +701,14 @@ void NcclWork::wait() {
 }
 
 void NcclWork::synchronize() {
+  if (deferred) {
+    auto g = group.lock();
+    if (!g)
+      raise<DistributedError>(op().c_str(), "the process group was destroyed before this ", op(),
+                              " was launched");
+    g->launched_of(*this)->synchronize();
+    return;
+  }
   check_group();
   cuda::current_stream(device).wait_event(end);
 }

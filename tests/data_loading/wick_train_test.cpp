@@ -6,6 +6,7 @@
 #include <random>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -124,6 +125,9 @@ TEST_F(WickTrain, ClearErrors) {
       {"--disable-cuda --device cuda", "--disable-cuda contradicts --device cuda"},
       {"--device tpu", "[Device] invalid device string"},
       {"--epochs 0", "--epochs must be at least 1"},
+      {"--distributed --gpus 0,1",
+       "--distributed runs one process per GPU: give --device cuda or cpu, not --gpus"},
+      {"--distributed --device cuda:1", "--distributed: each process uses cuda:LOCAL_RANK"},
       {"--data-dir '" + dir.str() + "'", "[FashionMNIST] cannot find"},
   };
   for (const Case& c : cases) {
@@ -155,4 +159,97 @@ TEST_F(WickTrain, LearnsOnTwoGpus) {
   ASSERT_EQ(all.status, 0) << all.text;
   EXPECT_TRUE(has(all.text, "(DataParallel)")) << all.text;
   EXPECT_GE(final_accuracy(all.text), 95.0) << all.text;
+}
+
+namespace {
+
+// The lines an mpirun --tag-output run printed for rank r: "[job,r]<stdout>:text".
+std::vector<std::string> tagged(const std::string& text, int rank, const std::string& stream) {
+  std::vector<std::string> out;
+  const std::regex line("\\[[0-9]+," + std::to_string(rank) + "\\]<" + stream + ">:(.*)");
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t end = std::min(text.find('\n', pos), text.size());
+    std::smatch m;
+    const std::string l = text.substr(pos, end - pos);
+    if (std::regex_match(l, m, line)) out.push_back(m[1]);
+    pos = end + 1;
+  }
+  return out;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string s;
+  for (const auto& l : lines) s += l + "\n";
+  return s;
+}
+
+Output run_shell(const std::string& cmd) {
+  Output o;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return o;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.text.append(buf, n);
+  const int st = pclose(p);
+  o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return o;
+}
+
+}  // namespace
+
+// --distributed on two CPU processes ("mpi" backend, DistributedDataParallel), started by
+// mpirun and by wick-launch: it learns, rank 0 alone reports, plots and saves.
+TEST_F(WickTrain, DistributedOnTwoCpuProcesses) {
+#if !defined(WICK_MPIEXEC_PATH) || !defined(WICK_LAUNCH_PATH) || !defined(WICK_TRAIN_PATH)
+  GTEST_SKIP() << "needs MPI and wick-launch";
+#else
+  TempDir dir;
+  write_split(dir, "train", 640, 1);
+  write_split(dir, "t10k", 200, 2);
+  // Per process batches of 16: each step sees 32 samples, as the one-process run above.
+  auto args = [&](int epochs) {
+    return "--distributed --device cpu --data-dir '" + dir.str() + "' --batch-size 16 --workers 1 --epochs " +
+           std::to_string(epochs) + " --plot '" + dir.file("p.svg") + "' --save '" +
+           dir.file("m.safetensors") + "'";
+  };
+  Output o = run_shell("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 '" WICK_MPIEXEC_PATH
+                       "' --oversubscribe -np 2 --tag-output '" WICK_TRAIN_PATH "' " +
+                       args(2));
+  ASSERT_EQ(o.status, 0) << o.text;
+  const std::string rank0 = joined(tagged(o.text, 0, "stdout"));
+  EXPECT_TRUE(has(rank0,
+                  "mlp on Fashion-MNIST (640 train, 200 test images), 2 processes (mpi, cpu, "
+                  "DistributedDataParallel), 2 epochs, batch 16 per process (32 in all)"))
+      << o.text;
+  EXPECT_TRUE(has(rank0, "epoch 1/2: train loss")) << o.text;
+  EXPECT_TRUE(has(rank0, "epoch 2/2: train loss")) << o.text;
+  EXPECT_GE(final_accuracy(rank0), 90.0) << o.text;
+  EXPECT_TRUE(tagged(o.text, 1, "stdout").empty()) << o.text;
+  EXPECT_FALSE(has(joined(tagged(o.text, 1, "stderr")), "epoch")) << o.text;
+  // The checkpoint holds the model's own names, as a one-process run's.
+  auto state = wick::load(dir.file("m.safetensors"));
+  EXPECT_EQ(state.size(), 4u);
+  EXPECT_EQ(state.count("1.weight"), 1u);
+  std::ifstream svg(dir.file("p.svg"));
+  EXPECT_TRUE(std::string((std::istreambuf_iterator<char>(svg)), {}).ends_with("</svg>\n"));
+
+  // wick-launch (the processes meet through ompi-server): each writes to its own file.
+  Output l = run_shell("'" WICK_LAUNCH_PATH
+                       "' --standalone --nproc-per-node 2 sh -c "
+                       "'o=$1; shift; exec \"$@\" > \"$o.$RANK\" 2>&1' sh '" +
+                       dir.file("out") + "' '" WICK_TRAIN_PATH "' " + args(1));
+  ASSERT_EQ(l.status, 0) << l.text << "\nrank 0:\n"
+                         << read_text(dir.file("out.0")) << "\nrank 1:\n"
+                         << read_text(dir.file("out.1"));
+  const std::string out0 = read_text(dir.file("out.0"));
+  EXPECT_TRUE(has(out0, "2 processes (mpi, cpu, DistributedDataParallel)")) << out0;
+  EXPECT_GE(final_accuracy(out0), 90.0) << out0;
+  EXPECT_EQ(read_text(dir.file("out.1")), "");
+#endif
 }

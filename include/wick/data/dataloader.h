@@ -9,7 +9,8 @@
 //   }
 //
 // Workers are threads, not processes: a dataset's get/get_batch runs concurrently in them.
-// Batches come out in sampler order whatever the number of workers. Leaving the loop early
+// Batches come out in sampler order whatever the number of workers; options.sampler gives the
+// order of one's own (DistributedSampler: this process's share of the dataset). Leaving the loop early
 // (break, exception) stops the workers; an exception thrown in a worker is rethrown by the
 // loop on the main thread.
 #pragma once
@@ -22,6 +23,7 @@
 #include <utility>
 
 #include "wick/data/dataset.h"
+#include "wick/data/sampler.h"
 
 namespace wick::data {
 
@@ -29,6 +31,9 @@ struct DataLoaderOptions {
   int64_t batch_size = 1;
   // A new random order each epoch.
   bool shuffle = false;
+  // The indices of each epoch, in order (a DistributedSampler, or one's own Sampler); then
+  // shuffle must be false. The loader calls sampler->indices() as each epoch starts.
+  std::shared_ptr<Sampler> sampler = nullptr;
   // 0 assembles each batch in the loop's own thread when it is needed.
   int num_workers = 0;
   // Batches in page-locked memory, for asynchronous copies to a GPU. Without CUDA this warns
@@ -79,16 +84,18 @@ class DataLoader {
       : DataLoader(std::shared_ptr<const Dataset>(std::make_shared<D>(std::move(dataset))), options) {}
   DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options = {});
 
-  // Starts an epoch: a new order when shuffling, and workers that fill the queue.
+  // Starts an epoch: a new order when shuffling (the sampler's indices() when there is one), and
+  // workers that fill the queue.
   Iterator begin();
   Iterator end() const { return Iterator(); }
-  // Batches per epoch (len(loader)).
+  // Batches per epoch (len(loader)), of the sampler's size() samples when there is a sampler.
   int64_t size() const;
   // Epochs started so far.
   uint64_t epoch() const { return epoch_; }
   // Makes the next epoch number e (0-based); with a seed, its order is the one epoch e of a fresh
   // loader has, so a resumed run sees the batches an uninterrupted one would (set_epoch of
-  // PyTorch's DistributedSampler).
+  // PyTorch's DistributedSampler). A sampler's order is the sampler's own business (its
+  // set_epoch).
   void set_epoch(uint64_t e) { epoch_ = e; }
   const Dataset& dataset() const { return *dataset_; }
   const DataLoaderOptions& options() const { return options_; }

@@ -1,0 +1,54 @@
+#include "wick/data/sampler.h"
+
+#include "wick/data/dataloader.h"
+#include "wick/distributed.h"
+#include "wick/error.h"
+
+namespace wick::data {
+
+namespace {
+
+constexpr const char* kOp = "DistributedSampler";
+
+uint64_t splitmix64(uint64_t state) {
+  uint64_t z = state + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+DistributedSampler::DistributedSampler(int64_t dataset_size, DistributedSamplerOptions options)
+    : dataset_size_(dataset_size), options_(options) {
+  WICK_CHECK(dataset_size >= 0, ValueError, kOp, "the dataset size must be non-negative, got ", dataset_size);
+  if (!options_.num_replicas || !options_.rank) {
+    WICK_CHECK(distributed::is_initialized(), ValueError, kOp,
+               "num_replicas and rank must be given when wick::distributed is not initialized (call "
+               "init_process_group first, or pass both)");
+  }
+  num_replicas_ = options_.num_replicas ? *options_.num_replicas : distributed::get_world_size();
+  rank_ = options_.rank ? *options_.rank : distributed::get_rank();
+  WICK_CHECK(num_replicas_ >= 1, ValueError, kOp, "num_replicas should be a positive integer, but got ",
+             num_replicas_);
+  WICK_CHECK(rank_ >= 0 && rank_ < num_replicas_, ValueError, kOp, "Invalid rank ", rank_,
+             ", rank should be in the interval [0, ", num_replicas_ - 1, "]");
+  const int64_t r = num_replicas_;
+  num_samples_ = options_.drop_last ? dataset_size_ / r : dataset_size_ / r + (dataset_size_ % r != 0);
+  total_size_ = num_samples_ * r;
+}
+
+std::vector<int64_t> DistributedSampler::indices() const {
+  // Every rank draws the same order for the same seed and epoch.
+  const std::vector<int64_t> order =
+      sample_order(dataset_size_, options_.shuffle, splitmix64(options_.seed + epoch_));
+  std::vector<int64_t> out;
+  out.reserve(size_t(num_samples_));
+  // Position k of the padded (or cut) order is order[k mod n]: padding repeats the order from
+  // its start, as many times as needed when there are fewer samples than replicas.
+  for (int64_t k = rank_; k < total_size_; k += num_replicas_)
+    out.push_back(order[size_t(k % dataset_size_)]);
+  return out;
+}
+
+}  // namespace wick::data
