@@ -1,10 +1,8 @@
-// nn::parallel::DistributedDataParallel over wick_dist_tests' default group (1, 2 or 3
-// processes): CPU modules over mpi (suite DistributedDataParallel), modules on this process's GPU
-// over nccl (DistributedDataParallelNccl: WICK_TEST_BACKEND=nccl, one process per GPU; else it
-// skips, as the CPU suite does under nccl). Each rank takes its shard of a fixed batch (loss:
-// mean over the shard); its gradients are compared with a full-batch backward of a plain copy of
-// the model computed locally on the CPU (float64, to 1e-12). Every rank runs every test in the
-// same order.
+// nn::parallel::DistributedDataParallel over the default group (1, 2 or 3 processes): CPU
+// modules over the mpi backend, or, with WICK_TEST_BACKEND=nccl, modules on each process's GPU
+// over nccl. Each rank takes its shard of a fixed batch (loss: mean over the shard); its
+// gradients are compared with a full-batch backward of a plain copy of the model computed
+// locally (float64, to 1e-12). Every rank runs every test in the same order.
 #include <map>
 #include <string>
 #include <vector>
@@ -12,7 +10,6 @@
 #include <gtest/gtest.h>
 
 #include "wick/autograd.h"
-#include "wick/cuda.h"
 #include "wick/distributed.h"
 #include "wick/nn.h"
 #include "wick/ops.h"
@@ -28,8 +25,9 @@ using nn::parallel::DistributedDataParallelOptions;
 
 int rank() { return dist::get_rank(); }
 int world() { return dist::get_world_size(); }
-// Where the DDP's module lives: the CPU over mpi, this process's GPU over nccl.
+// Where the modules and data live: this process's GPU under nccl, else the CPU.
 Device dev() { return dist::get_backend() == "nccl" ? Device(kCUDA, dist::get_local_rank()) : Device(kCPU); }
+TensorOptions f64() { return TensorOptions(kFloat64).device(dev()); }
 
 // fc2(tanh(fc1(x))) [+ fc3(tanh(fc1(x)))], fc2 only while use_fc2.
 struct NetImpl : nn::Module {
@@ -64,6 +62,7 @@ WICK_MODULE(BnNet);
 Net make_net(uint64_t seed, bool with_fc3 = false) {
   manual_seed(seed);
   Net n(with_fc3);
+  n->to(dev());
   n->to(kFloat64);
   return n;
 }
@@ -78,20 +77,11 @@ Tensor shard(const Tensor& t, int r) {
   return t.narrow(0, r * n, n);
 }
 
-// This rank's shard on dev().
-Tensor mine(const Tensor& t) { return shard(t, rank()).to(dev()); }
-
-// A model for the DDP: on dev().
-Net on_dev(Net n) {
-  n->to(dev());
-  return n;
-}
-
 // The same data on every rank.
 std::pair<Tensor, Tensor> batch(uint64_t seed, int64_t rows_per_rank) {
   manual_seed(seed);
-  Tensor x = randn({rows_per_rank * world(), 4}, kFloat64);
-  Tensor y = randn({rows_per_rank * world(), 3}, kFloat64);
+  Tensor x = randn({rows_per_rank * world(), 4}, kFloat64).to(dev());
+  Tensor y = randn({rows_per_rank * world(), 3}, kFloat64).to(dev());
   return {x, y};
 }
 
@@ -99,7 +89,8 @@ void expect_close(const Tensor& got, const Tensor& want, double tol, const std::
   ASSERT_EQ(got.defined(), want.defined()) << what << " (rank " << rank() << ")";
   if (!want.defined()) return;
   ASSERT_EQ(got.sizes().vec(), want.sizes().vec()) << what;
-  auto g = got.detach().cpu().to_vector<double>(), w = want.detach().cpu().to_vector<double>();
+  auto g = got.detach().cpu().contiguous().to_vector<double>();
+  auto w = want.detach().cpu().contiguous().to_vector<double>();
   for (size_t i = 0; i < g.size(); ++i)
     EXPECT_NEAR(g[i], w[i], tol) << what << " element " << i << " (rank " << rank() << " of " << world()
                                  << ")";
@@ -112,13 +103,13 @@ void expect_grads(const nn::Module& got, const nn::Module& want, const std::stri
     expect_close(g[i].second.grad(), w[i].second.grad(), 1e-12, what + " " + g[i].first);
 }
 
-void gradients_equal_full_batch_and_rank_zero_init() {
+TEST(DistributedDataParallel, GradientsEqualFullBatchAndRankZeroInit) {
   auto [x, y] = batch(1, 4);
   Net ref = make_net(0);
   loss_of(ref(x), y).backward();
 
   // Every rank but 0 starts from other values: construction broadcasts rank 0's.
-  Net net = on_dev(make_net(rank() == 0 ? 0 : uint64_t(100 + rank())));
+  Net net = make_net(rank() == 0 ? 0 : uint64_t(100 + rank()));
   DistributedDataParallel ddp(net);
   const auto ref_params = ref->parameters(), params = net->parameters();
   for (size_t i = 0; i < params.size(); ++i) expect_close(params[i], ref_params[i], 0, "initial parameter");
@@ -126,64 +117,64 @@ void gradients_equal_full_batch_and_rank_zero_init() {
   ASSERT_EQ(sd.size(), 4u);
   EXPECT_EQ(sd[0].first, "module.fc1.weight");
 
-  loss_of(ddp(mine(x)), mine(y)).backward();
+  loss_of(ddp(shard(x, rank())), shard(y, rank())).backward();
   expect_grads(*net, *ref, "grad");
   // A second iteration (gradients now views of the bucket) after zero_grad.
   net->zero_grad(/*set_to_none=*/false);
   ref->zero_grad(false);
   loss_of(ref(x * 2), y).backward();
-  loss_of(ddp(mine(x * 2)), mine(y)).backward();
+  loss_of(ddp(shard(x * 2, rank())), shard(y, rank())).backward();
   expect_grads(*net, *ref, "second grad");
 }
 
-void no_sync_then_sync_equals_one_step_over_both() {
+TEST(DistributedDataParallel, NoSyncThenSyncEqualsOneStepOverBoth) {
   auto [a, ya] = batch(2, 3);
   auto [b, yb] = batch(3, 3);
   // Reference: the mean over ranks of (rank's loss on A + rank's loss on B).
   Net ref = make_net(0);
-  Tensor total = zeros({}, kFloat64);
+  Tensor total = zeros({}, f64());
   for (int r = 0; r < world(); ++r)
     total = total + loss_of(ref(shard(a, r)), shard(ya, r)) + loss_of(ref(shard(b, r)), shard(yb, r));
   (total / double(world())).backward();
 
-  Net net = on_dev(make_net(0));
+  Net net = make_net(0);
   DistributedDataParallel ddp(net);
   {
     auto guard = ddp->no_sync();
-    loss_of(ddp(mine(a)), mine(ya)).backward();
+    loss_of(ddp(shard(a, rank())), shard(ya, rank())).backward();
   }
   // Only the local gradient so far: that of this rank's loss on A.
   Net local = make_net(0);
   loss_of(local(shard(a, rank())), shard(ya, rank())).backward();
   expect_grads(*net, *local, "within no_sync");
 
-  loss_of(ddp(mine(b)), mine(yb)).backward();
+  loss_of(ddp(shard(b, rank())), shard(yb, rank())).backward();
   expect_grads(*net, *ref, "after the synchronized step");
 }
 
-void find_unused_parameters() {
+TEST(DistributedDataParallel, FindUnusedParameters) {
   auto [x, y] = batch(4, 2);
   // fc2 used by rank 0 only.
   Net ref = make_net(0, true);
-  Tensor total = zeros({}, kFloat64);
+  Tensor total = zeros({}, f64());
   for (int r = 0; r < world(); ++r) {
     ref->use_fc2 = r == 0;
     total = total + loss_of(ref(shard(x, r)), shard(y, r));
   }
   (total / double(world())).backward();
 
-  Net net = on_dev(make_net(0, true));
+  Net net = make_net(0, true);
   DistributedDataParallel ddp(net, DistributedDataParallelOptions().find_unused_parameters(true));
   net->use_fc2 = rank() == 0;
-  loss_of(ddp(mine(x)), mine(y)).backward();
+  loss_of(ddp(shard(x, rank())), shard(y, rank())).backward();
   expect_grads(*net, *ref, "fc2 used on rank 0");
 
   // fc2 used nowhere: its grads stay undefined, or as they were.
   net->zero_grad();
-  net->fc2->weight.set_grad(full({3, 6}, 3.0, TensorOptions().dtype(kFloat64).device(dev())));
+  net->fc2->weight.set_grad(full({3, 6}, 3.0, f64()));
   net->use_fc2 = false;
-  loss_of(ddp(mine(x)), mine(y)).backward();
-  expect_close(net->fc2->weight.grad(), full({3, 6}, 3.0, kFloat64), 0, "kept fc2.weight");
+  loss_of(ddp(shard(x, rank())), shard(y, rank())).backward();
+  expect_close(net->fc2->weight.grad(), full({3, 6}, 3.0, f64()), 0, "kept fc2.weight");
   EXPECT_FALSE(net->fc2->bias.grad().defined());
   Net ref2 = make_net(0, true);
   ref2->use_fc2 = false;
@@ -192,14 +183,14 @@ void find_unused_parameters() {
   expect_close(net->fc3->bias.grad(), ref2->fc3->bias.grad(), 1e-12, "fc3.bias, fc2 unused");
 }
 
-void unused_parameter_without_find_unused_names_it() {
+TEST(DistributedDataParallel, UnusedParameterWithoutFindUnusedNamesIt) {
   auto [x, y] = batch(5, 2);
-  Net net = on_dev(make_net(0, true));
+  Net net = make_net(0, true);
   DistributedDataParallel ddp(net);
   net->use_fc2 = false;
   std::string msg;
   try {
-    loss_of(ddp(mine(x)), mine(y)).backward();
+    loss_of(ddp(shard(x, rank())), shard(y, rank())).backward();
   } catch (const ValueError& e) {
     msg = e.what();
   }
@@ -211,28 +202,28 @@ void unused_parameter_without_find_unused_names_it() {
   loss_of(ref(x), y).backward();
   net->zero_grad();
   net->use_fc2 = true;
-  loss_of(ddp(mine(x)), mine(y)).backward();
+  loss_of(ddp(shard(x, rank())), shard(y, rank())).backward();
   expect_grads(*net, *ref, "after the error");
 }
 
-void buffers_from_rank_zero() {
+TEST(DistributedDataParallel, BuffersFromRankZero) {
   manual_seed(6);
-  Tensor x = randn({4 * world(), 4}, kFloat64);
+  Tensor x = randn({4 * world(), 4}, kFloat64).to(dev());
   auto make = [] {
     manual_seed(0);
     BnNet n;
+    n->to(dev());
     n->to(kFloat64);
     return n;
   };
   for (bool broadcast : {true, false}) {
     BnNet net = make();
-    net->to(dev());
     DistributedDataParallel ddp(net, DistributedDataParallelOptions().broadcast_buffers(broadcast));
     {
       NoGradGuard g;
       net->bn->running_mean.fill_(7.0 + rank());  // differs from rank to rank after construction
     }
-    ddp(mine(x)).sum().backward();
+    ddp(shard(x, rank())).sum().backward();
     BnNet ref = make();
     {
       NoGradGuard g;
@@ -244,12 +235,12 @@ void buffers_from_rank_zero() {
   }
 }
 
-void sgd_steps_stay_identical_across_ranks() {
+TEST(DistributedDataParallel, SgdStepsStayIdenticalAcrossRanks) {
   auto [x, y] = batch(7, 3);
   const int steps = 4;
   Net ref = make_net(0);
   optim::SGD ref_opt(ref->parameters(), optim::SGDOptions(0.1).momentum(0.9));
-  Net net = on_dev(make_net(rank() == 0 ? 0 : uint64_t(50 + rank())));
+  Net net = make_net(rank() == 0 ? 0 : uint64_t(50 + rank()));
   DistributedDataParallel ddp(net);
   optim::SGD opt(ddp->parameters(), optim::SGDOptions(0.1).momentum(0.9));
   for (int s = 0; s < steps; ++s) {
@@ -257,74 +248,19 @@ void sgd_steps_stay_identical_across_ranks() {
     loss_of(ref(x), y).backward();
     ref_opt.step();
     opt.zero_grad();
-    loss_of(ddp(mine(x)), mine(y)).backward();
+    loss_of(ddp(shard(x, rank())), shard(y, rank())).backward();
     opt.step();
   }
   std::vector<Tensor> flat;
   for (const Tensor& p : net->parameters()) flat.push_back(p.detach().reshape({-1}));
-  Tensor own = cat(flat);
+  Tensor mine = cat(flat);
   std::vector<Tensor> all;
-  for (int r = 0; r < world(); ++r) all.push_back(empty_like(own));
-  dist::all_gather(all, own);
+  for (int r = 0; r < world(); ++r) all.push_back(empty_like(mine));
+  dist::all_gather(all, mine);
   for (int r = 0; r < world(); ++r)
     expect_close(all[size_t(r)], all[0], 0, "rank " + std::to_string(r) + "'s parameters");
   const auto want = ref->parameters(), got = net->parameters();
   for (size_t i = 0; i < want.size(); ++i) expect_close(got[i], want[i], 1e-12, "parameter after SGD");
-}
-
-#define WICK_REQUIRE_BACKEND(name)                                                              \
-  do {                                                                                          \
-    if (!dist::is_initialized() || dist::get_backend() != name) GTEST_SKIP() << "not " << name; \
-  } while (0)
-
-TEST(DistributedDataParallel, GradientsEqualFullBatchAndRankZeroInit) {
-  WICK_REQUIRE_BACKEND("mpi");
-  gradients_equal_full_batch_and_rank_zero_init();
-}
-TEST(DistributedDataParallel, NoSyncThenSyncEqualsOneStepOverBoth) {
-  WICK_REQUIRE_BACKEND("mpi");
-  no_sync_then_sync_equals_one_step_over_both();
-}
-TEST(DistributedDataParallel, FindUnusedParameters) {
-  WICK_REQUIRE_BACKEND("mpi");
-  find_unused_parameters();
-}
-TEST(DistributedDataParallel, UnusedParameterWithoutFindUnusedNamesIt) {
-  WICK_REQUIRE_BACKEND("mpi");
-  unused_parameter_without_find_unused_names_it();
-}
-TEST(DistributedDataParallel, BuffersFromRankZero) {
-  WICK_REQUIRE_BACKEND("mpi");
-  buffers_from_rank_zero();
-}
-TEST(DistributedDataParallel, SgdStepsStayIdenticalAcrossRanks) {
-  WICK_REQUIRE_BACKEND("mpi");
-  sgd_steps_stay_identical_across_ranks();
-}
-
-TEST(DistributedDataParallelNccl, GradientsEqualFullBatchAndRankZeroInit) {
-  WICK_REQUIRE_BACKEND("nccl");
-  gradients_equal_full_batch_and_rank_zero_init();
-}
-TEST(DistributedDataParallelNccl, NoSyncThenSyncEqualsOneStepOverBoth) {
-  WICK_REQUIRE_BACKEND("nccl");
-  no_sync_then_sync_equals_one_step_over_both();
-}
-TEST(DistributedDataParallelNccl, FindUnusedParameters) {
-  WICK_REQUIRE_BACKEND("nccl");
-  find_unused_parameters();
-}
-TEST(DistributedDataParallelNccl, UnusedParameterWithoutFindUnusedNamesIt) {
-  WICK_REQUIRE_BACKEND("nccl");
-  unused_parameter_without_find_unused_names_it();
-}
-TEST(DistributedDataParallelNccl, BuffersFromRankZero) {
-  WICK_REQUIRE_BACKEND("nccl");
-  buffers_from_rank_zero();
-}
-TEST(DistributedDataParallelNccl, SgdStepsStayIdenticalAcrossRanks) {
-  WICK_REQUIRE_BACKEND("nccl");
-  sgd_steps_stay_identical_across_ranks();
 }
 
 }  // namespace

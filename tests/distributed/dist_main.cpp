@@ -11,8 +11,8 @@
 
 namespace {
 
-// WICK_TEST_BACKEND=nccl runs the suites for CUDA tensors (names with "Nccl"), one GPU per
-// process; the default, mpi, the others.
+// WICK_TEST_BACKEND=nccl runs the suites for CUDA tensors (names with "Nccl", and
+// DistributedDataParallel's on the GPU), one GPU per process; the default, mpi, the others.
 std::string backend() {
   const char* b = std::getenv("WICK_TEST_BACKEND");
   return b && *b ? b : "mpi";
@@ -33,7 +33,8 @@ class DistEnvironment : public ::testing::Environment {
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  if (backend() == "nccl" && GTEST_FLAG_GET(filter) == "*") GTEST_FLAG_SET(filter, "*Nccl*");
+  if (backend() == "nccl" && GTEST_FLAG_GET(filter) == "*")
+    GTEST_FLAG_SET(filter, "*Nccl*:DistributedDataParallel*");
   ::testing::AddGlobalTestEnvironment(new DistEnvironment);
   return RUN_ALL_TESTS();
 }
