@@ -289,13 +289,10 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
       }
       for (size_t i : unused) set_ready(i);
       // Which parameters some rank used: every rank issues this after all its buckets.
-      Tensor used = zeros({int64_t(params.size())}, TensorOptions().dtype(kInt32).device(device));
-      {
-        std::vector<int32_t> local(params.size());
-        for (size_t i = 0; i < params.size(); ++i) local[i] = 1;
-        for (size_t i : unused) local[i] = 0;
-        used.copy_(from_blob(local.data(), {int64_t(local.size())}, TensorOptions().dtype(kInt32)));
-      }
+      std::vector<int32_t> local(params.size(), 1);
+      for (size_t i : unused) local[i] = 0;
+      Tensor used =
+          from_blob(local.data(), {int64_t(local.size())}, TensorOptions().dtype(kInt32)).clone().to(device);
       group->all_reduce(used, distributed::ReduceOp::MAX).wait();
       const auto global = used.cpu().to_vector<int32_t>();
       synchronize_launched();
