@@ -159,8 +159,8 @@ if ((dist)); then
   step "DistributedDataParallel rows and timeline"
   # The DDP rows, then the one-GPU step without DDP in the same files, and the table again.
   OUT=$OUT timeout 480 bash bench/compare/run.sh $build ddp >/dev/null
-  $build/compare/wick_train_step train_step_mlp_large_ms >>"$OUT/compare_wick.txt"
-  $build/compare/torch_train_step train_step_mlp_large_ms >>"$OUT/compare_torch.txt"
+  $build/compare/wick_train_step train_step_mlp_large >>"$OUT/compare_wick.txt"
+  $build/compare/torch_train_step train_step_mlp_large >>"$OUT/compare_torch.txt"
   python3 bench/compare/table.py "$OUT/compare_wick.txt" "$OUT/compare_torch.txt" | tee "$OUT/compare_table.md"
   WICK_NCCL_TIMELINE=1 timeout 200 $launch $build/compare/wick_ddp_step >"$OUT/ddp_timeline.txt" 2>&1
   echo "ddp timeline rc=$?"; cat "$OUT/ddp_timeline.txt" | head -40
