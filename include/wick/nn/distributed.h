@@ -6,9 +6,12 @@
 //   wick::nn::parallel::DistributedDataParallel ddp(net);    // rank 0's parameters and buffers everywhere
 //   wick::optim::SGD opt(ddp->parameters(), 0.1);
 //   auto loss = loss_fn(ddp(x_shard), y_shard);              // each rank its own shard of the batch
-//   loss.backward();                                         // every rank: the mean over ranks of the
-//   gradients opt.step();                                              // identical steps on every rank {
-//   auto guard = ddp->no_sync(); loss_fn(ddp(x1), y1).backward(); }  // local accumulation only
+//   loss.backward();                                         // grads: the mean over ranks
+//   opt.step();                                              // identical steps on every rank
+//   {
+//     auto guard = ddp->no_sync();                           // local accumulation only
+//     loss_fn(ddp(x1), y1).backward();
+//   }
 //
 // The parameters that require grad are grouped, in reverse registration order (about the order
 // their gradients appear in the backward pass), into buckets of one dtype: the first bucket of a
