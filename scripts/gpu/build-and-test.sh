@@ -148,6 +148,9 @@ if ((dist)); then
     $build/tests/wick_dist_tests >"$OUT/dist_nccl_socket.log" 2>&1
   echo "nccl sockets rc=$?"; grep -E '^\[  (PASSED|FAILED) |tests ran' "$OUT/dist_nccl_socket.log" | sort | uniq -c | head
   grep -m3 -E 'via NET/Socket|NET/Socket : Using' "$OUT/dist_nccl_socket.log"
+  step "a rank that exits in the middle of an nccl all_reduce (wick-launch)"
+  WICK_TEST_BACKEND=nccl timeout 120 $launch $build/tests/wick_dist_failure >"$OUT/dist_nccl_failure.log" 2>&1
+  echo "nccl rank exits rc=$?"; grep -E 'caught|no error' "$OUT/dist_nccl_failure.log"
   if [[ -d .deps/fmnist ]]; then
     step "wick-train CNN 3 epochs: one GPU, then --distributed on $ngpu"
     timeout 200 $build/bin/wick-train --model cnn --epochs 3 --data-dir .deps/fmnist --plot "" >"$OUT/train_1.log" 2>&1
