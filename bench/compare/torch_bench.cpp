@@ -64,6 +64,7 @@ int main(int argc, char** argv) {
     auto x = torch::randn({8192, 8192}, gpu), target = torch::randint(8192, {8192}, gpu.dtype(torch::kInt64));
     const double ms = compare::device_ms(stream, [&] { auto l = torch::nn::functional::cross_entropy(x, target); }, 5, 11);
     report("cross_entropy_8192x8192_gbs", 4.0 * 8192 * 8192 / (ms * 1e-3) / 1e9, "GB/s");
+    torch::AutoGradMode enable_grad(true);  // main() runs under NoGradGuard
     auto xg = x.detach().requires_grad_();
     auto step = [&] {
       xg.mutable_grad() = torch::Tensor();
