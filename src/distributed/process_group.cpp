@@ -1,4 +1,5 @@
 // The default process group, the free functions of wick/distributed.h and Work.
+#include <csignal>
 #include <cstdlib>
 #include <mutex>
 
@@ -112,6 +113,15 @@ void init_process_group(const std::string& backend, const InitOptions& options) 
   WICK_CHECK(options.timeout.count() > 0, ValueError, op, "the timeout must be positive, got ",
              options.timeout.count(), " ms");
   detail::RankInfo info = detail::resolve_rank_info(options);
+  // A peer that dies leaves its sockets closed; a write to one (Open MPI's transports between
+  // processes not started by mpirun write without MSG_NOSIGNAL) would end this process by
+  // SIGPIPE instead of failing the collective, which then raises. Ignored unless the program
+  // set a handler of its own.
+  if (info.world_size > 1) {
+    struct sigaction current {};
+    if (sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL)
+      std::signal(SIGPIPE, SIG_IGN);
+  }
   std::shared_ptr<ProcessGroup> group;
   std::unique_ptr<detail::Bootstrap> bootstrap;
   Device check_device(kCPU);
