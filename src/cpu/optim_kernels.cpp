@@ -28,11 +28,14 @@ std::vector<Chunk> chunks_of(std::span<const Tensor> params) {
   return chunks;
 }
 
-// Runs f(chunk) for every chunk, in parallel when there is enough work.
+// Runs f(chunk) for every chunk, in parallel when there is enough work (more than one chunk's
+// worth of elements: a few small tensors are not worth waking the threads).
 template <class F>
 void for_chunks(const std::vector<Chunk>& chunks, F&& f) {
   const int64_t n = int64_t(chunks.size());
-  if (n <= 1 || omp_in_parallel()) {
+  int64_t total = 0;
+  for (const Chunk& c : chunks) total += c.end - c.begin;
+  if (n <= 1 || total <= kChunk || omp_in_parallel()) {
     for (const Chunk& c : chunks) f(c);
     return;
   }
