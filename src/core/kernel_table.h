@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 
 #include "core/tensor_iter.h"
 #include "wick/tensor.h"
@@ -65,6 +66,28 @@ struct GemmArgs {
 struct Conv2dParams {
   int64_t stride[2], padding[2], dilation[2];
   int64_t groups;
+};
+
+// One multi-tensor optimizer step (KernelTable's sgd_step and adam_step) over lists of
+// parameters of one dtype and device: operand lists are parallel (element i of each list belongs
+// to parameter i), every tensor contiguous with its parameter's numel. Each element is updated
+// in one pass with the same operations, in the same order, as the per-parameter ops of
+// src/optim (so float32/float64 results match them); 16-bit floats compute in float and round
+// once. Scalars travel by value: no host synchronization.
+struct SgdStepArgs {
+  // d = (maximize ? -g : g) + weight_decay p; with momentum: buf = d when init_buf (the first
+  // step's clone), else buf = momentum buf + (1 - dampening) d; d = nesterov ? d + momentum buf
+  // : buf. Then p = p - lr d. bufs is empty when momentum is 0.
+  double lr, momentum, dampening, weight_decay;
+  bool nesterov, maximize, init_buf;
+};
+struct AdamStepArgs {
+  // g = maximize ? -g : g; decoupled: p = p (1 - lr wd), else g = g + wd p (when wd != 0);
+  // m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g g; amsgrad: vmax = max(vmax, v), used for v;
+  // p = p - (lr / bias_correction1) m / (sqrt(v) / bias_correction2_sqrt + eps).
+  // The bias corrections come from the step count on the host.
+  double lr, beta1, beta2, eps, weight_decay, bias_correction1, bias_correction2_sqrt;
+  bool decoupled, amsgrad, maximize;
 };
 
 struct KernelTable {
@@ -140,6 +163,15 @@ struct KernelTable {
   // {dx, dw, db} from dy [N, O, OH, OW]: each one defined when needs[i], undefined otherwise.
   std::array<Tensor, 3> (*conv2d_backward)(const Tensor& dy, const Tensor& x, const Tensor& w,
                                            const Conv2dParams& p, std::array<bool, 3> needs);
+
+  // Multi-tensor optimizer steps (see SgdStepArgs, AdamStepArgs): floating dtypes; CUDA runs
+  // one launch per table of up to a few dozen tensors (src/cuda/kernels/optim.cu).
+  void (*sgd_step)(std::span<const Tensor> params, std::span<const Tensor> grads,
+                   std::span<const Tensor> bufs, const SgdStepArgs& args);
+  // max_exp_avg_sqs is empty unless args.amsgrad.
+  void (*adam_step)(std::span<const Tensor> params, std::span<const Tensor> grads,
+                    std::span<const Tensor> exp_avgs, std::span<const Tensor> exp_avg_sqs,
+                    std::span<const Tensor> max_exp_avg_sqs, const AdamStepArgs& args);
 };
 
 const KernelTable& cpu_kernels();

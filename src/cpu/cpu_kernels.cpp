@@ -138,6 +138,8 @@ const KernelTable& cpu_kernels() {
       .nll_loss_backward = cpu::cpu_nll_loss_backward,
       .conv2d_forward = generic_conv2d_forward,
       .conv2d_backward = generic_conv2d_backward,
+      .sgd_step = cpu::cpu_sgd_step,
+      .adam_step = cpu::cpu_adam_step,
   };
   return table;
 }

@@ -20,5 +20,10 @@ void cpu_nll_loss_forward(const Tensor& out, const Tensor& total_weight, const T
 void cpu_nll_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const Tensor& target,
                            const Tensor& weight, const Tensor& total_weight, int64_t ignore_index,
                            LossReduction reduction);
+void cpu_sgd_step(std::span<const Tensor> params, std::span<const Tensor> grads, std::span<const Tensor> bufs,
+                  const SgdStepArgs& args);
+void cpu_adam_step(std::span<const Tensor> params, std::span<const Tensor> grads,
+                   std::span<const Tensor> exp_avgs, std::span<const Tensor> exp_avg_sqs,
+                   std::span<const Tensor> max_exp_avg_sqs, const AdamStepArgs& args);
 
 }  // namespace wick::detail::cpu

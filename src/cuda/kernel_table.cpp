@@ -33,6 +33,8 @@ const KernelTable& cuda_kernels() {
       .conv2d_forward = &generic_conv2d_forward,
       .conv2d_backward = &generic_conv2d_backward,
 #endif
+      .sgd_step = &gpu::sgd_step,
+      .adam_step = &gpu::adam_step,
   };
   return table;
 }

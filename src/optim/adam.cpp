@@ -2,10 +2,19 @@
 //   m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2  (v_max = max(v_max, v) with amsgrad)
 //   p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
 // Adam adds wd p to g; AdamW multiplies p by 1 - lr wd first.
+//
+// With foreach (the default), the dense parameters of a group are bucketed by (device, dtype,
+// step count) and each bucket takes one multi-tensor kernel (KernelTable's adam_step: one pass
+// per element, a few launches on CUDA; the bias corrections computed here from the step);
+// any other parameter takes the per-parameter ops below.
 #include "wick/optim/adam.h"
 
 #include <cmath>
+#include <map>
+#include <tuple>
 
+#include "core/kernel_table.h"
+#include "core/tensor_ops.h"
 #include "wick/autograd.h"
 #include "wick/ops.h"
 
@@ -25,6 +34,17 @@ void check_options(const AdamOptions& o, const char* op) {
   WICK_CHECK(b1 >= 0 && b1 < 1, ValueError, op, "Invalid beta parameter at index 0: ", b1);
   WICK_CHECK(b2 >= 0 && b2 < 1, ValueError, op, "Invalid beta parameter at index 1: ", b2);
   WICK_CHECK(o.weight_decay() >= 0, ValueError, op, "Invalid weight_decay value: ", o.weight_decay());
+}
+
+// Whether t can join p's multi-tensor list: dense, contiguous, p's dtype, device and size.
+bool fits(const Tensor& t, const Tensor& p) {
+  return t.defined() && t.is_contiguous() && t.dtype() == p.dtype() && t.device() == p.device() &&
+         t.numel() == p.numel();
+}
+
+const Tensor* find(const ParamState& st, const char* name) {
+  auto it = st.tensors.find(name);
+  return it == st.tensors.end() ? nullptr : &it->second;
 }
 }  // namespace
 
@@ -47,11 +67,41 @@ void Adam::step() {
   for (auto& group : groups_) {
     const auto& o = static_cast<const AdamOptions&>(group.options());
     const auto [b1, b2] = o.betas();
+    // (device type, device index, dtype, step after this one) -> the operand lists.
+    using Key = std::tuple<int, int, int, int64_t>;
+    struct Lists {
+      std::vector<Tensor> params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs;
+    };
+    std::map<Key, Lists> buckets;
     for (Tensor& p : group.params()) {
       if (!p.grad().defined()) continue;
       check_grad(p, op);
-      Tensor g = p.grad();
       ParamState& st = state(p);
+      if (o.foreach () && p.is_floating_point() && p.is_contiguous() && fits(p.grad(), p)) {
+        bool ok = true;
+        if (st.step != 0) {
+          const Tensor* m = find(st, "exp_avg");
+          const Tensor* v = find(st, "exp_avg_sq");
+          const Tensor* vmax = o.amsgrad() ? find(st, "max_exp_avg_sq") : nullptr;
+          ok = m && v && fits(*m, p) && fits(*v, p) && (!o.amsgrad() || (vmax && fits(*vmax, p)));
+        }
+        if (ok) {
+          if (st.step == 0) {
+            st.tensors["exp_avg"] = wick::zeros_like(p);
+            st.tensors["exp_avg_sq"] = wick::zeros_like(p);
+            if (o.amsgrad()) st.tensors["max_exp_avg_sq"] = wick::zeros_like(p);
+          }
+          ++st.step;
+          Lists& l = buckets[Key{int(p.device().type()), int(p.device().index()), int(p.dtype()), st.step}];
+          l.params.push_back(p);
+          l.grads.push_back(p.grad());
+          l.exp_avgs.push_back(st.tensors["exp_avg"]);
+          l.exp_avg_sqs.push_back(st.tensors["exp_avg_sq"]);
+          if (o.amsgrad()) l.max_exp_avg_sqs.push_back(st.tensors["max_exp_avg_sq"]);
+          continue;
+        }
+      }
+      Tensor g = o.maximize() ? p.grad().neg() : p.grad();
       if (st.step == 0) {
         st.tensors["exp_avg"] = wick::zeros_like(p);
         st.tensors["exp_avg_sq"] = wick::zeros_like(p);
@@ -74,6 +124,17 @@ void Adam::step() {
       }
       Tensor denom = (vv.sqrt() / std::sqrt(bc2)).add_(o.eps());
       p.sub_(m / denom, o.lr() / bc1);
+    }
+    for (auto& [key, l] : buckets) {
+      const double step = double(std::get<3>(key));
+      const double bc1 = 1 - std::pow(b1, step), bc2 = 1 - std::pow(b2, step);
+      const detail::AdamStepArgs args{
+          o.lr(),         b1,         b2,          o.eps(),     o.weight_decay(), bc1,
+          std::sqrt(bc2), decoupled_, o.amsgrad(), o.maximize()};
+      detail::kernel<&detail::KernelTable::adam_step>(l.params[0].device(), op)(
+          l.params, l.grads, l.exp_avgs, l.exp_avg_sqs, l.max_exp_avg_sqs, args);
+      for (auto* list : {&l.params, &l.exp_avgs, &l.exp_avg_sqs, &l.max_exp_avg_sqs})
+        for (const Tensor& t : *list) detail::bump_version(t);
     }
   }
 }

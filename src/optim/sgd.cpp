@@ -1,7 +1,16 @@
 // SGD, as torch.optim.SGD: d = g + wd p; buf = momentum buf + (1 - dampening) d (buf = d on
 // the first step); d = d + momentum buf (Nesterov) or buf; p -= lr d.
+//
+// With foreach (the default), the dense parameters of a group are bucketed by (device, dtype)
+// and each bucket takes one multi-tensor kernel (KernelTable's sgd_step: one pass per element,
+// a few launches on CUDA); any other parameter takes the per-parameter ops below.
 #include "wick/optim/sgd.h"
 
+#include <map>
+#include <tuple>
+
+#include "core/kernel_table.h"
+#include "core/tensor_ops.h"
 #include "wick/autograd.h"
 #include "wick/ops.h"
 
@@ -28,15 +37,49 @@ SGD::SGD(std::vector<OptimizerParamGroup> groups, const SGDOptions& defaults)
              "SGD", "Nesterov momentum requires a momentum and zero dampening");
 }
 
+namespace {
+
+// Whether t can join p's multi-tensor list: dense, contiguous, p's dtype, device and size.
+bool fits(const Tensor& t, const Tensor& p) {
+  return t.defined() && t.is_contiguous() && t.dtype() == p.dtype() && t.device() == p.device() &&
+         t.numel() == p.numel();
+}
+
+}  // namespace
+
 void SGD::step() {
   NoGradGuard no_grad;
   check_grads("SGD.step");
   for (auto& group : groups_) {
     const auto& o = static_cast<const SGDOptions&>(group.options());
+    // (device type, device index, dtype, first step) -> parameters, gradients, buffers.
+    using Key = std::tuple<int, int, int, bool>;
+    struct Lists {
+      std::vector<Tensor> params, grads, bufs;
+    };
+    std::map<Key, Lists> buckets;
     for (Tensor& p : group.params()) {
       if (!p.grad().defined()) continue;
       check_grad(p, "SGD.step");
-      Tensor d = p.grad();
+      if (o.foreach () && p.is_floating_point() && p.is_contiguous() && fits(p.grad(), p)) {
+        Tensor buf;
+        bool init = false;
+        if (o.momentum() != 0) {
+          ParamState& st = state(p);
+          auto it = st.tensors.find("momentum_buffer");
+          if (it == st.tensors.end()) init = true;
+          else buf = it->second;
+        }
+        if (o.momentum() == 0 || init || fits(buf, p)) {
+          if (init) buf = state(p).tensors["momentum_buffer"] = wick::empty_like(p);
+          Lists& l = buckets[Key{int(p.device().type()), int(p.device().index()), int(p.dtype()), init}];
+          l.params.push_back(p);
+          l.grads.push_back(p.grad());
+          if (buf.defined()) l.bufs.push_back(buf);
+          continue;
+        }
+      }
+      Tensor d = o.maximize() ? p.grad().neg() : p.grad();
       if (o.weight_decay() != 0) d = d.add(p, o.weight_decay());
       if (o.momentum() != 0) {
         ParamState& st = state(p);
@@ -51,6 +94,14 @@ void SGD::step() {
         d = o.nesterov() ? d.add(buf, o.momentum()) : buf;
       }
       p.add_(d, -o.lr());
+    }
+    for (auto& [key, l] : buckets) {
+      const detail::SgdStepArgs args{o.lr(),       o.momentum(), o.dampening(),   o.weight_decay(),
+                                     o.nesterov(), o.maximize(), std::get<3>(key)};
+      const Device device = l.params[0].device();
+      detail::kernel<&detail::KernelTable::sgd_step>(device, "SGD.step")(l.params, l.grads, l.bufs, args);
+      for (const Tensor& p : l.params) detail::bump_version(p);
+      for (const Tensor& b : l.bufs) detail::bump_version(b);
     }
   }
 }

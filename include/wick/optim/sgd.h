@@ -15,6 +15,13 @@ struct SGDOptions : OptimizerOptions {
   WICK_ARG(double, dampening) = 0;
   WICK_ARG(double, weight_decay) = 0;
   WICK_ARG(bool, nesterov) = false;
+  // Maximize the objective: step along the gradient (PyTorch's maximize).
+  WICK_ARG(bool, maximize) = false;
+  // Update every dense parameter of one device and dtype together in one multi-tensor kernel
+  // (PyTorch's foreach/fused forms: float32/float64 results equal the per-parameter ops, 16-bit
+  // floats compute in float and round once); false runs each parameter's update as
+  // separate tensor ops.
+  WICK_ARG(bool, foreach) = true;
 
  public:
   std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<SGDOptions>(*this); }

@@ -27,5 +27,11 @@ void nll_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const T
                        const Tensor& weight, const Tensor& total_weight, int64_t ignore_index,
                        LossReduction reduction);
 void raise_pending_target_error();
+// optim.cu: the multi-tensor optimizer steps.
+void sgd_step(std::span<const Tensor> params, std::span<const Tensor> grads, std::span<const Tensor> bufs,
+              const SgdStepArgs& args);
+void adam_step(std::span<const Tensor> params, std::span<const Tensor> grads,
+               std::span<const Tensor> exp_avgs, std::span<const Tensor> exp_avg_sqs,
+               std::span<const Tensor> max_exp_avg_sqs, const AdamStepArgs& args);
 
 }  // namespace wick::detail::gpu

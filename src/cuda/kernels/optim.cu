@@ -1,0 +1,177 @@
+/* The multi-tensor optimizer steps on CUDA (KernelTable's sgd_step and adam_step): one launch
+ * updates a whole list of parameters.
+ *
+ * Work split: every parameter is cut into chunks of kChunk elements, and each block of the
+ * launch takes one (tensor, chunk) pair from a table passed by value in the kernel's arguments
+ * (the operands' addresses and sizes of up to kMaxTensors tensors, and the pair of each of up
+ * to kMaxBlocks blocks; under the 4 KiB argument limit). When the table is full the host
+ * launches it and starts a new one, so a list of any length takes ceil(chunks / kMaxBlocks)
+ * launches or so, and the host never waits for the device. Each thread updates kIlp elements
+ * per round (all loads of a round before any store, for memory-level parallelism), the whole
+ * update in registers (core/optim_math.h), arithmetic in opmath_t (float for 16-bit floats).
+ */
+#include <array>
+
+#include "core/optim_math.h"
+#include "cuda/kernels/elementwise.cuh"
+#include "cuda/kernels/op_kernels.h"
+
+namespace wick::detail::gpu {
+
+namespace {
+
+constexpr int kMaxTensors = 36;
+constexpr int kMaxBlocks = 320;
+constexpr int64_t kChunk = 65536;
+constexpr int kThreads = 512;
+constexpr int kIlp = 4;
+
+// Operand k of tensor t starts at ptr[k][t]; block b updates chunk block_chunk[b] of tensor
+// block_tensor[b].
+template <int N>
+struct TensorTable {
+  void* ptr[N][kMaxTensors];
+  int64_t numel[kMaxTensors];
+  unsigned char block_tensor[kMaxBlocks];
+  int block_chunk[kMaxBlocks];
+};
+
+// Operand 1 is the gradient (read only); every other operand is read and written.
+template <class T, int N, class F>
+__global__ void __launch_bounds__(kThreads) multi_tensor_kernel(TensorTable<N> table, F f) {
+  using M = opmath_t<T>;
+  const int t = table.block_tensor[blockIdx.x];
+  const int64_t begin = int64_t(table.block_chunk[blockIdx.x]) * kChunk;
+  const int64_t rest = table.numel[t] - begin;
+  const int64_t n = rest < kChunk ? rest : kChunk;
+  T* ptr[N];
+#pragma unroll
+  for (int k = 0; k < N; ++k) ptr[k] = static_cast<T*>(table.ptr[k][t]) + begin;
+  for (int64_t base = 0; base < n; base += int64_t(kThreads) * kIlp) {
+    M v[kIlp][N];
+#pragma unroll
+    for (int j = 0; j < kIlp; ++j) {
+      const int64_t i = base + threadIdx.x + int64_t(j) * kThreads;
+      if (i < n) {
+#pragma unroll
+        for (int k = 0; k < N; ++k) v[j][k] = cast<M>(ptr[k][i]);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kIlp; ++j) {
+      const int64_t i = base + threadIdx.x + int64_t(j) * kThreads;
+      if (i < n) {
+        f(v[j]);
+#pragma unroll
+        for (int k = 0; k < N; ++k)
+          if (k != 1) ptr[k][i] = cast<T>(v[j][k]);
+      }
+    }
+  }
+}
+
+// Launches f over lists (N parallel lists of contiguous tensors of dtype T), one launch per
+// full table.
+template <class T, int N, class F>
+void launch_lists(const std::array<std::span<const Tensor>, N>& lists, const F& f, cudaStream_t stream) {
+  TensorTable<N> table;
+  int nt = 0, nb = 0;
+  for (size_t i = 0; i < lists[0].size(); ++i) {
+    const int64_t n = lists[0][i].numel();
+    if (n == 0) continue;
+    for (int k = 0; k < N; ++k) table.ptr[k][nt] = lists[k][i].data_ptr();
+    table.numel[nt] = n;
+    const int64_t chunks = (n + kChunk - 1) / kChunk;
+    for (int64_t c = 0; c < chunks; ++c) {
+      table.block_tensor[nb] = static_cast<unsigned char>(nt);
+      table.block_chunk[nb] = int(c);
+      ++nb;
+      const bool last_chunk = c == chunks - 1;
+      if (nb == kMaxBlocks || (last_chunk && nt + 1 == kMaxTensors)) {
+        multi_tensor_kernel<T, N, F><<<nb, kThreads, 0, stream>>>(table, f);
+        nb = 0;
+        if (last_chunk) {
+          nt = -1;  // the next tensor takes slot 0
+        } else {    // this tensor goes on in slot 0 of the next table
+          for (int k = 0; k < N; ++k) table.ptr[k][0] = table.ptr[k][nt];
+          table.numel[0] = n;
+          nt = 0;
+        }
+      }
+    }
+    ++nt;
+  }
+  if (nb > 0) multi_tensor_kernel<T, N, F><<<nb, kThreads, 0, stream>>>(table, f);
+}
+
+template <class M, int N>
+struct SgdFn {
+  SgdScalars<M> s;
+  __device__ __forceinline__ void operator()(M (&v)[N]) const {
+    M buf = M(0);
+    if constexpr (N == 3) buf = v[2];
+    sgd_update(s, v[0], v[1], buf);
+    if constexpr (N == 3) v[2] = buf;
+  }
+};
+
+template <class M, int N>
+struct AdamFn {
+  AdamScalars<M> s;
+  __device__ __forceinline__ void operator()(M (&v)[N]) const {
+    M vmax = M(0);
+    if constexpr (N == 5) vmax = v[4];
+    adam_update(s, v[0], v[1], v[2], v[3], vmax);
+    if constexpr (N == 5) v[4] = vmax;
+  }
+};
+
+}  // namespace
+
+void sgd_step(std::span<const Tensor> params, std::span<const Tensor> grads, std::span<const Tensor> bufs,
+              const SgdStepArgs& a) {
+  if (params.empty()) return;
+  const int device = params[0].device().index();
+  CudaDeviceScope scope(device);
+  cudaStream_t stream = current_cuda_stream(device);
+  WICK_DISPATCH_FLOATING(params[0].dtype(), "sgd_step", [&]<class T>() {
+    using M = opmath_t<T>;
+    const SgdScalars<M> s{M(a.weight_decay), M(a.momentum),       M(1 - a.dampening),
+                          M(-a.lr),          a.weight_decay != 0, a.momentum != 0,
+                          a.nesterov,        a.maximize,          a.init_buf};
+    if (s.has_momentum) launch_lists<T, 3>({params, grads, bufs}, SgdFn<M, 3>{s}, stream);
+    else launch_lists<T, 2>({params, grads}, SgdFn<M, 2>{s}, stream);
+  });
+  WICK_CUDA_AFTER_LAUNCH("sgd_step", stream);
+}
+
+void adam_step(std::span<const Tensor> params, std::span<const Tensor> grads,
+               std::span<const Tensor> exp_avgs, std::span<const Tensor> exp_avg_sqs,
+               std::span<const Tensor> max_exp_avg_sqs, const AdamStepArgs& a) {
+  if (params.empty()) return;
+  const int device = params[0].device().index();
+  CudaDeviceScope scope(device);
+  cudaStream_t stream = current_cuda_stream(device);
+  WICK_DISPATCH_FLOATING(params[0].dtype(), "adam_step", [&]<class T>() {
+    using M = opmath_t<T>;
+    const AdamScalars<M> s{M(a.weight_decay),
+                           M(1 - a.lr * a.weight_decay),
+                           M(a.beta1),
+                           M(1 - a.beta1),
+                           M(a.beta2),
+                           M(1 - a.beta2),
+                           M(a.bias_correction2_sqrt),
+                           M(a.eps),
+                           M(-(a.lr / a.bias_correction1)),
+                           a.weight_decay != 0,
+                           a.decoupled,
+                           a.amsgrad,
+                           a.maximize};
+    if (s.amsgrad)
+      launch_lists<T, 5>({params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs}, AdamFn<M, 5>{s}, stream);
+    else launch_lists<T, 4>({params, grads, exp_avgs, exp_avg_sqs}, AdamFn<M, 4>{s}, stream);
+  });
+  WICK_CUDA_AFTER_LAUNCH("adam_step", stream);
+}
+
+}  // namespace wick::detail::gpu
