@@ -8,10 +8,12 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include <zlib.h>
 
+#include "data/idx_internal.h"
 #include "wick/data/fashion_mnist.h"
 #include "wick/ops.h"
 
@@ -87,7 +89,12 @@ void copy_big_endian(unsigned char* to, const unsigned char* from, size_t n, siz
 }  // namespace
 
 Tensor read_idx(const std::string& path, const char* op) {
-  std::vector<unsigned char> buf = read_all(path, op);
+  const std::vector<unsigned char> buf = read_all(path, op);
+  return parse_idx_bytes(buf.data(), buf.size(), path, op);
+}
+
+Tensor parse_idx_bytes(const unsigned char* data, size_t size, const std::string& path, const char* op) {
+  const std::span<const unsigned char> buf(data, size);
   WICK_CHECK(buf.size() >= 4, ValueError, op, "'", path, "' is truncated: ", buf.size(),
              " bytes, too short for an IDX magic number");
   const uint32_t magic = read_be32(buf.data());
