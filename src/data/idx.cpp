@@ -108,15 +108,17 @@ Tensor parse_idx_bytes(const unsigned char* data, size_t size, const std::string
              " dims and needs ", header, " bytes, but the file has ", buf.size());
 
   DimVector sizes;
-  size_t numel = 1, nbytes = 0;
+  // The running product must fit in int64 (a tensor's numel), even when a later dim is 0.
+  int64_t numel = 1, signed_nbytes = 0;
   bool overflow = false;
   for (size_t d = 0; d < ndim; ++d) {
     uint32_t s = read_be32(buf.data() + 4 + 4 * d);
     sizes.push_back(int64_t(s));
-    overflow |= __builtin_mul_overflow(numel, size_t(s), &numel);
+    overflow |= __builtin_mul_overflow(numel, int64_t(s), &numel);
   }
   const size_t esize = size_t(element_size(dtype));
-  overflow |= __builtin_mul_overflow(numel, esize, &nbytes);
+  overflow |= __builtin_mul_overflow(numel, int64_t(esize), &signed_nbytes);
+  const size_t nbytes = size_t(signed_nbytes);
   const size_t have = buf.size() - header;
   WICK_CHECK(!overflow && nbytes <= have, ValueError, op, "'", path, "' is truncated: dims ",
              IntArrayRef(sizes), " of ", dtype, " need ",
@@ -126,7 +128,8 @@ Tensor parse_idx_bytes(const unsigned char* data, size_t size, const std::string
              " bytes after the data of dims ", IntArrayRef(sizes), "; the file is corrupt");
 
   Tensor out = empty(sizes, dtype);
-  if (numel) copy_big_endian(static_cast<unsigned char*>(out.data_ptr()), buf.data() + header, numel, esize);
+  if (numel)
+    copy_big_endian(static_cast<unsigned char*>(out.data_ptr()), buf.data() + header, size_t(numel), esize);
   return out;
 }
 

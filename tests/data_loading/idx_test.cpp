@@ -301,6 +301,10 @@ TEST(ReadIdx, DimsProductOverflow) {
   msg = value_error([&] { data::parse_idx_bytes(wrap.data(), wrap.size(), "mem"); });
   EXPECT_NE(msg.find("'mem' is truncated"), std::string::npos) << msg;
 
+  // Dims whose running product passes int64 before a 0 are refused too (numel must fit).
+  Bytes zero_late = idx_header(0x08, {0xFFFFFFFF, 0xFFFFFFFF, 0});
+  msg = value_error([&] { data::parse_idx_bytes(zero_late.data(), zero_late.size(), "mem"); });
+  EXPECT_NE(msg.find("need more bytes"), std::string::npos) << msg;
   // A zero dim makes the data empty whatever the others say.
   Bytes empty_ok = idx_header(0x0D, {0, 0xFFFFFFFF});
   Tensor t = data::parse_idx_bytes(empty_ok.data(), empty_ok.size(), "mem");

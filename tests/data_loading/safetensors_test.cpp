@@ -168,7 +168,7 @@ TEST(Safetensors, MalformedFiles) {
   EXPECT_NE(error_for(make_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", eight))
                 .find("4 bytes after the last tensor"),
             std::string::npos);
-  EXPECT_NE(error_for(make_file(R"({"a":{"dtype":"F32","shape":[2]}})", eight)).find("malformed entry"),
+  EXPECT_NE(error_for(make_file(R"({"a":{"dtype":"F32","shape":[2]}})", eight)).find("has no data_offsets"),
             std::string::npos);
   {
     write_bytes(path, make_file(R"({"a":{"dtype":"F8_E4M3","shape":[8],"data_offsets":[0,8]}})", eight));
