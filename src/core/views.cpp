@@ -14,6 +14,15 @@ using namespace detail;
 namespace {
 
 // Resolves one -1 in sizes against numel.
+// storage_offset() + index * stride(d), for an index within size(d): it fits in int64 when the
+// tensor has elements; an empty tensor may have any strides, and keeps its offset.
+int64_t offset_of(const Tensor& t, int64_t index, int64_t d) {
+  int64_t off = 0;
+  if (__builtin_mul_overflow(index, t.stride(d), &off) || __builtin_add_overflow(off, t.storage_offset(), &off))
+    return t.storage_offset();
+  return off;
+}
+
 DimVector infer_size(IntArrayRef sizes, int64_t numel, const char* op) {
   DimVector out(sizes.begin(), sizes.end());
   int64_t known = 1;
@@ -227,7 +236,7 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
              ") exceeds dimension size (", n, ").");
   DimVector sz(sizes());
   sz[size_t(d)] = length;
-  return make_view(*this, sz, strides(), storage_offset() + start * stride(d));
+  return make_view(*this, sz, strides(), offset_of(*this, start, d));
 }
 
 Tensor Tensor::select(int64_t d, int64_t index) const {
@@ -241,7 +250,7 @@ Tensor Tensor::select(int64_t d, int64_t index) const {
   DimVector sz(sizes()), st(strides());
   sz.erase(sz.begin() + d);
   st.erase(st.begin() + d);
-  return make_view(*this, sz, st, storage_offset() + index * stride(d));
+  return make_view(*this, sz, st, offset_of(*this, index, d));
 }
 
 Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) const {

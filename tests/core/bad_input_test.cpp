@@ -167,6 +167,15 @@ TEST(BadInput, RawLayouts) {
   // An empty tensor may have any strides; unsqueeze in front of a huge one must not overflow.
   EXPECT_EQ(empty_strided({0, 2}, {3, INT64_MAX - 1}).unsqueeze(1).sizes().vec(),
             (std::vector<int64_t>{0, 1, 2}));
+  // Empty tensors with huge strides or sizes: copies, broadcasting, select and narrow must not
+  // overflow computing strides or offsets.
+  EXPECT_EQ(empty_strided({0, 2, 3}, {3, INT64_MAX - 1, 1}, kInt8).to(kFloat32).sum(1).sizes().vec(),
+            (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(empty({0, INT64_MAX, INT64_MAX}).contiguous().numel(), 0);
+  EXPECT_EQ((ones({1, 1, 1}, kInt8).expand({0, INT64_MAX, INT64_MAX}) + 1).numel(), 0);
+  const Tensor huge_strides = empty_strided({0, 3}, {2, INT64_MAX}, kInt32);
+  EXPECT_EQ(huge_strides.select(1, 2).sizes().vec(), (std::vector<int64_t>{0}));
+  EXPECT_EQ(huge_strides.narrow(1, 2, 1).sizes().vec(), (std::vector<int64_t>{0, 1}));
   expect_error<ValueError>([&] { (void)ones({1, 1, 1}).expand({INT64_MAX, 2, 0}); }, "expand");
   expect_error<ValueError>([&] { (void)arange(0, kFloat32).view({INT64_MAX, 2, 0}); }, "view");
   m = expect_error<ValueError>([&] { (void)from_blob(buf, {2, 3}, {3, 1, 1}); }, "from_blob");
