@@ -23,7 +23,9 @@ DimVector contiguous_strides(IntArrayRef sizes) {
   int64_t s = 1;
   for (size_t i = sizes.size(); i-- > 0;) {
     st[i] = s;
-    s *= std::max<int64_t>(sizes[i], 1);
+    // Only an empty tensor's sizes can overflow here ({0, 2^62, 2^62}); its strides don't
+    // matter, so they stop at INT64_MAX instead of wrapping around.
+    if (__builtin_mul_overflow(s, std::max<int64_t>(sizes[i], 1), &s)) s = INT64_MAX;
   }
   return st;
 }
@@ -120,18 +122,35 @@ void detail::check_strides(IntArrayRef sizes, IntArrayRef strides, const char* o
   for (int64_t s : strides) WICK_CHECK(s >= 0, ValueError, op, "negative strides are not supported");
 }
 
+namespace {
+
+// Bytes from the first element to one past the last of a strided layout (0 when a size is 0),
+// computed without wrapping around: sizes and strides whose extent overflows would otherwise
+// get a small storage that the tensor reaches far beyond.
+size_t strided_nbytes(IntArrayRef sizes, IntArrayRef strides, Dtype dtype, const char* op) {
+  for (int64_t s : sizes)
+    if (s == 0) return 0;
+  int64_t extent = 1, nbytes = 0;
+  bool overflow = false;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    int64_t span = 0;
+    overflow |= __builtin_mul_overflow(sizes[i] - 1, strides[i], &span);
+    overflow |= __builtin_add_overflow(extent, span, &extent);
+  }
+  overflow |= __builtin_mul_overflow(extent, int64_t(element_size(dtype)), &nbytes);
+  WICK_CHECK(!overflow, ValueError, op, "Storage size calculation overflowed with sizes=", sizes,
+             " and strides=", strides);
+  return size_t(nbytes);
+}
+
+}  // namespace
+
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions o) {
   check_sizes(sizes, "empty_strided");
   check_strides(sizes, strides, "empty_strided");
   Device dev = resolve_device(o.device(), "empty_strided");
-  int64_t extent = 1;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    if (sizes[i] == 0) extent = 0;
-  }
-  if (extent) {
-    for (size_t i = 0; i < sizes.size(); ++i) extent += (sizes[i] - 1) * strides[i];
-  }
-  Storage st = make_storage(size_t(extent) * size_t(element_size(o.dtype())), dev, o.pinned_memory());
+  const size_t nbytes = strided_nbytes(sizes, strides, o.dtype(), "empty_strided");
+  Storage st = allocate_storage(nbytes, dev, o.pinned_memory(), "empty_strided");
   return finish_factory(make_tensor(std::move(st), o.dtype(), sizes, strides, 0), o);
 }
 
@@ -227,18 +246,15 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptio
   check_sizes(sizes, "from_blob");
   check_strides(sizes, strides, "from_blob");
   Device dev = resolve_device(o.device(), "from_blob");
-  int64_t numel = 1;
-  for (int64_t s : sizes) numel *= s;
+  const size_t nbytes = strided_nbytes(sizes, strides, o.dtype(), "from_blob");
+  const int64_t numel = checked_numel(sizes, "from_blob");
   WICK_CHECK(data != nullptr || numel == 0, ValueError, "from_blob",
              "data is a null pointer but the tensor has ", numel, " elements");
   if (numel == 0) {
     Storage st = Storage::make(DataPtr(data, nullptr, nullptr, dev), 0, nullptr);
     return finish_factory(make_tensor(std::move(st), o.dtype(), sizes, strides, 0), o);
   }
-  int64_t extent = 1;
-  for (size_t i = 0; i < sizes.size(); ++i) extent += (sizes[i] - 1) * strides[i];
-  Storage st = Storage::make(DataPtr(data, nullptr, nullptr, dev), size_t(extent) * size_t(element_size(o.dtype())),
-                             nullptr);
+  Storage st = Storage::make(DataPtr(data, nullptr, nullptr, dev), nbytes, nullptr);
   return finish_factory(make_tensor(std::move(st), o.dtype(), sizes, strides, 0), o);
 }
 

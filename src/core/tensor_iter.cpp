@@ -132,7 +132,10 @@ TensorIter TensorIter::build(const Tensor& out, std::initializer_list<Tensor> in
     DimVector& st = it.strides_[i];
     st.resize(nd, 0);
     const size_t off = nd - size_t(t.dim());
-    for (size_t d = off; d < nd; ++d) st[d] = t.size(int64_t(d - off)) == 1 ? 0 : t.stride(int64_t(d - off)) * es;
+    // With no elements nothing is visited: an empty tensor may have any strides (2^62, say),
+    // and scaling or merging them could overflow, so all are 0.
+    for (size_t d = off; d < nd; ++d)
+      st[d] = it.numel_ == 0 || t.size(int64_t(d - off)) == 1 ? 0 : t.stride(int64_t(d - off)) * es;
   }
 
   // 5. Coalesce: drop size-1 dims, merge d-1 into d when every operand steps evenly across both.

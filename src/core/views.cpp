@@ -14,19 +14,33 @@ using namespace detail;
 namespace {
 
 // Resolves one -1 in sizes against numel.
+// storage_offset() + index * stride(d), for an index within size(d): it fits in int64 when the
+// tensor has elements; an empty tensor may have any strides, and keeps its offset.
+int64_t offset_of(const Tensor& t, int64_t index, int64_t d) {
+  int64_t off = 0;
+  if (__builtin_mul_overflow(index, t.stride(d), &off) || __builtin_add_overflow(off, t.storage_offset(), &off))
+    return t.storage_offset();
+  return off;
+}
+
 DimVector infer_size(IntArrayRef sizes, int64_t numel, const char* op) {
   DimVector out(sizes.begin(), sizes.end());
   int64_t known = 1;
   int infer = -1;
+  // A product that wraps around 2^64 could equal numel ({9, 6148914691236517206} of 6 elements).
+  // As in PyTorch's overflow checks, a running product that overflows is refused even when a
+  // later size is 0.
+  bool overflow = false;
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i] == -1) {
       WICK_CHECK(infer < 0, ValueError, op, "only one dimension can be inferred");
       infer = int(i);
     } else {
       WICK_CHECK(out[i] >= 0, ValueError, op, "invalid shape dimension ", out[i]);
-      known *= out[i];
+      overflow |= __builtin_mul_overflow(known, out[i], &known);
     }
   }
+  WICK_CHECK(!overflow, ValueError, op, "shape '", sizes, "' is invalid for input of size ", numel);
   if (infer >= 0) {
     WICK_CHECK(known != 0, ValueError, op, "cannot reshape tensor of ", numel, " elements into shape ", sizes,
                " because the unspecified dimension size -1 can be any value and is ambiguous");
@@ -141,7 +155,10 @@ Tensor Tensor::unsqueeze(int64_t d) const {
   if (needs_grad(*this)) [[unlikely]] return autograd::unsqueeze(*this, d);
   d = wrap_dim(d, dim() + 1, "unsqueeze");
   DimVector sz(sizes()), st(strides());
-  int64_t s = d < dim() ? sz[size_t(d)] * st[size_t(d)] : 1;
+  // size * stride fits in int64 for any tensor with elements (it is within its storage or 0);
+  // an empty tensor may have any strides, and then the new dim's stride does not matter.
+  int64_t s = 1;
+  if (d < dim() && __builtin_mul_overflow(sz[size_t(d)], st[size_t(d)], &s)) s = 1;
   sz.insert(sz.begin() + d, 1);
   st.insert(st.begin() + d, s);
   return make_view(*this, sz, st, storage_offset());
@@ -192,6 +209,18 @@ Tensor Tensor::expand(IntArrayRef new_sizes) const {
     sz[i] = want;
     st[i] = have == want ? stride(int64_t(i - off)) : 0;
   }
+  // Sizes the checks above let through that no tensor can have: a negative one in place of a
+  // singleton dim, and sizes whose running product does not fit in int64 (even if a later
+  // size is 0).
+  int64_t numel = 1;
+  bool overflow = false;
+  for (int64_t s : sz) {
+    WICK_CHECK(s >= 0, ValueError, "expand", "Trying to create tensor with negative dimension ", s, ": ",
+               IntArrayRef(sz));
+    overflow |= __builtin_mul_overflow(numel, s, &numel);
+  }
+  WICK_CHECK(!overflow, ValueError, "expand", "numel: integer multiplication overflow (sizes ", IntArrayRef(sz),
+             ")");
   return make_view(*this, sz, st, storage_offset());
 }
 
@@ -207,7 +236,7 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
              ") exceeds dimension size (", n, ").");
   DimVector sz(sizes());
   sz[size_t(d)] = length;
-  return make_view(*this, sz, strides(), storage_offset() + start * stride(d));
+  return make_view(*this, sz, strides(), offset_of(*this, start, d));
 }
 
 Tensor Tensor::select(int64_t d, int64_t index) const {
@@ -221,7 +250,7 @@ Tensor Tensor::select(int64_t d, int64_t index) const {
   DimVector sz(sizes()), st(strides());
   sz.erase(sz.begin() + d);
   st.erase(st.begin() + d);
-  return make_view(*this, sz, st, storage_offset() + index * stride(d));
+  return make_view(*this, sz, st, offset_of(*this, index, d));
 }
 
 Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) const {

@@ -8,10 +8,12 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include <zlib.h>
 
+#include "data/idx_internal.h"
 #include "wick/data/fashion_mnist.h"
 #include "wick/ops.h"
 
@@ -87,7 +89,12 @@ void copy_big_endian(unsigned char* to, const unsigned char* from, size_t n, siz
 }  // namespace
 
 Tensor read_idx(const std::string& path, const char* op) {
-  std::vector<unsigned char> buf = read_all(path, op);
+  const std::vector<unsigned char> buf = read_all(path, op);
+  return parse_idx_bytes(buf.data(), buf.size(), path, op);
+}
+
+Tensor parse_idx_bytes(const unsigned char* data, size_t size, const std::string& path, const char* op) {
+  const std::span<const unsigned char> buf(data, size);
   WICK_CHECK(buf.size() >= 4, ValueError, op, "'", path, "' is truncated: ", buf.size(),
              " bytes, too short for an IDX magic number");
   const uint32_t magic = read_be32(buf.data());
@@ -101,15 +108,17 @@ Tensor read_idx(const std::string& path, const char* op) {
              " dims and needs ", header, " bytes, but the file has ", buf.size());
 
   DimVector sizes;
-  size_t numel = 1, nbytes = 0;
+  // The running product must fit in int64 (a tensor's numel), even when a later dim is 0.
+  int64_t numel = 1, signed_nbytes = 0;
   bool overflow = false;
   for (size_t d = 0; d < ndim; ++d) {
     uint32_t s = read_be32(buf.data() + 4 + 4 * d);
     sizes.push_back(int64_t(s));
-    overflow |= __builtin_mul_overflow(numel, size_t(s), &numel);
+    overflow |= __builtin_mul_overflow(numel, int64_t(s), &numel);
   }
   const size_t esize = size_t(element_size(dtype));
-  overflow |= __builtin_mul_overflow(numel, esize, &nbytes);
+  overflow |= __builtin_mul_overflow(numel, int64_t(esize), &signed_nbytes);
+  const size_t nbytes = size_t(signed_nbytes);
   const size_t have = buf.size() - header;
   WICK_CHECK(!overflow && nbytes <= have, ValueError, op, "'", path, "' is truncated: dims ",
              IntArrayRef(sizes), " of ", dtype, " need ",
@@ -119,7 +128,8 @@ Tensor read_idx(const std::string& path, const char* op) {
              " bytes after the data of dims ", IntArrayRef(sizes), "; the file is corrupt");
 
   Tensor out = empty(sizes, dtype);
-  if (numel) copy_big_endian(static_cast<unsigned char*>(out.data_ptr()), buf.data() + header, numel, esize);
+  if (numel)
+    copy_big_endian(static_cast<unsigned char*>(out.data_ptr()), buf.data() + header, size_t(numel), esize);
   return out;
 }
 

@@ -10,9 +10,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "io/safetensors_internal.h"
 #include "wick/ops.h"
 
 namespace wick {
@@ -81,7 +84,14 @@ void write_file(std::vector<Entry> entries, const std::string& path,
                       {"data_offsets", {offset, offset + n}}};
     offset += n;
   }
-  std::string text = header.dump();
+  std::string text;
+  try {
+    text = header.dump();
+  } catch (const Json::exception&) {
+    // The only way dump fails here: a name or metadata string that is not valid UTF-8.
+    detail::raise<ValueError>("save", "a tensor name or metadata string is not valid UTF-8; '", path,
+                              "' was not written");
+  }
   text.append((8 - (8 + text.size()) % 8) % 8, ' ');
 
   const std::string tmp = path + ".tmp";
@@ -94,7 +104,12 @@ void write_file(std::vector<Entry> entries, const std::string& path,
     for (const Entry& e : entries)
       if (e.data.nbytes()) out.write(static_cast<const char*>(e.data.data_ptr()), e.data.nbytes());
     out.flush();
-    WICK_CHECK(out.good(), ValueError, "save", "writing '", tmp, "' failed (disk full?)");
+    if (!out.good()) {
+      out.close();
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      detail::raise<ValueError>("save", "writing '", tmp, "' failed (disk full?)");
+    }
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
@@ -116,30 +131,151 @@ struct Header {
   uint64_t data_size = 0;
 };
 
-Header read_header(std::ifstream& in, const std::string& path) {
+// Rejects a second tensor of the same name: JSON parsers keep the last silently, the
+// reference reader refuses the file.
+Json parse_header(const std::string& text, const std::string& path) {
+  std::set<std::string> names;
+  std::string duplicate;
+  auto track = [&](int depth, Json::parse_event_t event, Json& parsed) {
+    if (depth == 1 && event == Json::parse_event_t::key && duplicate.empty()) {
+      const std::string& key = parsed.get_ref<const std::string&>();
+      if (!names.insert(key).second) duplicate = key;
+    }
+    return true;
+  };
+  Json json;
+  try {
+    json = Json::parse(text, track);
+  } catch (const Json::exception& e) {
+    detail::raise<ValueError>("load", "'", path, "': the header is not valid JSON (", e.what(), ")");
+  }
+  WICK_CHECK(duplicate.empty(), ValueError, "load", "'", path, "': the header names '", duplicate, "' twice");
+  return json;
+}
+
+Header read_header(std::istream& in, const std::string& path) {
   WICK_CHECK(in.good(), ValueError, "load", "cannot open '", path, "'");
   in.seekg(0, std::ios::end);
-  const auto file_size = uint64_t(in.tellg());
+  const std::streamoff end = in.tellg();
+  WICK_CHECK(in.good() && end >= 0, ValueError, "load", "cannot read '", path, "' (is it a regular file?)");
+  const auto file_size = uint64_t(end);
   in.seekg(0);
   uint64_t n = 0;
   WICK_CHECK(file_size >= 8, ValueError, "load", "'", path, "' is not a safetensors file: ", file_size,
              " bytes, too short for the header length");
   in.read(reinterpret_cast<char*>(&n), 8);
+  WICK_CHECK(in.good(), ValueError, "load", "cannot read '", path, "'");
   WICK_CHECK(n <= kMaxHeader && n <= file_size - 8, ValueError, "load", "'", path,
              "' is not a safetensors file or is truncated: the header length ", n, " is beyond ",
              n > kMaxHeader ? "the 100 MiB limit" : "the end of the file");
   std::string text(n, '\0');
   in.read(text.data(), std::streamsize(n));
+  WICK_CHECK(in.good(), ValueError, "load", "cannot read the header of '", path, "'");
   Header h;
-  try {
-    h.json = Json::parse(text);
-  } catch (const Json::exception& e) {
-    detail::raise<ValueError>("load", "'", path, "': the header is not valid JSON (", e.what(), ")");
-  }
+  h.json = parse_header(text, path);
   WICK_CHECK(h.json.is_object(), ValueError, "load", "'", path, "': the header is not a JSON object");
   h.data_start = 8 + n;
   h.data_size = file_size - h.data_start;
   return h;
+}
+
+// A JSON array of non-negative integers (no floats, no negative numbers, no strings), each at most max.
+std::vector<uint64_t> uint_array(const Json& j, const char* field, const std::string& path,
+                                 const std::string& name, uint64_t max) {
+  WICK_CHECK(j.is_array(), ValueError, "load", "'", path, "': tensor '", name, "': ", field,
+             " is not an array");
+  std::vector<uint64_t> out;
+  for (const Json& v : j) {
+    WICK_CHECK(v.is_number_integer() && (v.is_number_unsigned() || v.get<int64_t>() >= 0), ValueError, "load",
+               "'", path, "': tensor '", name, "': ", field, " holds ", v.dump(),
+               ", not a non-negative integer");
+    const uint64_t x = v.get<uint64_t>();
+    WICK_CHECK(x <= max, ValueError, "load", "'", path, "': tensor '", name, "': ", field, " holds ", x,
+               ", which is too large");
+    out.push_back(x);
+  }
+  return out;
+}
+
+TensorMap load_stream(std::istream& in, const std::string& path, Device device) {
+  Header h = read_header(in, path);
+
+  struct Span {
+    uint64_t begin, end;
+    std::string name;
+  };
+  std::vector<Span> spans;
+  // Every entry is checked and read before any is moved to the device.
+  std::vector<std::pair<std::string, Tensor>> read;
+  for (const auto& [name, info] : h.json.items()) {
+    if (name == "__metadata__") continue;
+    try {
+      WICK_CHECK(info.is_object(), ValueError, "load", "'", path, "': tensor '", name,
+                 "' is not a JSON object with dtype, shape and data_offsets");
+      WICK_CHECK(info.contains("dtype") && info.at("dtype").is_string(), ValueError, "load", "'", path,
+                 "': tensor '", name, "' has no dtype string");
+      const Dtype dtype = parse_dtype(info.at("dtype").get<std::string>(), path, name);
+      WICK_CHECK(info.contains("shape"), ValueError, "load", "'", path, "': tensor '", name,
+                 "' has no shape");
+      WICK_CHECK(info.contains("data_offsets"), ValueError, "load", "'", path, "': tensor '", name,
+                 "' has no data_offsets");
+      const auto dims = uint_array(info.at("shape"), "shape", path, name, uint64_t(INT64_MAX));
+      const auto offsets = uint_array(info.at("data_offsets"), "data_offsets", path, name, UINT64_MAX);
+      WICK_CHECK(offsets.size() == 2 && offsets[0] <= offsets[1] && offsets[1] <= h.data_size, ValueError,
+                 "load", "'", path, "': tensor '", name, "' has data_offsets outside the ", h.data_size,
+                 " bytes of data (two increasing offsets are expected)");
+      std::vector<int64_t> shape(dims.begin(), dims.end());
+      // The byte count is computed with overflow checks: a shape whose product wraps around
+      // could otherwise match the offsets.
+      uint64_t nbytes = uint64_t(element_size(dtype));
+      bool overflow = false;
+      for (uint64_t d : dims) overflow |= __builtin_mul_overflow(nbytes, d, &nbytes);
+      overflow |= nbytes > uint64_t(INT64_MAX);
+      WICK_CHECK(!overflow && nbytes == offsets[1] - offsets[0], ValueError, "load", "'", path, "': tensor '",
+                 name, "' of shape ", IntArrayRef(shape), " and dtype ", dtype, " needs ",
+                 overflow ? std::string("more than 2^63") : std::to_string(nbytes),
+                 " bytes, but its data_offsets give ", offsets[1] - offsets[0]);
+      Tensor t = empty(shape, dtype);
+      in.seekg(std::streamoff(h.data_start + offsets[0]));
+      if (nbytes) in.read(static_cast<char*>(t.data_ptr()), std::streamsize(nbytes));
+      WICK_CHECK(in.good(), ValueError, "load", "'", path, "': reading tensor '", name, "' failed");
+      spans.push_back({offsets[0], offsets[1], name});
+      read.emplace_back(name, std::move(t));
+    } catch (const Json::exception& e) {
+      detail::raise<ValueError>("load", "'", path, "': tensor '", name, "' has a malformed entry (", e.what(),
+                                ")");
+    }
+  }
+  // The reference reader rejects holes and overlaps: the tensors must tile the data exactly.
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  uint64_t at = 0;
+  for (const Span& s : spans) {
+    WICK_CHECK(
+        s.begin == at, ValueError, "load", "'", path, "': the data of tensor '", s.name,
+        s.begin < at ? "' overlaps the previous tensor's" : "' does not start where the previous tensor ends",
+        " (offset ", s.begin, ", expected ", at, ")");
+    at = s.end;
+  }
+  WICK_CHECK(at == h.data_size, ValueError, "load", "'", path, "' has ", h.data_size - at,
+             " bytes after the last tensor's data");
+  TensorMap out;
+  for (auto& [name, t] : read) out.emplace(name, device.is_cpu() ? t : t.to(device));
+  return out;
+}
+
+std::map<std::string, std::string> metadata_stream(std::istream& in, const std::string& path) {
+  Header h = read_header(in, path);
+  std::map<std::string, std::string> meta;
+  if (!h.json.contains("__metadata__")) return meta;
+  try {
+    meta = h.json["__metadata__"].get<std::map<std::string, std::string>>();
+  } catch (const Json::exception& e) {
+    detail::raise<ValueError>("load", "'", path, "': __metadata__ must map strings to strings (", e.what(),
+                              ")");
+  }
+  return meta;
 }
 
 }  // namespace
@@ -160,68 +296,27 @@ void save(const std::vector<std::pair<std::string, Tensor>>& tensors, const std:
 
 TensorMap load(const std::string& path, Device device) {
   std::ifstream in(path, std::ios::binary);
-  Header h = read_header(in, path);
-
-  struct Span {
-    uint64_t begin, end;
-    std::string name;
-  };
-  std::vector<Span> spans;
-  TensorMap out;
-  for (const auto& [name, info] : h.json.items()) {
-    if (name == "__metadata__") continue;
-    try {
-      const Dtype dtype = parse_dtype(info.at("dtype").get<std::string>(), path, name);
-      const auto shape = info.at("shape").get<std::vector<int64_t>>();
-      const auto offsets = info.at("data_offsets").get<std::vector<uint64_t>>();
-      WICK_CHECK(offsets.size() == 2 && offsets[0] <= offsets[1] && offsets[1] <= h.data_size, ValueError,
-                 "load", "'", path, "': tensor '", name, "' has data_offsets outside the ", h.data_size,
-                 " bytes of data");
-      uint64_t numel = 1;
-      for (int64_t s : shape) {
-        WICK_CHECK(s >= 0, ValueError, "load", "'", path, "': tensor '", name, "' has a negative size");
-        numel *= uint64_t(s);
-      }
-      WICK_CHECK(numel * uint64_t(element_size(dtype)) == offsets[1] - offsets[0], ValueError, "load", "'",
-                 path, "': tensor '", name, "' of shape ", IntArrayRef(shape), " and dtype ", dtype,
-                 " needs ", numel * uint64_t(element_size(dtype)), " bytes, but its data_offsets give ",
-                 offsets[1] - offsets[0]);
-      Tensor t = empty(shape, dtype);
-      in.seekg(std::streamoff(h.data_start + offsets[0]));
-      in.read(static_cast<char*>(t.data_ptr()), std::streamsize(offsets[1] - offsets[0]));
-      WICK_CHECK(in.good(), ValueError, "load", "'", path, "': reading tensor '", name, "' failed");
-      spans.push_back({offsets[0], offsets[1], name});
-      out.emplace(name, device.is_cpu() ? t : t.to(device));
-    } catch (const Json::exception& e) {
-      detail::raise<ValueError>("load", "'", path, "': tensor '", name, "' has a malformed entry (", e.what(),
-                                ")");
-    }
-  }
-  // The reference reader rejects holes and overlaps: the tensors must tile the data exactly.
-  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
-  uint64_t at = 0;
-  for (const Span& s : spans) {
-    WICK_CHECK(s.begin == at, ValueError, "load", "'", path, "': the data of tensor '", s.name,
-               "' does not start where the previous tensor ends (offset ", s.begin, ", expected ", at, ")");
-    at = s.end;
-  }
-  WICK_CHECK(at == h.data_size, ValueError, "load", "'", path, "' has ", h.data_size - at,
-             " bytes after the last tensor's data");
-  return out;
+  return load_stream(in, path, device);
 }
 
 std::map<std::string, std::string> load_metadata(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  Header h = read_header(in, path);
-  std::map<std::string, std::string> meta;
-  if (!h.json.contains("__metadata__")) return meta;
-  try {
-    meta = h.json["__metadata__"].get<std::map<std::string, std::string>>();
-  } catch (const Json::exception& e) {
-    detail::raise<ValueError>("load", "'", path, "': __metadata__ must map strings to strings (", e.what(),
-                              ")");
-  }
-  return meta;
+  return metadata_stream(in, path);
 }
+
+namespace detail {
+
+TensorMap load_safetensors_bytes(std::string_view bytes, const std::string& name) {
+  std::istringstream in{std::string(bytes), std::ios::binary};
+  return load_stream(in, name, Device(kCPU));
+}
+
+std::map<std::string, std::string> load_safetensors_metadata_bytes(std::string_view bytes,
+                                                                   const std::string& name) {
+  std::istringstream in{std::string(bytes), std::ios::binary};
+  return metadata_stream(in, name);
+}
+
+}  // namespace detail
 
 }  // namespace wick

@@ -135,8 +135,49 @@ TEST(BadInput, RawLayouts) {
   EXPECT_NE(m.find("negative strides are not supported"), std::string::npos);
   m = expect_error<ValueError>([&] { (void)empty_strided({2, 3}, {-1, 1}); }, "empty_strided");
   EXPECT_NE(m.find("negative strides are not supported"), std::string::npos);
+  // (2 - 1) * 2^63-1 + (4 - 1) * 2 + 1 wraps around to a small extent: the storage would be
+  // 6 elements while the tensor reaches 2^63 elements further.
+  m = expect_error<ValueError>(
+      [&] {
+        (void)empty_strided({1, 4, 2, 4}, {1, 2, INT64_MAX, 0}, kInt64);
+      },
+      "empty_strided");
+  EXPECT_NE(m.find("Storage size calculation overflowed"), std::string::npos) << m;
+  expect_error<ValueError>([&] { (void)empty_strided({3}, {INT64_MAX / 2 + 1}); }, "empty_strided");
+  expect_error<ValueError>([&] { (void)empty_strided({2}, {INT64_MAX / 4}, kFloat64); }, "empty_strided");
+  expect_error<ValueError>([&] { (void)from_blob(buf, {2, 2}, {INT64_MAX, 1}); }, "from_blob");
+  expect_error<ValueError>([&] { (void)from_blob(buf, {INT64_MAX, 4}, {0, 0}); }, "from_blob");
+  EXPECT_EQ(empty_strided({2, 0}, {INT64_MAX, INT64_MAX}).numel(), 0);
+  EXPECT_EQ(empty_strided({2, 3}, {1, 2}).impl()->storage()->nbytes(), 6 * sizeof(float));
   m = expect_error<ValueError>([&] { (void)empty_strided({2, 3}, {1}); }, "empty_strided");
   EXPECT_NE(m.find("mismatch in length of strides and shape"), std::string::npos);
+  // 9 * 6148914691236517206 = 3 * 2^64 + 6: the product wraps around to the 6 elements.
+  const Tensor six = arange(6, kFloat32);
+  m = expect_error<ValueError>([&] { (void)six.view({9, 6148914691236517206}); }, "view");
+  EXPECT_NE(m.find("is invalid for input of size 6"), std::string::npos) << m;
+  expect_error<ValueError>([&] { (void)six.reshape({6148914691236517206, 9}); }, "reshape");
+  expect_error<ValueError>([&] { (void)six.view({9, 6148914691236517206, -1}); }, "view");
+  EXPECT_EQ(arange(0, kFloat32).view({0, 5, 7}).dim(), 3);
+  // expand: a negative size in place of a singleton, and sizes whose product overflows.
+  m = expect_error<ValueError>([&] { (void)ones({1}).expand({-2}); }, "expand");
+  EXPECT_NE(m.find("negative dimension -2"), std::string::npos) << m;
+  m = expect_error<ValueError>([&] { (void)ones({1, 1}).expand({INT64_MAX, 4}); }, "expand");
+  EXPECT_NE(m.find("overflow"), std::string::npos) << m;
+  EXPECT_EQ(ones({1, 1}).expand({INT64_MAX, 0}).numel(), 0);
+  // An empty tensor may have any strides; unsqueeze in front of a huge one must not overflow.
+  EXPECT_EQ(empty_strided({0, 2}, {3, INT64_MAX - 1}).unsqueeze(1).sizes().vec(),
+            (std::vector<int64_t>{0, 1, 2}));
+  // Empty tensors with huge strides or sizes: copies, broadcasting, select and narrow must not
+  // overflow computing strides or offsets.
+  EXPECT_EQ(empty_strided({0, 2, 3}, {3, INT64_MAX - 1, 1}, kInt8).to(kFloat32).sum(1).sizes().vec(),
+            (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(empty({0, INT64_MAX, INT64_MAX}).contiguous().numel(), 0);
+  EXPECT_EQ((ones({1, 1, 1}, kInt8).expand({0, INT64_MAX, INT64_MAX}) + 1).numel(), 0);
+  const Tensor huge_strides = empty_strided({0, 3}, {2, INT64_MAX}, kInt32);
+  EXPECT_EQ(huge_strides.select(1, 2).sizes().vec(), (std::vector<int64_t>{0}));
+  EXPECT_EQ(huge_strides.narrow(1, 2, 1).sizes().vec(), (std::vector<int64_t>{0, 1}));
+  expect_error<ValueError>([&] { (void)ones({1, 1, 1}).expand({INT64_MAX, 2, 0}); }, "expand");
+  expect_error<ValueError>([&] { (void)arange(0, kFloat32).view({INT64_MAX, 2, 0}); }, "view");
   m = expect_error<ValueError>([&] { (void)from_blob(buf, {2, 3}, {3, 1, 1}); }, "from_blob");
   EXPECT_NE(m.find("mismatch in length of strides and shape"), std::string::npos);
   for (float i = 0; i < 6; ++i) EXPECT_EQ(buf[int(i)], i);

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "data/idx_internal.h"
 #include "idx_files.h"
 #include "wick/data/fashion_mnist.h"
 #include "wick/wick.h"
@@ -286,4 +287,33 @@ TEST(FashionMNISTFiles, RealData) {
       EXPECT_NEAR(sum / double(px.size()), FashionMNIST::kMean, 5e-4);
     }
   }
+}
+
+// Dims whose product wraps around 2^64 (65536^4 = 2^64 reads as 0 bytes modulo 2^64) are
+// rejected, not taken as an empty tensor; the decoder from bytes gives the same answers.
+TEST(ReadIdx, DimsProductOverflow) {
+  TempDir dir;
+  Bytes wrap = idx_header(0x08, {65536, 65536, 65536, 65536});
+  write_gz(dir.file("wrap.gz"), wrap);
+  std::string msg = value_error([&] { read_idx(dir.file("wrap.gz")); });
+  EXPECT_NE(msg.find("[read_idx] "), std::string::npos) << msg;
+  EXPECT_NE(msg.find("need more bytes of data, but the file has 0"), std::string::npos) << msg;
+  msg = value_error([&] { data::parse_idx_bytes(wrap.data(), wrap.size(), "mem"); });
+  EXPECT_NE(msg.find("'mem' is truncated"), std::string::npos) << msg;
+
+  // Dims whose running product passes int64 before a 0 are refused too (numel must fit).
+  Bytes zero_late = idx_header(0x08, {0xFFFFFFFF, 0xFFFFFFFF, 0});
+  msg = value_error([&] { data::parse_idx_bytes(zero_late.data(), zero_late.size(), "mem"); });
+  EXPECT_NE(msg.find("need more bytes"), std::string::npos) << msg;
+  // A zero dim makes the data empty whatever the others say.
+  Bytes empty_ok = idx_header(0x0D, {0, 0xFFFFFFFF});
+  Tensor t = data::parse_idx_bytes(empty_ok.data(), empty_ok.size(), "mem");
+  EXPECT_EQ(t.sizes().vec(), (std::vector<int64_t>{0, 0xFFFFFFFF}));
+  EXPECT_EQ(t.dtype(), kFloat32);
+  // Every prefix of a good file is rejected.
+  Bytes good = idx_header(0x0B, {2, 2});
+  good.insert(good.end(), {0, 1, 0, 2, 0, 3, 1, 0});
+  EXPECT_EQ(data::parse_idx_bytes(good.data(), good.size(), "mem")[1][1].item<int64_t>(), 256);
+  for (size_t n = 0; n < good.size(); ++n)
+    EXPECT_THROW(data::parse_idx_bytes(good.data(), n, "mem"), ValueError) << n;
 }

@@ -33,7 +33,12 @@ class TensorImpl : public IntrusiveTarget {
   bool is_contiguous() const { return contiguous_; }
   const Storage& storage() const { return storage_; }
   // Address of element 0 of this view.
-  void* data() const { return static_cast<char*>(storage_->data()) + offset_ * element_size(dtype_); }
+  // An empty storage may have no memory at all: its views (narrowed, say) keep a null address
+  // whatever their offset, since arithmetic on a null pointer is undefined.
+  void* data() const {
+    char* base = static_cast<char*>(storage_->data());
+    return base ? base + offset_ * element_size(dtype_) : nullptr;
+  }
 
   void set_geometry(DimVector sizes, DimVector strides, int64_t offset) {
     sizes_ = std::move(sizes);
@@ -51,15 +56,22 @@ class TensorImpl : public IntrusiveTarget {
 
  private:
   void refresh() {
+    // The ops that make sizes refuse products beyond int64; should one slip through, numel
+    // wraps around (defined behavior) instead of overflowing.
     numel_ = 1;
-    for (auto s : sizes_) numel_ *= s;
+    bool zero = false;
+    for (auto s : sizes_) {
+      zero |= s == 0;
+      (void)__builtin_mul_overflow(numel_, s, &numel_);
+    }
+    if (zero) numel_ = 0;
     contiguous_ = true;
     if (numel_ == 0) return;  // an empty tensor is contiguous whatever its strides (as PyTorch)
     int64_t expected = 1;
     for (size_t i = sizes_.size(); i-- > 0;) {
       if (sizes_[i] == 1) continue;
       if (strides_[i] != expected) contiguous_ = false;
-      expected *= sizes_[i];
+      (void)__builtin_mul_overflow(expected, sizes_[i], &expected);
     }
   }
 
