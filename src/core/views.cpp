@@ -18,7 +18,8 @@ namespace {
 // tensor has elements; an empty tensor may have any strides, and keeps its offset.
 int64_t offset_of(const Tensor& t, int64_t index, int64_t d) {
   int64_t off = 0;
-  if (__builtin_mul_overflow(index, t.stride(d), &off) || __builtin_add_overflow(off, t.storage_offset(), &off))
+  if (__builtin_mul_overflow(index, t.stride(d), &off) ||
+      __builtin_add_overflow(off, t.storage_offset(), &off))
     return t.storage_offset();
   return off;
 }
@@ -88,7 +89,8 @@ std::optional<DimVector> view_strides(IntArrayRef sizes, IntArrayRef strides, In
 
 Tensor Tensor::view(IntArrayRef sizes) const {
   check_defined(*this, "view", "self");
-  if (needs_grad(*this)) [[unlikely]] return autograd::view(*this, sizes);
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::view(*this, sizes);
   DimVector shape = infer_size(sizes, numel(), "view");
   auto st = view_strides(this->sizes(), strides(), shape);
   WICK_CHECK(st.has_value(), ValueError, "view",
@@ -98,10 +100,12 @@ Tensor Tensor::view(IntArrayRef sizes) const {
 }
 
 Tensor Tensor::reshape(IntArrayRef sizes) const {
-  if (needs_grad(*this)) [[unlikely]] return autograd::reshape(*this, sizes);
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::reshape(*this, sizes);
   check_defined(*this, "reshape", "self");
   DimVector shape = infer_size(sizes, numel(), "reshape");
-  if (auto st = view_strides(this->sizes(), strides(), shape)) return make_view(*this, shape, *st, storage_offset());
+  if (auto st = view_strides(this->sizes(), strides(), shape))
+    return make_view(*this, shape, *st, storage_offset());
   return clone().view(shape);
 }
 
@@ -120,7 +124,8 @@ Tensor Tensor::flatten(int64_t start, int64_t end) const {
 }
 
 Tensor Tensor::permute(IntArrayRef dims) const {
-  if (needs_grad(*this)) [[unlikely]] return autograd::permute(*this, dims);
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::permute(*this, dims);
   WICK_CHECK(int64_t(dims.size()) == dim(), ValueError, "permute",
              "number of dims don't match in permute (got ", dims.size(), ", tensor has ", dim(), ")");
   DimVector sz, st;
@@ -136,7 +141,8 @@ Tensor Tensor::permute(IntArrayRef dims) const {
 }
 
 Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
-  if (needs_grad(*this)) [[unlikely]] return autograd::transpose(*this, d0, d1);
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::transpose(*this, d0, d1);
   if (dim() == 0) return *this;
   d0 = wrap_dim(d0, dim(), "transpose");
   d1 = wrap_dim(d1, dim(), "transpose");
@@ -147,12 +153,14 @@ Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
 }
 
 Tensor Tensor::t() const {
-  WICK_CHECK(dim() <= 2, ValueError, "t", "t() expects a tensor with <= 2 dimensions, but self is ", dim(), "D");
+  WICK_CHECK(dim() <= 2, ValueError, "t", "t() expects a tensor with <= 2 dimensions, but self is ", dim(),
+             "D");
   return dim() < 2 ? *this : transpose(0, 1);
 }
 
 Tensor Tensor::unsqueeze(int64_t d) const {
-  if (needs_grad(*this)) [[unlikely]] return autograd::unsqueeze(*this, d);
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::unsqueeze(*this, d);
   d = wrap_dim(d, dim() + 1, "unsqueeze");
   DimVector sz(sizes()), st(strides());
   // size * stride fits in int64 for any tensor with elements (it is within its storage or 0);
@@ -165,7 +173,8 @@ Tensor Tensor::unsqueeze(int64_t d) const {
 }
 
 Tensor Tensor::squeeze() const {
-  if (needs_grad(*this)) [[unlikely]] return autograd::squeeze(*this);
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::squeeze(*this);
   DimVector sz, st;
   for (int64_t d = 0; d < dim(); ++d)
     if (size(d) != 1) {
@@ -176,7 +185,8 @@ Tensor Tensor::squeeze() const {
 }
 
 Tensor Tensor::squeeze(int64_t d) const {
-  if (needs_grad(*this)) [[unlikely]] return autograd::squeeze(*this, d);
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::squeeze(*this, d);
   if (dim() == 0) return *this;
   d = wrap_dim(d, dim(), "squeeze");
   if (size(d) != 1) return *this;
@@ -187,9 +197,11 @@ Tensor Tensor::squeeze(int64_t d) const {
 }
 
 Tensor Tensor::expand(IntArrayRef new_sizes) const {
-  if (needs_grad(*this)) [[unlikely]] return autograd::expand(*this, new_sizes);
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::expand(*this, new_sizes);
   WICK_CHECK(new_sizes.size() >= size_t(dim()), ValueError, "expand", "the number of sizes provided (",
-             new_sizes.size(), ") must be greater or equal to the number of dimensions in the tensor (", dim(), ")");
+             new_sizes.size(), ") must be greater or equal to the number of dimensions in the tensor (",
+             dim(), ")");
   const size_t n = new_sizes.size(), off = n - size_t(dim());
   DimVector sz(n, 0), st(n, 0);
   for (size_t i = 0; i < n; ++i) {
@@ -219,33 +231,35 @@ Tensor Tensor::expand(IntArrayRef new_sizes) const {
                IntArrayRef(sz));
     overflow |= __builtin_mul_overflow(numel, s, &numel);
   }
-  WICK_CHECK(!overflow, ValueError, "expand", "numel: integer multiplication overflow (sizes ", IntArrayRef(sz),
-             ")");
+  WICK_CHECK(!overflow, ValueError, "expand", "numel: integer multiplication overflow (sizes ",
+             IntArrayRef(sz), ")");
   return make_view(*this, sz, st, storage_offset());
 }
 
 Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
-  if (needs_grad(*this)) [[unlikely]] return autograd::narrow(*this, d, start, length);
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::narrow(*this, d, start, length);
   WICK_CHECK(dim() > 0, ValueError, "narrow", "narrow() cannot be applied to a 0-dim tensor.");
   d = wrap_dim(d, dim(), "narrow");
   int64_t n = size(d);
   if (start < 0) start += n;
-  WICK_CHECK(start >= 0 && start <= n, IndexError, "narrow", "start (", start, ") is out of bounds for dimension ",
-             d, " of size ", n);
-  WICK_CHECK(length >= 0 && length <= n - start, IndexError, "narrow", "start (", start, ") + length (", length,
-             ") exceeds dimension size (", n, ").");
+  WICK_CHECK(start >= 0 && start <= n, IndexError, "narrow", "start (", start,
+             ") is out of bounds for dimension ", d, " of size ", n);
+  WICK_CHECK(length >= 0 && length <= n - start, IndexError, "narrow", "start (", start, ") + length (",
+             length, ") exceeds dimension size (", n, ").");
   DimVector sz(sizes());
   sz[size_t(d)] = length;
   return make_view(*this, sz, strides(), offset_of(*this, start, d));
 }
 
 Tensor Tensor::select(int64_t d, int64_t index) const {
-  if (needs_grad(*this)) [[unlikely]] return autograd::select(*this, d, index);
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::select(*this, d, index);
   WICK_CHECK(dim() > 0, IndexError, "select", "select() cannot be applied to a 0-dim tensor.");
   d = wrap_dim(d, dim(), "select");
   int64_t n = size(d);
-  WICK_CHECK(index >= -n && index < n, IndexError, "select", "index ", index, " is out of bounds for dimension ", d,
-             " with size ", n);
+  WICK_CHECK(index >= -n && index < n, IndexError, "select", "index ", index,
+             " is out of bounds for dimension ", d, " with size ", n);
   if (index < 0) index += n;
   DimVector sz(sizes()), st(strides());
   sz.erase(sz.begin() + d);
@@ -253,8 +267,10 @@ Tensor Tensor::select(int64_t d, int64_t index) const {
   return make_view(*this, sz, st, offset_of(*this, index, d));
 }
 
-Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) const {
-  if (needs_grad(*this)) [[unlikely]] return autograd::slice(*this, d, start, end, step);
+Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int64_t> end,
+                     int64_t step) const {
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::slice(*this, d, start, end, step);
   WICK_CHECK(dim() > 0, IndexError, "slice", "slice() cannot be applied to a 0-dim tensor.");
   WICK_CHECK(step > 0, ValueError, "slice", "slice step must be positive");
   d = wrap_dim(d, dim(), "slice");
@@ -265,18 +281,23 @@ Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int6
   s = std::clamp<int64_t>(s, 0, n);
   e = std::clamp<int64_t>(e, s, n);
   DimVector sz(sizes()), st(strides());
-  sz[size_t(d)] = (e - s + step - 1) / step;
-  st[size_t(d)] *= step;
-  return make_view(*this, sz, st, storage_offset() + s * stride(d));
+  const int64_t len = e - s;
+  sz[size_t(d)] = len == 0 ? 0 : 1 + (len - 1) / step;  // no overflow for any step
+  // stride * step fits whenever the result addresses two elements along d; when it does not
+  // fit (an empty tensor's huge stride, a step past the end) the stride is never used.
+  int64_t stepped = 0;
+  if (!__builtin_mul_overflow(st[size_t(d)], step, &stepped)) st[size_t(d)] = stepped;
+  return make_view(*this, sz, st, offset_of(*this, s, d));
 }
 
 std::vector<Tensor> Tensor::split(int64_t split_size, int64_t d) const {
   WICK_CHECK(dim() > 0, ValueError, "split", "split expects at least a 1-dimensional tensor");
-  WICK_CHECK(split_size >= 0, ValueError, "split", "split expects split_size be non-negative, but got split_size=",
-             split_size);
+  WICK_CHECK(split_size >= 0, ValueError, "split",
+             "split expects split_size be non-negative, but got split_size=", split_size);
   d = wrap_dim(d, dim(), "split");
   const int64_t n = size(d);
-  WICK_CHECK(split_size > 0 || n == 0, ValueError, "split", "split_size can only be 0 if dimension size is 0, but got dimension size of ", n);
+  WICK_CHECK(split_size > 0 || n == 0, ValueError, "split",
+             "split_size can only be 0 if dimension size is 0, but got dimension size of ", n);
   std::vector<Tensor> out;
   if (n == 0) {
     out.push_back(*this);

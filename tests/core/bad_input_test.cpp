@@ -176,6 +176,14 @@ TEST(BadInput, RawLayouts) {
   const Tensor huge_strides = empty_strided({0, 3}, {2, INT64_MAX}, kInt32);
   EXPECT_EQ(huge_strides.select(1, 2).sizes().vec(), (std::vector<int64_t>{0}));
   EXPECT_EQ(huge_strides.narrow(1, 2, 1).sizes().vec(), (std::vector<int64_t>{0, 1}));
+  // slice: the same offsets, and a step as large as int64 allows (one element, its value).
+  EXPECT_EQ(huge_strides.slice(1, 1, 3, 2).sizes().vec(), (std::vector<int64_t>{0, 1}));
+  const Tensor ten = arange(10, kInt64);
+  const Tensor one = ten.slice(0, 3, std::nullopt, INT64_MAX);
+  EXPECT_EQ(one.sizes().vec(), (std::vector<int64_t>{1}));
+  EXPECT_EQ(one.item<int64_t>(), 3);
+  EXPECT_EQ(ten.slice(0, 1, 8, 3).to_vector<int64_t>(), (std::vector<int64_t>{1, 4, 7}));
+  EXPECT_EQ(ten.slice(0, 9, 2, 3).numel(), 0);
   expect_error<ValueError>([&] { (void)ones({1, 1, 1}).expand({INT64_MAX, 2, 0}); }, "expand");
   expect_error<ValueError>([&] { (void)arange(0, kFloat32).view({INT64_MAX, 2, 0}); }, "view");
   m = expect_error<ValueError>([&] { (void)from_blob(buf, {2, 3}, {3, 1, 1}); }, "from_blob");
