@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "dist_test_util.h"
 #include "distributed/checked_group.h"
 #include "distributed/internal.h"
 #include "wick/cuda.h"
@@ -19,6 +20,8 @@ namespace {
 
 namespace dist = wick::distributed;
 using dist::ReduceOp;
+using dist_test::expect_error_prefix;
+using dist_test::expected;
 
 int rank() { return dist::get_rank(); }
 int world() { return dist::get_world_size(); }
@@ -31,19 +34,6 @@ Tensor ranked(int r, int64_t n, Dtype t) {
   Tensor x = empty({n}, TensorOptions(kFloat64));
   for (int64_t i = 0; i < n; ++i) x.data_ptr<double>()[i] = r + 1 + i;
   return x.to(t);
-}
-
-// The reduction over ranks 0..w-1 of r + 1 + i + shift.
-double expected(ReduceOp op, int w, int64_t i, double shift = 0) {
-  double acc = op == ReduceOp::PRODUCT ? 1 : op == ReduceOp::MIN ? 1e300 : op == ReduceOp::MAX ? -1e300 : 0;
-  for (int r = 0; r < w; ++r) {
-    double v = r + 1 + double(i) + shift;
-    if (op == ReduceOp::SUM || op == ReduceOp::AVG) acc += v;
-    if (op == ReduceOp::PRODUCT) acc *= v;
-    if (op == ReduceOp::MIN) acc = std::min(acc, v);
-    if (op == ReduceOp::MAX) acc = std::max(acc, v);
-  }
-  return op == ReduceOp::AVG ? acc / w : acc;
 }
 
 bool supports(ReduceOp op, Dtype t) { return op != ReduceOp::AVG || is_floating_point(t); }
@@ -59,16 +49,6 @@ void expect_values(const Tensor& got, const std::vector<double>& want, const std
     double tol = got.dtype() == kFloat16 || got.dtype() == kBFloat16 ? 1e-2 * std::abs(want[i])
                                                                      : 1e-6 * std::abs(want[i]);
     EXPECT_NEAR(v[i], want[i], tol) << ctx << " at " << i << " (rank " << rank() << ")";
-  }
-}
-
-template <class F>
-void expect_error_prefix(F f, const std::string& prefix) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected " << prefix;
-  } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()).rfind(prefix, 0), 0u) << e.what();
   }
 }
 
