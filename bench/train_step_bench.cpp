@@ -6,7 +6,7 @@
 // synchronize, the median of several groups after a warm-up, on fresh random batches.
 //   train_step_mlp_small_us: MLP 784-128-10, batch 64, SGD with momentum
 //   train_step_mlp_large_ms: MLP 4096-4096-4096-4096-1000, batch 4096, SGD with momentum, fp32
-//   train_step_mlp_large_dp{1,2}_ms: the same step through data parallelism over 1 and 2 GPUs
+//   train_step_mlp_large_dp{1,2,4}_ms: the same step through data parallelism over 1, 2 and 4 GPUs
 //     (wick: nn::DataParallel; LibTorch: torch::nn::parallel::data_parallel; PyTorch's Python
 //     nn.DataParallel: bench/compare/torch_dp_bench.py). The batch of 4096 is split over them.
 // With WICK_DP_TIMELINE=1 (wick only), each data-parallel row then runs 3 more steps, each
@@ -177,7 +177,7 @@ int main(int argc, char** argv) {
   if (sel("train_step_mlp_large"))
     compare::report("train_step_mlp_large_ms", step_us({4096, 4096, 4096, 4096, 1000}, 4096, 5, 7) / 1000,
                     "ms");
-  for (int g : {1, 2}) {
+  for (int g : {1, 2, 4}) {
     const std::string name = "train_step_mlp_large_dp" + std::to_string(g) + "_ms";
     if (sel(name.c_str()) && gpu_count() >= g)
       compare::report(name.c_str(), step_us({4096, 4096, 4096, 4096, 1000}, 4096, 5, 7, g) / 1000, "ms");

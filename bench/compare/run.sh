@@ -37,14 +37,14 @@ echo "wick_train_step rc=$?"
 "$build/torch_train_step" $filter >>"$out/compare_torch.txt" 2>>"$out/compare_torch.err"
 echo "torch_train_step rc=$?"
 # PyTorch's Python nn.DataParallel on the same step (the rows train_step_mlp_large_dp*).
-if [[ -z "$filter" || "py_train_step_mlp_large_dp1_ms py_train_step_mlp_large_dp2_ms" == *"$filter"* ]]; then
+if [[ -z "$filter" || "py_train_step_mlp_large_dp1_ms py_train_step_mlp_large_dp2_ms py_train_step_mlp_large_dp4_ms" == *"$filter"* ]]; then
   $py "$here/torch_dp_bench.py" $filter >>"$out/compare_torch.txt" 2>>"$out/compare_torch.err"
   echo "torch_dp_bench.py rc=$?"
 fi
 # DistributedDataParallel, one process per GPU: wick's under wick-launch, PyTorch's under torchrun.
 ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
 if [[ -z "$filter" || "ddp_step_mlp_large" == *"$filter"* || "$filter" == *ddp* ]]; then
-  for n in 1 2; do
+  for n in 1 2 4; do
     ((n <= ngpu)) || continue
     NCCL_NVLS_ENABLE=0 timeout 300 "$wick_build/bin/wick-launch" --nproc-per-node $n "$build/wick_ddp_step" \
       >>"$out/compare_wick.txt" 2>>"$out/compare_wick.err"

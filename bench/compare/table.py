@@ -73,9 +73,15 @@ ROWS = [
      lambda: (0.9 * t["py_train_step_mlp_large_dp2_ms"], "<= 0.9x PyTorch nn.DataParallel")),
     ("dp2_speedup", "2-GPU DataParallel speed-up over the 1-GPU step", "x", True,
      lambda: (1.85, ">= 1.85x")),
+    ("train_step_mlp_large_dp4_ms", "the same step, DataParallel over 4 GPUs", "ms", False,
+     lambda: (0.9 * t["py_train_step_mlp_large_dp4_ms"], "<= 0.9x PyTorch nn.DataParallel")),
+    ("dp4_speedup", "4-GPU DataParallel speed-up over the 1-GPU step", "x", True,
+     lambda: (3.6, ">= 3.6x")),
     ("py_train_step_mlp_large_dp1_ms", "PyTorch (Python) nn.DataParallel, 1 GPU [LibTorch column]", "ms", False,
      None),
     ("py_train_step_mlp_large_dp2_ms", "PyTorch (Python) nn.DataParallel, 2 GPUs [LibTorch column]", "ms", False,
+     None),
+    ("py_train_step_mlp_large_dp4_ms", "PyTorch (Python) nn.DataParallel, 4 GPUs [LibTorch column]", "ms", False,
      None),
     # DistributedDataParallel, one process per GPU, global batch 4096: wick's (ddp_step_bench.cpp)
     # beside PyTorch's under torchrun (torch_ddp_bench.py, in the LibTorch column).
@@ -85,19 +91,25 @@ ROWS = [
      lambda: (0.95 * t["py_ddp_step_mlp_large_2gpu_ms"], "<= 0.95x PyTorch DDP")),
     ("ddp2_speedup", "2-GPU DDP speed-up over the one-GPU step (no DDP)", "x", True,
      lambda: (1.9, ">= 1.9x")),
+    ("ddp_step_mlp_large_4gpu_ms", "the same step, DistributedDataParallel, 4 processes", "ms", False,
+     lambda: (t["py_ddp_step_mlp_large_4gpu_ms"], "<= PyTorch DDP")),
+    ("ddp4_speedup", "4-GPU DDP speed-up over the one-GPU step (no DDP)", "x", True,
+     lambda: (3.8, ">= 3.8x")),
 ]
 
 # PyTorch's DDP rows sit in the LibTorch column under wick's row names.
-for n in ("1gpu", "2gpu"):
+for n in ("1gpu", "2gpu", "4gpu"):
     if "py_ddp_step_mlp_large_%s_ms" % n in t:
         t["ddp_step_mlp_large_%s_ms" % n] = t["py_ddp_step_mlp_large_%s_ms" % n]
 
-# Derived: the one-GPU step's time over the 2-GPU DataParallel step's, for each library.
+# Derived: the one-GPU step's time over the 2- and 4-GPU steps', for each library.
 for vals in (w, t):
-    if vals.get("train_step_mlp_large_ms") and vals.get("train_step_mlp_large_dp2_ms"):
-        vals["dp2_speedup"] = vals["train_step_mlp_large_ms"] / vals["train_step_mlp_large_dp2_ms"]
-    if vals.get("train_step_mlp_large_ms") and vals.get("ddp_step_mlp_large_2gpu_ms"):
-        vals["ddp2_speedup"] = vals["train_step_mlp_large_ms"] / vals["ddp_step_mlp_large_2gpu_ms"]
+    for g in (2, 4):
+        one = vals.get("train_step_mlp_large_ms")
+        if one and vals.get("train_step_mlp_large_dp%d_ms" % g):
+            vals["dp%d_speedup" % g] = one / vals["train_step_mlp_large_dp%d_ms" % g]
+        if one and vals.get("ddp_step_mlp_large_%dgpu_ms" % g):
+            vals["ddp%d_speedup" % g] = one / vals["ddp_step_mlp_large_%dgpu_ms" % g]
 
 
 def target_of(name, spec):

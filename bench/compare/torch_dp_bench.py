@@ -3,7 +3,7 @@
 (MLP 4096-4096-4096-4096-1000, batch 4096, cross-entropy, SGD lr 0.01 momentum 0.9, fp32), over
 1 and 2 GPUs: the figure users of nn.DataParallel know. The same clock as the C++ programs:
 groups of 5 steps, each group timed up to the end of every GPU's work, one group of warm-up,
-the median of 7. Prints "py_train_step_mlp_large_dp{1,2}_ms value ms" lines for table.py.
+the median of 7. Prints "py_train_step_mlp_large_dp{1,2,4}_ms value ms" lines for table.py.
 
     python3 bench/compare/torch_dp_bench.py [filter]
 """
@@ -51,7 +51,7 @@ def step_ms(widths, batch, steps_per_group, groups, gpus):
 
 def main():
     flt = sys.argv[1] if len(sys.argv) > 1 else ""
-    for g in (1, 2):
+    for g in (1, 2, 4):
         name = "py_train_step_mlp_large_dp%d_ms" % g
         if flt not in name or torch.cuda.device_count() < g:
             continue

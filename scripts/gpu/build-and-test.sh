@@ -14,10 +14,11 @@
 #     --dist            several processes, one GPU each (nccl): wick_dist_tests under wick-launch
 #                       and mpirun, again over NCCL's socket transport (P2P and SHM off), the
 #                       DistributedDataParallel rows of bench/compare with the buckets' GPU
-#                       timeline, wick-train --distributed beside one GPU
+#                       timeline, wick-train --distributed beside one GPU; with 4 GPUs also two
+#                       "hosts" of 2 GPUs (wick-launch --nnodes 2) over NCCL's sockets
 #     --dp              several GPUs: the DataParallel and cuda::comm tests, wick-train --gpus all
 #                       beside one GPU (CNN), the DataParallel rows of bench/compare, and the
-#                       2-GPU step's timeline (WICK_DP_TIMELINE=1) in $OUT/dp_timeline.txt
+#                       2- and 4-GPU steps' timelines (WICK_DP_TIMELINE=1) in $OUT/dp{2,4}_timeline.txt
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 OUT=${OUT:-/tmp/wick-out}
@@ -74,7 +75,7 @@ cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTU
   -DZLIB_INCLUDE_DIR="$deps/usr/include" -DZLIB_LIBRARY="$deps/lib/x86_64-linux-gnu/libz.so.1.2.13" \
   -DCMAKE_CUDA_COMPILER="$nvcc" >"$OUT/configure.log" 2>&1 || { cat "$OUT/configure.log"; exit 1; }
 grep -E '^-- wick' "$OUT/configure.log"
-ninja -C $build -j16 -k 0 >"$OUT/build.log" 2>&1
+ninja -C $build -j$(($(nproc) < 32 ? $(nproc) : 32)) -k 0 >"$OUT/build.log" 2>&1
 rc=$?
 echo "build: rc=$rc in $(($(date +%s) - start)) s"
 ((rc == 0)) || { grep -E -A8 'error|FAILED' "$OUT/build.log" | head -80; exit $rc; }
@@ -128,8 +129,11 @@ if ((dp)); then
   # Where a 2-GPU step's time goes: CUDA events at DataParallel's phase boundaries (timeline in
   # stderr; the row itself in stdout), one file.
   step "DataParallel timeline (WICK_DP_TIMELINE=1)"
-  WICK_DP_TIMELINE=1 timeout 200 $build/compare/wick_train_step train_step_mlp_large_dp2 >"$OUT/dp_timeline.txt" 2>&1
-  echo "dp timeline rc=$?"; grep -E '^train_step|intervals' "$OUT/dp_timeline.txt" | head -4
+  for g in 2 4; do
+    (($(nvidia-smi -L | wc -l) >= g)) || continue
+    WICK_DP_TIMELINE=1 timeout 200 $build/compare/wick_train_step train_step_mlp_large_dp$g >"$OUT/dp${g}_timeline.txt" 2>&1
+    echo "dp$g timeline rc=$?"; grep -E '^train_step|intervals' "$OUT/dp${g}_timeline.txt" | head -4
+  done
 fi
 
 if ((dist)); then
@@ -148,6 +152,23 @@ if ((dist)); then
     $build/tests/wick_dist_tests >"$OUT/dist_nccl_socket.log" 2>&1
   echo "nccl sockets rc=$?"; grep -E '^\[  (PASSED|FAILED) |tests ran' "$OUT/dist_nccl_socket.log" | sort | uniq -c | head
   grep -m3 -E 'via NET/Socket|NET/Socket : Using' "$OUT/dist_nccl_socket.log"
+  if ((ngpu >= 4)); then
+    # Two "hosts" of two GPUs each: two wick-launch --nnodes 2, each seeing its own pair of GPUs,
+    # meeting at MASTER_ADDR:MASTER_PORT, NCCL on its network path (sockets).
+    step "wick_dist_tests, nccl, wick-launch --nnodes 2 --nproc-per-node 2, over sockets"
+    pids=()
+    for node in 0 1; do
+      CUDA_VISIBLE_DEVICES=$((2 * node)),$((2 * node + 1)) NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_DEBUG=INFO \
+        WICK_TEST_BACKEND=nccl timeout 300 $build/bin/wick-launch --nnodes 2 --node-rank $node --nproc-per-node 2 \
+        --master-addr 127.0.0.1 --master-port 29533 $build/tests/wick_dist_tests >"$OUT/dist_2hosts_$node.log" 2>&1 &
+      pids+=($!)
+    done
+    for node in 0 1; do
+      wait "${pids[$node]}"; echo "node $node rc=$?"
+      grep -E '^\[  (PASSED|FAILED) |tests ran' "$OUT/dist_2hosts_$node.log" | sort | uniq -c | head
+    done
+    grep -h -m2 -E 'via NET/Socket' "$OUT"/dist_2hosts_*.log
+  fi
   step "a rank that exits in the middle of an nccl all_reduce (wick-launch)"
   WICK_TEST_BACKEND=nccl timeout 120 $launch $build/tests/wick_dist_failure >"$OUT/dist_nccl_failure.log" 2>&1
   echo "nccl rank exits rc=$?"; grep -E 'caught|no error' "$OUT/dist_nccl_failure.log"

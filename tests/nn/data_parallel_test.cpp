@@ -256,17 +256,19 @@ TEST(DataParallelGpu, AllGpusAndFewerRowsThanGpus) {
   check_against_one_gpu(1, 0, all);  // one piece: the module alone, then the gather
 }
 
-TEST(DataParallelGpu, TrainingStepsMatchOneGpu) {
-  WICK_REQUIRE_GPUS(2);
+namespace {
+// Four SGD steps through DataParallel over devices against the same steps on devices[0] alone.
+void check_training_against_one_gpu(const std::vector<int>& devices) {
   manual_seed(5);
+  const Device first = gpu(devices[0]);
   nn::Sequential net = mlp();
-  net->to(gpu(0));
-  nn::Sequential ref = copy_of(net, gpu(0));
-  nn::DataParallel dp(net, std::vector<int>{0, 1});
+  net->to(first);
+  nn::Sequential ref = copy_of(net, first);
+  nn::DataParallel dp(net, devices);
   optim::SGD opt(net->parameters(), optim::SGDOptions(0.05).momentum(0.9));
   optim::SGD opt_ref(ref->parameters(), optim::SGDOptions(0.05).momentum(0.9));
   for (int step = 0; step < 4; ++step) {
-    Tensor x = randn({21, 5}).to(gpu(0)), t = randn({21, 3}).to(gpu(0));
+    Tensor x = randn({21, 5}).to(first), t = randn({21, 3}).to(first);
     opt.zero_grad();
     opt_ref.zero_grad();
     nn::functional::mse_loss(dp(x), t).backward();
@@ -275,7 +277,32 @@ TEST(DataParallelGpu, TrainingStepsMatchOneGpu) {
     opt_ref.step();
   }
   auto p = net->named_parameters(), q = ref->named_parameters();
-  for (size_t i = 0; i < p.size(); ++i) expect_close(p[i].second, q[i].second, p[i].first, 1e-4, 1e-5);
+  for (size_t i = 0; i < p.size(); ++i) {
+    EXPECT_EQ(p[i].second.device(), first) << p[i].first;
+    expect_close(p[i].second, q[i].second, p[i].first, 1e-4, 1e-5);
+  }
+}
+}  // namespace
+
+TEST(DataParallelGpu, FourGpusMatchOneGpu) {
+  WICK_REQUIRE_GPUS(4);
+  check_against_one_gpu(64, 0, {0, 1, 2, 3});
+  check_against_one_gpu(35, 0, {0, 1, 2, 3});  // 9 + 9 + 9 + 8 rows
+  check_against_one_gpu(3, 0, {0, 1, 2, 3});   // fewer rows than GPUs: three pieces
+  check_against_one_gpu(11, 1, {0, 1, 2, 3});
+  check_against_one_gpu(23, 0, {3, 1, 0, 2});  // output on cuda:3
+  check_against_one_gpu(19, 0, {2, 3});        // a pair without cuda:0
+}
+
+TEST(DataParallelGpu, FourGpusTrainingStepsMatchOneGpu) {
+  WICK_REQUIRE_GPUS(4);
+  check_training_against_one_gpu({0, 1, 2, 3});
+  check_training_against_one_gpu({2, 0, 3, 1});
+}
+
+TEST(DataParallelGpu, TrainingStepsMatchOneGpu) {
+  WICK_REQUIRE_GPUS(2);
+  check_training_against_one_gpu({0, 1});
 }
 
 TEST(DataParallelGpu, ParametersElsewhereThanTheFirstDeviceThrowWordForWord) {
@@ -468,9 +495,9 @@ TEST(DataParallelGpu, DISABLED_ChildVisibleDevices) {
   std::cout << "OUT=" << y.device() << "\n";
 }
 
-TEST(DataParallelGpu, VisibleDevicesReordered) {
-  WICK_REQUIRE_GPUS(2);
-  // the entries naming this process's cuda:1 and cuda:0, in that order
+namespace {
+// The CUDA_VISIBLE_DEVICES entries naming this process's cuda:0, cuda:1, ... in order.
+std::vector<std::string> visible_entries() {
   std::vector<std::string> entries;
   if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) {
     std::string list = v;
@@ -480,8 +507,50 @@ TEST(DataParallelGpu, VisibleDevicesReordered) {
       pos = comma + 1;
     }
   } else {
-    entries = {"0", "1"};
+    for (int i = 0; i < cuda::device_count(); ++i) entries.push_back(std::to_string(i));
   }
+  return entries;
+}
+}  // namespace
+
+// Run in a child under CUDA_VISIBLE_DEVICES=a,b,c: what each visible device is, and DataParallel
+// over all of them.
+TEST(DataParallelGpu, DISABLED_ChildThreeVisibleDevices) {
+  std::cout << "\nCOUNT=" << cuda::device_count() << "\n";
+  for (int i = 0; i < cuda::device_count(); ++i)
+    std::cout << "UUID" << i << "=" << cuda::get_device_properties(i).uuid << "\n";
+  FooNet net(3, 3);
+  net->to(gpu(0));
+  nn::DataParallel dp(net);
+  std::cout << "IDS=";
+  for (int d : dp->device_ids()) std::cout << d;
+  Tensor x = randn({7, 3}).to(gpu(0));
+  Tensor y = dp(x);
+  std::cout << "\nOUT=" << y.device() << "\nMATCH=" << ((y - net(x)).abs().max().item<double>() < 1e-5) << "\n";
+}
+
+// CUDA_VISIBLE_DEVICES=0,3,2 (of four GPUs): cuda:0, cuda:1 and cuda:2 are the physical GPUs 0, 3
+// and 2, as in PyTorch, and DataParallel runs over those three.
+TEST(DataParallelGpu, VisibleDevicesZeroThreeTwo) {
+  WICK_REQUIRE_GPUS(4);
+  const std::vector<std::string> entries = visible_entries();
+  ASSERT_GE(entries.size(), 4u);
+  auto r = test::run_child("DataParallelGpu.DISABLED_ChildThreeVisibleDevices",
+                           "CUDA_VISIBLE_DEVICES=" + entries[0] + "," + entries[3] + "," + entries[2]);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(test::child_value(r.output, "COUNT"), "3") << r.output;
+  EXPECT_EQ(test::child_value(r.output, "UUID0"), cuda::get_device_properties(0).uuid) << r.output;
+  EXPECT_EQ(test::child_value(r.output, "UUID1"), cuda::get_device_properties(3).uuid) << r.output;
+  EXPECT_EQ(test::child_value(r.output, "UUID2"), cuda::get_device_properties(2).uuid) << r.output;
+  EXPECT_EQ(test::child_value(r.output, "IDS"), "012") << r.output;
+  EXPECT_EQ(test::child_value(r.output, "OUT"), "cuda:0") << r.output;
+  EXPECT_EQ(test::child_value(r.output, "MATCH"), "1") << r.output;
+}
+
+TEST(DataParallelGpu, VisibleDevicesReordered) {
+  WICK_REQUIRE_GPUS(2);
+  // the entries naming this process's cuda:1 and cuda:0, in that order
+  const std::vector<std::string> entries = visible_entries();
   ASSERT_GE(entries.size(), 2u);
   auto r = test::run_child("DataParallelGpu.DISABLED_ChildVisibleDevices",
                            "CUDA_VISIBLE_DEVICES=" + entries[1] + "," + entries[0]);
