@@ -106,6 +106,12 @@ class Node : public std::enable_shared_from_this<Node> {
   // Runs before every other ready node as soon as it is ready, instead of in creation order
   // (DataParallel's gradient reductions, so that they overlap the rest of the backward).
   bool eager_ = false;
+  // Set by nodes that order their own work after each input's producer (DataParallel's
+  // reductions, docs/design.md section 11): for every gradient delivered from another stream,
+  // the engine hands the event recorded on the producer's stream as it made it, in
+  // input_ready_[output_nr], before apply. The stream's tail at apply time can be far later.
+  bool wants_input_events_ = false;
+  std::vector<std::vector<cuda::Event>> input_ready_;
   // Gradients of outputs captured for retain_grad(): (output_nr, where to accumulate).
   std::vector<std::pair<uint32_t, std::shared_ptr<Tensor>>> retained_;
 

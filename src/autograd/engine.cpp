@@ -158,9 +158,14 @@ void execute(const std::vector<Edge>& roots, const variable_list& root_grads, Gr
       // the node's stream waits for each producer, then the gradients are summed there
       cuda::StreamGuard guard(*node->stream_);
       variable_list& slots = buffer_of(node);
+      if (node->wants_input_events_) {
+        node->input_ready_.clear();
+        node->input_ready_.resize(node->num_outputs());
+      }
       for (Pending& p : it->second) {
         p.ready.wait(*node->stream_);
         accumulate(slots[p.input_nr], std::move(p.grad));
+        if (node->wants_input_events_) node->input_ready_[p.input_nr].push_back(std::move(p.ready));
       }
       pending.erase(it);
     }

@@ -150,13 +150,26 @@ class BroadcastBackward final : public Node {
     const size_t n = input_metadata_.size(), replicas = devices_.size() - 1;
     // Here the engine has made sides_[0] current on devices_[0] and made it wait for the
     // streams that produced grads. Work on device r runs on sides_[r] after streams_[r].
+    // Each replica's side stream waits for the points where its gradients were made (events
+    // the engine hands over), not for its forward stream's tail: the host has queued much more
+    // of that replica's backward by now, and waiting for all of it would hold the reduction
+    // until that replica's backward ends (docs/design.md section 9).
+    std::vector<std::vector<cuda::Event>> ready = std::move(input_ready_);
+    input_ready_.clear();
     std::vector<Tensor> flats;  // per replica: the bucket's gradients, flattened (zeros where none came)
     std::vector<size_t> from;   // the replica of each flat
     for (size_t r = 1; r <= replicas; ++r) {
-      bool any = false;
-      for (size_t j = 0; j < n; ++j) any = any || grads[(r - 1) * n + j].defined();
+      bool any = false, tail = false;
+      for (size_t j = 0; j < n; ++j) {
+        const size_t slot = (r - 1) * n + j;
+        if (!grads[slot].defined()) continue;
+        any = true;
+        if (slot >= ready.size() || ready[slot].empty()) tail = true;  // no event: wait for all
+        else
+          for (const cuda::Event& e : ready[slot]) e.wait(sides_[r]);
+      }
       if (!any) continue;
-      sides_[r].wait_stream(streams_[r]);
+      if (tail) sides_[r].wait_stream(streams_[r]);
       cuda::StreamGuard guard(sides_[r]);
       if (dp_timeline::enabled()) dp_timeline::mark(phase("grads_ready"), devices_[r]);
       std::vector<Tensor> parts;
@@ -473,6 +486,7 @@ Tensor DataParallelImpl::State::run(const Tensor& input) {
       node->stream_ = node_side_stream(devices[0]);
       node->num_outputs_ = uint32_t(bucket.size() * (n - 1));
       node->eager_ = true;
+      node->wants_input_events_ = true;
       for (size_t k = 1; k < n; ++k)
         for (size_t b = 0; b < bucket.size(); ++b)
           if (params[bucket[b]].requires_grad())
