@@ -5,6 +5,8 @@
 // optimizer step; the figure is the wall time per step of a group of steps ended by a device
 // synchronize, the median of several groups after a warm-up, on fresh random batches.
 //   train_step_mlp_small_us: MLP 784-128-10, batch 64, SGD with momentum
+//   train_step_mlp_small_graph_us (wick only): the small step captured once as a CUDA graph,
+//     then per step the batch copied into the captured inputs and one replay
 //   train_step_mlp_large_ms: MLP 4096-4096-4096-4096-1000, batch 4096, SGD with momentum, fp32
 //   train_step_mlp_large_dp{1,2,4}_ms: the same step through data parallelism over 1, 2 and 4 GPUs
 //     (wick: nn::DataParallel; LibTorch: torch::nn::parallel::data_parallel; PyTorch's Python
@@ -168,12 +170,67 @@ double step_us(const std::vector<int64_t>& widths, int64_t batch, int steps_per_
   return ms * 1000 / steps_per_group;
 }
 
+#ifndef TRAIN_STEP_TORCH
+// The same step captured once as a CUDA graph (docs/cuda_graphs.md) and replayed: per step,
+// the batch copied into the captured input tensors, then one replay.
+double graph_step_us(const std::vector<int64_t>& widths, int64_t batch, int steps_per_group, int groups) {
+  wick::manual_seed(0);
+  wick::nn::Sequential net;
+  for (size_t i = 0; i + 1 < widths.size(); ++i) {
+    net->push_back(wick::nn::Linear(widths[i], widths[i + 1]));
+    if (i + 2 < widths.size()) net->push_back(wick::nn::ReLU());
+  }
+  net->to(gpu());
+  wick::optim::SGD opt(net->parameters(), wick::optim::SGDOptions(0.01).momentum(0.9));
+  std::vector<wick::Tensor> xs, ys;
+  for (int i = 0; i < 4; ++i) {
+    xs.push_back(wick::randn({batch, widths.front()}, wick::TensorOptions().device(gpu())));
+    ys.push_back(labels(widths.back(), batch));
+  }
+  wick::Tensor static_x = xs[0].clone(), static_y = ys[0].clone();
+  auto step = [&] {
+    opt.zero_grad();
+    auto loss = wick::nn::functional::cross_entropy(net->forward(static_x), static_y);
+    loss.backward();
+    opt.step();
+  };
+  const wick::cuda::Stream side = wick::cuda::Stream::create();
+  side.wait_stream(wick::cuda::current_stream());
+  {
+    wick::cuda::StreamGuard guard(side);
+    for (int i = 0; i < 3; ++i) step();  // warm-up: the optimizer's state is made here
+  }
+  wick::cuda::current_stream().wait_stream(side);
+  wick::cuda::Graph graph;
+  {
+    wick::cuda::GraphCapture capture(graph);
+    step();
+  }
+  int k = 0;
+  sync();
+  const double ms = compare::wall_ms(
+      [&] {
+        for (int i = 0; i < steps_per_group; ++i, ++k) {
+          static_x.copy_(xs[k % 4]);
+          static_y.copy_(ys[k % 4]);
+          graph.replay();
+        }
+      },
+      groups, [] { sync(); });
+  return ms * 1000 / steps_per_group;
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
   auto sel = [&](const char* name) { return compare::selected(argc, argv, name); };
   if (sel("train_step_mlp_small"))
     compare::report("train_step_mlp_small_us", step_us({784, 128, 10}, 64, 50, 11), "us");
+#ifndef TRAIN_STEP_TORCH
+  if (sel("train_step_mlp_small_graph"))
+    compare::report("train_step_mlp_small_graph_us", graph_step_us({784, 128, 10}, 64, 50, 11), "us");
+#endif
   if (sel("train_step_mlp_large"))
     compare::report("train_step_mlp_large_ms", step_us({4096, 4096, 4096, 4096, 1000}, 4096, 5, 7) / 1000,
                     "ms");

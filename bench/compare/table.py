@@ -63,6 +63,8 @@ ROWS = [
     ("cpu_add_16M_gbs", "CPU add fp32 16M", "GB/s", True, "0.95"),
     ("train_step_mlp_small_us", "training step, MLP 784-128-10, batch 64, SGD momentum", "us", False,
      lambda: (100.0, "<= 100 us eager")),
+    ("train_step_mlp_small_graph_us", "the small step replayed as a CUDA graph (LibTorch: its eager step)", "us",
+     False, lambda: (0.08 * t["train_step_mlp_small_us"], "<= 0.08x LibTorch's eager step")),
     ("train_step_mlp_large_ms", "training step, MLP 4096x4-1000, batch 4096, fp32", "ms", False,
      lambda: (1.02 * t["train_step_mlp_large_ms"], "<= 1.02x LibTorch")),
     # DataParallel: wick's nn::DataParallel beside LibTorch's data_parallel; the targets are
@@ -101,6 +103,10 @@ ROWS = [
 for n in ("1gpu", "2gpu", "4gpu"):
     if "py_ddp_step_mlp_large_%s_ms" % n in t:
         t["ddp_step_mlp_large_%s_ms" % n] = t["py_ddp_step_mlp_large_%s_ms" % n]
+
+# The graph row's LibTorch column is LibTorch's eager small step (the target's reference).
+if "train_step_mlp_small_us" in t:
+    t["train_step_mlp_small_graph_us"] = t["train_step_mlp_small_us"]
 
 # Derived: the one-GPU step's time over the 2- and 4-GPU steps', for each library.
 for vals in (w, t):

@@ -137,6 +137,64 @@ std::map<std::string, int64_t> memory_stats(int device = -1);
 std::string memory_summary(int device = -1);
 void set_per_process_memory_fraction(double fraction, int device = -1);
 
+// ---- CUDA graphs (torch.cuda.CUDAGraph)
+//
+//   wick::cuda::Graph g;
+//   {
+//     wick::cuda::GraphCapture capture(g);  // a side stream, capture_begin, capture_end
+//     static_out = model(static_in);        // queued into the graph, not run
+//   }
+//   static_in.copy_(batch);                 // new data into the captured input
+//   g.replay();                             // reruns every captured kernel
+// docs/cuda_graphs.md shows a whole training step captured this way.
+
+// A private memory pool: allocations made while capturing into it come from it and keep their
+// addresses for the graph's life. Graphs captured with the same handle share one pool.
+using MempoolId = std::pair<uint64_t, uint64_t>;
+MempoolId graph_pool_handle();
+// Whether the current stream of the current device is capturing a graph.
+bool is_current_stream_capturing();
+
+class Graph {
+ public:
+  Graph();
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  // Starts capturing the current stream, which must not be the default stream. Until
+  // capture_end, allocations on that stream come from pool (a new private pool when {0, 0})
+  // and calls that cannot be captured (copies to or from the host, item(), synchronize,
+  // empty_cache, random numbers, Adam's step) raise a DeviceError naming the call.
+  void capture_begin(MempoolId pool = {0, 0});
+  void capture_end();
+  // Launches the captured work on the current stream.
+  void replay();
+  // Frees the graph; its pool's memory returns once no graph and no tensor uses it.
+  void reset();
+  MempoolId pool() const;
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
+// `with torch.cuda.graph(g):` a side stream (after the current stream's work) made current,
+// g.capture_begin(pool); at the end of the scope g.capture_end(), the previous stream made
+// current again and made to wait for the side stream.
+class GraphCapture {
+ public:
+  explicit GraphCapture(Graph& g, MempoolId pool = {0, 0});
+  ~GraphCapture() noexcept(false);
+  GraphCapture(const GraphCapture&) = delete;
+  GraphCapture& operator=(const GraphCapture&) = delete;
+
+ private:
+  Graph& graph_;
+  Stream previous_;
+  Stream side_;
+  int uncaught_;  // exceptions in flight when the capture began
+};
+
 // ---- random numbers
 void manual_seed(uint64_t seed);      // the current device's generator
 void manual_seed_all(uint64_t seed);  // every device's

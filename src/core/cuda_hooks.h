@@ -15,6 +15,9 @@ namespace wick::detail {
 void cuda_copy(const Tensor& dst, const Tensor& src, bool non_blocking);
 // Marks t's memory as used on stream s (Tensor::record_stream).
 void cuda_record_stream(const Tensor& t, const wick::cuda::Stream& s);
+// DeviceError "[op] ..." when d's current stream is capturing a CUDA graph (item(), random
+// numbers: calls whose result a replay could not reproduce).
+void cuda_check_not_capturing(Device d, const char* op, const char* why);
 // Resolves "cuda" to the current device and checks the index ("[op] ..." DeviceError).
 Device resolve_cuda_device(Device d, const char* op);
 

@@ -12,6 +12,7 @@
 #include <limits>
 #include <mutex>
 
+#include "core/cuda_hooks.h"
 #include "core/generator.h"
 #include "core/philox.h"
 #include "core/tensor_ops.h"
@@ -84,6 +85,8 @@ void fill_random(const Tensor& out, RandomOp op, double a, double b) {
     dst.copy_(tmp);
     return;
   }
+  // A replayed graph would draw the same numbers again: refuse while capturing.
+  if (out.is_cuda()) cuda_check_not_capturing(out.device(), "random", "every replay would draw the same numbers again");
   const PhiloxState s = next_offset(out.device(), counters_for(op, out.dtype(), n));
   kernel<&KernelTable::random>(out.device(), "random")(op, out, s.seed, s.offset, a, b);
   bump_version(out);

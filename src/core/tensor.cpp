@@ -36,6 +36,7 @@ Scalar Tensor::item() const {
   check_defined(*this, "item", "self");
   WICK_CHECK(numel() == 1, ValueError, "item", "a Tensor with ", numel(),
              " elements cannot be converted to Scalar");
+  if (is_cuda()) cuda_check_not_capturing(device(), "item", "it makes the host wait for the device");
   Tensor c = is_cpu() ? *this : cpu();
   return WICK_DISPATCH_ALL(dtype(), "item", [&]<class T>() -> Scalar {
     return Scalar(*static_cast<const T*>(c.impl()->data()));

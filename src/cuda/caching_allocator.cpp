@@ -25,7 +25,9 @@ namespace wick::detail::gpu {
 
 namespace {
 
-size_t round_size(size_t n) { return n < kMinBlockSize ? kMinBlockSize : (n + kMinBlockSize - 1) / kMinBlockSize * kMinBlockSize; }
+size_t round_size(size_t n) {
+  return n < kMinBlockSize ? kMinBlockSize : (n + kMinBlockSize - 1) / kMinBlockSize * kMinBlockSize;
+}
 
 size_t allocation_size(size_t size) {
   if (size <= kSmallSize) return kSmallBuffer;
@@ -51,7 +53,7 @@ DeviceCachingAllocator::DeviceCachingAllocator(int device) : device_(device) {
 }
 
 void DeviceCachingAllocator::update_stats(StatArray& s, BlockPool* pool, int64_t delta) {
-  const int type = pool == &small_ ? kStatSmallPool : kStatLargePool;
+  const int type = pool->small ? kStatSmallPool : kStatLargePool;
   if (delta >= 0) {
     s[kStatAll].increase(delta);
     s[type].increase(delta);
@@ -116,7 +118,13 @@ Block* DeviceCachingAllocator::alloc_segment(BlockPool* pool, size_t size, cudaS
   cudaError_t err;
   {
     CudaDeviceScope scope(device_);
+    // While a graph is being captured, cudaMalloc counts as unsafe in the capturing thread's
+    // mode; the memory is not part of the graph, so relaxed mode is right for it.
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    const bool relax = !captures_.empty();
+    if (relax) (void)cudaThreadExchangeStreamCaptureMode(&mode);
     err = cudaMalloc(&ptr, size);
+    if (relax) (void)cudaThreadExchangeStreamCaptureMode(&mode);
   }
   if (err == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();  // not sticky: clear it so the next call does not see it
@@ -153,7 +161,11 @@ void DeviceCachingAllocator::split(Block* b, size_t size) {
 
 Block* DeviceCachingAllocator::malloc(size_t requested, cudaStream_t stream) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (!events_.empty()) process_events();
+  PrivatePool* priv = nullptr;
+  for (const auto& [s, p] : captures_)
+    if (s == stream) priv = p;
+  // No event queries while capturing: an event recorded in a capturing stream cannot be queried.
+  if (!events_.empty() && captures_.empty()) process_events();
   const AllocConfig& cfg = alloc_config();
   const size_t size = round_size(requested);
 
@@ -171,9 +183,16 @@ Block* DeviceCachingAllocator::malloc(size_t requested, cudaStream_t stream) {
     return b;
   }
 
-  BlockPool& pool = size <= kSmallSize ? small_ : large_;
+  BlockPool& pool = priv                 ? (size <= kSmallSize ? priv->small : priv->large)
+                    : size <= kSmallSize ? small_
+                                         : large_;
   const size_t alloc_size = allocation_size(size);
   Block* b = find_free_block(pool, size, stream);
+  if (!b && !captures_.empty()) {
+    // Capturing: no cudaFree (it would synchronize), so no garbage collection and no retry.
+    b = alloc_segment(&pool, alloc_size, stream);
+    if (!b) throw_oom(lock, requested, alloc_size);
+  }
   if (!b) {
     if (fraction_set_ && cfg.garbage_collection_threshold > 0) garbage_collect();
     b = alloc_segment(&pool, alloc_size, stream);
@@ -187,8 +206,8 @@ Block* DeviceCachingAllocator::malloc(size_t requested, cudaStream_t stream) {
   }
 
   const size_t remaining = b->size - size;
-  const bool do_split = pool.small ? remaining >= kMinBlockSize
-                                   : size < cfg.max_split_size && remaining > kSmallSize;
+  const bool do_split =
+      pool.small ? remaining >= kMinBlockSize : size < cfg.max_split_size && remaining > kSmallSize;
   if (do_split) split(b, size);
 
   b->allocated = true;
@@ -202,7 +221,8 @@ Block* DeviceCachingAllocator::malloc(size_t requested, cudaStream_t stream) {
   return b;
 }
 
-void DeviceCachingAllocator::throw_oom(std::unique_lock<std::mutex>& lock, size_t requested, size_t alloc_size) {
+void DeviceCachingAllocator::throw_oom(std::unique_lock<std::mutex>& lock, size_t requested,
+                                       size_t alloc_size) {
   ++stats_.num_ooms;
   const int64_t allocated = stats_.allocated_bytes[kStatAll].current;
   const int64_t reserved = stats_.reserved_bytes[kStatAll].current;
@@ -220,7 +240,8 @@ void DeviceCachingAllocator::throw_oom(std::unique_lock<std::mutex>& lock, size_
             " of it (set_per_process_memory_fraction).";
   raise<OutOfMemoryError>(
       "allocate", "CUDA out of memory. Tried to allocate ", format_bytes(int64_t(requested)),
-      alloc_size != round_size(requested) ? " (in a segment of " + format_bytes(int64_t(alloc_size)) + ")" : "",
+      alloc_size != round_size(requested) ? " (in a segment of " + format_bytes(int64_t(alloc_size)) + ")"
+                                          : "",
       ". GPU ", device_, " has a total capacity of ", format_bytes(int64_t(total_b)), " of which ",
       format_bytes(int64_t(free_b)), " is free.", limit, " Of the allocated memory ", format_bytes(allocated),
       " is allocated by wick, and ", format_bytes(reserved - allocated),
@@ -290,6 +311,7 @@ void DeviceCachingAllocator::free_block(Block* b) {
     delete_block(n);
   }
   pool_insert(b);
+  if (b->pool->retired && !b->is_split() && captures_.empty()) release_segment(b);
 }
 
 void DeviceCachingAllocator::release_segment(Block* b) {
@@ -367,7 +389,54 @@ void DeviceCachingAllocator::record_stream(Block* b, int device, cudaStream_t st
 
 void DeviceCachingAllocator::empty_cache() {
   std::lock_guard<std::mutex> lock(mu_);
+  WICK_CHECK(captures_.empty(), DeviceError, "empty_cache",
+             "empty_cache cannot be called while a CUDA graph is being captured on cuda:", device_);
   release_cached_blocks();
+  release_retired();
+}
+
+void DeviceCachingAllocator::release_retired() {
+  for (auto& [id, p] : private_pools_) {
+    if (p->use_count > 0) continue;
+    for (BlockPool* pool : {&p->small, &p->large}) {
+      std::vector<Block*> whole;
+      for (Block* b : pool->blocks)
+        if (!b->is_split()) whole.push_back(b);
+      for (Block* b : whole) release_segment(b);
+    }
+  }
+}
+
+void DeviceCachingAllocator::begin_capture(std::pair<uint64_t, uint64_t> id, cudaStream_t stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& p = private_pools_[id];
+  if (!p) p = std::make_unique<PrivatePool>();
+  ++p->use_count;
+  p->small.retired = p->large.retired = false;
+  captures_.push_back({stream, p.get()});
+}
+
+void DeviceCachingAllocator::end_capture(cudaStream_t stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = captures_.begin(); it != captures_.end(); ++it)
+    if (it->first == stream) {
+      captures_.erase(it);
+      return;
+    }
+}
+
+void DeviceCachingAllocator::release_pool(std::pair<uint64_t, uint64_t> id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = private_pools_.find(id);
+  if (it == private_pools_.end() || it->second->use_count == 0) return;
+  if (--it->second->use_count > 0) return;
+  it->second->small.retired = it->second->large.retired = true;
+  if (captures_.empty()) release_retired();
+}
+
+bool DeviceCachingAllocator::capturing() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !captures_.empty();
 }
 
 DeviceStats DeviceCachingAllocator::stats() {
@@ -378,9 +447,9 @@ DeviceStats DeviceCachingAllocator::stats() {
 void DeviceCachingAllocator::reset_peak_stats() {
   std::lock_guard<std::mutex> lock(mu_);
   auto reset = [](Stat& s) { s.peak = s.current; };
-  for (StatArray* a : {&stats_.allocation, &stats_.segment, &stats_.active, &stats_.inactive_split,
-                       &stats_.allocated_bytes, &stats_.reserved_bytes, &stats_.active_bytes,
-                       &stats_.inactive_split_bytes, &stats_.requested_bytes})
+  for (StatArray* a :
+       {&stats_.allocation, &stats_.segment, &stats_.active, &stats_.inactive_split, &stats_.allocated_bytes,
+        &stats_.reserved_bytes, &stats_.active_bytes, &stats_.inactive_split_bytes, &stats_.requested_bytes})
     for (Stat& s : *a) reset(s);
   reset(stats_.oversize_allocations);
   reset(stats_.oversize_segments);
@@ -389,9 +458,9 @@ void DeviceCachingAllocator::reset_peak_stats() {
 void DeviceCachingAllocator::reset_accumulated_stats() {
   std::lock_guard<std::mutex> lock(mu_);
   auto reset = [](Stat& s) { s.allocated = s.freed = 0; };
-  for (StatArray* a : {&stats_.allocation, &stats_.segment, &stats_.active, &stats_.inactive_split,
-                       &stats_.allocated_bytes, &stats_.reserved_bytes, &stats_.active_bytes,
-                       &stats_.inactive_split_bytes, &stats_.requested_bytes})
+  for (StatArray* a :
+       {&stats_.allocation, &stats_.segment, &stats_.active, &stats_.inactive_split, &stats_.allocated_bytes,
+        &stats_.reserved_bytes, &stats_.active_bytes, &stats_.inactive_split_bytes, &stats_.requested_bytes})
     for (Stat& s : *a) reset(s);
   reset(stats_.oversize_allocations);
   reset(stats_.oversize_segments);
@@ -400,8 +469,8 @@ void DeviceCachingAllocator::reset_accumulated_stats() {
 }
 
 void DeviceCachingAllocator::set_memory_fraction(double fraction) {
-  WICK_CHECK(fraction >= 0 && fraction <= 1, ValueError, "set_per_process_memory_fraction", "invalid fraction ",
-             fraction, ": it must be between 0 and 1");
+  WICK_CHECK(fraction >= 0 && fraction <= 1, ValueError, "set_per_process_memory_fraction",
+             "invalid fraction ", fraction, ": it must be between 0 and 1");
   size_t free_b = 0, total_b = 0;
   {
     CudaDeviceScope scope(device_);
@@ -417,7 +486,12 @@ std::vector<std::pair<size_t, std::vector<std::pair<size_t, bool>>>> DeviceCachi
   // Segment heads are free blocks without prev in a pool, or reachable from allocated blocks;
   // walk the pools' heads and the chains of their neighbours.
   std::set<Block*> heads;
-  for (BlockPool* pool : {&small_, &large_})
+  std::vector<BlockPool*> pools{&small_, &large_};
+  for (auto& [id, p] : private_pools_) {
+    pools.push_back(&p->small);
+    pools.push_back(&p->large);
+  }
+  for (BlockPool* pool : pools)
     for (Block* b : pool->blocks) {
       Block* h = b;
       while (h->prev) h = h->prev;
@@ -456,7 +530,9 @@ DeviceCachingAllocator& device_caching_allocator(int d) {
   return *a;
 }
 
-DeviceCachingAllocator* existing_caching_allocator(int d) { return g_allocators[d].load(std::memory_order_acquire); }
+DeviceCachingAllocator* existing_caching_allocator(int d) {
+  return g_allocators[d].load(std::memory_order_acquire);
+}
 
 void cuda_block_deleter(void* ctx) {
   Block* b = static_cast<Block*>(ctx);

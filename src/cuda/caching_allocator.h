@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -17,12 +19,12 @@
 
 namespace wick::detail::gpu {
 
-inline constexpr size_t kMinBlockSize = 512;           // every size is rounded up to this
-inline constexpr size_t kSmallSize = 1 << 20;          // up to this: the small pool
-inline constexpr size_t kSmallBuffer = 2 << 20;        // small-pool segments
-inline constexpr size_t kLargeBuffer = 20 << 20;       // segments for requests under kMinLargeAlloc
+inline constexpr size_t kMinBlockSize = 512;      // every size is rounded up to this
+inline constexpr size_t kSmallSize = 1 << 20;     // up to this: the small pool
+inline constexpr size_t kSmallBuffer = 2 << 20;   // small-pool segments
+inline constexpr size_t kLargeBuffer = 20 << 20;  // segments for requests under kMinLargeAlloc
 inline constexpr size_t kMinLargeAlloc = 10 << 20;
-inline constexpr size_t kRoundLarge = 2 << 20;         // larger requests are rounded to this
+inline constexpr size_t kRoundLarge = 2 << 20;  // larger requests are rounded to this
 
 // One counter with PyTorch's four figures.
 struct Stat {
@@ -64,12 +66,12 @@ struct Block {
   size_t size = 0;                // rounded
   size_t requested = 0;           // what the caller asked for, while allocated
   void* ptr = nullptr;
-  BlockPool* pool = nullptr;      // null when caching is off
-  Block* prev = nullptr;          // neighbours within the segment
+  BlockPool* pool = nullptr;  // null when caching is off
+  Block* prev = nullptr;      // neighbours within the segment
   Block* next = nullptr;
   bool allocated = false;
-  int event_count = 0;            // events to complete before it returns to the pool
-  uint64_t freed_at = 0;          // tick of entering the pool (garbage collection age)
+  int event_count = 0;                 // events to complete before it returns to the pool
+  uint64_t freed_at = 0;               // tick of entering the pool (garbage collection age)
   std::vector<StreamUse> stream_uses;  // other streams that used it (record_stream)
   bool is_split() const { return prev != nullptr || next != nullptr; }
 };
@@ -104,13 +106,19 @@ struct NodeAllocator {
     else ::operator delete(p);
   }
   template <class U>
-  bool operator==(const NodeAllocator<U>& o) const { return free_list == o.free_list; }
+  bool operator==(const NodeAllocator<U>& o) const {
+    return free_list == o.free_list;
+  }
 };
 
 struct BlockPool {
   std::vector<void*> spare_nodes;  // before `blocks`, which allocates from it
-  std::set<Block*, BlockLess, NodeAllocator<Block*>> blocks;  // free blocks by (stream, size, address): best fit per stream
+  std::set<Block*, BlockLess, NodeAllocator<Block*>>
+      blocks;  // free blocks by (stream, size, address): best fit per stream
   bool small;
+  // A graph's private pool that no graph uses any more: its segments go back to the driver as
+  // soon as they are wholly free.
+  bool retired = false;
   explicit BlockPool(bool is_small)
       : blocks(BlockLess(), NodeAllocator<Block*>(&spare_nodes)), small(is_small) {}
 };
@@ -131,6 +139,15 @@ class DeviceCachingAllocator {
   void set_memory_fraction(double fraction);
   // Segment sizes and their blocks (allocated or not), for tests and the summary.
   std::vector<std::pair<size_t, std::vector<std::pair<size_t, bool>>>> segments();
+
+  // CUDA graphs (graph.cpp, docs/design.md section 8): from begin_capture to end_capture,
+  // allocations on stream come from the private pool id (made on first use; each
+  // begin_capture counts one more graph using it), cudaMalloc runs in relaxed capture mode,
+  // and nothing is given back to the driver. release_pool: one graph less uses the pool.
+  void begin_capture(std::pair<uint64_t, uint64_t> id, cudaStream_t stream);
+  void end_capture(cudaStream_t stream);
+  void release_pool(std::pair<uint64_t, uint64_t> id);
+  bool capturing();
 
  private:
   Block* find_free_block(BlockPool& pool, size_t size, cudaStream_t stream);
@@ -158,7 +175,14 @@ class DeviceCachingAllocator {
     Block* block;
   };
   std::deque<PendingEvent> events_;  // pending record_stream frees, in order
-  std::vector<Block*> spare_blocks_;                  // recycled Block objects
+  struct PrivatePool {
+    BlockPool small{true}, large{false};
+    int use_count = 0;  // graphs captured into it and not yet reset
+  };
+  std::map<std::pair<uint64_t, uint64_t>, std::unique_ptr<PrivatePool>> private_pools_;
+  std::vector<std::pair<cudaStream_t, PrivatePool*>> captures_;  // streams capturing, and their pools
+  void release_retired();
+  std::vector<Block*> spare_blocks_;  // recycled Block objects
   DeviceStats stats_;
   uint64_t tick_ = 0;
   bool fraction_set_ = false;

@@ -121,6 +121,7 @@ void host_to_device(const Tensor& dst, const Tensor& src, size_t n, bool non_blo
   const int d = dst.device().index();
   CudaDeviceScope scope(d);
   cudaStream_t stream = current_cuda_stream(d);
+  check_stream_not_capturing(d, stream, kOp);
   char* to = static_cast<char*>(dst.data_ptr());
   const char* from = static_cast<const char*>(src.data_ptr());
   if (is_pinned_ptr(from)) {
@@ -139,6 +140,7 @@ void device_to_host(const Tensor& dst, const Tensor& src, size_t n, bool non_blo
   const int d = src.device().index();
   CudaDeviceScope scope(d);
   cudaStream_t stream = current_cuda_stream(d);
+  check_stream_not_capturing(d, stream, kOp);
   char* to = static_cast<char*>(dst.data_ptr());
   const char* from = static_cast<const char*>(src.data_ptr());
   if (is_pinned_ptr(to)) {

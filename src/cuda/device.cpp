@@ -231,6 +231,7 @@ std::pair<int64_t, int64_t> mem_get_info(int device) {
 
 void synchronize(int device) {
   const int d = detail::resolve_cuda_device(Device(kCUDA, device), "synchronize").index();
+  detail::gpu::check_device_not_capturing(d, "synchronize");
   CudaDeviceScope scope(d);
   WICK_CUDA_CHECK(cudaDeviceSynchronize(), "synchronize");
   raise_pending_target_error();  // a bad nll_loss target that a kernel met (loss.cu)

@@ -49,6 +49,16 @@ class CudaDeviceScope {
   int restore_ = -1;  // wick's device to restore on exit; -1: nothing to do
 };
 
+// Graphs being captured on each device (graph.cpp); while none is, the checks below cost a load.
+inline std::atomic<int> g_captures[kMaxCudaDevices];
+// DeviceError "[op] ..." when stream (of device d) is capturing a graph: for calls that cannot
+// be captured (host copies, item()).
+void check_stream_not_capturing(int d, cudaStream_t stream, const char* op,
+                                const char* why = "it makes the host wait for the device");
+// DeviceError "[op] ..." while any graph is being captured on device d: for calls that would
+// synchronize it.
+void check_device_not_capturing(int d, const char* op);
+
 // The calling thread's current stream of device d (nullptr: the legacy default stream).
 cudaStream_t current_cuda_stream(int d);
 // Multiprocessors of device d (cached).

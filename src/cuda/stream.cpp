@@ -123,6 +123,7 @@ bool Stream::query() const {
 }
 
 void Stream::synchronize() const {
+  check_device_not_capturing(device_, "Stream::synchronize");
   CudaDeviceScope scope(device_);
   WICK_CUDA_CHECK(cudaStreamSynchronize(native_), "Stream::synchronize");
 }
@@ -210,6 +211,7 @@ bool Event::query() const {
 }
 
 void Event::synchronize() const {
+  if (event_ && device_ >= 0) check_device_not_capturing(device_, "Event.synchronize");
   if (event_) WICK_CUDA_CHECK(cudaEventSynchronize(event_), "Event.synchronize");
 }
 

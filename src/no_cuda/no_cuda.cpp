@@ -17,6 +17,7 @@ namespace {
 
 void cuda_copy(const Tensor&, const Tensor&, bool) { no_cuda("copy_"); }
 void cuda_record_stream(const Tensor&, const wick::cuda::Stream&) { no_cuda("record_stream"); }
+void cuda_check_not_capturing(Device, const char*, const char*) {}
 Device resolve_cuda_device(Device, const char* op) { no_cuda(op); }
 Allocator* cuda_allocator(int) { no_cuda("empty"); }
 Allocator* pinned_allocator() { no_cuda("pin_memory"); }
@@ -86,6 +87,20 @@ void reset_accumulated_memory_stats(int) { no_cuda("reset_accumulated_memory_sta
 std::map<std::string, int64_t> memory_stats(int) { no_cuda("memory_stats"); }
 std::string memory_summary(int) { no_cuda("memory_summary"); }
 void set_per_process_memory_fraction(double, int) { no_cuda("set_per_process_memory_fraction"); }
+
+MempoolId graph_pool_handle() { no_cuda("graph_pool_handle"); }
+bool is_current_stream_capturing() { return false; }
+Graph::Graph() : impl_(nullptr) {}
+Graph::~Graph() = default;
+void Graph::capture_begin(MempoolId) { no_cuda("Graph.capture_begin"); }
+void Graph::capture_end() { no_cuda("Graph.capture_end"); }
+void Graph::replay() { no_cuda("Graph.replay"); }
+void Graph::reset() {}
+MempoolId Graph::pool() const { return {0, 0}; }
+GraphCapture::GraphCapture(Graph& g, MempoolId) : graph_(g), previous_(-1, nullptr), side_(-1, nullptr) {
+  no_cuda("GraphCapture");
+}
+GraphCapture::~GraphCapture() noexcept(false) {}
 
 // As torch.cuda.manual_seed{,_all}: silently ignored without CUDA.
 void manual_seed(uint64_t) {}

@@ -13,6 +13,7 @@
 #include <map>
 #include <tuple>
 
+#include "core/cuda_hooks.h"
 #include "core/kernel_table.h"
 #include "core/tensor_ops.h"
 #include "wick/autograd.h"
@@ -64,6 +65,12 @@ void Adam::step() {
   NoGradGuard no_grad;
   const char* op = decoupled_ ? "AdamW.step" : "Adam.step";
   check_grads(op);
+  for (auto& group : groups_)
+    for (const Tensor& p : group.params())
+      if (p.is_cuda())
+        detail::cuda_check_not_capturing(p.device(), op,
+                                 "its step count lives on the host, so every replay would repeat one step's bias "
+                                 "correction");
   for (auto& group : groups_) {
     const auto& o = static_cast<const AdamOptions&>(group.options());
     const auto [b1, b2] = o.betas();

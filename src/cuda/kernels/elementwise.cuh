@@ -328,6 +328,7 @@ std::optional<int64_t> find_any(const char* op, const Plan& p, const Pred& bad) 
   if (p.numel == 0) return std::nullopt;
   CudaDeviceScope scope(p.device);
   cudaStream_t stream = current_cuda_stream(p.device);
+  check_stream_not_capturing(p.device, stream, op, "checking its indices makes the host wait for the device");
   Tensor flag = empty({2}, TensorOptions(kInt64).device(Device(kCUDA, p.device)));
   auto* found = static_cast<unsigned long long*>(flag.data_ptr());
   WICK_CUDA_CHECK(cudaMemsetAsync(found, 0, 16, stream), op);
