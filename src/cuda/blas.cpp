@@ -40,6 +40,7 @@ cublasLtHandle_t handle(int device) {
   static std::array<cublasLtHandle_t, kMaxCudaDevices> handles{};
   std::call_once(once[size_t(device)], [device] {
     CudaDeviceScope scope(device);
+    RelaxedCaptureMode relaxed;
     WICK_CUBLAS_CHECK(cublasLtCreate(&handles[size_t(device)]), "matmul");
   });
   return handles[size_t(device)];
@@ -56,6 +57,7 @@ Workspace workspace(int device, cudaStream_t stream) {
   void*& p = spaces[device][stream];
   if (!p) {
     CudaDeviceScope scope(device);
+    RelaxedCaptureMode relaxed;  // kept for the process, not part of any graph
     WICK_CUDA_CHECK(cudaMalloc(&p, kWorkspaceBytes), "matmul");
   }
   return {p, kWorkspaceBytes};

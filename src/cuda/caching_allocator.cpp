@@ -120,11 +120,8 @@ Block* DeviceCachingAllocator::alloc_segment(BlockPool* pool, size_t size, cudaS
     CudaDeviceScope scope(device_);
     // While a graph is being captured, cudaMalloc counts as unsafe in the capturing thread's
     // mode; the memory is not part of the graph, so relaxed mode is right for it.
-    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-    const bool relax = !captures_.empty();
-    if (relax) (void)cudaThreadExchangeStreamCaptureMode(&mode);
+    RelaxedCaptureMode relaxed;
     err = cudaMalloc(&ptr, size);
-    if (relax) (void)cudaThreadExchangeStreamCaptureMode(&mode);
   }
   if (err == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();  // not sticky: clear it so the next call does not see it

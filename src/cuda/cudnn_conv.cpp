@@ -86,6 +86,7 @@ DeviceHandle& device_handle(int device) {
   DeviceHandle& d = handles[size_t(device)];
   std::call_once(d.once, [&] {
     CudaDeviceScope scope(device);
+    RelaxedCaptureMode relaxed;
     WICK_CUDNN_CHECK(cudnnCreate(&d.handle));
   });
   return d;

@@ -59,6 +59,31 @@ void check_stream_not_capturing(int d, cudaStream_t stream, const char* op,
 // synchronize it.
 void check_device_not_capturing(int d, const char* op);
 
+// For memory and handles made once and kept outside any graph (cuBLASLt's workspace, library
+// handles, the allocator's segments): while this thread captures a graph, such calls
+// (cudaMalloc, cudaHostAlloc) would invalidate the capture in its mode; in relaxed mode for the
+// scope they are allowed. No-op when no graph is being captured.
+class RelaxedCaptureMode {
+ public:
+  RelaxedCaptureMode() {
+    for (const auto& c : g_captures)
+      if (c.load(std::memory_order_relaxed) != 0) {
+        active_ = true;
+        break;
+      }
+    if (active_) (void)cudaThreadExchangeStreamCaptureMode(&mode_);
+  }
+  ~RelaxedCaptureMode() {
+    if (active_) (void)cudaThreadExchangeStreamCaptureMode(&mode_);
+  }
+  RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
+  RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
+
+ private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
+  bool active_ = false;
+};
+
 // The calling thread's current stream of device d (nullptr: the legacy default stream).
 cudaStream_t current_cuda_stream(int d);
 // Multiprocessors of device d (cached).

@@ -40,6 +40,7 @@ long long* target_error_slot() {
   static std::once_flag once;
   std::call_once(once, [] {
     void* p = nullptr;
+    RelaxedCaptureMode relaxed;  // kept for the process, not part of any graph
     WICK_CUDA_CHECK(cudaHostAlloc(&p, 2 * sizeof(long long), cudaHostAllocMapped | cudaHostAllocPortable),
                     "nll_loss");
     static_cast<volatile long long*>(p)[0] = 0;
