@@ -23,3 +23,4 @@
 #include "wick/random.h"
 #include "wick/scalar.h"
 #include "wick/tensor.h"
+#include "wick/version.h"
