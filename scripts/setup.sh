@@ -9,7 +9,7 @@ packages=(
   build-essential cmake ninja-build ccache
   libopenblas-openmp-dev libcli11-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
   libgtest-dev libbenchmark-dev
-  pkg-config
+  libdlpack-dev pkg-config
   libopenmpi-dev openmpi-bin
   dataset-fashion-mnist
 )
