@@ -9,6 +9,7 @@ packages=(
   build-essential cmake ninja-build ccache
   libopenblas-openmp-dev libcli11-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
   libgtest-dev libbenchmark-dev
+  libdlpack-dev pkg-config
   libopenmpi-dev openmpi-bin
   dataset-fashion-mnist
 )

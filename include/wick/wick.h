@@ -13,6 +13,7 @@
 #include "wick/data/dataset.h"
 #include "wick/data/fashion_mnist.h"
 #include "wick/device.h"
+#include "wick/dlpack.h"
 #include "wick/dtype.h"
 #include "wick/error.h"
 #include "wick/half.h"
@@ -23,3 +24,4 @@
 #include "wick/random.h"
 #include "wick/scalar.h"
 #include "wick/tensor.h"
+#include "wick/version.h"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Downloads, on a machine with Debian's package index, the packages that building and testing
 # wick needs on the GPU machine (which has nvcc, cmake and ninja but no GoogleTest, Google
-# Benchmark, OpenBLAS, CLI11, nlohmann-json or zlib headers, and no network). They land in
+# Benchmark, OpenBLAS, CLI11, nlohmann-json, DLPack or zlib headers, and no network). They land in
 # .deps/debs (git-ignored); scripts/gpu/build-and-test.sh unpacks them there.
 #   bash scripts/gpu/fetch-deps.sh
 # For wick-train's run there, copy the Fashion-MNIST files too: cp -r /usr/share/datasets/fashion-mnist .deps/fmnist
@@ -17,6 +17,7 @@ packages=(
   libgomp1                                       # used only if the GPU machine lacks one
   zlib1g-dev zlib1g                              # the data loaders' gzip
   libcli11-dev nlohmann-json3-dev                # header-only: the programs' flags, safetensors
+  libdlpack-dev                                  # header-only: DLPack's struct
 )
 apt-get download "${packages[@]}"
 ls -la

@@ -1,11 +1,23 @@
 // Uses the installed wick through its one header: makes tensors, adds them, and checks the
-// result; then touches data loading, nn, optim, save/load and the CUDA runtime API.
+// result; then touches data loading, nn, optim, save/load and the CUDA runtime API. Built with
+// WICK_PACKAGE_VERSION (the CMake package's or pkg-config's version), it checks that the
+// headers' WICK_VERSION and the library's wick::version() agree with it.
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include <wick/wick.h>
 
 int main() {
+#ifdef WICK_PACKAGE_VERSION
+  if (std::strcmp(WICK_PACKAGE_VERSION, WICK_VERSION) != 0 ||
+      std::strcmp(wick::version(), WICK_VERSION) != 0) {
+    std::cerr << "wick_consumer: versions differ: package " << WICK_PACKAGE_VERSION << ", headers "
+              << WICK_VERSION << ", library " << wick::version() << "\n";
+    return 1;
+  }
+#endif
+  static_assert(WICK_VERSION_MAJOR >= 0 && WICK_VERSION_MINOR >= 0 && WICK_VERSION_PATCH >= 0);
   auto a = wick::full({2, 3}, 1.5);
   auto b = wick::arange(6).view({2, 3});
   auto c = a + b;  // float32 + int64 -> float32
@@ -15,7 +27,7 @@ int main() {
     std::cerr << "wick_consumer: expected " << expected << " got " << got << " (" << c.dtype() << ")\n";
     return 1;
   }
-  std::cout << "wick_consumer: " << c << "\n";
+  std::cout << "wick_consumer: wick " << wick::version() << ": " << c << "\n";
 
   wick::data::DataLoader loader(wick::data::TensorDataset(wick::ones({4, 2}), wick::arange(4)),
                                 {.batch_size = 2});
