@@ -233,11 +233,7 @@ int run(Config c) {
   // Several GPUs: the model stays on the first (its state dict keeps its names), and
   // DataParallel runs each batch over all of them.
   nn::DataParallel parallel{nullptr};
-  if (c.gpus.size() > 1) {
-    // Autocast is per thread; DataParallel's replicas run on threads of their own.
-    if (amp_dtype) fail("--amp: not supported with --gpus (DataParallel) yet; use one GPU or --distributed");
-    parallel = nn::DataParallel(model, c.gpus);
-  }
+  if (c.gpus.size() > 1) parallel = nn::DataParallel(model, c.gpus);
   // Distributed: the wrapper averages the gradients over the ranks during backward; it starts
   // every rank from rank 0's weights. Evaluation uses the model itself (rank 0 alone runs it, and
   // the wrapper's forward takes part in collectives).

@@ -143,6 +143,13 @@ TEST_F(WickTrain, MixedPrecisionCuda) {
     EXPECT_TRUE(has(o.text, ", amp ")) << o.text;
     EXPECT_GE(final_accuracy(o.text), 90.0) << amp << "\n" << o.text;
   }
+  if (wick::cuda::device_count() >= 2) {  // DataParallel's replicas take the autocast state
+    Output o = run_train("--gpus 0,1 --model cnn --data-dir '" + dir.str() +
+                         "' --batch-size 32 --epochs 2 --plot '' --amp");
+    ASSERT_EQ(o.status, 0) << o.text;
+    EXPECT_TRUE(has(o.text, "(DataParallel), amp bf16")) << o.text;
+    EXPECT_GE(final_accuracy(o.text), 90.0) << o.text;
+  }
 }
 
 TEST_F(WickTrain, ClearErrors) {
