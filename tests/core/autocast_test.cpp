@@ -252,6 +252,36 @@ TEST(Autocast, GradientsReachFloat32Parameters) {
   EXPECT_TRUE(close(bias.grad().to(kFloat64), (2 * yd).sum({0}), 5e-2, 5e-2));
 }
 
+// backward() called inside a region runs its formulas in the forward's types (no casts).
+TEST(Autocast, BackwardInsideTheRegion) {
+  manual_seed(2);
+  Tensor w = randn({4, 4}).requires_grad_();
+  Tensor x = randn({3, 4});
+  AutocastGuard g(kCPU, kBFloat16);
+  Tensor y = mm(x, w);
+  ASSERT_EQ(y.dtype(), kBFloat16);
+  y.sum().backward();
+  EXPECT_EQ(w.grad().dtype(), kFloat32);
+  // d sum(x w) / dw = x^T 1, from the bf16 x.
+  Tensor ref = x.to(kBFloat16).to(kFloat64).t().matmul(ones({3, 4}, kFloat64));
+  EXPECT_TRUE(close(w.grad(), ref, 1e-2, 1e-2));
+}
+
+// An op on no list keeps its pieces uncast: batch_norm's rsqrt and mean run in x's type, and
+// the values are those of the op outside any region.
+TEST(Autocast, CompositeOpsOnNoListAreUnchanged) {
+  manual_seed(3);
+  Tensor x = randn({6, 3}).to(kBFloat16), rm = zeros({3}), rv = ones({3}), w = rand({3}), b = rand({3});
+  Tensor plain = F::batch_norm(x, rm.clone(), rv.clone(), w, b, true);
+  Tensor cast;
+  {
+    AutocastGuard g(kCPU, kBFloat16);
+    cast = F::batch_norm(x, rm.clone(), rv.clone(), w, b, true);
+  }
+  EXPECT_EQ(cast.dtype(), kBFloat16);
+  EXPECT_TRUE(close(cast, plain, 0, 0));
+}
+
 TEST(Autocast, WeightCastsAreCachedPerOutermostRegion) {
   Tensor w = randn({3, 4}).requires_grad_();
   Tensor x = randn({4, 3});
