@@ -98,15 +98,15 @@ class GradScaler {
   struct OptimizerState {
     bool unscaled = false, stepped = false;
     std::vector<Tensor> found_inf;  // one float32 flag per device touched
+    std::optional<bool> found_read;  // their values, once step() has read them
   };
   OptimizerState& state_of(const optim::Optimizer& o);
 
   double scale_host_, growth_factor_, backoff_factor_;  // scale_host_: the scale, float32-rounded
   int64_t growth_interval_;
   bool enabled_;
-  Tensor scale_;           // float32 [1] on the device of the first scaled loss
-  Tensor growth_tracker_;  // int32 [1], same device
-  int64_t growth_tracker_host_ = 0;
+  Tensor scale_;                     // float32 0-d on the device of the first scaled loss
+  int64_t growth_tracker_host_ = 0;  // finite steps in a row since the last change of scale
   std::map<const optim::Optimizer*, OptimizerState> per_optimizer_;
 };
 

@@ -30,7 +30,6 @@ Tensor GradScaler::scale(const Tensor& outputs) {
   WICK_CHECK(outputs.defined(), ValueError, "GradScaler.scale", "outputs must be a defined tensor");
   if (!scale_.defined()) {
     scale_ = full({}, scale_host_, TensorOptions(kFloat32).device(outputs.device()));
-    growth_tracker_ = full({}, growth_tracker_host_, TensorOptions(kInt32).device(outputs.device()));
   }
   return outputs * (scale_.device() == outputs.device() ? scale_ : scale_.to(outputs.device(), true));
 }
@@ -98,6 +97,7 @@ void GradScaler::step(optim::Optimizer& optimizer) {
              "No inf checks were recorded for this optimizer.");
   double total = 0;
   for (const Tensor& f : st.found_inf) total += f.item<double>();  // the one read-back
+  st.found_read = total != 0;
   if (total == 0) optimizer.step();
   st.stepped = true;
 }
@@ -107,15 +107,19 @@ void GradScaler::update(std::optional<double> new_scale) {
   WICK_CHECK(scale_.defined(), Error, "GradScaler.update",
              "Attempted update but _scale is None.  This may indicate your script did not use "
              "scaler.scale(loss or outputs) earlier in the iteration.");
+  const double before = scale_host_;
   if (new_scale) {
     scale_host_ = float(*new_scale);
   } else {
     bool any = false, recorded = false;
-    for (auto& [o, st] : per_optimizer_)
-      for (const Tensor& f : st.found_inf) {
-        recorded = true;
-        any |= f.item<double>() != 0;  // read in step() already: the value is ready
-      }
+    for (auto& [o, st] : per_optimizer_) {
+      if (st.found_inf.empty()) continue;
+      recorded = true;
+      // Known since step(): reading the flags again would wait for the optimizer's kernels.
+      if (st.found_read) any |= *st.found_read;
+      else
+        for (const Tensor& f : st.found_inf) any |= f.item<double>() != 0;
+    }
     WICK_CHECK(recorded, Error, "GradScaler.update", "No inf checks were recorded prior to update.");
     // PyTorch's _amp_update_scale_, in float32.
     if (any) {
@@ -127,8 +131,7 @@ void GradScaler::update(std::optional<double> new_scale) {
       growth_tracker_host_ = 0;
     }
   }
-  scale_.fill_(scale_host_);
-  growth_tracker_.fill_(growth_tracker_host_);
+  if (scale_host_ != before) scale_.fill_(scale_host_);  // no launch while the scale holds
   per_optimizer_.clear();
 }
 
@@ -155,10 +158,7 @@ void GradScaler::load_state_dict(const std::map<std::string, double>& state) {
   backoff_factor_ = state.at("backoff_factor");
   growth_interval_ = int64_t(state.at("growth_interval"));
   growth_tracker_host_ = int64_t(state.at("_growth_tracker"));
-  if (scale_.defined()) {
-    scale_.fill_(scale_host_);
-    growth_tracker_.fill_(growth_tracker_host_);
-  }
+  if (scale_.defined()) scale_.fill_(scale_host_);
 }
 
 }  // namespace wick::amp
