@@ -163,14 +163,15 @@ double step_us(const std::vector<int64_t>& widths, int64_t batch, int steps_per_
 #ifdef TRAIN_STEP_TORCH
   const at::ScalarType amp_dtype = amp == Amp::Fp16 ? at::kHalf : at::kBFloat16;
   // The scaler's state, as PyTorch's GradScaler keeps it (on the device).
-  torch::Tensor scale = torch::full({}, 65536.0, torch::TensorOptions().dtype(torch::kFloat32).device(gpu()));
-  torch::Tensor growth = torch::zeros({}, torch::TensorOptions().dtype(torch::kInt32).device(gpu()));
+  torch::Tensor scale =
+      torch::scalar_tensor(65536.0, torch::TensorOptions().dtype(torch::kFloat32).device(gpu()));
+  torch::Tensor growth = torch::scalar_tensor(0, torch::TensorOptions().dtype(torch::kInt32).device(gpu()));
   auto scaled_backward_and_step = [&](const torch::Tensor& loss) {
     (loss * scale).backward();
     std::vector<torch::Tensor> grads;
     for (auto& p : net->parameters())
       if (p.grad().defined()) grads.push_back(p.grad());
-    torch::Tensor found = torch::zeros({}, scale.options());
+    torch::Tensor found = torch::scalar_tensor(0.0, scale.options());
     torch::Tensor inv = scale.to(torch::kFloat64).reciprocal().to(torch::kFloat32);
     at::_amp_foreach_non_finite_check_and_unscale_(grads, found, inv);
     if (found.item<float>() == 0) opt.step();
