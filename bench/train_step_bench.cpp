@@ -11,12 +11,20 @@
 //   train_step_mlp_large_dp{1,2,4}_ms: the same step through data parallelism over 1, 2 and 4 GPUs
 //     (wick: nn::DataParallel; LibTorch: torch::nn::parallel::data_parallel; PyTorch's Python
 //     nn.DataParallel: bench/compare/torch_dp_bench.py). The batch of 4096 is split over them.
+//   train_step_mlp_large_amp_bf16_ms: the large step with forward and loss under bfloat16 autocast
+//     (wick::AutocastGuard; LibTorch: at::autocast's thread state, its cache cleared at the
+//     region's end, as torch.autocast does)
+//   train_step_mlp_large_amp_fp16_ms: the same under float16 autocast with loss scaling (wick:
+//     amp::GradScaler; LibTorch has no C++ GradScaler: its steps done by hand with the ops
+//     PyTorch's GradScaler calls, _amp_foreach_non_finite_check_and_unscale_ and
+//     _amp_update_scale_, the step skipped when the flag is set)
 // With WICK_DP_TIMELINE=1 (wick only), each data-parallel row then runs 3 more steps, each
 // begun with the devices idle, and prints to stderr where each step's time went: per phase
 // (DataParallel's own marks and the step's: forward, loss, backward, optimizer) and device,
 // when the host queued it and when the device reached it, in ms from the step's start. The
 // timed groups above record nothing.
 #ifdef TRAIN_STEP_TORCH
+#include <ATen/autocast_mode.h>
 #include <torch/cuda.h>
 #include <torch/nn/parallel/data_parallel.h>
 #include <torch/torch.h>
@@ -29,6 +37,7 @@ namespace lib = wick;
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -94,10 +103,28 @@ void print_timeline(int gpus, F&& one_step) {
 }
 #endif
 
+enum class Amp { Off, Bf16, Fp16 };
+
+#ifdef TRAIN_STEP_TORCH
+// torch.autocast's region in C++: the thread's CUDA autocast state, its nesting, and the cache
+// of casted weights cleared when the outermost region ends.
+struct TorchAutocast {
+  explicit TorchAutocast(at::ScalarType dtype) {
+    at::autocast::set_autocast_enabled(at::kCUDA, true);
+    at::autocast::set_autocast_dtype(at::kCUDA, dtype);
+    at::autocast::increment_nesting();
+  }
+  ~TorchAutocast() {
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    at::autocast::set_autocast_enabled(at::kCUDA, false);
+  }
+};
+#endif
+
 // Host microseconds per training step of an MLP of the given widths; gpus > 0: through data
-// parallelism over cuda:0 .. cuda:gpus-1.
+// parallelism over cuda:0 .. cuda:gpus-1; amp: forward and loss under autocast.
 double step_us(const std::vector<int64_t>& widths, int64_t batch, int steps_per_group, int groups,
-               int gpus = 0) {
+               int gpus = 0, Amp amp = Amp::Off) {
   lib::manual_seed(0);
   lib::nn::Sequential net;
   for (size_t i = 0; i + 1 < widths.size(); ++i) {
@@ -135,17 +162,58 @@ double step_us(const std::vector<int64_t>& widths, int64_t batch, int steps_per_
 #else
   auto mark = [](const char*, bool = false) {};
 #endif
+#ifdef TRAIN_STEP_TORCH
+  const at::ScalarType amp_dtype = amp == Amp::Fp16 ? at::kHalf : at::kBFloat16;
+  // The scaler's state, as PyTorch's GradScaler keeps it (on the device).
+  torch::Tensor scale =
+      torch::scalar_tensor(65536.0, torch::TensorOptions().dtype(torch::kFloat32).device(gpu()));
+  torch::Tensor growth = torch::scalar_tensor(0, torch::TensorOptions().dtype(torch::kInt32).device(gpu()));
+  auto scaled_backward_and_step = [&](const torch::Tensor& loss) {
+    (loss * scale).backward();
+    std::vector<torch::Tensor> grads;
+    for (auto& p : net->parameters())
+      if (p.grad().defined()) grads.push_back(p.grad());
+    torch::Tensor found = torch::scalar_tensor(0.0, scale.options());
+    torch::Tensor inv = scale.to(torch::kFloat64).reciprocal().to(torch::kFloat32);
+    at::_amp_foreach_non_finite_check_and_unscale_(grads, found, inv);
+    if (found.item<float>() == 0) opt.step();
+    at::_amp_update_scale_(scale, growth, found, 2.0, 0.5, 2000);
+  };
+#else
+  const wick::Dtype amp_dtype = amp == Amp::Fp16 ? wick::kFloat16 : wick::kBFloat16;
+  wick::amp::GradScaler scaler;
+#endif
   int k = 0;
   auto step = [&] {
     opt.zero_grad();
     mark("zero_grad.end");
-    auto out = forward(xs[k % 4]);
-    mark("forward.end");
-    auto loss = lib::nn::functional::cross_entropy(out, ys[k % 4]);
-    mark("loss.end");
-    loss.backward();
-    mark("backward.end", true);
-    opt.step();
+    lib::Tensor loss;
+    {
+#ifdef TRAIN_STEP_TORCH
+      std::optional<TorchAutocast> autocast;
+      if (amp != Amp::Off) autocast.emplace(amp_dtype);
+#else
+      std::optional<wick::AutocastGuard> autocast;
+      if (amp != Amp::Off) autocast.emplace(wick::kCUDA, amp_dtype);
+#endif
+      auto out = forward(xs[k % 4]);
+      mark("forward.end");
+      loss = lib::nn::functional::cross_entropy(out, ys[k % 4]);
+      mark("loss.end");
+    }
+    if (amp == Amp::Fp16) {
+#ifdef TRAIN_STEP_TORCH
+      scaled_backward_and_step(loss);
+#else
+      scaler.scale(loss).backward();
+      scaler.step(opt);
+      scaler.update();
+#endif
+    } else {
+      loss.backward();
+      mark("backward.end", true);
+      opt.step();
+    }
     mark("optimizer.end");
     ++k;
   };
@@ -234,6 +302,12 @@ int main(int argc, char** argv) {
   if (sel("train_step_mlp_large"))
     compare::report("train_step_mlp_large_ms", step_us({4096, 4096, 4096, 4096, 1000}, 4096, 5, 7) / 1000,
                     "ms");
+  if (sel("train_step_mlp_large_amp_bf16"))
+    compare::report("train_step_mlp_large_amp_bf16_ms",
+                    step_us({4096, 4096, 4096, 4096, 1000}, 4096, 5, 7, 0, Amp::Bf16) / 1000, "ms");
+  if (sel("train_step_mlp_large_amp_fp16"))
+    compare::report("train_step_mlp_large_amp_fp16_ms",
+                    step_us({4096, 4096, 4096, 4096, 1000}, 4096, 5, 7, 0, Amp::Fp16) / 1000, "ms");
   for (int g : {1, 2, 4}) {
     const std::string name = "train_step_mlp_large_dp" + std::to_string(g) + "_ms";
     if (sel(name.c_str()) && gpu_count() >= g)

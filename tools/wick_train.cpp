@@ -6,6 +6,8 @@
 //   wick-train --model cnn --gpus 0,1           # nn::DataParallel over cuda:0 and cuda:1 (or --gpus all)
 //   wick-launch --nproc-per-node 4 wick-train --distributed    # DistributedDataParallel, a GPU each
 //   mpirun -np 2 wick-train --distributed --device cpu         # two CPU processes ("mpi" backend)
+//   wick-train --model cnn --amp                # mixed precision: bfloat16 autocast
+//   wick-train --model cnn --amp fp16           # float16 autocast with amp::GradScaler
 //
 // Each epoch: a progress bar (samples/s, running loss), then the test accuracy. At the end: the
 // SVG plot of loss and accuracy and, on a GPU, the caching allocator's memory summary.
@@ -18,6 +20,10 @@
 // batch-size / N rows (rounded up), so that a step averages over about the same rows as on
 // one device and training follows the same course. Rank 0 alone reports,
 // evaluates (on the whole test set), plots and saves; the others print nothing.
+//
+// --amp: forward passes (training and evaluation) run under wick::AutocastGuard on the
+// device's type, bfloat16 by default; --amp fp16 uses float16 and scales the loss with
+// amp::GradScaler (steps with inf/NaN gradients are skipped). Parameters stay float32.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -56,7 +62,7 @@ struct Config {
   std::string model = "mlp";
   std::string optimizer = "adam";
   double momentum = 0.9;
-  bool amp = false;
+  std::string amp;  // "" (off), "bf16" or "fp16"
   uint64_t seed = 0;
   std::string data_dir = std::string(data::FashionMNIST::kDefaultRoot);
   int workers = 1;
@@ -176,10 +182,10 @@ std::string percent(double fraction) {
 
 int run(Config c) {
   const auto start = Clock::now();
-  if (c.amp)
-    fail(
-        "--amp: mixed precision (wick::autocast and amp::GradScaler) is not supported yet; run without "
-        "--amp");
+  std::optional<Dtype> amp_dtype;
+  if (c.amp == "bf16" || c.amp == "bfloat16") amp_dtype = kBFloat16;
+  else if (c.amp == "fp16" || c.amp == "float16") amp_dtype = kFloat16;
+  else if (!c.amp.empty()) fail("--amp " + c.amp + ": expected bf16 (the default) or fp16");
   if (c.epochs < 1) fail("--epochs must be at least 1");
   if (c.batch_size < 1) fail("--batch-size must be at least 1");
   Device device(kCPU);
@@ -237,7 +243,11 @@ int run(Config c) {
     if (device.is_cuda()) options.device_ids({int(device.index())});
     ddp = nn::parallel::DistributedDataParallel(model, options);
   }
-  auto evaluate_forward = [&](const Tensor& x) { return parallel ? parallel(x) : model->forward(x); };
+  auto evaluate_forward = [&](const Tensor& x) {
+    std::optional<AutocastGuard> autocast;
+    if (amp_dtype) autocast.emplace(device.type(), *amp_dtype);
+    return parallel ? parallel(x) : model->forward(x);
+  };
   auto forward = [&](const Tensor& x) { return ddp ? ddp(x) : evaluate_forward(x); };
   std::string where = device.str();
   if (parallel) {
@@ -254,6 +264,9 @@ int run(Config c) {
     optimizer =
         std::make_unique<optim::SGD>(model->parameters(), optim::SGDOptions(c.lr).momentum(c.momentum));
   else optimizer = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions(c.lr));
+  // float16 needs the loss scaled; bfloat16 has float32's range.
+  amp::GradScaler scaler(65536.0, 2.0, 0.5, 2000, /*enabled=*/amp_dtype == kFloat16);
+  if (amp_dtype) where += std::string(", amp ") + (amp_dtype == kFloat16 ? "fp16 (GradScaler)" : "bf16");
 
   const int last_epoch = first_epoch + c.epochs - 1;
   const std::string batch = c.distributed ? std::to_string(rank_batch * world) + " (" + std::to_string(rank_batch) +
@@ -284,9 +297,15 @@ int run(Config c) {
       Tensor x = batch.data.to(device, /*non_blocking=*/true);
       Tensor y = batch.target.to(device, /*non_blocking=*/true);
       optimizer->zero_grad();
-      Tensor loss = criterion(forward(x), y);
-      loss.backward();
-      optimizer->step();
+      Tensor loss;
+      {
+        std::optional<AutocastGuard> autocast;
+        if (amp_dtype) autocast.emplace(device.type(), *amp_dtype);
+        loss = criterion(forward(x), y);
+      }
+      scaler.scale(loss).backward();
+      scaler.step(*optimizer);  // optimizer->step() unless float16 gradients overflowed
+      scaler.update();
       ++step;
       std::optional<double> value;
       if (step % read_every == 0 || step == steps) {
@@ -357,7 +376,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"adam", "sgd"}))
       ->capture_default_str();
   app.add_option("--momentum", c.momentum, "SGD momentum")->capture_default_str();
-  app.add_flag("--amp", c.amp, "mixed precision (not supported yet)");
+  auto* amp = app.add_option("--amp", c.amp,
+                             "mixed precision: autocast in bf16 (the default) or fp16 (with a GradScaler)")
+                  ->expected(0, 1);
   app.add_option("--seed", c.seed, "seed of the weights and of the shuffling")->capture_default_str();
   app.add_option("--data-dir", c.data_dir, "folder of the Fashion-MNIST IDX files")->capture_default_str();
   app.add_option("--workers", c.workers, "data loader worker threads")->capture_default_str();
@@ -367,6 +388,7 @@ int main(int argc, char** argv) {
   app.add_option("--plot", c.plot, "write loss and accuracy to this SVG file (\"\" for none)")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  if (amp->count() > 0 && c.amp.empty()) c.amp = "bf16";
   try {
     return run(c);
   } catch (const std::exception& e) {

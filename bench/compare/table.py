@@ -67,6 +67,11 @@ ROWS = [
      False, lambda: (0.08 * t["train_step_mlp_small_us"], "<= 0.08x LibTorch's eager step")),
     ("train_step_mlp_large_ms", "training step, MLP 4096x4-1000, batch 4096, fp32", "ms", False,
      lambda: (1.02 * t["train_step_mlp_large_ms"], "<= 1.02x LibTorch")),
+    # Mixed precision: the same step under autocast (LibTorch: at::autocast in the same C++ program).
+    ("train_step_mlp_large_amp_bf16_ms", "the same step under bf16 autocast", "ms", False,
+     lambda: (0.9 * t["train_step_mlp_large_amp_bf16_ms"], "<= 0.9x LibTorch autocast")),
+    ("train_step_mlp_large_amp_fp16_ms", "the same step under fp16 autocast + GradScaler", "ms", False,
+     lambda: (t["train_step_mlp_large_amp_fp16_ms"], "<= LibTorch (scaling by hand)")),
     # DataParallel: wick's nn::DataParallel beside LibTorch's data_parallel; the targets are
     # against PyTorch's Python nn.DataParallel (torch_dp_bench.py) and wick's own one-GPU step.
     ("train_step_mlp_large_dp1_ms", "the same step, DataParallel over 1 GPU", "ms", False,

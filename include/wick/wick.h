@@ -5,6 +5,7 @@
 //   std::cout << x.sum() << "\n";
 #pragma once
 
+#include "wick/amp.h"
 #include "wick/autograd.h"
 #include "wick/backends.h"
 #include "wick/cuda.h"

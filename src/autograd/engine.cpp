@@ -16,6 +16,7 @@
 
 #include "autograd/function.h"
 #include "autograd/meta.h"
+#include "core/autocast.h"
 #include "wick/ops.h"
 
 namespace wick::autograd {
@@ -108,6 +109,9 @@ class CurrentTaskGuard {
 
 void execute(const std::vector<Edge>& roots, const variable_list& root_grads, GraphTask& task) {
   NoGradGuard no_grad;  // formulas run without recording (no double backward)
+  // Formulas run in the types their forward ops ran in, whatever autocast region backward()
+  // is called from.
+  wick::detail::autocast::Exclude no_autocast;
   CurrentTaskGuard current(task);
 
   // 1. Dependencies of every node reachable from the roots.

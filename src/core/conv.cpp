@@ -12,6 +12,7 @@
 #include "core/conv.h"
 
 #include "autograd/hooks.h"
+#include "core/autocast.h"
 #include "core/tensor_iter.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
@@ -113,6 +114,10 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dPar
   WICK_CHECK(p.padding[0] >= 0 && p.padding[1] >= 0, ValueError, "conv2d", "negative padding is not supported");
   WICK_CHECK(w.dim() != 4 || (w.size(2) > 0 && w.size(3) > 0), ValueError, "conv2d",
              "kernel size should be greater than zero, but got kH: ", w.size(2), " kW: ", w.size(3));
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        autocast::Policy::Lower, autocast::Policy::Lower, "conv2d",
+        [&](const Tensor& i, const Tensor& k, const Tensor& c) { return conv2d(i, k, c, p); }, x, w, b);
   if (needs_grad(x, w, b)) [[unlikely]] return autograd::conv2d(x, w, b, p);
   WICK_CHECK(x.dim() == 4, ValueError, "conv2d", "Expected 4D input to conv2d, but got input of size: ",
              x.sizes());

@@ -2,6 +2,7 @@
 // input into its slice with the backend's copy family (no kernel of its own); stack is cat of
 // the inputs unsqueezed at dim.
 #include "autograd/hooks.h"
+#include "core/autocast.h"
 #include "core/kernel_table.h"
 #include "core/tensor_iter.h"
 #include "core/tensor_ops.h"
@@ -12,6 +13,10 @@ namespace wick {
 using namespace detail;
 
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        autocast::Policy::None, autocast::Policy::Promote, "cat",
+        [&](const std::vector<Tensor>& ts) { return wick::cat(ts, dim); }, tensors);
   if (needs_grad(tensors)) [[unlikely]] return autograd::cat(tensors, dim);
   WICK_CHECK(!tensors.empty(), ValueError, "cat", "expected a non-empty list of Tensors");
   // 1-D empty tensors are skipped in shape checks, as PyTorch still allows for old code.
@@ -52,6 +57,10 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
 }
 
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        autocast::Policy::None, autocast::Policy::Promote, "stack",
+        [&](const std::vector<Tensor>& ts) { return wick::stack(ts, dim); }, tensors);
   if (needs_grad(tensors)) [[unlikely]] return autograd::stack(tensors, dim);
   WICK_CHECK(!tensors.empty(), ValueError, "stack", "expects a non-empty TensorList");
   const int64_t d = wrap_dim(dim, tensors[0].dim() + 1, "stack");

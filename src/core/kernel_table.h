@@ -172,6 +172,11 @@ struct KernelTable {
   void (*adam_step)(std::span<const Tensor> params, std::span<const Tensor> grads,
                     std::span<const Tensor> exp_avgs, std::span<const Tensor> exp_avg_sqs,
                     std::span<const Tensor> max_exp_avg_sqs, const AdamStepArgs& args);
+  // GradScaler's unscale: every gradient (contiguous, one floating dtype, this device) times
+  // inv_scale (a float32 [1] on the device), in place, in one multi-tensor pass that also sets
+  // found_inf (a float32 [1] on the device) to 1 when any element is inf or NaN (it is never
+  // reset here). Both scalars stay on the device: nothing waits for it.
+  void (*unscale_check)(std::span<const Tensor> grads, const Tensor& found_inf, const Tensor& inv_scale);
 };
 
 const KernelTable& cpu_kernels();

@@ -2,6 +2,7 @@
 // that are contiguous in either orientation (a transposed view costs no copy), and the
 // backend runs it.
 #include "autograd/hooks.h"
+#include "core/autocast.h"
 #include "core/kernel_table.h"
 #include "core/tensor_iter.h"
 #include "core/tensor_ops.h"
@@ -10,6 +11,7 @@
 namespace wick {
 
 using namespace detail;
+using autocast::Policy::Lower;
 
 namespace {
 
@@ -62,12 +64,18 @@ Tensor mm_impl(const Tensor& a, const Tensor& b, const char* op) {
 }  // namespace
 
 Tensor mm(const Tensor& a, const Tensor& b) {
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        Lower, Lower, "mm", [](const Tensor& x, const Tensor& y) { return mm(x, y); }, a, b);
   if (needs_grad(a, b)) [[unlikely]] return autograd::mm(a, b);
   check_matmul_args(a, b, "mm");
   return mm_impl(a, b, "mm");
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        Lower, Lower, "matmul", [](const Tensor& x, const Tensor& y) { return matmul(x, y); }, a, b);
   if (needs_grad(a, b)) [[unlikely]] return autograd::matmul(a, b);
   check_matmul_args(a, b, "matmul");
   const int64_t da = a.dim(), db = b.dim();
@@ -125,6 +133,9 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        Lower, Lower, "bmm", [](const Tensor& x, const Tensor& y) { return bmm(x, y); }, a, b);
   if (needs_grad(a, b)) [[unlikely]] return autograd::bmm(a, b);
   check_matmul_args(a, b, "bmm");
   WICK_CHECK(a.dim() == 3, ValueError, "bmm", "batch1 must be a 3D tensor");
@@ -139,6 +150,11 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
 // beta * input + alpha * (a @ b): input is broadcast into the result, which GEMM accumulates
 // into (beta == 0 ignores input, nan and inf included, as BLAS and PyTorch do).
 Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        Lower, Lower, "addmm",
+        [&](const Tensor& i, const Tensor& x, const Tensor& y) { return addmm(i, x, y, beta, alpha); }, input,
+        a, b);
   if (needs_grad(input, a, b)) [[unlikely]] return autograd::addmm(input, a, b, beta, alpha);
   check_matmul_args(a, b, "addmm");
   check_same_device(input, a.device(), "addmm", "self");
@@ -171,6 +187,10 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
 
 // x @ w.T + b, with x of any rank >= 1; 2-D and higher inputs with a bias take one addmm.
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        Lower, Lower, "linear",
+        [](const Tensor& i, const Tensor& m, const Tensor& c) { return linear(i, m, c); }, x, w, b);
   check_defined(x, "linear", "input");
   check_defined(w, "linear", "weight");
   WICK_CHECK(w.dim() == 2, ValueError, "linear", "weight must be 2-D, got ", w.dim(), "-D");

@@ -155,7 +155,13 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
   Tensor loss = pos_weight.defined()
                     ? loss_pointwise(PointwiseOp::BceLogitsPosWeight, {input, target, pos_weight}, name)
                     : loss_pointwise(PointwiseOp::BceLogits, {input, target}, name);
-  if (weight.defined()) loss = loss * weight;
+  // PyTorch computes (1 - target) * input - log_sigmoid(input) in place in (1 - target): the
+  // loss has a floating target's dtype (a float32 target with float64 logits gives float32).
+  auto as_target = [&](const Tensor& l) {
+    return is_floating_point(target.dtype()) && l.dtype() != target.dtype() ? l.to(target.dtype()) : l;
+  };
+  loss = as_target(loss);
+  if (weight.defined()) loss = as_target(loss * weight);
   return reduce_loss(loss, reduction);
 }
 

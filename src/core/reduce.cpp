@@ -2,6 +2,7 @@
 // a view of t whenever its layout allows) and the backend's reduce runs over n. Accumulation
 // dtypes follow PyTorch: integers and bool sum in int64, 16-bit floats accumulate in float32.
 #include "autograd/hooks.h"
+#include "core/autocast.h"
 #include "core/dim_plan.h"
 #include "core/kernel_table.h"
 #include "core/tensor_ops.h"
@@ -31,10 +32,18 @@ Tensor reduce(ReduceOp op, const Tensor& t, IntArrayRef dims, bool keepdim, std:
 }  // namespace
 
 Tensor sum(const Tensor& t, std::optional<Dtype> dtype) {
+  if (autocast::active() && !dtype) [[unlikely]]
+    return autocast::run(
+        autocast::Policy::Fp32, autocast::Policy::None, "sum", [&](const Tensor& x) { return wick::sum(x); },
+        t);
   if (needs_grad(t)) [[unlikely]] return autograd::sum(t, dtype);
   return reduce(ReduceOp::Sum, t, {}, false, dtype, "sum");
 }
 Tensor sum(const Tensor& t, IntArrayRef dims, bool keepdim, std::optional<Dtype> dtype) {
+  if (autocast::active() && !dtype) [[unlikely]]
+    return autocast::run(
+        autocast::Policy::Fp32, autocast::Policy::None, "sum",
+        [&](const Tensor& x) { return wick::sum(x, dims, keepdim); }, t);
   if (needs_grad(t)) [[unlikely]] return autograd::sum(t, dims, keepdim, dtype);
   return reduce(ReduceOp::Sum, t, dims, keepdim, dtype, "sum");
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "autograd/hooks.h"
+#include "core/autocast.h"
 #include "core/dim_plan.h"
 #include "core/kernel_table.h"
 #include "core/tensor_iter.h"
@@ -125,10 +126,18 @@ Tensor std(const Tensor& t, IntArrayRef dims, double correction, bool keepdim) {
 }
 
 Tensor norm(const Tensor& t, const Scalar& p) {
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        autocast::Policy::Fp32, autocast::Policy::None, "norm",
+        [&](const Tensor& x) { return wick::norm(x, p); }, t);
   if (needs_grad(t)) [[unlikely]] return autograd::norm(t, p);
   return norm_impl(t, p, {}, false);
 }
 Tensor norm(const Tensor& t, const Scalar& p, IntArrayRef dims, bool keepdim) {
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        autocast::Policy::Fp32, autocast::Policy::None, "norm",
+        [&](const Tensor& x) { return wick::norm(x, p, dims, keepdim); }, t);
   if (needs_grad(t)) [[unlikely]] return autograd::norm(t, p, dims, keepdim);
   return norm_impl(t, p, dims, keepdim);
 }

@@ -4,6 +4,7 @@
 #include "core/softmax.h"
 
 #include "autograd/hooks.h"
+#include "core/autocast.h"
 #include "core/dim_plan.h"
 #include "core/kernel_table.h"
 #include "core/tensor_iter.h"
@@ -48,10 +49,18 @@ Tensor softmax_backward(bool log, const Tensor& grad, const Tensor& result, int6
 }  // namespace detail
 
 Tensor softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype) {
+  if (autocast::active() && !dtype) [[unlikely]]
+    return autocast::run(
+        autocast::Policy::Fp32, autocast::Policy::None, "softmax",
+        [&](const Tensor& x) { return wick::softmax(x, dim); }, t);
   if (needs_grad(t)) [[unlikely]] return autograd::softmax(t, dim, dtype);
   return softmax_impl(false, t, dim, dtype, "softmax");
 }
 Tensor log_softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype) {
+  if (autocast::active() && !dtype) [[unlikely]]
+    return autocast::run(
+        autocast::Policy::Fp32, autocast::Policy::None, "log_softmax",
+        [&](const Tensor& x) { return wick::log_softmax(x, dim); }, t);
   if (needs_grad(t)) [[unlikely]] return autograd::log_softmax(t, dim, dtype);
   return softmax_impl(true, t, dim, dtype, "log_softmax");
 }

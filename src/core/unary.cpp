@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "autograd/hooks.h"
+#include "core/autocast.h"
 #include "core/kernel_table.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
@@ -103,6 +104,10 @@ Tensor abs(const Tensor& t) {
   return unary(UnaryOp::Abs, {}, t, "abs", Kind::Numeric);
 }
 Tensor exp(const Tensor& t) {
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        autocast::Policy::Fp32, autocast::Policy::None, "exp", [&](const Tensor& x) { return wick::exp(x); },
+        t);
   if (needs_grad(t)) [[unlikely]] return autograd::exp(t);
   return unary(UnaryOp::Exp, {}, t, "exp", Kind::Float);
 }
@@ -112,6 +117,10 @@ Tensor expm1(const Tensor& t) {
   return unary(UnaryOp::Expm1, {}, t, "expm1", Kind::Float);
 }
 Tensor log(const Tensor& t) {
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        autocast::Policy::Fp32, autocast::Policy::None, "log", [&](const Tensor& x) { return wick::log(x); },
+        t);
   if (needs_grad(t)) [[unlikely]] return autograd::log(t);
   return unary(UnaryOp::Log, {}, t, "log", Kind::Float);
 }
@@ -120,6 +129,10 @@ Tensor sqrt(const Tensor& t) {
   return unary(UnaryOp::Sqrt, {}, t, "sqrt", Kind::Float);
 }
 Tensor rsqrt(const Tensor& t) {
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        autocast::Policy::Fp32, autocast::Policy::None, "rsqrt",
+        [&](const Tensor& x) { return wick::rsqrt(x); }, t);
   if (needs_grad(t)) [[unlikely]] return autograd::rsqrt(t);
   return unary(UnaryOp::Rsqrt, {}, t, "rsqrt", Kind::Float);
 }
@@ -154,16 +167,28 @@ Tensor silu(const Tensor& t) {
 }
 
 Tensor pow(const Tensor& t, const Scalar& exponent) {
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        autocast::Policy::Fp32, autocast::Policy::None, "pow",
+        [&](const Tensor& x) { return wick::pow(x, exponent); }, t);
   if (needs_grad(t)) [[unlikely]] return autograd::pow(t, exponent);
   const Dtype c = result_type({t}, &exponent);
   check_int_exponent(c, exponent, "pow");
   return unary(UnaryOp::Pow, {}, t, "pow", Kind::Numeric, &exponent, nullptr, c);
 }
 Tensor pow(const Tensor& t, const Tensor& exponent) {
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        autocast::Policy::Fp32, autocast::Policy::None, "pow",
+        [&](const Tensor& x, const Tensor& e) { return wick::pow(x, e); }, t, exponent);
   if (needs_grad(t, exponent)) [[unlikely]] return autograd::pow(t, exponent);
   return pointwise(PointwiseOp::Pow, {}, {t, exponent}, "pow");
 }
 Tensor pow(const Scalar& base, const Tensor& exponent) {
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        autocast::Policy::Fp32, autocast::Policy::None, "pow",
+        [&](const Tensor& x) { return wick::pow(base, x); }, exponent);
   if (needs_grad(exponent)) [[unlikely]] return autograd::pow(base, exponent);
   return unary(UnaryOp::RPow, {}, exponent, "pow", Kind::Numeric, &base, nullptr, result_type({exponent}, &base));
 }

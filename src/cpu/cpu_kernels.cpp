@@ -140,6 +140,7 @@ const KernelTable& cpu_kernels() {
       .conv2d_backward = generic_conv2d_backward,
       .sgd_step = cpu::cpu_sgd_step,
       .adam_step = cpu::cpu_adam_step,
+      .unscale_check = cpu::cpu_unscale_check,
   };
   return table;
 }

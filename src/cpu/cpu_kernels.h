@@ -22,6 +22,7 @@ void cpu_nll_loss_backward(const Tensor& grad_input, const Tensor& grad_out, con
                            LossReduction reduction);
 void cpu_sgd_step(std::span<const Tensor> params, std::span<const Tensor> grads, std::span<const Tensor> bufs,
                   const SgdStepArgs& args);
+void cpu_unscale_check(std::span<const Tensor> grads, const Tensor& found_inf, const Tensor& inv_scale);
 void cpu_adam_step(std::span<const Tensor> params, std::span<const Tensor> grads,
                    std::span<const Tensor> exp_avgs, std::span<const Tensor> exp_avg_sqs,
                    std::span<const Tensor> max_exp_avg_sqs, const AdamStepArgs& args);

@@ -2,6 +2,8 @@
 // parameters' elements are cut into chunks, which OpenMP shares out, and each element gets its
 // whole update (core/optim_math.h) in one pass over its operands.
 #include <algorithm>
+#include <atomic>
+#include <cmath>
 #include <vector>
 
 #include <omp.h>
@@ -70,6 +72,26 @@ void cpu_sgd_step(std::span<const Tensor> params, std::span<const Tensor> grads,
       }
     });
   });
+}
+
+void cpu_unscale_check(std::span<const Tensor> grads, const Tensor& found_inf, const Tensor& inv_scale) {
+  if (grads.empty()) return;
+  const float inv = *static_cast<const float*>(inv_scale.data_ptr());
+  std::atomic<bool> any{false};
+  WICK_DISPATCH_FLOATING(grads[0].dtype(), "unscale_", [&]<class T>() {
+    using M = opmath_t<T>;
+    for_chunks(chunks_of(grads), [&](const Chunk& c) {
+      T* g = ptr<T>(grads[size_t(c.tensor)]);
+      bool bad = false;
+      for (int64_t i = c.begin; i < c.end; ++i) {
+        const M v = M(g[i]);
+        bad |= !std::isfinite(v);
+        if (inv != 1.0f) g[i] = T(v * M(inv));
+      }
+      if (bad) any.store(true, std::memory_order_relaxed);
+    });
+  });
+  if (any.load()) *static_cast<float*>(found_inf.data_ptr()) = 1.0f;
 }
 
 void cpu_adam_step(std::span<const Tensor> params, std::span<const Tensor> grads,

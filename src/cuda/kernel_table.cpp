@@ -35,6 +35,7 @@ const KernelTable& cuda_kernels() {
 #endif
       .sgd_step = &gpu::sgd_step,
       .adam_step = &gpu::adam_step,
+      .unscale_check = &gpu::unscale_check,
   };
   return table;
 }

@@ -27,11 +27,13 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include "autograd/function.h"
 #include "autograd/meta.h"
+#include "wick/amp.h"
 #include "wick/autograd.h"
 #include "wick/cuda.h"
 #include "wick/cuda_comm.h"
@@ -423,6 +425,10 @@ Tensor DataParallelImpl::State::run(const Tensor& input) {
   const auto buffers = module->buffers();
   check_placement(params, buffers);
   const bool grad = GradMode::is_enabled();
+  // Autocast is per thread: the replicas' threads run under this thread's CUDA state, as
+  // PyTorch's parallel_apply does.
+  const bool autocast = is_autocast_enabled(kCUDA);
+  const Dtype autocast_dtype = get_autocast_dtype(kCUDA);
 
   // 1. the replicas this batch needs (torch.chunk's pieces: maybe fewer than the devices),
   // made before anything else so that a module that cannot be replicated changes nothing
@@ -502,6 +508,8 @@ Tensor DataParallelImpl::State::run(const Tensor& input) {
     workers[k - 1]->submit([&, k] {
       try {
         AutoGradMode mode(grad);
+        std::optional<AutocastGuard> cast;
+        if (autocast) cast.emplace(kCUDA, autocast_dtype);
         cuda::StreamGuard guard(streams[k]);
         if (timeline) dp_timeline::mark("replica.forward.begin", devices[k]);
         outputs[k] = forward(*replicas[k - 1], pieces[k]);

@@ -3,12 +3,15 @@
 #include "wick/nn/functional.h"
 
 #include "autograd/hooks.h"
+#include "core/autocast.h"
 #include "core/tensor_iter.h"
 #include "wick/autograd.h"
 #include "wick/ops.h"
 #include "wick/random.h"
 
 namespace wick::nn::functional {
+
+namespace autocast = wick::detail::autocast;
 
 Tensor relu(const Tensor& x) { return wick::relu(x); }
 Tensor gelu(const Tensor& x, const std::string& approximate) { return wick::gelu(x, approximate); }
@@ -56,25 +59,49 @@ Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) { return x.f
 
 Tensor layer_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape, const Tensor& weight,
                   const Tensor& bias, double eps) {
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        autocast::Policy::Fp32, autocast::Policy::None, "layer_norm",
+        [&](const Tensor& i, const Tensor& w, const Tensor& b) {
+          return layer_norm(i, normalized_shape, w, b, eps);
+        },
+        x, weight, bias);
   const int64_t k = int64_t(normalized_shape.size());
   bool ok = k >= 1 && x.dim() >= k;
   for (int64_t i = 0; ok && i < k; ++i) ok = x.size(x.dim() - k + i) == normalized_shape[size_t(i)];
   WICK_CHECK(ok, ValueError, "layer_norm", "Given normalized_shape=", IntArrayRef(normalized_shape),
              ", expected input with shape [*, ", IntArrayRef(normalized_shape), "], but got input of size",
              x.sizes());
+  // A float16/bfloat16 x with float32 parameters (PyTorch's mixed type) gives x's type; the
+  // parameters must then all be float32.
+  const bool low = x.dtype() == kFloat16 || x.dtype() == kBFloat16;
+  const bool mixed = low && ((weight.defined() && weight.dtype() == kFloat32) ||
+                             (bias.defined() && bias.dtype() == kFloat32));
+  if (mixed)
+    WICK_CHECK(
+        (!weight.defined() || weight.dtype() == kFloat32) && (!bias.defined() || bias.dtype() == kFloat32),
+        TypeError, "layer_norm", "mixed dtype (CPU): expect parameter to have scalar type of Float");
   DimVector dims;
   for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
   Tensor mean = x.mean(dims, true);
   Tensor xc = x - mean;
   Tensor var = (xc * xc).mean(dims, true);
   Tensor y = xc * wick::rsqrt(var + eps);
-  if (weight.defined()) y = y * weight;
-  if (bias.defined()) y = y + bias;
+  if (weight.defined()) y = y * (mixed ? weight.to(x.dtype()) : weight);
+  if (bias.defined()) y = y + (mixed ? bias.to(x.dtype()) : bias);
   return y;
 }
 
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps) {
+  // On no autocast list: the statistics' pieces run in x's type.
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        autocast::Policy::None, autocast::Policy::None, "batch_norm",
+        [&](const Tensor& i) {
+          return batch_norm(i, running_mean, running_var, weight, bias, training, momentum, eps);
+        },
+        x);
   WICK_CHECK(x.dim() >= 2, ValueError, "batch_norm", "expected at least 2D input (got ", x.dim(), "D input)");
   const int64_t c = x.size(1);
   DimVector dims, shape(size_t(x.dim()), 1);
@@ -82,6 +109,12 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   for (int64_t d = 0; d < x.dim(); ++d)
     if (d != 1) dims.push_back(d);
   const int64_t n = x.numel() / std::max<int64_t>(c, 1);
+  // A float16/bfloat16 x with float32 statistics or parameters (PyTorch's mixed type) gives
+  // x's type.
+  const bool low = x.dtype() == kFloat16 || x.dtype() == kBFloat16;
+  auto as_x = [&](const Tensor& t) {
+    return low && t.defined() && t.dtype() != x.dtype() ? t.to(x.dtype()) : t;
+  };
   Tensor y;
   if (training) {
     WICK_CHECK(n > 1, ValueError, "batch_norm",
@@ -100,10 +133,10 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   } else {
     WICK_CHECK(running_mean.defined() && running_var.defined(), ValueError, "batch_norm",
                "running_mean and running_var must be defined in evaluation mode");
-    y = (x - running_mean.view(shape)) * wick::rsqrt(running_var.view(shape) + eps);
+    y = (x - as_x(running_mean).view(shape)) * wick::rsqrt(as_x(running_var).view(shape) + eps);
   }
-  if (weight.defined()) y = y * weight.view(shape);
-  if (bias.defined()) y = y + bias.view(shape);
+  if (weight.defined()) y = y * as_x(weight).view(shape);
+  if (bias.defined()) y = y + as_x(bias).view(shape);
   return y;
 }
 

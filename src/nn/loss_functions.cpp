@@ -6,11 +6,14 @@
 #include <cmath>
 
 #include "autograd/hooks.h"
+#include "core/autocast.h"
 #include "core/loss.h"
 #include "wick/nn/functional.h"
 #include "wick/ops.h"
 
 namespace wick::nn::functional {
+
+namespace autocast = wick::detail::autocast;
 
 namespace {
 
@@ -57,12 +60,26 @@ Tensor cross_entropy_probabilities(const Tensor& input, const Tensor& target, co
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
                 const std::string& reduction) {
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        autocast::Policy::Fp32, autocast::Policy::Fp32, "nll_loss",
+        [&](const Tensor& i, const Tensor& t, const Tensor& w) {
+          return nll_loss(i, t, w, ignore_index, reduction);
+        },
+        input, target, weight);
   const LossReduction r = wick::detail::loss_reduction(reduction, "nll_loss");
   return wick::detail::nll_loss(input, target, weight, ignore_index, r).loss;
 }
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
                      const std::string& reduction, double label_smoothing) {
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        autocast::Policy::Fp32, autocast::Policy::Fp32, "cross_entropy",
+        [&](const Tensor& i, const Tensor& t, const Tensor& w) {
+          return cross_entropy(i, t, w, ignore_index, reduction, label_smoothing);
+        },
+        input, target, weight);
   WICK_CHECK(label_smoothing >= 0 && label_smoothing <= 1, ValueError, "cross_entropy",
              "label_smoothing must be between 0.0 and 1.0. Got: ", label_smoothing);
   if (target.defined() && target.is_floating_point())
@@ -94,17 +111,32 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& we
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        autocast::Policy::Fp32, autocast::Policy::Fp32, "mse_loss",
+        [&](const Tensor& i, const Tensor& t) { return mse_loss(i, t, reduction); }, input, target);
   check_same_sizes(input, target, "mse_loss");
   return wick::detail::mse_loss(input, target, wick::detail::loss_reduction(reduction, "mse_loss"));
 }
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        autocast::Policy::Fp32, autocast::Policy::Fp32, "l1_loss",
+        [&](const Tensor& i, const Tensor& t) { return l1_loss(i, t, reduction); }, input, target);
   check_same_sizes(input, target, "l1_loss");
   return reduce((input - target).abs(), reduction, "l1_loss");
 }
 
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
                                         const std::string& reduction, const Tensor& pos_weight) {
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        autocast::Policy::Fp32, autocast::Policy::Fp32, "binary_cross_entropy_with_logits",
+        [&](const Tensor& i, const Tensor& t, const Tensor& w, const Tensor& pw) {
+          return binary_cross_entropy_with_logits(i, t, w, reduction, pw);
+        },
+        input, target, weight, pos_weight);
   check_same_sizes(input, target, "binary_cross_entropy_with_logits");
   return wick::detail::binary_cross_entropy_with_logits(
       input, target, weight, pos_weight,

@@ -113,13 +113,52 @@ TEST_F(WickTrain, LearnsPlotsSavesResumes) {
   EXPECT_EQ(bad.status, 1) << bad.text;
 }
 
+// --amp: bfloat16 autocast by default, float16 with the GradScaler; both learn on the CPU.
+TEST_F(WickTrain, MixedPrecisionCpu) {
+  TempDir dir;
+  write_split(dir, "train", 640, 1);
+  write_split(dir, "t10k", 200, 2);
+  const std::string common =
+      "--device cpu --data-dir '" + dir.str() + "' --batch-size 32 --epochs 2 --plot '' ";
+  Output bf = run_train(common + "--amp");
+  ASSERT_EQ(bf.status, 0) << bf.text;
+  EXPECT_TRUE(has(bf.text, "cpu, amp bf16, 2 epochs")) << bf.text;
+  EXPECT_GE(final_accuracy(bf.text), 90.0) << bf.text;
+  Output fp = run_train(common + "--amp fp16");
+  ASSERT_EQ(fp.status, 0) << fp.text;
+  EXPECT_TRUE(has(fp.text, "cpu, amp fp16 (GradScaler), 2 epochs")) << fp.text;
+  EXPECT_GE(final_accuracy(fp.text), 90.0) << fp.text;
+}
+
+TEST_F(WickTrain, MixedPrecisionCuda) {
+  if (!wick::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  TempDir dir;
+  write_split(dir, "train", 640, 1);
+  write_split(dir, "t10k", 200, 2);
+  const std::string common =
+      "--device cuda --model cnn --data-dir '" + dir.str() + "' --batch-size 32 --epochs 2 --plot '' ";
+  for (const char* amp : {"--amp", "--amp fp16", "--amp bf16"}) {
+    Output o = run_train(common + amp);
+    ASSERT_EQ(o.status, 0) << amp << "\n" << o.text;
+    EXPECT_TRUE(has(o.text, ", amp ")) << o.text;
+    EXPECT_GE(final_accuracy(o.text), 90.0) << amp << "\n" << o.text;
+  }
+  if (wick::cuda::device_count() >= 2) {  // DataParallel's replicas take the autocast state
+    Output o = run_train("--gpus 0,1 --model cnn --data-dir '" + dir.str() +
+                         "' --batch-size 32 --epochs 2 --plot '' --amp");
+    ASSERT_EQ(o.status, 0) << o.text;
+    EXPECT_TRUE(has(o.text, "(DataParallel), amp bf16")) << o.text;
+    EXPECT_GE(final_accuracy(o.text), 90.0) << o.text;
+  }
+}
+
 TEST_F(WickTrain, ClearErrors) {
   TempDir dir;
   struct Case {
     std::string args, message;
   };
   const Case cases[] = {
-      {"--amp", "--amp: mixed precision"},
+      {"--amp fp8", "--amp fp8: expected bf16 (the default) or fp16"},
       {"--gpus 0,0", "--gpus 0,0: GPU 0 is listed twice"},
       {"--gpus one", "--gpus one: expected GPU indices such as 0,1, or all"},
       {"--disable-cuda --device cuda", "--disable-cuda contradicts --device cuda"},

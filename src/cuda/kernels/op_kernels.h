@@ -30,6 +30,7 @@ void raise_pending_target_error();
 // optim.cu: the multi-tensor optimizer steps.
 void sgd_step(std::span<const Tensor> params, std::span<const Tensor> grads, std::span<const Tensor> bufs,
               const SgdStepArgs& args);
+void unscale_check(std::span<const Tensor> grads, const Tensor& found_inf, const Tensor& inv_scale);
 void adam_step(std::span<const Tensor> params, std::span<const Tensor> grads,
                std::span<const Tensor> exp_avgs, std::span<const Tensor> exp_avg_sqs,
                std::span<const Tensor> max_exp_avg_sqs, const AdamStepArgs& args);

@@ -138,7 +138,35 @@ struct AdamFn {
   }
 };
 
+// GradScaler's unscale: v[0] is a gradient element, multiplied in place (PyTorch's
+// _amp_foreach_non_finite_check_and_unscale_: unchanged when inv_scale is 1).
+template <class M>
+struct UnscaleFn {
+  float* found_inf;
+  const float* inv_scale;
+  __device__ __forceinline__ void operator()(M (&v)[1]) const {
+    const M g = v[0];
+    if (!isfinite(g)) *found_inf = 1.0f;
+    const float s = *inv_scale;
+    if (s != 1.0f) v[0] = g * M(s);
+  }
+};
+
 }  // namespace
+
+void unscale_check(std::span<const Tensor> grads, const Tensor& found_inf, const Tensor& inv_scale) {
+  if (grads.empty()) return;
+  const int device = grads[0].device().index();
+  CudaDeviceScope scope(device);
+  cudaStream_t stream = current_cuda_stream(device);
+  float* flag = static_cast<float*>(found_inf.data_ptr());
+  const float* inv = static_cast<const float*>(inv_scale.data_ptr());
+  WICK_DISPATCH_FLOATING(grads[0].dtype(), "unscale_", [&]<class T>() {
+    using M = opmath_t<T>;
+    launch_lists<T, 1>({grads}, UnscaleFn<M>{flag, inv}, stream);
+  });
+  WICK_CUDA_AFTER_LAUNCH("unscale_", stream);
+}
 
 void sgd_step(std::span<const Tensor> params, std::span<const Tensor> grads, std::span<const Tensor> bufs,
               const SgdStepArgs& a) {

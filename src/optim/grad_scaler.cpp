@@ -1,0 +1,164 @@
+// amp::GradScaler, as torch.amp.GradScaler. The scale lives on the loss's device (a float32
+// 0-d tensor, mirrored on the host, where update() computes it: a value the host knows needs no
+// read-back). unscale_ runs KernelTable's unscale_check once per device and dtype: one
+// multi-tensor pass that divides the gradients and raises a device-side flag on inf/NaN; step()
+// is the only place that reads a flag back (docs/design.md, "Mixed precision").
+#include <cmath>
+#include <map>
+#include <tuple>
+#include <utility>
+
+#include "core/kernel_table.h"
+#include "wick/amp.h"
+#include "wick/autograd.h"
+#include "wick/ops.h"
+#include "wick/optim/optimizer.h"
+
+namespace wick::amp {
+
+GradScaler::GradScaler(double init_scale, double growth_factor, double backoff_factor,
+                       int64_t growth_interval, bool enabled)
+    : scale_host_(float(init_scale)), growth_factor_(growth_factor), backoff_factor_(backoff_factor),
+      growth_interval_(growth_interval), enabled_(enabled) {
+  WICK_CHECK(growth_factor > 1.0, ValueError, "GradScaler", "The growth factor must be > 1.0.");
+  WICK_CHECK(backoff_factor < 1.0, ValueError, "GradScaler", "The backoff factor must be < 1.0.");
+  WICK_CHECK(growth_interval > 0, ValueError, "GradScaler", "growth_interval must be a positive integer");
+}
+
+Tensor GradScaler::scale(const Tensor& outputs) {
+  if (!enabled_) return outputs;
+  WICK_CHECK(outputs.defined(), ValueError, "GradScaler.scale", "outputs must be a defined tensor");
+  if (!scale_.defined()) {
+    scale_ = full({}, scale_host_, TensorOptions(kFloat32).device(outputs.device()));
+  }
+  return outputs * (scale_.device() == outputs.device() ? scale_ : scale_.to(outputs.device(), true));
+}
+
+GradScaler::OptimizerState& GradScaler::state_of(const optim::Optimizer& o) { return per_optimizer_[&o]; }
+
+void GradScaler::unscale_(optim::Optimizer& optimizer) {
+  if (!enabled_) return;
+  OptimizerState& st = state_of(optimizer);
+  WICK_CHECK(!st.unscaled, Error, "GradScaler.unscale_",
+             "unscale_() has already been called on this optimizer since the last update().");
+  WICK_CHECK(!st.stepped, Error, "GradScaler.unscale_", "unscale_() is being called after step().");
+  WICK_CHECK(scale_.defined(), Error, "GradScaler.unscale_",
+             "Attempted unscale_ but _scale is None.  This may indicate your script did not use "
+             "scaler.scale(loss or outputs) earlier in the iteration.");
+  // The gradients by device and dtype; a float16 gradient is refused, as PyTorch (its
+  // parameters should be float32, the float16 copies autocast's).
+  std::map<std::tuple<int, int, int>, std::vector<Tensor>> lists;  // (device type, index, dtype)
+  std::vector<std::pair<Tensor, Tensor>> copied_back;              // (gradient, contiguous copy)
+  for (const auto& group : optimizer.param_groups())
+    for (const Tensor& p : group.params()) {
+      if (!p.defined() || !p.grad().defined()) continue;
+      const Tensor& g = p.grad();
+      WICK_CHECK(g.dtype() != kFloat16, ValueError, "GradScaler.unscale_",
+                 "Attempting to unscale FP16 gradients.");
+      WICK_CHECK(is_floating_point(g.dtype()), TypeError, "GradScaler.unscale_",
+                 "expected floating gradients, got ", g.dtype());
+      Tensor c = g;
+      if (!g.is_contiguous()) {
+        c = g.contiguous();
+        copied_back.emplace_back(g, c);
+      }
+      lists[{int(g.device().type()), g.device().index(), int(g.dtype())}].push_back(c);
+    }
+  // 1 / scale rounded to float32, as PyTorch's scale.double().reciprocal().float().
+  const float inv = float(1.0 / double(scale_host_));
+  std::map<std::pair<int, int>, Tensor> found;  // by (device type, index)
+  NoGradGuard no_grad;
+  for (auto& [key, grads] : lists) {
+    const Device d = grads[0].device();
+    Tensor& f = found[{std::get<0>(key), std::get<1>(key)}];
+    if (!f.defined()) f = zeros({}, TensorOptions(kFloat32).device(d));
+    Tensor inv_t = full({}, inv, TensorOptions(kFloat32).device(d));
+    detail::kernel<&detail::KernelTable::unscale_check>(d, "GradScaler.unscale_")(grads, f, inv_t);
+  }
+  for (auto& [g, c] : copied_back) g.copy_(c);
+  // A device with no gradient still counts, as PyTorch's per-device dict on the scale's device.
+  st.found_inf.clear();
+  for (auto& [d, f] : found) st.found_inf.push_back(f);
+  if (st.found_inf.empty())
+    st.found_inf.push_back(zeros({}, TensorOptions(kFloat32).device(scale_.device())));
+  st.unscaled = true;
+}
+
+void GradScaler::step(optim::Optimizer& optimizer) {
+  if (!enabled_) {
+    optimizer.step();
+    return;
+  }
+  OptimizerState& st = state_of(optimizer);
+  WICK_CHECK(!st.stepped, Error, "GradScaler.step",
+             "step() has already been called since the last update().");
+  if (!st.unscaled) unscale_(optimizer);
+  WICK_CHECK(!st.found_inf.empty(), Error, "GradScaler.step",
+             "No inf checks were recorded for this optimizer.");
+  double total = 0;
+  for (const Tensor& f : st.found_inf) total += f.item<double>();  // the one read-back
+  st.found_read = total != 0;
+  if (total == 0) optimizer.step();
+  st.stepped = true;
+}
+
+void GradScaler::update(std::optional<double> new_scale) {
+  if (!enabled_) return;
+  WICK_CHECK(scale_.defined(), Error, "GradScaler.update",
+             "Attempted update but _scale is None.  This may indicate your script did not use "
+             "scaler.scale(loss or outputs) earlier in the iteration.");
+  const double before = scale_host_;
+  if (new_scale) {
+    scale_host_ = float(*new_scale);
+  } else {
+    bool any = false, recorded = false;
+    for (auto& [o, st] : per_optimizer_) {
+      if (st.found_inf.empty()) continue;
+      recorded = true;
+      // Known since step(): reading the flags again would wait for the optimizer's kernels.
+      if (st.found_read) any |= *st.found_read;
+      else
+        for (const Tensor& f : st.found_inf) any |= f.item<double>() != 0;
+    }
+    WICK_CHECK(recorded, Error, "GradScaler.update", "No inf checks were recorded prior to update.");
+    // PyTorch's _amp_update_scale_, in float32.
+    if (any) {
+      scale_host_ = float(scale_host_ * float(backoff_factor_));
+      growth_tracker_host_ = 0;
+    } else if (++growth_tracker_host_ == growth_interval_) {
+      const float grown = float(scale_host_ * float(growth_factor_));
+      if (std::isfinite(grown)) scale_host_ = grown;
+      growth_tracker_host_ = 0;
+    }
+  }
+  if (scale_host_ != before) scale_.fill_(scale_host_);  // no launch while the scale holds
+  per_optimizer_.clear();
+}
+
+double GradScaler::get_scale() const { return enabled_ ? double(scale_host_) : 1.0; }
+
+std::map<std::string, double> GradScaler::state_dict() const {
+  if (!enabled_) return {};
+  return {{"scale", get_scale()},
+          {"growth_factor", growth_factor_},
+          {"backoff_factor", backoff_factor_},
+          {"growth_interval", double(growth_interval_)},
+          {"_growth_tracker", double(growth_tracker_host_)}};
+}
+
+void GradScaler::load_state_dict(const std::map<std::string, double>& state) {
+  if (!enabled_) return;
+  WICK_CHECK(!state.empty(), Error, "GradScaler.load_state_dict",
+             "The source state dict is empty, possibly because it was saved from a disabled instance of "
+             "GradScaler.");
+  for (const char* k : {"scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker"})
+    WICK_CHECK(state.count(k), ValueError, "GradScaler.load_state_dict", "missing key '", k, "'");
+  scale_host_ = float(state.at("scale"));
+  growth_factor_ = state.at("growth_factor");
+  backoff_factor_ = state.at("backoff_factor");
+  growth_interval_ = int64_t(state.at("growth_interval"));
+  growth_tracker_host_ = int64_t(state.at("_growth_tracker"));
+  if (scale_.defined()) scale_.fill_(scale_host_);
+}
+
+}  // namespace wick::amp
