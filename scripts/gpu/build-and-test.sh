@@ -104,6 +104,12 @@ if ((train)); then
   timeout 200 $build/bin/wick-train --model cnn --epochs 5 --data-dir .deps/fmnist --plot "$OUT/wick-train-cnn.svg" \
     >"$OUT/train_wick.log" 2>&1
   echo "wick-train rc=$?"; grep -E '^epoch|test accuracy|Segments|Allocated memory' "$OUT/train_wick.log"
+  for amp in bf16 fp16; do
+    step "wick-train, CNN, 5 epochs, --amp $amp"
+    timeout 200 $build/bin/wick-train --model cnn --epochs 5 --amp $amp --data-dir .deps/fmnist --plot "" \
+      >"$OUT/train_wick_amp_$amp.log" 2>&1
+    echo "wick-train --amp $amp rc=$?"; grep -E 'test accuracy .* after|wick-train:' "$OUT/train_wick_amp_$amp.log"
+  done
   step "PyTorch twin, CNN, 5 epochs"
   PYTHONUNBUFFERED=1 timeout 200 python3 bench/fashion_mnist_pytorch.py --model cnn --epochs 5 --data-dir .deps/fmnist \
     >"$OUT/train_torch.log" 2>&1
