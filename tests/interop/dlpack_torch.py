@@ -94,6 +94,7 @@ def torch_to_wick(name, device, transpose):
     x = expected(name, 3, 4, dev)
     if transpose:
         x = x.t()
+    want_total = x.to(torch.float64).sum().item()  # before wick adds one to every element
     stream = None if device < 0 else lib.wick_shim_current_stream(device)
     cap = x.__dlpack__(stream=stream)
     m = PyCapsule_GetPointer(cap, b"dltensor")
@@ -105,7 +106,7 @@ def torch_to_wick(name, device, transpose):
     add_one = name != "bool"
     total = lib.wick_shim_import(m, ctypes.byref(data), sizes, strides, dtype, int(add_one))
     what = f"torch -> wick {name} on {dev}{' transposed' if transpose else ''}"
-    check(total == x.to(torch.float64).sum().item(), f"{what}: sum {total}")
+    check(total == want_total, f"{what}: sum {total}, expected {want_total}")
     check(data.value == x.data_ptr(), f"{what}: not the same memory")
     check(dtype.value.decode() == name, f"{what}: dtype {dtype.value}")
     check(list(sizes[:2]) == list(x.shape) and list(strides[:2]) == list(x.stride()),
