@@ -121,10 +121,8 @@ struct TorchAutocast {
 };
 #endif
 
-// Host microseconds per training step of an MLP of the given widths; gpus > 0: through data
-// parallelism over cuda:0 .. cuda:gpus-1; amp: forward and loss under autocast.
-double step_us(const std::vector<int64_t>& widths, int64_t batch, int steps_per_group, int groups,
-               int gpus = 0, Amp amp = Amp::Off) {
+// The MLP of the given widths (ReLU between the Linears) on the GPU, from seed 0.
+lib::nn::Sequential mlp(const std::vector<int64_t>& widths) {
   lib::manual_seed(0);
   lib::nn::Sequential net;
   for (size_t i = 0; i + 1 < widths.size(); ++i) {
@@ -132,13 +130,26 @@ double step_us(const std::vector<int64_t>& widths, int64_t batch, int steps_per_
     if (i + 2 < widths.size()) net->push_back(lib::nn::ReLU());
   }
   net->to(gpu());
-  lib::optim::SGD opt(net->parameters(), lib::optim::SGDOptions(0.01).momentum(0.9));
-  // A few batches made up front and cycled through: fresh values, no generation in the clock.
-  std::vector<lib::Tensor> xs, ys;
+  return net;
+}
+
+// A few batches made up front and cycled through: fresh values, no generation in the clock.
+void make_batches(const std::vector<int64_t>& widths, int64_t batch, std::vector<lib::Tensor>& xs,
+                  std::vector<lib::Tensor>& ys) {
   for (int i = 0; i < 4; ++i) {
     xs.push_back(lib::randn({batch, widths.front()}, lib::TensorOptions().device(gpu())));
     ys.push_back(labels(widths.back(), batch));
   }
+}
+
+// Host microseconds per training step of an MLP of the given widths; gpus > 0: through data
+// parallelism over cuda:0 .. cuda:gpus-1; amp: forward and loss under autocast.
+double step_us(const std::vector<int64_t>& widths, int64_t batch, int steps_per_group, int groups,
+               int gpus = 0, Amp amp = Amp::Off) {
+  lib::nn::Sequential net = mlp(widths);
+  lib::optim::SGD opt(net->parameters(), lib::optim::SGDOptions(0.01).momentum(0.9));
+  std::vector<lib::Tensor> xs, ys;
+  make_batches(widths, batch, xs, ys);
 #ifdef TRAIN_STEP_TORCH
   std::vector<torch::Device> devices;
   for (int i = 0; i < gpus; ++i) devices.emplace_back(torch::kCUDA, int8_t(i));
@@ -242,19 +253,10 @@ double step_us(const std::vector<int64_t>& widths, int64_t batch, int steps_per_
 // The same step captured once as a CUDA graph (docs/cuda_graphs.md) and replayed: per step,
 // the batch copied into the captured input tensors, then one replay.
 double graph_step_us(const std::vector<int64_t>& widths, int64_t batch, int steps_per_group, int groups) {
-  wick::manual_seed(0);
-  wick::nn::Sequential net;
-  for (size_t i = 0; i + 1 < widths.size(); ++i) {
-    net->push_back(wick::nn::Linear(widths[i], widths[i + 1]));
-    if (i + 2 < widths.size()) net->push_back(wick::nn::ReLU());
-  }
-  net->to(gpu());
+  wick::nn::Sequential net = mlp(widths);
   wick::optim::SGD opt(net->parameters(), wick::optim::SGDOptions(0.01).momentum(0.9));
   std::vector<wick::Tensor> xs, ys;
-  for (int i = 0; i < 4; ++i) {
-    xs.push_back(wick::randn({batch, widths.front()}, wick::TensorOptions().device(gpu())));
-    ys.push_back(labels(widths.back(), batch));
-  }
+  make_batches(widths, batch, xs, ys);
   wick::Tensor static_x = xs[0].clone(), static_y = ys[0].clone();
   auto step = [&] {
     opt.zero_grad();
