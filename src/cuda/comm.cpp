@@ -14,6 +14,8 @@
 
 #ifdef WICK_HAVE_NCCL
 #include <nccl.h>
+
+#include "cuda/nccl_types.h"
 #endif
 
 #include "cuda/runtime.h"
@@ -94,29 +96,6 @@ const std::vector<ncclComm_t>& communicators(const std::vector<int>& devices, co
   for (int d : devices) wick::detail::gpu::mark_device_used(d);
   nccl_check(ncclCommInitAll(comms.data(), int(devices.size()), devices.data()), op, devices);
   return cache->emplace(devices, std::move(comms)).first->second;
-}
-
-std::optional<ncclDataType_t> nccl_type(Dtype t) {
-  switch (t) {
-    case kFloat32:
-      return ncclFloat32;
-    case kFloat64:
-      return ncclFloat64;
-    case kFloat16:
-      return ncclFloat16;
-    case kBFloat16:
-      return ncclBfloat16;
-    case kInt64:
-      return ncclInt64;
-    case kInt32:
-      return ncclInt32;
-    case kInt8:
-      return ncclInt8;
-    case kUInt8:
-      return ncclUint8;
-    default:
-      return std::nullopt;
-  }
 }
 
 // srcs[b] (on devices[0], contiguous) into dsts[b][i] (on devices[i], i >= 1), as bytes.

@@ -29,6 +29,7 @@
 
 #include <nccl.h>
 
+#include "cuda/nccl_types.h"
 #include "cuda/runtime.h"
 #include "wick/cuda.h"
 #include "wick/ops.h"
@@ -55,28 +56,8 @@ bool timeline_on() {
 // NCCL's type for t; bool as bytes (its SUM and MAX are then logical or, PRODUCT and MIN
 // logical and). Int16 has no NCCL type: it is moved as bytes but cannot be reduced.
 std::optional<ncclDataType_t> nccl_type(Dtype t) {
-  switch (t) {
-    case kFloat32:
-      return ncclFloat32;
-    case kFloat64:
-      return ncclFloat64;
-    case kFloat16:
-      return ncclFloat16;
-    case kBFloat16:
-      return ncclBfloat16;
-    case kInt64:
-      return ncclInt64;
-    case kInt32:
-      return ncclInt32;
-    case kInt8:
-      return ncclInt8;
-    case kUInt8:
-      return ncclUint8;
-    case kBool:
-      return ncclUint8;
-    default:
-      return std::nullopt;
-  }
+  if (t == kBool) return ncclUint8;
+  return wick::detail::gpu::nccl_type(t);
 }
 
 ncclRedOp_t nccl_op(ReduceOp op, Dtype t) {
