@@ -260,7 +260,7 @@ std::vector<Tensor> reduce_flats(const std::vector<std::vector<Tensor>>& flats, 
       devices.push_back(flats[i][0].device().index());
     }
   bool nccl = n_inputs > 1;
-  for (size_t b = 0; b < n_buckets && nccl; ++b) nccl = nccl_type(flats[root][b].dtype()).has_value();
+  for (size_t b = 0; b < n_buckets && nccl; ++b) nccl = wick::detail::gpu::nccl_type(flats[root][b].dtype()).has_value();
   if (nccl) {
     // Every bucket is one reduction of its own dtype, all in one group.
     std::lock_guard<std::mutex> lock(nccl_mutex());
@@ -270,7 +270,7 @@ std::vector<Tensor> reduce_flats(const std::vector<std::vector<Tensor>>& flats, 
       out[b] = empty_like(flats[root][b]);
       const size_t n = size_t(out[b].numel());
       if (n == 0) continue;
-      const ncclDataType_t type = *nccl_type(out[b].dtype());
+      const ncclDataType_t type = *wick::detail::gpu::nccl_type(out[b].dtype());
       for (size_t r = 0; r < order.size(); ++r) {
         void* recv = r == 0 ? out[b].data_ptr() : nullptr;
         ncclResult_t res = ncclReduce(flats[order[r]][b].data_ptr(), recv, n, type, ncclSum, 0, comms[r],
