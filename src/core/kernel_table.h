@@ -60,6 +60,9 @@ struct GemmArgs {
   int64_t stride_a, stride_b, stride_c;  // between batch items, in elements (0 = broadcast)
   bool trans_a, trans_b;
   double alpha = 1, beta = 0;
+  // CUDA only, batch 1: a contiguous row of n values added to every row of c after the product
+  // (cuBLASLt's bias epilogue); c is not read (beta 0).
+  Tensor bias;
 };
 
 // A 2-D convolution's geometry: (h, w) pairs; weight [O, C / groups, kh, kw].

@@ -70,7 +70,7 @@ namespace {
 // Everything the descriptors and the algorithm depend on; all int64 so the key has no padding.
 struct PlanKey {
   int64_t device, dtype, precision, trans_a, trans_b, m, n, k, lda, ldb, ldc, batch, stride_a, stride_b, stride_c,
-      align_a, align_b, align_c;
+      align_a, align_b, align_c, bias;
   bool operator==(const PlanKey& o) const { return std::memcmp(this, &o, sizeof *this) == 0; }
 };
 
@@ -136,6 +136,11 @@ Plan make_plan(const PlanKey& key, cublasLtHandle_t h, size_t workspace_bytes) {
     const cublasOperation_t tb = key.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
     WICK_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "matmul");
     WICK_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "matmul");
+    if (key.bias) {  // one value per row of cuBLASLt's column-major D: per column of ours
+      const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+      WICK_CUBLAS_CHECK(
+          cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue), "matmul");
+    }
     // Stored shapes, column-major: our b is n x k (k x n when transposed), our a k x m (m x k).
     p.a = key.trans_b ? make_layout(type, key.k, key.n, key.ldb, key.batch, key.stride_b)
                       : make_layout(type, key.n, key.k, key.ldb, key.batch, key.stride_b);
@@ -204,14 +209,27 @@ void lt_gemm(const GemmArgs& g, int64_t batch, const char* a, const char* b, cha
   const int64_t sa = batch > 1 ? g.stride_a : 0, sb = batch > 1 ? g.stride_b : 0, sc = batch > 1 ? g.stride_c : 0;
   const PlanKey key{device, int64_t(dt), dt == kFloat32 ? float32_matmul_precision_level() : 0,
                     g.trans_a, g.trans_b, g.m, g.n, g.k, g.lda, g.ldb, g.ldc, batch, sa, sb, sc,
-                    alignment(a, g.lda, sa, es), alignment(b, g.ldb, sb, es), alignment(c, g.ldc, sc, es)};
+                    alignment(a, g.lda, sa, es), alignment(b, g.ldb, sb, es), alignment(c, g.ldc, sc, es),
+                    g.bias.defined() ? 1 : 0};
   const Plan& p = cached_plan(key, h, ws.bytes);
   const float alpha_f = float(g.alpha), beta_f = float(g.beta);
   const void* alpha = dt == kFloat64 ? static_cast<const void*>(&g.alpha) : &alpha_f;
   const void* beta = dt == kFloat64 ? static_cast<const void*>(&g.beta) : &beta_f;
-  WICK_CUBLAS_CHECK(cublasLtMatmul(h, p.op, alpha, b, p.a, a, p.b, beta, c, p.c, c, p.c, &p.algo, ws.ptr,
-                                   p.workspace, stream),
-                    "matmul");
+  if (g.bias.defined()) {
+    // The bias address lives in the plan's (shared) descriptor: set and used under one lock.
+    static std::mutex bias_mu;
+    std::lock_guard<std::mutex> lock(bias_mu);
+    const void* bias = g.bias.data_ptr();
+    WICK_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
+                      "matmul");
+    WICK_CUBLAS_CHECK(cublasLtMatmul(h, p.op, alpha, b, p.a, a, p.b, beta, c, p.c, c, p.c, &p.algo, ws.ptr,
+                                     p.workspace, stream),
+                      "matmul");
+  } else {
+    WICK_CUBLAS_CHECK(cublasLtMatmul(h, p.op, alpha, b, p.a, a, p.b, beta, c, p.c, c, p.c, &p.algo, ws.ptr,
+                                     p.workspace, stream),
+                      "matmul");
+  }
   WICK_CUDA_AFTER_LAUNCH("matmul", stream);
 }
 
