@@ -6,9 +6,10 @@
 //   x: float32 cpu; y: float64 cpu
 //   net's weight: float32 cpu
 //   new_zeros: float64 cpu; zeros_like: float64 cpu; randn_like: [2, 3]
-//   float16: tensor([inf, 0.], dtype=torch.float16)
-//   float32: tensor([1.2000e+05, 1.0000e-08])
+//   float16: tensor([inf, 0.], dtype=float16)
+//   float32: tensor([1.2000e+05, 2.0000e-08])
 //   under autocast: bfloat16
+//   weight's gradient: float32
 // and with --device cuda:0 on a GPU machine the same with cuda:0 (autocast then gives float16).
 #include <cstring>
 #include <iostream>
