@@ -12,6 +12,7 @@
 #include <wick/wick.h>
 
 int main() {
+  // [doc:devices]
   wick::Device cpu("cpu"), gpu("cuda"), gpu1("cuda:1"), g2(wick::kCUDA, 2);
   std::cout << gpu1 << "\n";  // cuda:1
   std::cout << std::boolalpha;
@@ -19,6 +20,7 @@ int main() {
   std::cout << "gpu.index() == -1: " << (gpu.index() == -1) << "\n";  // "the current device"
   std::cout << "gpu1.index() == 1: " << (gpu1.index() == 1) << "\n";
   std::cout << "g2: " << g2 << ", cpu: " << cpu << "\n";
+  // [doc:end]
   try {
     wick::Device("gpu:0");
   } catch (const wick::ValueError& e) {

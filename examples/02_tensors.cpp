@@ -7,6 +7,7 @@
 //   tensor([[1, 2, 3]])
 //   tensor([1, 2, 3]) tensor([1., 2.])
 // The same with a GPU: 02_tensors_cuda.cpp.
+// [doc:first_program]
 #include <iostream>
 
 #include <wick/wick.h>
@@ -23,3 +24,4 @@ int main() {
   // wick::tensor({1, 2, 3}) is int64, wick::tensor({1., 2.}) float32.
   std::cout << wick::tensor({1, 2, 3}) << " " << wick::tensor({1., 2.}) << "\n";
 }
+// [doc:end]

@@ -22,6 +22,7 @@ int main() {
   auto x = wick::rand({2, 2}, wick::Device("cuda"));
   std::cout << x << "\n";
 
+  // [doc:to_and_mixing]
   auto a = wick::ones({2, 3});
   auto b = a.to("cuda");  // a new tensor on cuda:0; a stays on the CPU
   std::cout << a.sizes() << " " << a.dtype() << " " << a.device() << "\n";  // [2, 3] float32 cpu
@@ -32,6 +33,7 @@ int main() {
   } catch (const wick::DeviceError& e) {
     std::cout << "wick::DeviceError: " << e.what() << "\n";
   }
+  // [doc:end]
 
   auto x_gpu = wick::empty({2}, wick::Device("cuda"));
   std::cout << x_gpu.new_full({3, 2}, -5) << "\n";  // float32 on cuda:0, as x_gpu

@@ -14,6 +14,7 @@ int main() {
     std::cout << "this example needs a GPU (wick::cuda::is_available() is false)\n";
     return 0;
   }
+  // [doc:streams]
   auto A = wick::empty({100, 100}, wick::Device("cuda")).normal_(0.0, 1.0);
   auto s = wick::cuda::Stream::create();        // a stream from the device's pool
   s.wait_stream(wick::cuda::current_stream());  // without it, sum may start before normal_ ends
@@ -32,4 +33,5 @@ int main() {
   std::cout << std::boolalpha << "sum on a side stream: " << on_s << ", matches the default stream: "
             << (std::abs(on_s - on_default) <= 1e-3f * (1 + std::abs(on_default))) << "\n";
   std::cout << "elapsed: " << start.elapsed_time(end) << " ms\n";
+  // [doc:end]
 }

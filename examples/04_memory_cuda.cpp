@@ -16,6 +16,7 @@ int main() {
     std::cout << "this example needs a GPU (wick::cuda::is_available() is false)\n";
     return 0;
   }
+  // [doc:allocator_stats]
   const int64_t before = wick::cuda::memory_allocated();  // bytes held by live tensors
   {
     auto x = wick::empty({1024, 1024}, wick::Device("cuda"));  // 4 MiB of float32
@@ -30,11 +31,14 @@ int main() {
   auto stats = wick::cuda::memory_stats();  // PyTorch's key names
   std::cout << "memory_stats()[\"allocation.all.current\"]: " << stats["allocation.all.current"] << "\n";
   std::cout << wick::cuda::memory_summary() << "\n";
+  // [doc:end]
 
+  // [doc:pinned]
   // Pinned host memory: a copy with non_blocking=true returns before it ends.
   auto host = wick::ones({1 << 20}).pin_memory();
   auto dev = host.to(wick::Device("cuda"), /*non_blocking=*/true);
   wick::cuda::synchronize();
   std::cout << std::boolalpha << "pinned: " << host.is_pinned()
             << "; copied non-blocking: " << dev.sum().item<int64_t>() << " ones\n";
+  // [doc:end]
 }

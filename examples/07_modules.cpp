@@ -58,6 +58,7 @@ int main() {
     net->weight.fill_(0.5);
     net->bias.fill_(0);
   }
+  // [doc:sgd_step]
   wick::optim::SGD opt(net->parameters(), wick::optim::SGDOptions(0.1));
   auto out = net(wick::ones({2, 3}));
   std::cout << out << "\n";
@@ -67,4 +68,5 @@ int main() {
   mse.backward();
   opt.step();
   std::cout << "after one step: " << net->weight.detach() << " " << net->bias.detach() << "\n";
+  // [doc:end]
 }

@@ -18,11 +18,13 @@ int main() {
     return 0;
   }
   const int gpu = std::min(7, wick::cuda::device_count() - 1);
+  // [doc:module_cuda]
   wick::nn::Linear net(3, 1);
   std::cout << net->parameters()[0].device() << "\n";  // cpu
   net->cuda(gpu);                                      // in place; returns the module
   auto x = wick::rand({2, 3}).cuda(gpu);
   std::cout << net(x) << "\n";
+  // [doc:end]
 
   wick::nn::CrossEntropyLoss criterion(wick::nn::CrossEntropyLossOptions().weight(wick::tensor({1., 3.})));
   auto input = wick::randn({4, 2}).cuda();

@@ -32,6 +32,7 @@ int main() {
     std::cout << "this example needs a GPU (wick::cuda::is_available() is false)\n";
     return 0;
   }
+  // [doc:data_parallel]
   wick::Device device("cuda:0");
   auto inputs = wick::randn({16, 3}).to(device);
   FooNet net(3, 3);
@@ -42,4 +43,5 @@ int main() {
   outputs.sum().backward();  // the replicas' gradients summed into net's parameters
   std::cout << "gradients of fc.weight on " << net->fc->weight.grad().device() << ": "
             << net->fc->weight.grad().sizes() << "\n";
+  // [doc:end]
 }
