@@ -7,6 +7,7 @@
 
 #include "autograd/hooks.h"
 #include "core/loss.h"
+#include "core/tensor_ops.h"
 #include "wick/nn/functional.h"
 #include "wick/ops.h"
 
@@ -57,12 +58,17 @@ Tensor cross_entropy_probabilities(const Tensor& input, const Tensor& target, co
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
                 const std::string& reduction) {
+  wick::detail::check_defined(input, "nll_loss", "self");
+  wick::detail::check_defined(target, "nll_loss", "target");
   const LossReduction r = wick::detail::loss_reduction(reduction, "nll_loss");
   return wick::detail::nll_loss(input, target, weight, ignore_index, r).loss;
 }
 
-Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
-                     const std::string& reduction, double label_smoothing) {
+namespace {
+Tensor cross_entropy_impl(const Tensor& input, const Tensor& target, const Tensor& weight,
+                          int64_t ignore_index, const std::string& reduction, double label_smoothing) {
+  wick::detail::check_defined(input, "cross_entropy", "self");
+  wick::detail::check_defined(target, "cross_entropy", "target");
   WICK_CHECK(label_smoothing >= 0 && label_smoothing <= 1, ValueError, "cross_entropy",
              "label_smoothing must be between 0.0 and 1.0. Got: ", label_smoothing);
   if (target.defined() && target.is_floating_point())
@@ -92,23 +98,39 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& we
   else ret = smooth;
   return nll.loss * (1 - label_smoothing) + ret * (label_smoothing / double(c));
 }
+}  // namespace
+
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
+                     const std::string& reduction, double label_smoothing) {
+  return wick::detail::as_op("cross_entropy", [&] {
+    return cross_entropy_impl(input, target, weight, ignore_index, reduction, label_smoothing);
+  });
+}
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
+  wick::detail::check_defined(input, "mse_loss", "self");
+  wick::detail::check_defined(target, "mse_loss", "target");
   check_same_sizes(input, target, "mse_loss");
   return wick::detail::mse_loss(input, target, wick::detail::loss_reduction(reduction, "mse_loss"));
 }
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
+  wick::detail::check_defined(input, "l1_loss", "self");
+  wick::detail::check_defined(target, "l1_loss", "target");
   check_same_sizes(input, target, "l1_loss");
   return reduce((input - target).abs(), reduction, "l1_loss");
 }
 
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
                                         const std::string& reduction, const Tensor& pos_weight) {
-  check_same_sizes(input, target, "binary_cross_entropy_with_logits");
-  return wick::detail::binary_cross_entropy_with_logits(
-      input, target, weight, pos_weight,
-      wick::detail::loss_reduction(reduction, "binary_cross_entropy_with_logits"));
+  return wick::detail::as_op("binary_cross_entropy_with_logits", [&]() -> Tensor {
+    wick::detail::check_defined(input, "binary_cross_entropy_with_logits", "self");
+    wick::detail::check_defined(target, "binary_cross_entropy_with_logits", "target");
+    check_same_sizes(input, target, "binary_cross_entropy_with_logits");
+    return wick::detail::binary_cross_entropy_with_logits(
+        input, target, weight, pos_weight,
+        wick::detail::loss_reduction(reduction, "binary_cross_entropy_with_logits"));
+  });
 }
 
 }  // namespace wick::nn::functional
