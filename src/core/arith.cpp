@@ -11,9 +11,9 @@ using namespace detail;
 
 namespace {
 
-void check_sub_bool(BinaryOp op, Dtype a, Dtype b) {
+void check_sub_bool(BinaryOp op, Dtype a, Dtype b, const char* name) {
   if (op == BinaryOp::Sub && a == kBool && b == kBool) [[unlikely]]
-    raise<TypeError>("sub", "Subtraction, the `-` operator, with two bool tensors is not supported. "
+    raise<TypeError>(name ? name : "sub", "Subtraction, the `-` operator, with two bool tensors is not supported. "
                             "Use the `^` or `logical_xor()` operator instead.");
 }
 
@@ -27,7 +27,7 @@ void check_alpha(const TensorIter& it, const Scalar& alpha, const char* op) {
 // name: the op as called, when it is not op_name(op) (the in-place forms, "add_").
 Tensor binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha,
               const char* name = nullptr) {
-  check_sub_bool(op, a.dtype(), b.dtype());
+  check_sub_bool(op, a.dtype(), b.dtype(), name);
   IterConfig cfg;
   cfg.op = name ? name : op_name(op);
   cfg.int_to_float = op == BinaryOp::Div;
@@ -42,7 +42,7 @@ Tensor binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, 
 Tensor binary(BinaryOp op, const Tensor& out, const Tensor& a, const Scalar& b, const Scalar& alpha,
               const char* name = nullptr) {
   check_defined(a, name ? name : op_name(op), "self");
-  check_sub_bool(op, a.dtype(), b.is_bool() ? kBool : kInt64);
+  check_sub_bool(op, a.dtype(), b.is_bool() ? kBool : kInt64, name);
   IterConfig cfg;
   cfg.op = name ? name : op_name(op);
   cfg.int_to_float = op == BinaryOp::Div;
