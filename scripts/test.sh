@@ -3,6 +3,8 @@
 #   bash scripts/test.sh                  # all tests
 #   bash scripts/test.sh -R Printing      # extra arguments go to ctest
 # CUDA tests skip themselves (GTEST_SKIP) on a machine without a GPU; the summary counts them.
+# Under CI (CI=true, as .ci/run sets) or with WICK_SANITIZE=1, the CPU tests then run again
+# built with AddressSanitizer and UndefinedBehaviorSanitizer (scripts/sanitize.sh, build-asan/).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -24,5 +26,11 @@ skipped=$(grep -c '\*\*\*Skipped' "$log" || true)
 echo "wick: ${total:-0} tests, ${failed:-?} failed, ${skipped} skipped (GPU tests skip without a GPU)"
 if ((status != 0)); then
   echo "wick: tests FAILED" >&2
+fi
+
+if [[ "${WICK_SANITIZE:-}" == 1 || ( "${CI:-}" == true && "${WICK_SANITIZE:-}" != 0 ) ]]; then
+  start=$SECONDS
+  bash "$root/scripts/sanitize.sh" "$@" || status=$?
+  echo "wick: sanitizer build and tests in $((SECONDS - start)) s"
 fi
 exit "$status"

@@ -58,7 +58,13 @@ class TensorOptions {
   bool pinned_ = false;
 };
 
-template <class T, size_t N> class TensorAccessor;
+template <class T, size_t N>
+class TensorAccessor;
+
+namespace detail {
+// ValueError "[op] expected a defined tensor but got an undefined one (Tensor())".
+[[noreturn]] void raise_undefined(const char* op);
+}  // namespace detail
 
 class Tensor {
  public:
@@ -66,29 +72,29 @@ class Tensor {
   Tensor() = default;
   explicit Tensor(detail::IntrusivePtr<Impl> impl) : impl_(std::move(impl)) {}
 
-  // ---- properties
+  // ---- properties (of an undefined Tensor(), each raises ValueError naming itself)
   bool defined() const { return bool(impl_); }
-  IntArrayRef sizes() const { return impl_->sizes(); }
-  IntArrayRef strides() const { return impl_->strides(); }
+  IntArrayRef sizes() const { return checked("sizes")->sizes(); }
+  IntArrayRef strides() const { return checked("strides")->strides(); }
   int64_t size(int64_t d) const;
   int64_t stride(int64_t d) const;
-  int64_t dim() const { return impl_->dim(); }
+  int64_t dim() const { return checked("dim")->dim(); }
   int64_t ndimension() const { return dim(); }
-  int64_t numel() const { return impl_->numel(); }
-  Dtype dtype() const { return impl_->dtype(); }
+  int64_t numel() const { return checked("numel")->numel(); }
+  Dtype dtype() const { return checked("dtype")->dtype(); }
   Dtype scalar_type() const { return dtype(); }
-  Device device() const { return impl_->device(); }
+  Device device() const { return checked("device")->device(); }
   TensorOptions options() const { return TensorOptions(dtype()).device(device()); }
   bool is_cuda() const { return device().is_cuda(); }
   bool is_cpu() const { return device().is_cpu(); }
   bool is_pinned() const;
-  bool is_contiguous() const { return impl_->is_contiguous(); }
+  bool is_contiguous() const { return checked("is_contiguous")->is_contiguous(); }
   bool is_floating_point() const { return wick::is_floating_point(dtype()); }
   int64_t element_size() const { return wick::element_size(dtype()); }
   int64_t nbytes() const { return numel() * element_size(); }
-  int64_t storage_offset() const { return impl_->storage_offset(); }
+  int64_t storage_offset() const { return checked("storage_offset")->storage_offset(); }
   // Bumped by every in-place op on this tensor's storage.
-  uint32_t _version() const { return impl_->storage()->version(); }
+  uint32_t _version() const { return checked("_version")->storage()->version(); }
   bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
   Impl* impl() const { return impl_.get(); }
   const detail::IntrusivePtr<Impl>& impl_ptr() const { return impl_; }
@@ -96,15 +102,21 @@ class Tensor {
 
   // ---- element access
   // Address of element 0 (a device pointer for CUDA tensors); T must match dtype().
-  template <class T> T* data_ptr() const;
-  void* data_ptr() const { return impl_->data(); }
+  template <class T>
+  T* data_ptr() const;
+  void* data_ptr() const { return checked("data_ptr")->data(); }
   // The value of a one-element tensor (copied from the device for CUDA tensors).
-  template <class T> T item() const { return item().checked_to<T>("item"); }
+  template <class T>
+  T item() const {
+    return item().checked_to<T>("item");
+  }
   Scalar item() const;
   // Host view with [] indexing; throws for CUDA tensors.
-  template <class T, size_t N> TensorAccessor<T, N> accessor() const;
+  template <class T, size_t N>
+  TensorAccessor<T, N> accessor() const;
   // All elements in row-major order, converted to T; throws for CUDA tensors.
-  template <class T> std::vector<T> to_vector() const;
+  template <class T>
+  std::vector<T> to_vector() const;
 
   // ---- moves and casts (return *this when nothing changes)
   Tensor to(Device device, bool non_blocking = false, bool copy = false) const;
@@ -138,8 +150,8 @@ class Tensor {
   Tensor squeeze(int64_t d) const;
   Tensor flatten(int64_t start = 0, int64_t end = -1) const;
   Tensor expand(IntArrayRef sizes) const;
-  Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }
-  Tensor view_as(const Tensor& other) const { return view(other.sizes()); }
+  Tensor expand_as(const Tensor& other) const;
+  Tensor view_as(const Tensor& other) const;
   Tensor narrow(int64_t d, int64_t start, int64_t length) const;
   Tensor select(int64_t d, int64_t index) const;
   Tensor slice(int64_t d, std::optional<int64_t> start = std::nullopt,
@@ -270,7 +282,7 @@ class Tensor {
   Tensor& masked_fill_(const Tensor& mask, const Tensor& value);
 
   // ---- autograd (src/autograd; see wick/autograd.h)
-  bool requires_grad() const { return impl_->requires_grad(); }
+  bool requires_grad() const { return checked("requires_grad")->requires_grad(); }
   // Makes a leaf record the ops applied to it (floating dtypes only).
   Tensor& requires_grad_(bool requires_grad = true);
   // The gradient accumulated by backward() (undefined until then).
@@ -300,6 +312,11 @@ class Tensor {
 
  private:
   TensorOptions merge(TensorOptions o) const;
+  Impl* checked(const char* op) const {
+    if (!impl_) [[unlikely]]
+      detail::raise_undefined(op);
+    return impl_.get();
+  }
   detail::IntrusivePtr<Impl> impl_;
 };
 

@@ -28,7 +28,10 @@ struct AutogradMeta : detail::AutogradMetaBase {
 };
 
 // The tensor's meta, or null.
-inline AutogradMeta* meta(const Tensor& t) { return static_cast<AutogradMeta*>(t.impl()->autograd_meta()); }
+// Null for an undefined tensor too (it has no history).
+inline AutogradMeta* meta(const Tensor& t) {
+  return t.defined() ? static_cast<AutogradMeta*>(t.impl()->autograd_meta()) : nullptr;
+}
 // The tensor's meta, created on first use.
 AutogradMeta& meta_or_create(const Tensor& t);
 

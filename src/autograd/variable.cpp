@@ -1,5 +1,6 @@
 // Per-tensor autograd state: AutogradMeta, leaves' AccumulateGrad nodes, saved tensors, how a
 // new node is wired to its inputs, and the autograd methods of Tensor.
+#include <algorithm>
 #include <atomic>
 #include <sstream>
 #include <utility>
@@ -7,6 +8,7 @@
 #include "autograd/function.h"
 #include "autograd/meta.h"
 #include "autograd/saved.h"
+#include "core/tensor_iter.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
 
@@ -216,11 +218,28 @@ bool any_recordable(std::initializer_list<Tensor> outputs, std::initializer_list
 
 }  // namespace detail
 
-void check_inplace(const Tensor& self, const char* op) {
-  if (!GradMode::is_enabled() || !self.requires_grad()) return;
+// A leaf that requires grad, or a view of one (through view ops only), may not be written.
+static void check_leaf_write(const Tensor& self, const char* op) {
   auto* m = meta(self);
   WICK_CHECK(m && m->grad_fn, ValueError, op,
              "a leaf Variable that requires grad is being used in an in-place operation.");
+  // A view (through view ops only) of a leaf: the write would change the leaf.
+  static const char* const kViews[] = {"ViewBackward0",    "SliceBackward0",   "SelectBackward0",
+                                       "ExpandBackward0",  "PermuteBackward0", "TransposeBackward0",
+                                       "SqueezeBackward0", "SqueezeBackward1", "UnsqueezeBackward0"};
+  for (const Node* n = m->grad_fn.get(); n && n->num_inputs() == 1;) {
+    const std::string name = n->name();
+    if (std::none_of(std::begin(kViews), std::end(kViews), [&](const char* v) { return name == v; })) break;
+    n = n->next_edge(0).function.get();
+    WICK_CHECK(!(n && n->name() == "AccumulateGrad"), ValueError, op,
+               "a view of a leaf Variable that requires grad is being used in an in-place operation.");
+  }
+}
+
+void check_inplace(const Tensor& self, const char* op) {
+  if (GradMode::is_enabled() && self.requires_grad()) check_leaf_write(self, op);
+  // The written-to tensor must not repeat an element (an expanded view).
+  wick::detail::check_no_internal_overlap(self, op);
 }
 
 namespace {
@@ -283,6 +302,7 @@ namespace wick {
 using autograd::meta;
 
 Tensor& Tensor::requires_grad_(bool requires_grad) {
+  detail::check_defined(*this, "requires_grad_", "self");
   auto* m = meta(*this);
   WICK_CHECK(
       !(m && m->grad_fn) || requires_grad, ValueError, "requires_grad_",
@@ -295,6 +315,7 @@ Tensor& Tensor::requires_grad_(bool requires_grad) {
 }
 
 const Tensor& Tensor::grad() const {
+  detail::check_defined(*this, "grad", "self");
   static const Tensor undefined;
   auto* m = meta(*this);
   if (!m) return undefined;
@@ -303,11 +324,13 @@ const Tensor& Tensor::grad() const {
 }
 
 Tensor& Tensor::mutable_grad() const {
+  detail::check_defined(*this, "mutable_grad", "self");
   auto& m = autograd::meta_or_create(*this);
   return m.retained ? *m.retained : m.grad;
 }
 
 void Tensor::set_grad(const Tensor& grad) const {
+  detail::check_defined(*this, "set_grad", "self");
   if (grad.defined()) {
     WICK_CHECK(grad.device() == device(), DeviceError, "set_grad", "assigned grad has data located on ",
                grad.device(), " but the tensor is on ", device());
@@ -328,9 +351,13 @@ void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph) 
   autograd::backward({*this}, {gradient}, retain_graph);
 }
 
-Tensor Tensor::detach() const { return autograd::alias_without_grad(*this); }
+Tensor Tensor::detach() const {
+  detail::check_defined(*this, "detach", "self");
+  return autograd::alias_without_grad(*this);
+}
 
 Tensor& Tensor::detach_() {
+  detail::check_defined(*this, "detach_", "self");
   if (auto* m = meta(*this)) {
     m->grad_fn.reset();
     m->output_nr = 0;
@@ -340,6 +367,7 @@ Tensor& Tensor::detach_() {
 }
 
 void Tensor::retain_grad() const {
+  detail::check_defined(*this, "retain_grad", "self");
   WICK_CHECK(requires_grad(), ValueError, "retain_grad",
              "can't retain_grad on Tensor that has requires_grad=False");
   auto& m = autograd::meta_or_create(*this);

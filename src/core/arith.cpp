@@ -11,9 +11,9 @@ using namespace detail;
 
 namespace {
 
-void check_sub_bool(BinaryOp op, Dtype a, Dtype b) {
+void check_sub_bool(BinaryOp op, Dtype a, Dtype b, const char* name) {
   if (op == BinaryOp::Sub && a == kBool && b == kBool) [[unlikely]]
-    raise<TypeError>("sub", "Subtraction, the `-` operator, with two bool tensors is not supported. "
+    raise<TypeError>(name ? name : "sub", "Subtraction, the `-` operator, with two bool tensors is not supported. "
                             "Use the `^` or `logical_xor()` operator instead.");
 }
 
@@ -24,10 +24,12 @@ void check_alpha(const TensorIter& it, const Scalar& alpha, const char* op) {
 }
 
 // out undefined: a new result; out == a: in place.
-Tensor binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  check_sub_bool(op, a.dtype(), b.dtype());
+// name: the op as called, when it is not op_name(op) (the in-place forms, "add_").
+Tensor binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha,
+              const char* name = nullptr) {
+  check_sub_bool(op, a.dtype(), b.dtype(), name);
   IterConfig cfg;
-  cfg.op = op_name(op);
+  cfg.op = name ? name : op_name(op);
   cfg.int_to_float = op == BinaryOp::Div;
   auto it = TensorIter::build(out, {a, b}, cfg);
   check_alpha(it, alpha, cfg.op);
@@ -37,10 +39,12 @@ Tensor binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, 
   return it.result();
 }
 
-Tensor binary(BinaryOp op, const Tensor& out, const Tensor& a, const Scalar& b, const Scalar& alpha) {
-  check_sub_bool(op, a.dtype(), b.is_bool() ? kBool : kInt64);
+Tensor binary(BinaryOp op, const Tensor& out, const Tensor& a, const Scalar& b, const Scalar& alpha,
+              const char* name = nullptr) {
+  check_defined(a, name ? name : op_name(op), "self");
+  check_sub_bool(op, a.dtype(), b.is_bool() ? kBool : kInt64, name);
   IterConfig cfg;
-  cfg.op = op_name(op);
+  cfg.op = name ? name : op_name(op);
   cfg.int_to_float = op == BinaryOp::Div;
   cfg.scalar = &b;
   auto it = TensorIter::build(out, {a}, cfg);
@@ -119,49 +123,57 @@ Tensor Tensor::div(const Tensor& o) const { return wick::div(*this, o); }
 Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) {
   check_defined(*this, "add_", "self");
   check_defined(o, "add_", "other");
-  if (needs_grad(*this, o)) [[unlikely]] return autograd::add_(*this, o, alpha);
-  binary(BinaryOp::Add, *this, *this, o, alpha);
+  if (needs_grad(*this, o)) [[unlikely]]
+    return autograd::add_(*this, o, alpha);
+  binary(BinaryOp::Add, *this, *this, o, alpha, "add_");
   return *this;
 }
 Tensor& Tensor::add_(const Scalar& o, const Scalar& alpha) {
-  if (needs_grad(*this)) [[unlikely]] return autograd::add_(*this, o, alpha);
-  binary(BinaryOp::Add, *this, *this, o, alpha);
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::add_(*this, o, alpha);
+  binary(BinaryOp::Add, *this, *this, o, alpha, "add_");
   return *this;
 }
 Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) {
   check_defined(*this, "sub_", "self");
   check_defined(o, "sub_", "other");
-  if (needs_grad(*this, o)) [[unlikely]] return autograd::sub_(*this, o, alpha);
-  binary(BinaryOp::Sub, *this, *this, o, alpha);
+  if (needs_grad(*this, o)) [[unlikely]]
+    return autograd::sub_(*this, o, alpha);
+  binary(BinaryOp::Sub, *this, *this, o, alpha, "sub_");
   return *this;
 }
 Tensor& Tensor::sub_(const Scalar& o, const Scalar& alpha) {
-  if (needs_grad(*this)) [[unlikely]] return autograd::sub_(*this, o, alpha);
-  binary(BinaryOp::Sub, *this, *this, o, alpha);
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::sub_(*this, o, alpha);
+  binary(BinaryOp::Sub, *this, *this, o, alpha, "sub_");
   return *this;
 }
 Tensor& Tensor::mul_(const Tensor& o) {
   check_defined(*this, "mul_", "self");
   check_defined(o, "mul_", "other");
-  if (needs_grad(*this, o)) [[unlikely]] return autograd::mul_(*this, o);
-  binary(BinaryOp::Mul, *this, *this, o, 1);
+  if (needs_grad(*this, o)) [[unlikely]]
+    return autograd::mul_(*this, o);
+  binary(BinaryOp::Mul, *this, *this, o, 1, "mul_");
   return *this;
 }
 Tensor& Tensor::mul_(const Scalar& o) {
-  if (needs_grad(*this)) [[unlikely]] return autograd::mul_(*this, o);
-  binary(BinaryOp::Mul, *this, *this, o, 1);
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::mul_(*this, o);
+  binary(BinaryOp::Mul, *this, *this, o, 1, "mul_");
   return *this;
 }
 Tensor& Tensor::div_(const Tensor& o) {
   check_defined(*this, "div_", "self");
   check_defined(o, "div_", "other");
-  if (needs_grad(*this, o)) [[unlikely]] return autograd::div_(*this, o);
-  binary(BinaryOp::Div, *this, *this, o, 1);
+  if (needs_grad(*this, o)) [[unlikely]]
+    return autograd::div_(*this, o);
+  binary(BinaryOp::Div, *this, *this, o, 1, "div_");
   return *this;
 }
 Tensor& Tensor::div_(const Scalar& o) {
-  if (needs_grad(*this)) [[unlikely]] return autograd::div_(*this, o);
-  binary(BinaryOp::Div, *this, *this, o, 1);
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::div_(*this, o);
+  binary(BinaryOp::Div, *this, *this, o, 1, "div_");
   return *this;
 }
 

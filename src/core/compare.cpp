@@ -148,32 +148,61 @@ Tensor where(const Tensor& cond, const Scalar& a, const Scalar& b) {
   const Dtype t = promote_types(a.dtype(), b.dtype());
   return where(cond, scalar_tensor(a, t, cond.device()), scalar_tensor(b, t, cond.device()));
 }
-Tensor Tensor::where(const Tensor& cond, const Tensor& other) const { return wick::where(cond, *this, other); }
+Tensor Tensor::where(const Tensor& cond, const Tensor& other) const {
+  return wick::where(cond, *this, other);
+}
 
 // ---- masked_fill: self where the mask is false, value where it is true; value is cast to
 // self's dtype (no promotion), as in PyTorch.
 
 Tensor masked_fill(const Tensor& t, const Tensor& mask, const Scalar& value) {
-  if (needs_grad(t)) [[unlikely]] return autograd::masked_fill(t, mask, value);
-  return where_impl({}, mask, scalar_tensor(value, t.dtype(), t.device()), t, t.dtype(), "masked_fill", true);
+  return wick::detail::as_op("masked_fill", [&]() -> Tensor {
+    check_defined(t, "masked_fill", "self");
+    check_defined(mask, "masked_fill", "mask");
+    if (needs_grad(t)) [[unlikely]]
+      return autograd::masked_fill(t, mask, value);
+    return where_impl({}, mask, scalar_tensor(value, t.dtype(), t.device()), t, t.dtype(), "masked_fill",
+                      true);
+  });
 }
 Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value) {
-  if (needs_grad(t, value)) [[unlikely]] return autograd::masked_fill(t, mask, value);
-  return where_impl({}, mask, masked_value(value, t, "masked_fill"), t, t.dtype(), "masked_fill", true);
+  return wick::detail::as_op("masked_fill", [&]() -> Tensor {
+    check_defined(t, "masked_fill", "self");
+    check_defined(mask, "masked_fill", "mask");
+    check_defined(value, "masked_fill", "value");
+    if (needs_grad(t, value)) [[unlikely]]
+      return autograd::masked_fill(t, mask, value);
+    return where_impl({}, mask, masked_value(value, t, "masked_fill"), t, t.dtype(), "masked_fill", true);
+  });
 }
-Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& value) const { return wick::masked_fill(*this, mask, value); }
-Tensor Tensor::masked_fill(const Tensor& mask, const Tensor& value) const { return wick::masked_fill(*this, mask, value); }
+Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& value) const {
+  return wick::masked_fill(*this, mask, value);
+}
+Tensor Tensor::masked_fill(const Tensor& mask, const Tensor& value) const {
+  return wick::masked_fill(*this, mask, value);
+}
 Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) {
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::inplace(*this, "masked_fill_", [&](const Tensor& t) { return wick::masked_fill(t, mask, value); });
-  where_impl(*this, mask, scalar_tensor(value, dtype(), device()), *this, dtype(), "masked_fill_", true);
-  return *this;
+  return wick::detail::as_op("masked_fill_", [&]() -> Tensor& {
+    check_defined(*this, "masked_fill_", "self");
+    check_defined(mask, "masked_fill_", "mask");
+    if (needs_grad(*this)) [[unlikely]]
+      return autograd::inplace(*this, "masked_fill_",
+                               [&](const Tensor& t) { return wick::masked_fill(t, mask, value); });
+    where_impl(*this, mask, scalar_tensor(value, dtype(), device()), *this, dtype(), "masked_fill_", true);
+    return *this;
+  });
 }
 Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) {
-  if (needs_grad(*this, value)) [[unlikely]]
-    return autograd::inplace(*this, "masked_fill_", [&](const Tensor& t) { return wick::masked_fill(t, mask, value); });
-  where_impl(*this, mask, masked_value(value, *this, "masked_fill_"), *this, dtype(), "masked_fill_", true);
-  return *this;
+  return wick::detail::as_op("masked_fill_", [&]() -> Tensor& {
+    check_defined(*this, "masked_fill_", "self");
+    check_defined(mask, "masked_fill_", "mask");
+    check_defined(value, "masked_fill_", "value");
+    if (needs_grad(*this, value)) [[unlikely]]
+      return autograd::inplace(*this, "masked_fill_",
+                               [&](const Tensor& t) { return wick::masked_fill(t, mask, value); });
+    where_impl(*this, mask, masked_value(value, *this, "masked_fill_"), *this, dtype(), "masked_fill_", true);
+    return *this;
+  });
 }
 
 }  // namespace wick

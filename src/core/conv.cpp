@@ -130,6 +130,9 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dPar
              " channels, but got ", x.size(1), " channels instead");
   check_same_device(w, x.device(), "conv2d", "weight");
   if (b.defined()) check_same_device(b, x.device(), "conv2d", "bias");
+  WICK_CHECK(!b.defined() || (b.dim() == 1 && b.size(0) == w.size(0)), ValueError, "conv2d",
+             "Given weight of size ", w.sizes(), ", expected bias to be 1-dimensional with ", w.size(0),
+             " elements, but got bias of size ", b.sizes(), " instead");
   WICK_CHECK(w.dtype() == x.dtype(), TypeError, "conv2d", "Input type (", x.dtype(), ") and weight type (",
              w.dtype(), ") should be the same");
   const int64_t oh = conv_out_size(x.size(2), w.size(2), p.stride[0], p.padding[0], p.dilation[0]);

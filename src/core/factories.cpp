@@ -259,20 +259,28 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptio
 }
 
 Tensor empty_like(const Tensor& t, TensorOptions o) {
-  check_defined(t, "empty_like");
-  return empty(t.sizes(), like_options(t, o, "empty_like"));
+  return wick::detail::as_op("empty_like", [&]() -> Tensor {
+    check_defined(t, "empty_like");
+    return empty(t.sizes(), like_options(t, o, "empty_like"));
+  });
 }
 Tensor zeros_like(const Tensor& t, TensorOptions o) {
-  check_defined(t, "zeros_like");
-  return zeros(t.sizes(), like_options(t, o, "zeros_like"));
+  return wick::detail::as_op("zeros_like", [&]() -> Tensor {
+    check_defined(t, "zeros_like");
+    return zeros(t.sizes(), like_options(t, o, "zeros_like"));
+  });
 }
 Tensor ones_like(const Tensor& t, TensorOptions o) {
-  check_defined(t, "ones_like");
-  return ones(t.sizes(), like_options(t, o, "ones_like"));
+  return wick::detail::as_op("ones_like", [&]() -> Tensor {
+    check_defined(t, "ones_like");
+    return ones(t.sizes(), like_options(t, o, "ones_like"));
+  });
 }
 Tensor full_like(const Tensor& t, const Scalar& v, TensorOptions o) {
-  check_defined(t, "full_like");
-  return full(t.sizes(), v, like_options(t, o, "full_like"));
+  return wick::detail::as_op("full_like", [&]() -> Tensor {
+    check_defined(t, "full_like");
+    return full(t.sizes(), v, like_options(t, o, "full_like"));
+  });
 }
 
 TensorOptions detail::like_options(const Tensor& t, TensorOptions o, const char* op) {
@@ -284,11 +292,17 @@ TensorOptions detail::like_options(const Tensor& t, TensorOptions o, const char*
 }
 
 TensorOptions Tensor::merge(TensorOptions o) const { return like_options(*this, o, "new_empty"); }
-Tensor Tensor::new_empty(IntArrayRef sizes, TensorOptions o) const { return empty(sizes, merge(o)); }
-Tensor Tensor::new_zeros(IntArrayRef sizes, TensorOptions o) const { return zeros(sizes, merge(o)); }
-Tensor Tensor::new_ones(IntArrayRef sizes, TensorOptions o) const { return ones(sizes, merge(o)); }
+Tensor Tensor::new_empty(IntArrayRef sizes, TensorOptions o) const {
+  return as_op("new_empty", [&] { return empty(sizes, merge(o)); });
+}
+Tensor Tensor::new_zeros(IntArrayRef sizes, TensorOptions o) const {
+  return as_op("new_zeros", [&] { return zeros(sizes, merge(o)); });
+}
+Tensor Tensor::new_ones(IntArrayRef sizes, TensorOptions o) const {
+  return as_op("new_ones", [&] { return ones(sizes, merge(o)); });
+}
 Tensor Tensor::new_full(IntArrayRef sizes, const Scalar& v, TensorOptions o) const {
-  return full(sizes, v, merge(o));
+  return as_op("new_full", [&] { return full(sizes, v, merge(o)); });
 }
 
 }  // namespace wick

@@ -33,14 +33,17 @@ Tensor run_gather(const Tensor& src, int64_t d, const Tensor& index_r, const cha
 }  // namespace
 
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
-  if (needs_grad(t)) [[unlikely]] return autograd::index_select(t, dim, index);
+  check_defined(t, "index_select", "self");
+  check_defined(index, "index_select", "index");
+  if (needs_grad(t)) [[unlikely]]
+    return autograd::index_select(t, dim, index);
   WICK_CHECK(index.dim() <= 1, IndexError, "index_select", "Index is supposed to be a vector");
   WICK_CHECK(index.dtype() == kInt64 || index.dtype() == kInt32, TypeError, "index_select",
              "Expected dtype int32 or int64 for index (got ", index.dtype(), ")");
   const int64_t d = wrap_dim(dim, t.dim(), "index_select");
   const int64_t k = index.numel();
-  WICK_CHECK(t.dim() > 0 || k == 1, IndexError, "index_select", "Index to scalar can have only 1 value, got ", k,
-             " value(s)");
+  WICK_CHECK(t.dim() > 0 || k == 1, IndexError, "index_select", "Index to scalar can have only 1 value, got ",
+             k, " value(s)");
   // A 0-d self is indexed as [1] and the result viewed back as 0-d.
   Tensor src = t.dim() == 0 ? t.reshape({1}) : t;
   Tensor idx = index.dim() == 0 ? index.reshape({1}) : index;
@@ -52,8 +55,12 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
 }
 
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
-  if (needs_grad(t)) [[unlikely]] return autograd::gather(t, dim, index);
-  WICK_CHECK(index.dtype() == kInt64, TypeError, "gather", "Expected dtype int64 for index (got ", index.dtype(), ")");
+  check_defined(t, "gather", "self");
+  check_defined(index, "gather", "index");
+  if (needs_grad(t)) [[unlikely]]
+    return autograd::gather(t, dim, index);
+  WICK_CHECK(index.dtype() == kInt64, TypeError, "gather", "Expected dtype int64 for index (got ",
+             index.dtype(), ")");
   const int64_t d = wrap_dim(dim, t.dim(), "gather");
   // 0-d operands act as [1]; the result takes index's shape.
   Tensor src = t.dim() == 0 ? t.reshape({1}) : t;
@@ -69,23 +76,31 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
 }
 
 Tensor one_hot(const Tensor& t, int64_t num_classes) {
-  WICK_CHECK(t.dtype() == kInt64, TypeError, "one_hot",
-             "one_hot is only applicable to index tensor of type int64 (got ", t.dtype(), ")");
-  WICK_CHECK(num_classes >= -1, ValueError, "one_hot", "num_classes should be positive or -1 (got ", num_classes, ")");
-  if (t.numel() == 0) {
-    WICK_CHECK(num_classes > 0, ValueError, "one_hot", "Can not infer total number of classes from empty tensor.");
-  } else {
-    WICK_CHECK(wick::min(t).item<int64_t>() >= 0, ValueError, "one_hot", "Class values must be non-negative.");
-    const int64_t hi = wick::max(t).item<int64_t>();
-    if (num_classes == -1) num_classes = hi + 1;
-    WICK_CHECK(hi < num_classes, ValueError, "one_hot", "Class values must be smaller than num_classes.");
-  }
-  // (t[..., None] == arange(C)) as int64: two existing kernels, no kernel of its own.
-  Tensor classes = arange(num_classes, TensorOptions(kInt64).device(t.device()));
-  return eq(t.unsqueeze(-1), classes).to(kInt64);
+  return wick::detail::as_op("one_hot", [&]() -> Tensor {
+    check_defined(t, "one_hot", "self");
+    WICK_CHECK(t.dtype() == kInt64, TypeError, "one_hot",
+               "one_hot is only applicable to index tensor of type int64 (got ", t.dtype(), ")");
+    WICK_CHECK(num_classes >= -1, ValueError, "one_hot", "num_classes should be positive or -1 (got ",
+               num_classes, ")");
+    if (t.numel() == 0) {
+      WICK_CHECK(num_classes > 0, ValueError, "one_hot",
+                 "Can not infer total number of classes from empty tensor.");
+    } else {
+      WICK_CHECK(wick::min(t).item<int64_t>() >= 0, ValueError, "one_hot",
+                 "Class values must be non-negative.");
+      const int64_t hi = wick::max(t).item<int64_t>();
+      if (num_classes == -1) num_classes = hi + 1;
+      WICK_CHECK(hi < num_classes, ValueError, "one_hot", "Class values must be smaller than num_classes.");
+    }
+    // (t[..., None] == arange(C)) as int64: two existing kernels, no kernel of its own.
+    Tensor classes = arange(num_classes, TensorOptions(kInt64).device(t.device()));
+    return eq(t.unsqueeze(-1), classes).to(kInt64);
+  });
 }
 
-Tensor Tensor::index_select(int64_t dim, const Tensor& index) const { return wick::index_select(*this, dim, index); }
+Tensor Tensor::index_select(int64_t dim, const Tensor& index) const {
+  return wick::index_select(*this, dim, index);
+}
 Tensor Tensor::gather(int64_t dim, const Tensor& index) const { return wick::gather(*this, dim, index); }
 
 }  // namespace wick

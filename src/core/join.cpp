@@ -19,6 +19,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
         [&](const std::vector<Tensor>& ts) { return wick::cat(ts, dim); }, tensors);
   if (needs_grad(tensors)) [[unlikely]] return autograd::cat(tensors, dim);
   WICK_CHECK(!tensors.empty(), ValueError, "cat", "expected a non-empty list of Tensors");
+  for (const Tensor& t : tensors) check_defined(t, "cat", "tensors");
   // 1-D empty tensors are skipped in shape checks, as PyTorch still allows for old code.
   auto skipped = [](const Tensor& t) { return t.dim() == 1 && t.size(0) == 0; };
   const Tensor* ref = nullptr;
@@ -63,6 +64,7 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
         [&](const std::vector<Tensor>& ts) { return wick::stack(ts, dim); }, tensors);
   if (needs_grad(tensors)) [[unlikely]] return autograd::stack(tensors, dim);
   WICK_CHECK(!tensors.empty(), ValueError, "stack", "expects a non-empty TensorList");
+  for (const Tensor& t : tensors) check_defined(t, "stack", "tensors");
   const int64_t d = wrap_dim(dim, tensors[0].dim() + 1, "stack");
   std::vector<Tensor> parts;
   parts.reserve(tensors.size());

@@ -64,6 +64,8 @@ Tensor mm_impl(const Tensor& a, const Tensor& b, const char* op) {
 }  // namespace
 
 Tensor mm(const Tensor& a, const Tensor& b) {
+  check_defined(a, "mm", "self");
+  check_defined(b, "mm", "b");
   if (autocast::active()) [[unlikely]]
     return autocast::run(
         Lower, Lower, "mm", [](const Tensor& x, const Tensor& y) { return mm(x, y); }, a, b);
@@ -73,18 +75,20 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  check_defined(a, "matmul", "self");
+  check_defined(b, "matmul", "b");
   if (autocast::active()) [[unlikely]]
     return autocast::run(
         Lower, Lower, "matmul", [](const Tensor& x, const Tensor& y) { return matmul(x, y); }, a, b);
   if (needs_grad(a, b)) [[unlikely]] return autograd::matmul(a, b);
   check_matmul_args(a, b, "matmul");
   const int64_t da = a.dim(), db = b.dim();
-  WICK_CHECK(da > 0 && db > 0, ValueError, "matmul", "both arguments to matmul need to be at least 1D, but they are ",
-             da, "D and ", db, "D");
+  WICK_CHECK(da > 0 && db > 0, ValueError, "matmul",
+             "both arguments to matmul need to be at least 1D, but they are ", da, "D and ", db, "D");
   if (da == 1 && db == 1) {
-    WICK_CHECK(a.size(0) == b.size(0), ValueError, "matmul", "inconsistent tensor size, expected tensor [", a.size(0),
-               "] and src [", b.size(0), "] to have the same number of elements, but got ", a.size(0), " and ",
-               b.size(0), " elements respectively");
+    WICK_CHECK(a.size(0) == b.size(0), ValueError, "matmul", "inconsistent tensor size, expected tensor [",
+               a.size(0), "] and src [", b.size(0), "] to have the same number of elements, but got ",
+               a.size(0), " and ", b.size(0), " elements respectively");
     return mm_impl(a.unsqueeze(0), b.unsqueeze(1), "matmul").view(IntArrayRef{});
   }
   if (da == 2 && db == 1) return mm_impl(a, b.unsqueeze(1), "matmul").squeeze(1);
@@ -133,6 +137,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
+  check_defined(a, "bmm", "self");
+  check_defined(b, "bmm", "b");
   if (autocast::active()) [[unlikely]]
     return autocast::run(
         Lower, Lower, "bmm", [](const Tensor& x, const Tensor& y) { return bmm(x, y); }, a, b);
@@ -140,16 +146,20 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
   check_matmul_args(a, b, "bmm");
   WICK_CHECK(a.dim() == 3, ValueError, "bmm", "batch1 must be a 3D tensor");
   WICK_CHECK(b.dim() == 3, ValueError, "bmm", "batch2 must be a 3D tensor");
-  WICK_CHECK(a.size(0) == b.size(0), ValueError, "bmm", "batch1 and batch2 must have same number of batches, got ",
-             a.size(0), " and ", b.size(0));
-  WICK_CHECK(a.size(2) == b.size(1), ValueError, "bmm", "Expected size for first two dimensions of batch2 tensor to be: [",
-             a.size(0), ", ", a.size(2), "] but got: [", b.size(0), ", ", b.size(1), "].");
+  WICK_CHECK(a.size(0) == b.size(0), ValueError, "bmm",
+             "batch1 and batch2 must have same number of batches, got ", a.size(0), " and ", b.size(0));
+  WICK_CHECK(a.size(2) == b.size(1), ValueError, "bmm",
+             "Expected size for first two dimensions of batch2 tensor to be: [", a.size(0), ", ", a.size(2),
+             "] but got: [", b.size(0), ", ", b.size(1), "].");
   return matmul(a, b);  // equal batch sizes: matmul's batched GEMM without broadcasting
 }
 
 // beta * input + alpha * (a @ b): input is broadcast into the result, which GEMM accumulates
 // into (beta == 0 ignores input, nan and inf included, as BLAS and PyTorch do).
 Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
+  check_defined(input, "addmm", "self");
+  check_defined(a, "addmm", "a");
+  check_defined(b, "addmm", "b");
   if (autocast::active()) [[unlikely]]
     return autocast::run(
         Lower, Lower, "addmm",
@@ -158,17 +168,19 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
   if (needs_grad(input, a, b)) [[unlikely]] return autograd::addmm(input, a, b, beta, alpha);
   check_matmul_args(a, b, "addmm");
   check_same_device(input, a.device(), "addmm", "self");
-  WICK_CHECK(input.dtype() == a.dtype(), TypeError, "addmm", "self and mat2 must have the same dtype, but got ",
-             input.dtype(), " and ", a.dtype());
-  WICK_CHECK(is_floating_point(a.dtype()) || (!beta.is_floating_point() && !alpha.is_floating_point()), ValueError,
-             "addmm", "For integral input tensors, argument beta and alpha must not be floating point numbers.");
+  WICK_CHECK(input.dtype() == a.dtype(), TypeError, "addmm",
+             "self and mat2 must have the same dtype, but got ", input.dtype(), " and ", a.dtype());
+  WICK_CHECK(is_floating_point(a.dtype()) || (!beta.is_floating_point() && !alpha.is_floating_point()),
+             ValueError, "addmm",
+             "For integral input tensors, argument beta and alpha must not be floating point numbers.");
   WICK_CHECK(a.dim() == 2, ValueError, "addmm", "mat1 must be a matrix, got ", a.dim(), "-D tensor");
   WICK_CHECK(b.dim() == 2, ValueError, "addmm", "mat2 must be a matrix, got ", b.dim(), "-D tensor");
-  WICK_CHECK(a.size(1) == b.size(0), ValueError, "addmm", "mat1 and mat2 shapes cannot be multiplied (", a.size(0),
-             "x", a.size(1), " and ", b.size(0), "x", b.size(1), ")");
+  WICK_CHECK(a.size(1) == b.size(0), ValueError, "addmm", "mat1 and mat2 shapes cannot be multiplied (",
+             a.size(0), "x", a.size(1), " and ", b.size(0), "x", b.size(1), ")");
   const int64_t n = a.size(0), m = b.size(1);
-  WICK_CHECK(IntArrayRef(broadcast_shapes(input.sizes(), {n, m}, "addmm")).equals({n, m}), ValueError, "addmm",
-             "self of shape ", input.sizes(), " can't be broadcast to the result's [", n, ", ", m, "]");
+  WICK_CHECK(IntArrayRef(broadcast_shapes(input.sizes(), {n, m}, "addmm")).equals({n, m}), ValueError,
+             "addmm", "self of shape ", input.sizes(), " can't be broadcast to the result's [", n, ", ", m,
+             "]");
   Tensor c = empty({n, m}, a.options());
   const double be = beta.to<double>(), al = alpha.to<double>();
   // linear's case on a GPU: a bias row added by the GEMM's epilogue instead of copied into c
@@ -198,11 +210,8 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
 }
 
 // x @ w.T + b, with x of any rank >= 1; 2-D and higher inputs with a bias take one addmm.
-Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
-  if (autocast::active()) [[unlikely]]
-    return autocast::run(
-        Lower, Lower, "linear",
-        [](const Tensor& i, const Tensor& m, const Tensor& c) { return linear(i, m, c); }, x, w, b);
+namespace {
+Tensor linear_impl(const Tensor& x, const Tensor& w, const Tensor& b) {
   check_defined(x, "linear", "input");
   check_defined(w, "linear", "weight");
   WICK_CHECK(w.dim() == 2, ValueError, "linear", "weight must be 2-D, got ", w.dim(), "-D");
@@ -219,11 +228,23 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   Tensor y = matmul(x, w.t());
   return b.defined() ? add(y, b) : y;
 }
+}  // namespace
+
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        Lower, Lower, "linear",
+        [](const Tensor& i, const Tensor& m, const Tensor& c) { return linear(i, m, c); }, x, w, b);
+  return wick::detail::as_op("linear", [&] { return linear_impl(x, w, b); });
+}
 
 Tensor Tensor::matmul(const Tensor& other) const { return wick::matmul(*this, other); }
 Tensor Tensor::mm(const Tensor& other) const { return wick::mm(*this, other); }
 Tensor Tensor::bmm(const Tensor& other) const { return wick::bmm(*this, other); }
 Tensor Tensor::addmm(const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) const {
+  check_defined(*this, "addmm", "self");
+  check_defined(a, "addmm", "a");
+  check_defined(b, "addmm", "b");
   return wick::addmm(*this, a, b, beta, alpha);
 }
 

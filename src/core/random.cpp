@@ -15,6 +15,7 @@
 #include "core/cuda_hooks.h"
 #include "core/generator.h"
 #include "core/philox.h"
+#include "core/tensor_iter.h"
 #include "core/tensor_ops.h"
 #include "wick/cuda.h"
 #include "wick/ops.h"
@@ -221,54 +222,70 @@ using namespace detail;
 void manual_seed(uint64_t seed) { seed_all(seed); }
 
 Tensor rand(IntArrayRef sizes, TensorOptions o) {
-  check_floating(o.dtype(), "rand");
-  Tensor t = empty(sizes, o.requires_grad(false));
-  fill_random(t, RandomOp::Uniform, 0.0, 1.0);
-  return finish_factory(t, o);
+  return wick::detail::as_op("rand", [&]() -> Tensor {
+    check_floating(o.dtype(), "rand");
+    Tensor t = empty(sizes, o.requires_grad(false));
+    fill_random(t, RandomOp::Uniform, 0.0, 1.0);
+    return finish_factory(t, o);
+  });
 }
 
 Tensor randn(IntArrayRef sizes, TensorOptions o) {
-  check_floating(o.dtype(), "randn");
-  Tensor t = empty(sizes, o.requires_grad(false));
-  fill_random(t, RandomOp::Normal, 0.0, 1.0);
-  return finish_factory(t, o);
+  return wick::detail::as_op("randn", [&]() -> Tensor {
+    check_floating(o.dtype(), "randn");
+    Tensor t = empty(sizes, o.requires_grad(false));
+    fill_random(t, RandomOp::Normal, 0.0, 1.0);
+    return finish_factory(t, o);
+  });
 }
 
 Tensor randint(int64_t high, IntArrayRef sizes, TensorOptions o) { return randint(0, high, sizes, o); }
 
 Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, TensorOptions o) {
-  if (!o.dtype_opt()) o = o.dtype(kInt64);
-  check_randint(o.dtype(), low, high);
-  // Checked before drawing, so that a failed call leaves the generator as it was.
-  WICK_CHECK(!o.requires_grad() || is_floating_point(o.dtype()), TypeError, "requires_grad",
-             "only Tensors of floating point dtype can require gradients (got ", o.dtype(), ")");
-  Tensor t = empty(sizes, o.requires_grad(false));
-  fill_random(t, RandomOp::RandInt, double(low), double(high));
-  return finish_factory(t, o);
+  return wick::detail::as_op("randint", [&]() -> Tensor {
+    if (!o.dtype_opt()) o = o.dtype(kInt64);
+    check_randint(o.dtype(), low, high);
+    // Checked before drawing, so that a failed call leaves the generator as it was.
+    WICK_CHECK(!o.requires_grad() || is_floating_point(o.dtype()), TypeError, "requires_grad",
+               "only Tensors of floating point dtype can require gradients (got ", o.dtype(), ")");
+    Tensor t = empty(sizes, o.requires_grad(false));
+    fill_random(t, RandomOp::RandInt, double(low), double(high));
+    return finish_factory(t, o);
+  });
 }
 
 Tensor rand_like(const Tensor& t, TensorOptions o) {
-  return (check_defined(t, "rand_like"), rand(t.sizes(), like_options(t, o, "rand_like")));
+  return wick::detail::as_op("rand_like", [&]() -> Tensor {
+    return (check_defined(t, "rand_like"), rand(t.sizes(), like_options(t, o, "rand_like")));
+  });
 }
 Tensor randn_like(const Tensor& t, TensorOptions o) {
-  return (check_defined(t, "randn_like"), randn(t.sizes(), like_options(t, o, "randn_like")));
+  return wick::detail::as_op("randn_like", [&]() -> Tensor {
+    return (check_defined(t, "randn_like"), randn(t.sizes(), like_options(t, o, "randn_like")));
+  });
 }
 Tensor randint_like(const Tensor& t, int64_t high, TensorOptions o) {
   return randint(0, high, (check_defined(t, "randint_like"), t.sizes()), like_options(t, o, "randint_like"));
 }
 Tensor randint_like(const Tensor& t, int64_t low, int64_t high, TensorOptions o) {
-  return randint(low, high, (check_defined(t, "randint_like"), t.sizes()),
-                 like_options(t, o, "randint_like"));
+  return wick::detail::as_op("randint_like", [&]() -> Tensor {
+    return randint(low, high, (check_defined(t, "randint_like"), t.sizes()),
+                   like_options(t, o, "randint_like"));
+  });
 }
 
 Tensor& Tensor::normal_(double mean, double std) {
+  check_defined(*this, "normal_", "self");
   check_normal(dtype(), mean, std, "normal_");
+  check_no_internal_overlap(*this, "normal_");
   fill_random(*this, RandomOp::Normal, mean, std);
   return *this;
 }
 
 Tensor& Tensor::uniform_(double from, double to) {
+  check_defined(*this, "uniform_", "self");
   check_uniform(dtype(), from, to, "uniform_");
+  check_no_internal_overlap(*this, "uniform_");
   fill_random(*this, RandomOp::Uniform, from, to);
   return *this;
 }

@@ -32,6 +32,7 @@ Tensor reduce(ReduceOp op, const Tensor& t, IntArrayRef dims, bool keepdim, std:
 }  // namespace
 
 Tensor sum(const Tensor& t, std::optional<Dtype> dtype) {
+  check_defined(t, "sum", "self");
   if (autocast::active() && !dtype) [[unlikely]]
     return autocast::run(
         autocast::Policy::Fp32, autocast::Policy::None, "sum", [&](const Tensor& x) { return wick::sum(x); },
@@ -40,6 +41,7 @@ Tensor sum(const Tensor& t, std::optional<Dtype> dtype) {
   return reduce(ReduceOp::Sum, t, {}, false, dtype, "sum");
 }
 Tensor sum(const Tensor& t, IntArrayRef dims, bool keepdim, std::optional<Dtype> dtype) {
+  check_defined(t, "sum", "self");
   if (autocast::active() && !dtype) [[unlikely]]
     return autocast::run(
         autocast::Policy::Fp32, autocast::Policy::None, "sum",
@@ -48,20 +50,26 @@ Tensor sum(const Tensor& t, IntArrayRef dims, bool keepdim, std::optional<Dtype>
   return reduce(ReduceOp::Sum, t, dims, keepdim, dtype, "sum");
 }
 Tensor mean(const Tensor& t, std::optional<Dtype> dtype) {
-  if (needs_grad(t)) [[unlikely]] return autograd::mean(t, dtype);
+  check_defined(t, "mean", "self");
+  if (needs_grad(t)) [[unlikely]]
+    return autograd::mean(t, dtype);
   return reduce(ReduceOp::Mean, t, {}, false, dtype, "mean");
 }
 Tensor mean(const Tensor& t, IntArrayRef dims, bool keepdim, std::optional<Dtype> dtype) {
-  if (needs_grad(t)) [[unlikely]] return autograd::mean(t, dims, keepdim, dtype);
+  check_defined(t, "mean", "self");
+  if (needs_grad(t)) [[unlikely]]
+    return autograd::mean(t, dims, keepdim, dtype);
   return reduce(ReduceOp::Mean, t, dims, keepdim, dtype, "mean");
 }
 
 Tensor Tensor::sum(std::optional<Dtype> dtype) const { return wick::sum(*this, dtype); }
 Tensor Tensor::sum(IntArrayRef dims, bool keepdim, std::optional<Dtype> dtype) const {
+  check_defined(*this, "sum", "self");
   return wick::sum(*this, dims, keepdim, dtype);
 }
 Tensor Tensor::mean(std::optional<Dtype> dtype) const { return wick::mean(*this, dtype); }
 Tensor Tensor::mean(IntArrayRef dims, bool keepdim, std::optional<Dtype> dtype) const {
+  check_defined(*this, "mean", "self");
   return wick::mean(*this, dims, keepdim, dtype);
 }
 

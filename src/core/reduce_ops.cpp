@@ -8,6 +8,7 @@
 #include "core/dim_plan.h"
 #include "core/kernel_table.h"
 #include "core/tensor_iter.h"
+#include "core/tensor_ops.h"
 #include "wick/ops.h"
 
 namespace wick {
@@ -86,46 +87,65 @@ Tensor norm_impl(const Tensor& t, const Scalar& p, IntArrayRef dims, bool keepdi
 }  // namespace
 
 Tensor max(const Tensor& t) {
-  if (needs_grad(t)) [[unlikely]] return autograd::max(t);
+  check_defined(t, "max", "self");
+  if (needs_grad(t)) [[unlikely]]
+    return autograd::max(t);
   return select_all(ReduceOp::Max, t, "max");
 }
 Tensor min(const Tensor& t) {
-  if (needs_grad(t)) [[unlikely]] return autograd::min(t);
+  check_defined(t, "min", "self");
+  if (needs_grad(t)) [[unlikely]]
+    return autograd::min(t);
   return select_all(ReduceOp::Min, t, "min");
 }
 std::tuple<Tensor, Tensor> max(const Tensor& t, int64_t dim, bool keepdim) {
-  if (needs_grad(t)) [[unlikely]] return autograd::max(t, dim, keepdim);
+  check_defined(t, "max", "self");
+  if (needs_grad(t)) [[unlikely]]
+    return autograd::max(t, dim, keepdim);
   return select_dim(ReduceOp::Max, t, dim, keepdim, "max");
 }
 std::tuple<Tensor, Tensor> min(const Tensor& t, int64_t dim, bool keepdim) {
-  if (needs_grad(t)) [[unlikely]] return autograd::min(t, dim, keepdim);
+  check_defined(t, "min", "self");
+  if (needs_grad(t)) [[unlikely]]
+    return autograd::min(t, dim, keepdim);
   return select_dim(ReduceOp::Min, t, dim, keepdim, "min");
 }
 Tensor argmax(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
+  check_defined(t, "argmax", "self");
   return arg_select(ReduceOp::ArgMax, t, dim, keepdim, "argmax");
 }
 Tensor argmin(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
+  check_defined(t, "argmin", "self");
   return arg_select(ReduceOp::ArgMin, t, dim, keepdim, "argmin");
 }
 
 Tensor var(const Tensor& t, IntArrayRef dims, bool unbiased, bool keepdim) {
-  if (needs_grad(t)) [[unlikely]] return autograd::var(t, dims, unbiased, keepdim);
+  check_defined(t, "var", "self");
+  if (needs_grad(t)) [[unlikely]]
+    return autograd::var(t, dims, unbiased, keepdim);
   return moment(ReduceOp::Var, t, dims, unbiased ? 1 : 0, keepdim, "var");
 }
 Tensor var(const Tensor& t, IntArrayRef dims, double correction, bool keepdim) {
-  if (needs_grad(t)) [[unlikely]] return autograd::var(t, dims, correction, keepdim);
+  check_defined(t, "var", "self");
+  if (needs_grad(t)) [[unlikely]]
+    return autograd::var(t, dims, correction, keepdim);
   return moment(ReduceOp::Var, t, dims, correction, keepdim, "var");
 }
 Tensor std(const Tensor& t, IntArrayRef dims, bool unbiased, bool keepdim) {
-  if (needs_grad(t)) [[unlikely]] return autograd::std(t, dims, unbiased, keepdim);
+  check_defined(t, "std", "self");
+  if (needs_grad(t)) [[unlikely]]
+    return autograd::std(t, dims, unbiased, keepdim);
   return moment(ReduceOp::Std, t, dims, unbiased ? 1 : 0, keepdim, "std");
 }
 Tensor std(const Tensor& t, IntArrayRef dims, double correction, bool keepdim) {
-  if (needs_grad(t)) [[unlikely]] return autograd::std(t, dims, correction, keepdim);
+  check_defined(t, "std", "self");
+  if (needs_grad(t)) [[unlikely]]
+    return autograd::std(t, dims, correction, keepdim);
   return moment(ReduceOp::Std, t, dims, correction, keepdim, "std");
 }
 
 Tensor norm(const Tensor& t, const Scalar& p) {
+  check_defined(t, "norm", "self");
   if (autocast::active()) [[unlikely]]
     return autocast::run(
         autocast::Policy::Fp32, autocast::Policy::None, "norm",
@@ -134,6 +154,7 @@ Tensor norm(const Tensor& t, const Scalar& p) {
   return norm_impl(t, p, {}, false);
 }
 Tensor norm(const Tensor& t, const Scalar& p, IntArrayRef dims, bool keepdim) {
+  check_defined(t, "norm", "self");
   if (autocast::active()) [[unlikely]]
     return autocast::run(
         autocast::Policy::Fp32, autocast::Policy::None, "norm",
@@ -146,19 +167,35 @@ Tensor norm(const Tensor& t, const Scalar& p, IntArrayRef dims, bool keepdim) {
 
 Tensor Tensor::max() const { return wick::max(*this); }
 Tensor Tensor::min() const { return wick::min(*this); }
-std::tuple<Tensor, Tensor> Tensor::max(int64_t dim, bool keepdim) const { return wick::max(*this, dim, keepdim); }
-std::tuple<Tensor, Tensor> Tensor::min(int64_t dim, bool keepdim) const { return wick::min(*this, dim, keepdim); }
-Tensor Tensor::argmax(std::optional<int64_t> dim, bool keepdim) const { return wick::argmax(*this, dim, keepdim); }
-Tensor Tensor::argmin(std::optional<int64_t> dim, bool keepdim) const { return wick::argmin(*this, dim, keepdim); }
-Tensor Tensor::var(IntArrayRef dims, bool unbiased, bool keepdim) const { return wick::var(*this, dims, unbiased, keepdim); }
+std::tuple<Tensor, Tensor> Tensor::max(int64_t dim, bool keepdim) const {
+  return wick::max(*this, dim, keepdim);
+}
+std::tuple<Tensor, Tensor> Tensor::min(int64_t dim, bool keepdim) const {
+  return wick::min(*this, dim, keepdim);
+}
+Tensor Tensor::argmax(std::optional<int64_t> dim, bool keepdim) const {
+  return wick::argmax(*this, dim, keepdim);
+}
+Tensor Tensor::argmin(std::optional<int64_t> dim, bool keepdim) const {
+  return wick::argmin(*this, dim, keepdim);
+}
+Tensor Tensor::var(IntArrayRef dims, bool unbiased, bool keepdim) const {
+  return wick::var(*this, dims, unbiased, keepdim);
+}
 Tensor Tensor::var(IntArrayRef dims, double correction, bool keepdim) const {
+  check_defined(*this, "var", "self");
   return wick::var(*this, dims, correction, keepdim);
 }
-Tensor Tensor::std(IntArrayRef dims, bool unbiased, bool keepdim) const { return wick::std(*this, dims, unbiased, keepdim); }
+Tensor Tensor::std(IntArrayRef dims, bool unbiased, bool keepdim) const {
+  return wick::std(*this, dims, unbiased, keepdim);
+}
 Tensor Tensor::std(IntArrayRef dims, double correction, bool keepdim) const {
+  check_defined(*this, "std", "self");
   return wick::std(*this, dims, correction, keepdim);
 }
 Tensor Tensor::norm(const Scalar& p) const { return wick::norm(*this, p); }
-Tensor Tensor::norm(const Scalar& p, IntArrayRef dims, bool keepdim) const { return wick::norm(*this, p, dims, keepdim); }
+Tensor Tensor::norm(const Scalar& p, IntArrayRef dims, bool keepdim) const {
+  return wick::norm(*this, p, dims, keepdim);
+}
 
 }  // namespace wick

@@ -8,6 +8,7 @@
 #include "core/dim_plan.h"
 #include "core/kernel_table.h"
 #include "core/tensor_iter.h"
+#include "core/tensor_ops.h"
 #include "wick/ops.h"
 
 namespace wick {
@@ -32,6 +33,8 @@ Tensor softmax_impl(bool log, const Tensor& t, int64_t dim, std::optional<Dtype>
 namespace detail {
 
 Tensor softmax_backward(bool log, const Tensor& grad, const Tensor& result, int64_t dim) {
+  check_defined(grad, "softmax_backward", "grad");
+  check_defined(result, "softmax_backward", "result");
   const char* name = log ? "log_softmax_backward" : "softmax_backward";
   dim = wrap_dim(dim, result.dim(), name);
   Tensor y = result.contiguous();
@@ -49,6 +52,7 @@ Tensor softmax_backward(bool log, const Tensor& grad, const Tensor& result, int6
 }  // namespace detail
 
 Tensor softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype) {
+  check_defined(t, "softmax", "self");
   if (autocast::active() && !dtype) [[unlikely]]
     return autocast::run(
         autocast::Policy::Fp32, autocast::Policy::None, "softmax",
@@ -57,6 +61,7 @@ Tensor softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype) {
   return softmax_impl(false, t, dim, dtype, "softmax");
 }
 Tensor log_softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype) {
+  check_defined(t, "log_softmax", "self");
   if (autocast::active() && !dtype) [[unlikely]]
     return autocast::run(
         autocast::Policy::Fp32, autocast::Policy::None, "log_softmax",
@@ -64,8 +69,11 @@ Tensor log_softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype) {
   if (needs_grad(t)) [[unlikely]] return autograd::log_softmax(t, dim, dtype);
   return softmax_impl(true, t, dim, dtype, "log_softmax");
 }
-Tensor Tensor::softmax(int64_t dim, std::optional<Dtype> dtype) const { return wick::softmax(*this, dim, dtype); }
+Tensor Tensor::softmax(int64_t dim, std::optional<Dtype> dtype) const {
+  return wick::softmax(*this, dim, dtype);
+}
 Tensor Tensor::log_softmax(int64_t dim, std::optional<Dtype> dtype) const {
+  check_defined(*this, "log_softmax", "self");
   return wick::log_softmax(*this, dim, dtype);
 }
 

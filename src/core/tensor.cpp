@@ -29,6 +29,7 @@ int64_t Tensor::stride(int64_t d) const {
 }
 
 bool Tensor::is_pinned() const {
+  check_defined(*this, "is_pinned", "self");
   return is_cpu() && impl_->storage()->data() != nullptr && is_pinned_ptr(impl_->storage()->data());
 }
 
@@ -38,16 +39,26 @@ Scalar Tensor::item() const {
              " elements cannot be converted to Scalar");
   if (is_cuda()) cuda_check_not_capturing(device(), "item", "it makes the host wait for the device");
   Tensor c = is_cpu() ? *this : cpu();
-  return WICK_DISPATCH_ALL(dtype(), "item", [&]<class T>() -> Scalar {
-    return Scalar(*static_cast<const T*>(c.impl()->data()));
-  });
+  return WICK_DISPATCH_ALL(
+      dtype(), "item", [&]<class T>() -> Scalar { return Scalar(*static_cast<const T*>(c.impl()->data())); });
 }
 
 namespace detail {
 
+std::string renamed_message(const Error& e, const char* op) {
+  std::string m = e.what();
+  const size_t close = m.size() > 1 && m[0] == '[' ? m.find("] ") : std::string::npos;
+  return close == std::string::npos ? message(op, m) : message(op, m.substr(close + 2));
+}
+
+void raise_undefined(const char* op) {
+  raise<ValueError>(op, "expected a defined tensor but got an undefined one (Tensor())");
+}
+
 void check_data_ptr_dtype(const Tensor& t, Dtype expected, const char* op) {
   WICK_CHECK(t.defined(), ValueError, op, "the tensor is undefined");
-  WICK_CHECK(t.dtype() == expected, TypeError, op, "expected scalar type ", expected, " but found ", t.dtype());
+  WICK_CHECK(t.dtype() == expected, TypeError, op, "expected scalar type ", expected, " but found ",
+             t.dtype());
 }
 
 void check_host_access(const Tensor& t, const char* op) {
@@ -61,7 +72,9 @@ void check_host_access(const Tensor& t, const char* op) {
 // ---- moves and casts
 
 Tensor Tensor::to(Device device, Dtype dtype, bool non_blocking, bool copy) const {
-  if (needs_grad(*this)) [[unlikely]] return autograd::to(*this, device, dtype, non_blocking, copy);
+  check_defined(*this, "to", "self");
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::to(*this, device, dtype, non_blocking, copy);
   Device target = resolve_device(device, "to");
   if (!copy && target == this->device() && dtype == this->dtype()) return *this;
   Tensor out = empty(sizes(), TensorOptions(dtype).device(target));
@@ -69,16 +82,32 @@ Tensor Tensor::to(Device device, Dtype dtype, bool non_blocking, bool copy) cons
   return out;
 }
 
-Tensor Tensor::to(Device device, bool non_blocking, bool copy) const { return to(device, dtype(), non_blocking, copy); }
-Tensor Tensor::to(Dtype dtype, bool non_blocking, bool copy) const { return to(device(), dtype, non_blocking, copy); }
+Tensor Tensor::to(Device device, bool non_blocking, bool copy) const {
+  check_defined(*this, "to", "self");
+  return to(device, dtype(), non_blocking, copy);
+}
+Tensor Tensor::to(Dtype dtype, bool non_blocking, bool copy) const {
+  check_defined(*this, "to", "self");
+  return to(device(), dtype, non_blocking, copy);
+}
 Tensor Tensor::to(const Tensor& other, bool non_blocking) const {
+  check_defined(*this, "to", "self");
+  check_defined(other, "to", "other");
   return to(other.device(), other.dtype(), non_blocking);
 }
-Tensor Tensor::cuda(int index, bool non_blocking) const { return to(Device(kCUDA, index), non_blocking); }
-Tensor Tensor::cpu() const { return to(Device(kCPU)); }
+Tensor Tensor::cuda(int index, bool non_blocking) const {
+  check_defined(*this, "cuda", "self");
+  return to(Device(kCUDA, index), non_blocking);
+}
+Tensor Tensor::cpu() const {
+  check_defined(*this, "cpu", "self");
+  return to(Device(kCPU));
+}
 
 Tensor Tensor::pin_memory() const {
-  WICK_CHECK(is_cpu(), ValueError, "pin_memory", "cannot pin '", device(), "' memory: only dense CPU tensors can be pinned");
+  check_defined(*this, "pin_memory", "self");
+  WICK_CHECK(is_cpu(), ValueError, "pin_memory", "cannot pin '", device(),
+             "' memory: only dense CPU tensors can be pinned");
   if (is_pinned()) return *this;
   Tensor out = empty(sizes(), TensorOptions(dtype()).pinned_memory(true));
   copy_values(out, *this, false);
@@ -86,19 +115,27 @@ Tensor Tensor::pin_memory() const {
 }
 
 Tensor Tensor::clone() const {
-  if (needs_grad(*this)) [[unlikely]] return autograd::clone(*this);
+  check_defined(*this, "clone", "self");
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::clone(*this);
   Tensor out = empty(sizes(), options());
   copy_values(out, *this, false);
   return out;
 }
 Tensor clone(const Tensor& t) { return t.clone(); }
 
-Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
+Tensor Tensor::contiguous() const {
+  check_defined(*this, "contiguous", "self");
+  return is_contiguous() ? *this : clone();
+}
 
 // ---- in-place writes
 
 Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
-  if (needs_grad(*this, src)) [[unlikely]] return autograd::copy_(*this, src, non_blocking);
+  check_defined(*this, "copy_", "self");
+  check_defined(src, "copy_", "src");
+  if (needs_grad(*this, src)) [[unlikely]]
+    return autograd::copy_(*this, src, non_blocking);
   copy_values(*this, src, non_blocking);
   bump_version(*this);
   return *this;
@@ -107,6 +144,9 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
 void detail::copy_values(const Tensor& dst, const Tensor& src, bool non_blocking) {
   WICK_CHECK(dst.defined() && src.defined(), ValueError, "copy_", "undefined tensor");
   if (dst.is_same(src)) return;
+  // PyTorch's checks on the operands as given (before src is broadcast).
+  check_no_internal_overlap(dst, "copy_");
+  check_no_partial_overlap(dst, src, "copy_");
   const Device device = dst.device();
   const Dtype dtype = dst.dtype();
   // Broadcast src to this shape (the error names the op).
@@ -143,6 +183,7 @@ void detail::fill_values(const Tensor& out, const Scalar& value, const char* op)
   if (out.numel() == 0) return;
   IterConfig cfg;
   cfg.op = "fill_";
+  cfg.check_overlap = false;
   const TensorIter it = TensorIter::build(out, {}, cfg);
   kernel<&KernelTable::fill>(it.device(), "fill_")(it, value);
 }

@@ -34,6 +34,61 @@ DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op) {
   return out;
 }
 
+bool is_non_overlapping_and_dense(const Tensor& t) {
+  const int64_t n = t.dim();
+  if (n == 0) return true;
+  IntArrayRef sizes = t.sizes(), strides = t.strides();
+  if (n == 1) return sizes[0] < 2 || strides[0] == 1;
+  // Dims by increasing stride, those of size < 2 last (they take no memory of their own).
+  DimVector perm(size_t(n), 0);
+  for (int64_t i = 0; i < n; ++i) perm[size_t(i)] = i;
+  std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
+    if (sizes[a] < 2) return false;
+    if (sizes[b] < 2) return true;
+    return strides[a] < strides[b];
+  });
+  int64_t expected = 1;
+  for (int64_t d : perm) {
+    if (sizes[d] < 2) return true;
+    if (strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+
+Overlap overlap_status(const Tensor& a, const Tensor& b) {
+  if (a.is_same(b)) return Overlap::Full;
+  if (a.numel() == 0 || b.numel() == 0) return Overlap::None;
+  if (!is_non_overlapping_and_dense(a) || !is_non_overlapping_and_dense(b)) return Overlap::TooHard;
+  if (a.device() != b.device()) return Overlap::None;
+  // Dense tensors: each covers [begin, end) of its memory (storages that alias, as from_blob
+  // over one buffer, are compared by address too).
+  const auto* ab = static_cast<const char*>(a.impl()->data());
+  const auto* bb = static_cast<const char*>(b.impl()->data());
+  const auto* ae = ab + a.numel() * a.element_size();
+  const auto* be = bb + b.numel() * b.element_size();
+  if (ab == bb && ae == be) return a.strides().equals(b.strides()) ? Overlap::Full : Overlap::Partial;
+  if (ab < be && bb < ae) return Overlap::Partial;
+  return Overlap::None;
+}
+
+void check_no_internal_overlap(const Tensor& out, const char* op) {
+  if (is_non_overlapping_and_dense(out)) return;
+  for (int64_t d = 0; d < out.dim(); ++d)
+    if (out.stride(d) == 0 && out.size(d) > 1) [[unlikely]]
+      raise<ValueError>(op,
+                        "unsupported operation: more than one element of the written-to tensor refers to a "
+                        "single memory location. Please clone() the tensor before performing the operation.");
+}
+
+void check_no_partial_overlap(const Tensor& out, const Tensor& in, const char* op) {
+  if (overlap_status(out, in) == Overlap::Partial) [[unlikely]]
+    raise<ValueError>(op,
+                      "unsupported operation: some elements of the input tensor and the written-to tensor "
+                      "refer to a single memory location. Please clone() the tensor before performing the "
+                      "operation.");
+}
+
 namespace {
 
 // 0: bool, 1: integer, 2: floating.
@@ -84,6 +139,12 @@ TensorIter TensorIter::build(const Tensor& out, std::initializer_list<Tensor> in
   int k = 0;
   for (const Tensor& t : inputs) check_same_device(t, it.device_, cfg.op, cfg.names[k++]);
   if (out.defined()) check_same_device(out, it.device_, cfg.op, "out");
+
+  // 1b. A given output must not repeat an element nor share some (not all) of an input's.
+  if (out.defined() && cfg.check_overlap) {
+    check_no_internal_overlap(out, cfg.op);
+    for (const Tensor& t : inputs) check_no_partial_overlap(out, t, cfg.op);
+  }
 
   // 2. Shapes and dtypes.
   DimVector shape(first.sizes());

@@ -29,6 +29,9 @@ struct IterConfig {
   // Bit i set: input i keeps its own dtype (where's condition, gather's index). Such ops
   // set compute_dtype themselves.
   uint8_t keep_dtype = 0;
+  // Refuse a given output that overlaps itself or an input (PyTorch's memory-overlap checks).
+  // fill_ turns it off: every element gets the same value, as PyTorch's fill_ allows.
+  bool check_overlap = true;
 };
 
 class TensorIter {
@@ -72,6 +75,20 @@ class TensorIter {
   Tensor result_;
   Tensor writeback_;  // the caller's out when ops_[0] is a temporary of another dtype
 };
+
+// Memory overlap, as PyTorch classifies it: None (disjoint or empty), Full (the same elements
+// in the same order), Partial (some shared, or the same in another order), TooHard (a layout
+// with holes or repeats, which is not analysed).
+enum class Overlap { None, Full, Partial, TooHard };
+// Every element at its own address, the elements filling one range without holes.
+bool is_non_overlapping_and_dense(const Tensor& t);
+Overlap overlap_status(const Tensor& a, const Tensor& b);
+// ValueError "[op] unsupported operation: more than one element of the written-to tensor
+// refers to a single memory location..." when out repeats an element (a size > 1 with stride 0).
+void check_no_internal_overlap(const Tensor& out, const char* op);
+// ValueError "[op] unsupported operation: some elements of the input tensor and the written-to
+// tensor refer to a single memory location..." when out and in overlap partially.
+void check_no_partial_overlap(const Tensor& out, const Tensor& in, const char* op);
 
 // PyTorch's result_type for tensors (dimensioned before 0-d) and an optional Scalar.
 Dtype result_type(std::initializer_list<Tensor> tensors, const Scalar* scalar = nullptr);

@@ -40,6 +40,30 @@ void copy_values(const Tensor& dst, const Tensor& src, bool non_blocking);
 // ValueError "[op] value cannot be converted to type ... without overflow" when value does not fit dtype.
 void check_fits(const Scalar& value, Dtype dtype, const char* op);
 void fill_values(const Tensor& out, const Scalar& value, const char* op = "fill_");
+// Runs f; a wick::Error it raises is raised again, of the same type, with its "[inner] "
+// prefix replaced by "[op] ": a composite op (linear through addmm, embedding through
+// index_select) names itself, the op its caller called.
+std::string renamed_message(const Error& e, const char* op);
+template <class F>
+decltype(auto) as_op(const char* op, F&& f) {
+  try {
+    return f();
+  } catch (const IndexError& e) {
+    throw IndexError(renamed_message(e, op));
+  } catch (const TypeError& e) {
+    throw TypeError(renamed_message(e, op));
+  } catch (const DeviceError& e) {
+    throw DeviceError(renamed_message(e, op));
+  } catch (const OutOfMemoryError& e) {
+    throw OutOfMemoryError(renamed_message(e, op));
+  } catch (const NotImplementedError& e) {
+    throw NotImplementedError(renamed_message(e, op));
+  } catch (const DistributedError& e) {
+    throw DistributedError(renamed_message(e, op));
+  } catch (const ValueError& e) {
+    throw ValueError(renamed_message(e, op));
+  }
+}
 // Marks an in-place write (autograd's version counter).
 inline void bump_version(const Tensor& t) { t.impl()->storage()->bump_version(); }
 

@@ -99,7 +99,19 @@ Tensor Tensor::view(IntArrayRef sizes) const {
   return make_view(*this, shape, *st, storage_offset());
 }
 
+Tensor Tensor::expand_as(const Tensor& other) const {
+  check_defined(*this, "expand_as", "self");
+  check_defined(other, "expand_as", "other");
+  return expand(other.sizes());
+}
+Tensor Tensor::view_as(const Tensor& other) const {
+  check_defined(*this, "view_as", "self");
+  check_defined(other, "view_as", "other");
+  return view(other.sizes());
+}
+
 Tensor Tensor::reshape(IntArrayRef sizes) const {
+  check_defined(*this, "reshape", "self");
   if (needs_grad(*this)) [[unlikely]]
     return autograd::reshape(*this, sizes);
   check_defined(*this, "reshape", "self");
@@ -110,6 +122,7 @@ Tensor Tensor::reshape(IntArrayRef sizes) const {
 }
 
 Tensor Tensor::flatten(int64_t start, int64_t end) const {
+  check_defined(*this, "flatten", "self");
   if (dim() == 0) return reshape({1});
   start = wrap_dim(start, dim(), "flatten");
   end = wrap_dim(end, dim(), "flatten");
@@ -124,6 +137,7 @@ Tensor Tensor::flatten(int64_t start, int64_t end) const {
 }
 
 Tensor Tensor::permute(IntArrayRef dims) const {
+  check_defined(*this, "permute", "self");
   if (needs_grad(*this)) [[unlikely]]
     return autograd::permute(*this, dims);
   WICK_CHECK(int64_t(dims.size()) == dim(), ValueError, "permute",
@@ -141,6 +155,7 @@ Tensor Tensor::permute(IntArrayRef dims) const {
 }
 
 Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
+  check_defined(*this, "transpose", "self");
   if (needs_grad(*this)) [[unlikely]]
     return autograd::transpose(*this, d0, d1);
   if (dim() == 0) return *this;
@@ -153,12 +168,14 @@ Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
 }
 
 Tensor Tensor::t() const {
+  check_defined(*this, "t", "self");
   WICK_CHECK(dim() <= 2, ValueError, "t", "t() expects a tensor with <= 2 dimensions, but self is ", dim(),
              "D");
   return dim() < 2 ? *this : transpose(0, 1);
 }
 
 Tensor Tensor::unsqueeze(int64_t d) const {
+  check_defined(*this, "unsqueeze", "self");
   if (needs_grad(*this)) [[unlikely]]
     return autograd::unsqueeze(*this, d);
   d = wrap_dim(d, dim() + 1, "unsqueeze");
@@ -173,6 +190,7 @@ Tensor Tensor::unsqueeze(int64_t d) const {
 }
 
 Tensor Tensor::squeeze() const {
+  check_defined(*this, "squeeze", "self");
   if (needs_grad(*this)) [[unlikely]]
     return autograd::squeeze(*this);
   DimVector sz, st;
@@ -185,10 +203,11 @@ Tensor Tensor::squeeze() const {
 }
 
 Tensor Tensor::squeeze(int64_t d) const {
+  check_defined(*this, "squeeze", "self");
   if (needs_grad(*this)) [[unlikely]]
     return autograd::squeeze(*this, d);
+  d = wrap_dim(d, dim(), "squeeze");  // a 0-d tensor takes -1 and 0
   if (dim() == 0) return *this;
-  d = wrap_dim(d, dim(), "squeeze");
   if (size(d) != 1) return *this;
   DimVector sz(sizes()), st(strides());
   sz.erase(sz.begin() + d);
@@ -197,6 +216,7 @@ Tensor Tensor::squeeze(int64_t d) const {
 }
 
 Tensor Tensor::expand(IntArrayRef new_sizes) const {
+  check_defined(*this, "expand", "self");
   if (needs_grad(*this)) [[unlikely]]
     return autograd::expand(*this, new_sizes);
   WICK_CHECK(new_sizes.size() >= size_t(dim()), ValueError, "expand", "the number of sizes provided (",
@@ -237,9 +257,11 @@ Tensor Tensor::expand(IntArrayRef new_sizes) const {
 }
 
 Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
+  check_defined(*this, "narrow", "self");
   if (needs_grad(*this)) [[unlikely]]
     return autograd::narrow(*this, d, start, length);
   WICK_CHECK(dim() > 0, ValueError, "narrow", "narrow() cannot be applied to a 0-dim tensor.");
+  WICK_CHECK(length >= 0, ValueError, "narrow", "narrow(): length must be non-negative.");
   d = wrap_dim(d, dim(), "narrow");
   int64_t n = size(d);
   if (start < 0) start += n;
@@ -253,6 +275,7 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
 }
 
 Tensor Tensor::select(int64_t d, int64_t index) const {
+  check_defined(*this, "select", "self");
   if (needs_grad(*this)) [[unlikely]]
     return autograd::select(*this, d, index);
   WICK_CHECK(dim() > 0, IndexError, "select", "select() cannot be applied to a 0-dim tensor.");
@@ -269,6 +292,7 @@ Tensor Tensor::select(int64_t d, int64_t index) const {
 
 Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int64_t> end,
                      int64_t step) const {
+  check_defined(*this, "slice", "self");
   if (needs_grad(*this)) [[unlikely]]
     return autograd::slice(*this, d, start, end, step);
   WICK_CHECK(dim() > 0, IndexError, "slice", "slice() cannot be applied to a 0-dim tensor.");
@@ -291,6 +315,7 @@ Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int6
 }
 
 std::vector<Tensor> Tensor::split(int64_t split_size, int64_t d) const {
+  check_defined(*this, "split", "self");
   WICK_CHECK(dim() > 0, ValueError, "split", "split expects at least a 1-dimensional tensor");
   WICK_CHECK(split_size >= 0, ValueError, "split",
              "split expects split_size be non-negative, but got split_size=", split_size);
@@ -308,10 +333,20 @@ std::vector<Tensor> Tensor::split(int64_t split_size, int64_t d) const {
 }
 
 std::vector<Tensor> Tensor::split(IntArrayRef sizes_, int64_t d) const {
+  check_defined(*this, "split", "self");
   d = wrap_dim(d, dim(), "split");
-  int64_t total = std::accumulate(sizes_.begin(), sizes_.end(), int64_t(0));
-  WICK_CHECK(total == size(d), ValueError, "split", "split_with_sizes expects split_sizes to sum exactly to ",
-             size(d), " (input tensor's size at dimension ", d, "), but got split_sizes=", sizes_);
+  // Each size non-negative and the sum without wrapping around.
+  int64_t total = 0;
+  bool wrapped = false;
+  for (int64_t len : sizes_) {
+    WICK_CHECK(
+        len >= 0, ValueError, "split",
+        "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes=", sizes_);
+    wrapped = wrapped || __builtin_add_overflow(total, len, &total);
+  }
+  WICK_CHECK(!wrapped && total == size(d), ValueError, "split",
+             "split_with_sizes expects split_sizes to sum exactly to ", size(d),
+             " (input tensor's size at dimension ", d, "), but got split_sizes=", sizes_);
   std::vector<Tensor> out;
   int64_t s = 0;
   for (int64_t len : sizes_) {
@@ -322,6 +357,7 @@ std::vector<Tensor> Tensor::split(IntArrayRef sizes_, int64_t d) const {
 }
 
 std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t d) const {
+  check_defined(*this, "chunk", "self");
   WICK_CHECK(dim() > 0, ValueError, "chunk", "chunk expects at least a 1-dimensional tensor");
   WICK_CHECK(chunks > 0, ValueError, "chunk", "chunk expects `chunks` to be greater than 0, got: ", chunks);
   d = wrap_dim(d, dim(), "chunk");
@@ -332,6 +368,7 @@ std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t d) const {
 }
 
 std::vector<Tensor> Tensor::unbind(int64_t d) const {
+  check_defined(*this, "unbind", "self");
   d = wrap_dim(d, dim(), "unbind");
   std::vector<Tensor> out;
   for (int64_t i = 0; i < size(d); ++i) out.push_back(select(d, i));

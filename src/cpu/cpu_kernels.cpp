@@ -39,7 +39,9 @@ void cpu_copy(const TensorIter& it) {
       cpu_loop(it, [](char** p, const int64_t* s, int64_t n) {
         if constexpr (std::is_same_v<To, From>) {
           if (s[0] == sizeof(To) && s[1] == sizeof(To)) {
-            std::memcpy(p[0], p[1], size_t(n) * sizeof(To));
+            // memmove: a layout the overlap checks cannot analyse (holes or repeats) may still
+            // share memory between the two runs.
+            std::memmove(p[0], p[1], size_t(n) * sizeof(To));
             return;
           }
         }

@@ -11,8 +11,9 @@ namespace {
 
 // A new contiguous tensor of rows[i] = src[indices[i]] along dim 0 (src contiguous, on the CPU).
 Tensor gather_rows(const Tensor& src, const std::vector<int64_t>& indices, const char* op) {
+  WICK_CHECK(src.dim() >= 1, ValueError, op, "expected a tensor with a dim 0 of examples");
+  const int64_t n = src.size(0);
   DimVector sizes(src.sizes().begin(), src.sizes().end());
-  const int64_t n = sizes[0];
   sizes[0] = int64_t(indices.size());
   Tensor out = empty(sizes, src.dtype());
   const size_t row = size_t(n ? src.nbytes() / n : 0);

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/tensor_ops.h"
 #include "io/safetensors_internal.h"
 #include "wick/ops.h"
 
@@ -300,8 +301,10 @@ TensorMap load(const std::string& path, Device device) {
 }
 
 std::map<std::string, std::string> load_metadata(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return metadata_stream(in, path);
+  return wick::detail::as_op("load_metadata", [&]() -> std::map<std::string, std::string> {
+    std::ifstream in(path, std::ios::binary);
+    return metadata_stream(in, path);
+  });
 }
 
 namespace detail {

@@ -2,6 +2,7 @@
 // ConvolutionBackward0 node), which this only extends to unbatched inputs. The poolings live
 // in pooling_functions.cpp.
 #include "core/conv.h"
+#include "core/tensor_ops.h"
 #include "nn/batched.h"
 #include "wick/nn/functional.h"
 #include "wick/ops.h"
@@ -10,10 +11,14 @@ namespace wick::nn::functional {
 
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Pair stride, Pair padding,
               Pair dilation, int64_t groups) {
+  wick::detail::check_defined(x, "conv2d", "self");
   const wick::detail::Conv2dParams p{
       {stride.h, stride.w}, {padding.h, padding.w}, {dilation.h, dilation.w}, groups};
-  return detail::batched(x, "conv2d",
-                         [&](const Tensor& x4) { return wick::detail::conv2d(x4, weight, bias, p); });
+  wick::detail::check_defined(weight, "conv2d", "weight");
+  return wick::detail::as_op("conv2d", [&] {
+    return detail::batched(x, "conv2d",
+                           [&](const Tensor& x4) { return wick::detail::conv2d(x4, weight, bias, p); });
+  });
 }
 
 }  // namespace wick::nn::functional

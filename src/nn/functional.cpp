@@ -5,6 +5,7 @@
 #include "autograd/hooks.h"
 #include "core/autocast.h"
 #include "core/tensor_iter.h"
+#include "core/tensor_ops.h"
 #include "wick/autograd.h"
 #include "wick/ops.h"
 #include "wick/random.h"
@@ -22,10 +23,12 @@ Tensor softmax(const Tensor& x, int64_t dim) { return wick::softmax(x, dim); }
 Tensor log_softmax(const Tensor& x, int64_t dim) { return wick::log_softmax(x, dim); }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  wick::detail::check_defined(x, "linear", "self");
   return wick::linear(x, weight, bias);
 }
 
 Tensor dropout(const Tensor& x, double p, bool training) {
+  wick::detail::check_defined(x, "dropout", "self");
   WICK_CHECK(p >= 0 && p <= 1, ValueError, "dropout",
              "dropout probability has to be between 0 and 1, but got ", p);
   if (!training || p == 0) return x;
@@ -36,7 +39,10 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   return x * (keep * (1.0 / (1.0 - p)));
 }
 
-Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx) {
+namespace {
+Tensor embedding_impl(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx) {
+  wick::detail::check_defined(indices, "embedding", "indices");
+  wick::detail::check_defined(weight, "embedding", "weight");
   WICK_CHECK(indices.dtype() == kInt64 || indices.dtype() == kInt32, TypeError, "embedding",
              "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, "
              "Int; but got ",
@@ -54,6 +60,11 @@ Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int6
   out_sizes.push_back(weight.size(1));
   return wick::index_select(weight, 0, indices.reshape({-1})).view(out_sizes);
 }
+}  // namespace
+
+Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx) {
+  return wick::detail::as_op("embedding", [&] { return embedding_impl(indices, weight, padding_idx); });
+}
 
 Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) { return x.flatten(start_dim, end_dim); }
 
@@ -66,30 +77,33 @@ Tensor layer_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape,
           return layer_norm(i, normalized_shape, w, b, eps);
         },
         x, weight, bias);
-  const int64_t k = int64_t(normalized_shape.size());
-  bool ok = k >= 1 && x.dim() >= k;
-  for (int64_t i = 0; ok && i < k; ++i) ok = x.size(x.dim() - k + i) == normalized_shape[size_t(i)];
-  WICK_CHECK(ok, ValueError, "layer_norm", "Given normalized_shape=", IntArrayRef(normalized_shape),
-             ", expected input with shape [*, ", IntArrayRef(normalized_shape), "], but got input of size",
-             x.sizes());
-  // A float16/bfloat16 x with float32 parameters (PyTorch's mixed type) gives x's type; the
-  // parameters must then all be float32.
-  const bool low = x.dtype() == kFloat16 || x.dtype() == kBFloat16;
-  const bool mixed = low && ((weight.defined() && weight.dtype() == kFloat32) ||
-                             (bias.defined() && bias.dtype() == kFloat32));
-  if (mixed)
-    WICK_CHECK(
-        (!weight.defined() || weight.dtype() == kFloat32) && (!bias.defined() || bias.dtype() == kFloat32),
-        TypeError, "layer_norm", "mixed dtype (CPU): expect parameter to have scalar type of Float");
-  DimVector dims;
-  for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
-  Tensor mean = x.mean(dims, true);
-  Tensor xc = x - mean;
-  Tensor var = (xc * xc).mean(dims, true);
-  Tensor y = xc * wick::rsqrt(var + eps);
-  if (weight.defined()) y = y * (mixed ? weight.to(x.dtype()) : weight);
-  if (bias.defined()) y = y + (mixed ? bias.to(x.dtype()) : bias);
-  return y;
+  return wick::detail::as_op("layer_norm", [&]() -> Tensor {
+    wick::detail::check_defined(x, "layer_norm", "self");
+    const int64_t k = int64_t(normalized_shape.size());
+    bool ok = k >= 1 && x.dim() >= k;
+    for (int64_t i = 0; ok && i < k; ++i) ok = x.size(x.dim() - k + i) == normalized_shape[size_t(i)];
+    WICK_CHECK(ok, ValueError, "layer_norm", "Given normalized_shape=", IntArrayRef(normalized_shape),
+               ", expected input with shape [*, ", IntArrayRef(normalized_shape), "], but got input of size",
+               x.sizes());
+    // A float16/bfloat16 x with float32 parameters (PyTorch's mixed type) gives x's type; the
+    // parameters must then all be float32.
+    const bool low = x.dtype() == kFloat16 || x.dtype() == kBFloat16;
+    const bool mixed = low && ((weight.defined() && weight.dtype() == kFloat32) ||
+                               (bias.defined() && bias.dtype() == kFloat32));
+    if (mixed)
+      WICK_CHECK(
+          (!weight.defined() || weight.dtype() == kFloat32) && (!bias.defined() || bias.dtype() == kFloat32),
+          TypeError, "layer_norm", "mixed dtype (CPU): expect parameter to have scalar type of Float");
+    DimVector dims;
+    for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
+    Tensor mean = x.mean(dims, true);
+    Tensor xc = x - mean;
+    Tensor var = (xc * xc).mean(dims, true);
+    Tensor y = xc * wick::rsqrt(var + eps);
+    if (weight.defined()) y = y * (mixed ? weight.to(x.dtype()) : weight);
+    if (bias.defined()) y = y + (mixed ? bias.to(x.dtype()) : bias);
+    return y;
+  });
 }
 
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
@@ -102,42 +116,52 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
           return batch_norm(i, running_mean, running_var, weight, bias, training, momentum, eps);
         },
         x);
-  WICK_CHECK(x.dim() >= 2, ValueError, "batch_norm", "expected at least 2D input (got ", x.dim(), "D input)");
-  const int64_t c = x.size(1);
-  DimVector dims, shape(size_t(x.dim()), 1);
-  shape[1] = c;
-  for (int64_t d = 0; d < x.dim(); ++d)
-    if (d != 1) dims.push_back(d);
-  const int64_t n = x.numel() / std::max<int64_t>(c, 1);
-  // A float16/bfloat16 x with float32 statistics or parameters (PyTorch's mixed type) gives
-  // x's type.
-  const bool low = x.dtype() == kFloat16 || x.dtype() == kBFloat16;
-  auto as_x = [&](const Tensor& t) {
-    return low && t.defined() && t.dtype() != x.dtype() ? t.to(x.dtype()) : t;
-  };
-  Tensor y;
-  if (training) {
-    WICK_CHECK(n > 1, ValueError, "batch_norm",
-               "Expected more than 1 value per channel when training, got input size ", x.sizes());
-    Tensor mean = x.mean(dims, true);
-    Tensor xc = x - mean;
-    Tensor var = (xc * xc).mean(dims, true);
-    y = xc * wick::rsqrt(var + eps);
-    if (running_mean.defined()) {
-      NoGradGuard g;
-      Tensor rm = running_mean, rv = running_var;
-      rm.mul_(1 - momentum).add_(mean.detach().view({c}).to(rm.dtype()), momentum);
-      // The running variance is the unbiased one (n / (n - 1)).
-      rv.mul_(1 - momentum).add_(var.detach().view({c}).to(rv.dtype()), momentum * double(n) / double(n - 1));
+  return wick::detail::as_op("batch_norm", [&]() -> Tensor {
+    wick::detail::check_defined(x, "batch_norm", "self");
+    WICK_CHECK(x.dim() >= 2, ValueError, "batch_norm", "expected at least 2D input (got ", x.dim(),
+               "D input)");
+    const int64_t c = x.size(1);
+    // Every per-channel tensor checked before the running statistics are written.
+    for (auto [t, what] : {std::pair{&running_mean, "running_mean"}, std::pair{&running_var, "running_var"},
+                           std::pair{&weight, "weight"}, std::pair{&bias, "bias"}})
+      WICK_CHECK(!t->defined() || t->numel() == c, ValueError, "batch_norm", what, " should contain ", c,
+                 " elements not ", t->numel());
+    DimVector dims, shape(size_t(x.dim()), 1);
+    shape[1] = c;
+    for (int64_t d = 0; d < x.dim(); ++d)
+      if (d != 1) dims.push_back(d);
+    const int64_t n = x.numel() / std::max<int64_t>(c, 1);
+    // A float16/bfloat16 x with float32 statistics or parameters (PyTorch's mixed type) gives
+    // x's type.
+    const bool low = x.dtype() == kFloat16 || x.dtype() == kBFloat16;
+    auto as_x = [&](const Tensor& t) {
+      return low && t.defined() && t.dtype() != x.dtype() ? t.to(x.dtype()) : t;
+    };
+    Tensor y;
+    if (training) {
+      WICK_CHECK(n > 1, ValueError, "batch_norm",
+                 "Expected more than 1 value per channel when training, got input size ", x.sizes());
+      Tensor mean = x.mean(dims, true);
+      Tensor xc = x - mean;
+      Tensor var = (xc * xc).mean(dims, true);
+      y = xc * wick::rsqrt(var + eps);
+      if (running_mean.defined()) {
+        NoGradGuard g;
+        Tensor rm = running_mean, rv = running_var;
+        rm.mul_(1 - momentum).add_(mean.detach().view({c}).to(rm.dtype()), momentum);
+        // The running variance is the unbiased one (n / (n - 1)).
+        rv.mul_(1 - momentum)
+            .add_(var.detach().view({c}).to(rv.dtype()), momentum * double(n) / double(n - 1));
+      }
+    } else {
+      WICK_CHECK(running_mean.defined() && running_var.defined(), ValueError, "batch_norm",
+                 "running_mean and running_var must be defined in evaluation mode");
+      y = (x - as_x(running_mean).view(shape)) * wick::rsqrt(as_x(running_var).view(shape) + eps);
     }
-  } else {
-    WICK_CHECK(running_mean.defined() && running_var.defined(), ValueError, "batch_norm",
-               "running_mean and running_var must be defined in evaluation mode");
-    y = (x - as_x(running_mean).view(shape)) * wick::rsqrt(as_x(running_var).view(shape) + eps);
-  }
-  if (weight.defined()) y = y * as_x(weight).view(shape);
-  if (bias.defined()) y = y + as_x(bias).view(shape);
-  return y;
+    if (weight.defined()) y = y * as_x(weight).view(shape);
+    if (bias.defined()) y = y + as_x(bias).view(shape);
+    return y;
+  });
 }
 
 }  // namespace wick::nn::functional

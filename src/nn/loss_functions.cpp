@@ -8,6 +8,7 @@
 #include "autograd/hooks.h"
 #include "core/autocast.h"
 #include "core/loss.h"
+#include "core/tensor_ops.h"
 #include "wick/nn/functional.h"
 #include "wick/ops.h"
 
@@ -60,6 +61,8 @@ Tensor cross_entropy_probabilities(const Tensor& input, const Tensor& target, co
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
                 const std::string& reduction) {
+  wick::detail::check_defined(input, "nll_loss", "self");
+  wick::detail::check_defined(target, "nll_loss", "target");
   if (autocast::active()) [[unlikely]]
     return autocast::run(
         autocast::Policy::Fp32, autocast::Policy::Fp32, "nll_loss",
@@ -71,15 +74,11 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
   return wick::detail::nll_loss(input, target, weight, ignore_index, r).loss;
 }
 
-Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
-                     const std::string& reduction, double label_smoothing) {
-  if (autocast::active()) [[unlikely]]
-    return autocast::run(
-        autocast::Policy::Fp32, autocast::Policy::Fp32, "cross_entropy",
-        [&](const Tensor& i, const Tensor& t, const Tensor& w) {
-          return cross_entropy(i, t, w, ignore_index, reduction, label_smoothing);
-        },
-        input, target, weight);
+namespace {
+Tensor cross_entropy_impl(const Tensor& input, const Tensor& target, const Tensor& weight,
+                          int64_t ignore_index, const std::string& reduction, double label_smoothing) {
+  wick::detail::check_defined(input, "cross_entropy", "self");
+  wick::detail::check_defined(target, "cross_entropy", "target");
   WICK_CHECK(label_smoothing >= 0 && label_smoothing <= 1, ValueError, "cross_entropy",
              "label_smoothing must be between 0.0 and 1.0. Got: ", label_smoothing);
   if (target.defined() && target.is_floating_point())
@@ -109,8 +108,25 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& we
   else ret = smooth;
   return nll.loss * (1 - label_smoothing) + ret * (label_smoothing / double(c));
 }
+}  // namespace
+
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
+                     const std::string& reduction, double label_smoothing) {
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        autocast::Policy::Fp32, autocast::Policy::Fp32, "cross_entropy",
+        [&](const Tensor& i, const Tensor& t, const Tensor& w) {
+          return cross_entropy(i, t, w, ignore_index, reduction, label_smoothing);
+        },
+        input, target, weight);
+  return wick::detail::as_op("cross_entropy", [&] {
+    return cross_entropy_impl(input, target, weight, ignore_index, reduction, label_smoothing);
+  });
+}
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
+  wick::detail::check_defined(input, "mse_loss", "self");
+  wick::detail::check_defined(target, "mse_loss", "target");
   if (autocast::active()) [[unlikely]]
     return autocast::run(
         autocast::Policy::Fp32, autocast::Policy::Fp32, "mse_loss",
@@ -120,6 +136,8 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& re
 }
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
+  wick::detail::check_defined(input, "l1_loss", "self");
+  wick::detail::check_defined(target, "l1_loss", "target");
   if (autocast::active()) [[unlikely]]
     return autocast::run(
         autocast::Policy::Fp32, autocast::Policy::Fp32, "l1_loss",
@@ -137,10 +155,14 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
           return binary_cross_entropy_with_logits(i, t, w, reduction, pw);
         },
         input, target, weight, pos_weight);
-  check_same_sizes(input, target, "binary_cross_entropy_with_logits");
-  return wick::detail::binary_cross_entropy_with_logits(
-      input, target, weight, pos_weight,
-      wick::detail::loss_reduction(reduction, "binary_cross_entropy_with_logits"));
+  return wick::detail::as_op("binary_cross_entropy_with_logits", [&]() -> Tensor {
+    wick::detail::check_defined(input, "binary_cross_entropy_with_logits", "self");
+    wick::detail::check_defined(target, "binary_cross_entropy_with_logits", "target");
+    check_same_sizes(input, target, "binary_cross_entropy_with_logits");
+    return wick::detail::binary_cross_entropy_with_logits(
+        input, target, weight, pos_weight,
+        wick::detail::loss_reduction(reduction, "binary_cross_entropy_with_logits"));
+  });
 }
 
 }  // namespace wick::nn::functional

@@ -45,6 +45,8 @@ void BatchNormImplBase::reset_parameters() {
 }
 
 Tensor BatchNormImplBase::forward(const Tensor& x) {
+  WICK_CHECK(x.defined(), ValueError, "batch_norm",
+             "expected a defined tensor for argument 'input' but got an undefined one (Tensor())");
   check_input(x);
   WICK_CHECK(x.size(1) == options.num_features(), ValueError, name().c_str(), "expected ",
              options.num_features(), " channels (dim 1) but got input of size ", x.sizes());

@@ -5,6 +5,7 @@
 
 #include "autograd/hooks.h"
 #include "autograd/pool.h"
+#include "core/tensor_ops.h"
 #include "nn/batched.h"
 #include "wick/nn/functional.h"
 #include "wick/ops.h"
@@ -49,6 +50,7 @@ Pool2dGeometry pool_geometry(const Tensor& x, Pair k, Pair s, Pair p, Pair d, bo
 
 Tensor max_pool2d(const Tensor& x, Pair kernel_size, std::optional<Pair> stride, Pair padding, Pair dilation,
                   bool ceil_mode) {
+  wick::detail::check_defined(x, "max_pool2d", "self");
   return detail::batched(x, "max_pool2d", [&](const Tensor& x4) {
     const Pool2dGeometry g = pool_geometry(x4, kernel_size, stride.value_or(kernel_size), padding, dilation,
                                            ceil_mode, "max_pool2d");
@@ -60,6 +62,7 @@ Tensor max_pool2d(const Tensor& x, Pair kernel_size, std::optional<Pair> stride,
 
 Tensor avg_pool2d(const Tensor& x, Pair kernel_size, std::optional<Pair> stride, Pair padding, bool ceil_mode,
                   bool count_include_pad) {
+  wick::detail::check_defined(x, "avg_pool2d", "self");
   return detail::batched(x, "avg_pool2d", [&](const Tensor& x4) {
     const Pool2dGeometry g =
         pool_geometry(x4, kernel_size, stride.value_or(kernel_size), padding, 1, ceil_mode, "avg_pool2d");
@@ -70,6 +73,7 @@ Tensor avg_pool2d(const Tensor& x, Pair kernel_size, std::optional<Pair> stride,
 }
 
 Tensor adaptive_avg_pool2d(const Tensor& x, Pair output_size) {
+  wick::detail::check_defined(x, "adaptive_avg_pool2d", "self");
   return detail::batched(x, "adaptive_avg_pool2d", [&](const Tensor& x4) {
     const int64_t h = x4.size(2), w = x4.size(3), oh = output_size.h, ow = output_size.w;
     WICK_CHECK(oh > 0 && ow > 0, ValueError, "adaptive_avg_pool2d", "output_size must be positive");

@@ -49,7 +49,7 @@ Tensor make(const std::vector<double>& v, IntArrayRef sizes, Dtype t) {
 Tensor with_layout(const Tensor& c, int layout) {
   if (layout == 0 || c.dim() < 2) return c;
   if (layout == 1) return c.transpose(-1, -2).contiguous().transpose(-1, -2);
-  DimVector big(c.sizes());
+  std::vector<int64_t> big = c.sizes().vec();
   big[0] *= 2;
   auto b = zeros(big, c.dtype());
   auto s = b.slice(0, 0, std::nullopt, 2);

@@ -185,8 +185,8 @@ TEST(BadInputValues, IntegralAddWithFloatingAlpha) {
   expect_error<ValueError>([&] { add(a, b, 2.5); }, "add", msg);
   expect_error<ValueError>([&] { sub(a, b, 0.5); }, "sub", msg);
   expect_error<ValueError>([&] { add(a, 1, 2.5); }, "add", msg);
-  expect_error<ValueError>([&] { a.add_(b, 1.5); }, "add", msg);
-  expect_error<ValueError>([&] { a.sub_(2, 1.5); }, "sub", msg);
+  expect_error<ValueError>([&] { a.add_(b, 1.5); }, "add_", msg);
+  expect_error<ValueError>([&] { a.sub_(2, 1.5); }, "sub_", msg);
   EXPECT_TRUE(same(a, tensor<int64_t>({1, 2, 3})));
   EXPECT_TRUE(same(b, tensor<int64_t>({4, 5, 6})));
   // An integral alpha is fine; a floating alpha with a floating result is fine.

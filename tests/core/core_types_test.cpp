@@ -162,7 +162,7 @@ TEST(Errors, HierarchyAndPrefix) {
     auto t = ones({2}, kInt64);
     t.add_(ones({2}));
   });
-  EXPECT_EQ(msg, "[add] result type float32 can't be cast to the desired output type int64");
+  EXPECT_EQ(msg, "[add_] result type float32 can't be cast to the desired output type int64");
 }
 
 TEST(Errors, FailedOpLeavesInputsIntact) {

@@ -494,7 +494,7 @@ TEST(Random, Errors) {
                            "[randint] from is out of bounds for uint8");
   expect_error<ValueError>([] { (void)randint(0, 3, {2}, kBool); }, "[randint] ");
   expect_error<TypeError>([] { (void)randint(0, 3, {2}, TensorOptions(kInt64).requires_grad(true)); },
-                          "[requires_grad] ");
+                          "[randint] ");
   // A failed op draws nothing.
   EXPECT_EQ(detail::get_state(Device(kCPU)).offset, before.offset);
   Tensor x = zeros({3});

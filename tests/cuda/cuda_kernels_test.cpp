@@ -37,9 +37,10 @@ Tensor random_tensor(IntArrayRef sizes, Dtype t, std::mt19937& rng, bool nonzero
 // shifted by one element (so its address is not 16-byte aligned).
 Tensor layout(const Tensor& c, int kind) {
   switch (kind) {
-    case 1: return c.t().contiguous().t();
+    case 1:
+      return c.t().contiguous().t();
     case 2: {
-      DimVector big(c.sizes());
+      std::vector<int64_t> big = c.sizes().vec();
       big[0] *= 2;
       auto b = zeros(big, c.options());
       auto s = b.slice(0, 0, std::nullopt, 2);

@@ -264,7 +264,7 @@ TEST(Safetensors, BadMetadata) {
     load_metadata(path);
     ADD_FAILURE() << "loaded";
   } catch (const ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find("[load] "), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("[load_metadata] "), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("must map strings to strings"), std::string::npos);
   }
   fs::remove(path);

@@ -396,7 +396,7 @@ TEST_P(LossKernels, Errors) {
       EXPECT_EQ(message([&] {
                   F::cross_entropy(xi, tensor({1, 12, 0}));
                 }),
-                "[nll_loss] Target 12 is out of bounds.");
+                "[cross_entropy] Target 12 is out of bounds.");
       EXPECT_EQ(message([&] {
                   F::nll_loss(xi, tensor({-3, 1, 0}), {}, -100, "none");
                 }),
@@ -404,7 +404,7 @@ TEST_P(LossKernels, Errors) {
       EXPECT_EQ(message([&] {
                   F::cross_entropy(xi, tensor({5, 1, 0}), {}, -100, "sum", 0.1);
                 }),
-                "[nll_loss] Target 5 is out of bounds.");
+                "[cross_entropy] Target 5 is out of bounds.");
     }
     // The kernel itself leaves its outputs untouched.
     Tensor out = full({3}, 7.0f), total = full({}, 7.0f);
