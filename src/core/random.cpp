@@ -87,7 +87,9 @@ void fill_random(const Tensor& out, RandomOp op, double a, double b) {
     return;
   }
   // A replayed graph would draw the same numbers again: refuse while capturing.
-  if (out.is_cuda()) cuda_check_not_capturing(out.device(), "random", "every replay would draw the same numbers again");
+  if (out.is_cuda())
+    cuda_check_not_capturing(out.device(), "random numbers",
+                             "every replay would draw the same numbers again");
   const PhiloxState s = next_offset(out.device(), counters_for(op, out.dtype(), n));
   kernel<&KernelTable::random>(out.device(), "random")(op, out, s.seed, s.offset, a, b);
   bump_version(out);

@@ -152,7 +152,7 @@ TEST(CudaGraph, CallsThatCannotBeCapturedRaiseAndTheCaptureGoesOn) {
     expect_error<DeviceError>([&] { cuda::synchronize(); }, "[synchronize] ");
     expect_error<DeviceError>([&] { cuda::current_stream().synchronize(); }, "[Stream::synchronize] ");
     expect_error<DeviceError>([&] { cuda::empty_cache(); }, "[empty_cache] ");
-    expect_error<DeviceError>([&] { (void)randn({4}, TensorOptions().device(gpu())); }, "[random] ");
+    expect_error<DeviceError>([&] { (void)randn({4}, TensorOptions().device(gpu())); }, "[randn] ");
     y = y + 1.0;
   }
   g.replay();
