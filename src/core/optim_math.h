@@ -36,6 +36,13 @@ struct SgdScalars {
   bool has_weight_decay, has_momentum, nesterov, maximize, init_buf;
 };
 
+// The scalars of an SgdStepArgs (core/kernel_table.h), for both backends' kernels.
+template <class M, class Args>
+SgdScalars<M> sgd_scalars(const Args& a) {
+  return {M(a.weight_decay), M(a.momentum), M(1 - a.dampening), M(-a.lr), a.weight_decay != 0, a.momentum != 0,
+          a.nesterov,        a.maximize,    a.init_buf};
+}
+
 // One element: p, g and (with momentum) buf, in M; writes p and buf.
 template <class M>
 WICK_HOST_DEVICE inline void sgd_update(const SgdScalars<M>& s, M& p, M g, M& buf) {
@@ -55,6 +62,24 @@ struct AdamScalars {
       neg_step_size;
   bool has_weight_decay, decoupled, amsgrad, maximize;
 };
+
+// The scalars of an AdamStepArgs (core/kernel_table.h), for both backends' kernels.
+template <class M, class Args>
+AdamScalars<M> adam_scalars(const Args& a) {
+  return {M(a.weight_decay),
+          M(1 - a.lr * a.weight_decay),
+          M(a.beta1),
+          M(1 - a.beta1),
+          M(a.beta2),
+          M(1 - a.beta2),
+          M(a.bias_correction2_sqrt),
+          M(a.eps),
+          M(-(a.lr / a.bias_correction1)),
+          a.weight_decay != 0,
+          a.decoupled,
+          a.amsgrad,
+          a.maximize};
+}
 
 // One element: p, g, m (exp_avg), v (exp_avg_sq) and vmax (amsgrad), in M.
 template <class M>

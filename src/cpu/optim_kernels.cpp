@@ -57,9 +57,7 @@ void cpu_sgd_step(std::span<const Tensor> params, std::span<const Tensor> grads,
   if (params.empty()) return;
   WICK_DISPATCH_FLOATING(params[0].dtype(), "sgd_step", [&]<class T>() {
     using M = opmath_t<T>;
-    const SgdScalars<M> s{M(a.weight_decay), M(a.momentum),       M(1 - a.dampening),
-                          M(-a.lr),          a.weight_decay != 0, a.momentum != 0,
-                          a.nesterov,        a.maximize,          a.init_buf};
+    const SgdScalars<M> s = sgd_scalars<M>(a);
     for_chunks(chunks_of(params), [&](const Chunk& c) {
       T* p = ptr<T>(params[size_t(c.tensor)]);
       const T* g = ptr<T>(grads[size_t(c.tensor)]);
@@ -100,19 +98,7 @@ void cpu_adam_step(std::span<const Tensor> params, std::span<const Tensor> grads
   if (params.empty()) return;
   WICK_DISPATCH_FLOATING(params[0].dtype(), "adam_step", [&]<class T>() {
     using M = opmath_t<T>;
-    const AdamScalars<M> s{M(a.weight_decay),
-                           M(1 - a.lr * a.weight_decay),
-                           M(a.beta1),
-                           M(1 - a.beta1),
-                           M(a.beta2),
-                           M(1 - a.beta2),
-                           M(a.bias_correction2_sqrt),
-                           M(a.eps),
-                           M(-(a.lr / a.bias_correction1)),
-                           a.weight_decay != 0,
-                           a.decoupled,
-                           a.amsgrad,
-                           a.maximize};
+    const AdamScalars<M> s = adam_scalars<M>(a);
     for_chunks(chunks_of(params), [&](const Chunk& c) {
       const size_t t = size_t(c.tensor);
       T* p = ptr<T>(params[t]);

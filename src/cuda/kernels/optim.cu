@@ -176,9 +176,7 @@ void sgd_step(std::span<const Tensor> params, std::span<const Tensor> grads, std
   cudaStream_t stream = current_cuda_stream(device);
   WICK_DISPATCH_FLOATING(params[0].dtype(), "sgd_step", [&]<class T>() {
     using M = opmath_t<T>;
-    const SgdScalars<M> s{M(a.weight_decay), M(a.momentum),       M(1 - a.dampening),
-                          M(-a.lr),          a.weight_decay != 0, a.momentum != 0,
-                          a.nesterov,        a.maximize,          a.init_buf};
+    const SgdScalars<M> s = sgd_scalars<M>(a);
     if (s.has_momentum) launch_lists<T, 3>({params, grads, bufs}, SgdFn<M, 3>{s}, stream);
     else launch_lists<T, 2>({params, grads}, SgdFn<M, 2>{s}, stream);
   });
@@ -194,19 +192,7 @@ void adam_step(std::span<const Tensor> params, std::span<const Tensor> grads,
   cudaStream_t stream = current_cuda_stream(device);
   WICK_DISPATCH_FLOATING(params[0].dtype(), "adam_step", [&]<class T>() {
     using M = opmath_t<T>;
-    const AdamScalars<M> s{M(a.weight_decay),
-                           M(1 - a.lr * a.weight_decay),
-                           M(a.beta1),
-                           M(1 - a.beta1),
-                           M(a.beta2),
-                           M(1 - a.beta2),
-                           M(a.bias_correction2_sqrt),
-                           M(a.eps),
-                           M(-(a.lr / a.bias_correction1)),
-                           a.weight_decay != 0,
-                           a.decoupled,
-                           a.amsgrad,
-                           a.maximize};
+    const AdamScalars<M> s = adam_scalars<M>(a);
     if (s.amsgrad)
       launch_lists<T, 5>({params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs}, AdamFn<M, 5>{s}, stream);
     else launch_lists<T, 4>({params, grads, exp_avgs, exp_avg_sqs}, AdamFn<M, 4>{s}, stream);
