@@ -7,13 +7,19 @@
 
 #include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include <fcntl.h>
 #include <nlohmann/json.hpp>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/tensor_ops.h"
 #include "io/safetensors_internal.h"
@@ -154,30 +160,67 @@ Json parse_header(const std::string& text, const std::string& path) {
   return json;
 }
 
-Header read_header(std::istream& in, const std::string& path) {
-  WICK_CHECK(in.good(), ValueError, "load", "cannot open '", path, "'");
-  in.seekg(0, std::ios::end);
-  const std::streamoff end = in.tellg();
-  WICK_CHECK(in.good() && end >= 0, ValueError, "load", "cannot read '", path, "' (is it a regular file?)");
-  const auto file_size = uint64_t(end);
-  in.seekg(0);
+// The bytes of a safetensors file: a read-only private mapping of the file (load), or bytes the
+// caller owns for the duration of the call (load_safetensors_bytes). `keep` holds the mapping.
+struct Bytes {
+  const char* data = nullptr;
+  uint64_t size = 0;
+  std::shared_ptr<const void> keep;  // null: the bytes outlive nothing, tensors are copied out
+};
+
+// Maps the whole file (PROT_READ|PROT_WRITE, MAP_PRIVATE: a tensor written to later gets its own
+// copy of the page, the file never changes). Only regular files.
+Bytes map_file(const std::string& path, const char* op) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  WICK_CHECK(fd >= 0, ValueError, op, "cannot open '", path, "': ", std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    detail::raise<ValueError>(op, "cannot read '", path, "' (is it a regular file?)");
+  }
+  Bytes b;
+  b.size = uint64_t(st.st_size);
+  if (b.size > 0) {
+    void* p = ::mmap(nullptr, size_t(b.size), PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    const int err = errno;
+    ::close(fd);
+    WICK_CHECK(p != MAP_FAILED, ValueError, op, "cannot map '", path, "': ", std::strerror(err));
+    const size_t len = size_t(b.size);
+    b.data = static_cast<const char*>(p);
+    b.keep = std::shared_ptr<const void>(p, [len](const void* q) { ::munmap(const_cast<void*>(q), len); });
+  } else {
+    ::close(fd);
+  }
+  return b;
+}
+
+Header read_header(const Bytes& in, const std::string& path) {
+  const uint64_t file_size = in.size;
   uint64_t n = 0;
   WICK_CHECK(file_size >= 8, ValueError, "load", "'", path, "' is not a safetensors file: ", file_size,
              " bytes, too short for the header length");
-  in.read(reinterpret_cast<char*>(&n), 8);
-  WICK_CHECK(in.good(), ValueError, "load", "cannot read '", path, "'");
+  std::memcpy(&n, in.data, 8);
   WICK_CHECK(n <= kMaxHeader && n <= file_size - 8, ValueError, "load", "'", path,
              "' is not a safetensors file or is truncated: the header length ", n, " is beyond ",
              n > kMaxHeader ? "the 100 MiB limit" : "the end of the file");
-  std::string text(n, '\0');
-  in.read(text.data(), std::streamsize(n));
-  WICK_CHECK(in.good(), ValueError, "load", "cannot read the header of '", path, "'");
+  std::string text(in.data + 8, size_t(n));
   Header h;
   h.json = parse_header(text, path);
   WICK_CHECK(h.json.is_object(), ValueError, "load", "'", path, "': the header is not a JSON object");
   h.data_start = 8 + n;
   h.data_size = file_size - h.data_start;
   return h;
+}
+
+// A CPU tensor over a tensor's bytes inside the mapping, which it keeps alive: no copy.
+Tensor mapped_tensor(const Bytes& in, const char* data, const std::vector<int64_t>& shape, Dtype dtype,
+                     uint64_t nbytes) {
+  auto* keep = new std::shared_ptr<const void>(in.keep);
+  detail::DataPtr ptr(
+      const_cast<char*>(data), keep, [](void* ctx) { delete static_cast<std::shared_ptr<const void>*>(ctx); },
+      Device(kCPU));
+  auto storage = detail::Storage::make(std::move(ptr), size_t(nbytes), nullptr);
+  return detail::make_tensor(std::move(storage), dtype, shape, detail::contiguous_strides(shape), 0);
 }
 
 // A JSON array of non-negative integers (no floats, no negative numbers, no strings), each at most max.
@@ -198,7 +241,7 @@ std::vector<uint64_t> uint_array(const Json& j, const char* field, const std::st
   return out;
 }
 
-TensorMap load_stream(std::istream& in, const std::string& path, Device device) {
+TensorMap load_bytes(const Bytes& in, const std::string& path, Device device) {
   Header h = read_header(in, path);
 
   struct Span {
@@ -236,10 +279,17 @@ TensorMap load_stream(std::istream& in, const std::string& path, Device device) 
                  name, "' of shape ", IntArrayRef(shape), " and dtype ", dtype, " needs ",
                  overflow ? std::string("more than 2^63") : std::to_string(nbytes),
                  " bytes, but its data_offsets give ", offsets[1] - offsets[0]);
-      Tensor t = empty(shape, dtype);
-      in.seekg(std::streamoff(h.data_start + offsets[0]));
-      if (nbytes) in.read(static_cast<char*>(t.data_ptr()), std::streamsize(nbytes));
-      WICK_CHECK(in.good(), ValueError, "load", "'", path, "': reading tensor '", name, "' failed");
+      // A mapped file's tensor whose bytes sit at an address its dtype can be read from is a view
+      // of the mapping; any other is copied out (docs/design.md, "Saving and loading").
+      const char* src = in.data + h.data_start + offsets[0];
+      const bool aligned = reinterpret_cast<uintptr_t>(src) % uintptr_t(element_size(dtype)) == 0;
+      Tensor t;
+      if (in.keep && aligned && nbytes) {
+        t = mapped_tensor(in, src, shape, dtype, nbytes);
+      } else {
+        t = empty(shape, dtype);
+        if (nbytes) std::memcpy(t.data_ptr(), src, size_t(nbytes));
+      }
       spans.push_back({offsets[0], offsets[1], name});
       read.emplace_back(name, std::move(t));
     } catch (const Json::exception& e) {
@@ -266,7 +316,7 @@ TensorMap load_stream(std::istream& in, const std::string& path, Device device) 
   return out;
 }
 
-std::map<std::string, std::string> metadata_stream(std::istream& in, const std::string& path) {
+std::map<std::string, std::string> metadata_bytes(const Bytes& in, const std::string& path) {
   Header h = read_header(in, path);
   std::map<std::string, std::string> meta;
   if (!h.json.contains("__metadata__")) return meta;
@@ -296,28 +346,24 @@ void save(const std::vector<std::pair<std::string, Tensor>>& tensors, const std:
 }
 
 TensorMap load(const std::string& path, Device device) {
-  std::ifstream in(path, std::ios::binary);
-  return load_stream(in, path, device);
+  return load_bytes(map_file(path, "load"), path, device);
 }
 
 std::map<std::string, std::string> load_metadata(const std::string& path) {
   return wick::detail::as_op("load_metadata", [&]() -> std::map<std::string, std::string> {
-    std::ifstream in(path, std::ios::binary);
-    return metadata_stream(in, path);
+    return metadata_bytes(map_file(path, "load_metadata"), path);
   });
 }
 
 namespace detail {
 
 TensorMap load_safetensors_bytes(std::string_view bytes, const std::string& name) {
-  std::istringstream in{std::string(bytes), std::ios::binary};
-  return load_stream(in, name, Device(kCPU));
+  return load_bytes(Bytes{bytes.data(), bytes.size(), nullptr}, name, Device(kCPU));
 }
 
 std::map<std::string, std::string> load_safetensors_metadata_bytes(std::string_view bytes,
                                                                    const std::string& name) {
-  std::istringstream in{std::string(bytes), std::ios::binary};
-  return metadata_stream(in, name);
+  return metadata_bytes(Bytes{bytes.data(), bytes.size(), nullptr}, name);
 }
 
 }  // namespace detail

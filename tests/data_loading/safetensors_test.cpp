@@ -317,3 +317,69 @@ TEST(Safetensors, LoadStateDictOfBadFile) {
   EXPECT_TRUE(same(fc->bias.detach(), ones({2})));
   fs::remove(path);
 }
+
+namespace {
+
+// Whether this process has `path` mapped (Linux: /proc/self/maps names every mapped file).
+bool is_mapped(const std::string& path) {
+  std::ifstream maps("/proc/self/maps");
+  const std::string canonical = fs::canonical(path).string();
+  for (std::string line; std::getline(maps, line);)
+    if (line.size() >= canonical.size() &&
+        line.compare(line.size() - canonical.size(), canonical.size(), canonical) == 0)
+      return true;
+  return false;
+}
+
+}  // namespace
+
+// load maps the file instead of reading it: aligned tensors are views of a private mapping, which
+// lives as long as one of them does; writing to a loaded tensor changes neither the file nor a
+// second load of it.
+TEST(Safetensors, LoadMapsTheFile) {
+  const std::string path = temp_file("mapped.safetensors");
+  manual_seed(3);
+  Tensor w = randn({64, 33});
+  Tensor b = arange(17);
+  save(TensorMap{{"w", w}, {"b", b}}, path);
+  const std::string before = read_bytes(path);
+  {
+    TensorMap m = load(path);
+    EXPECT_TRUE(is_mapped(path));
+    EXPECT_TRUE(same(m["w"], w));
+    EXPECT_TRUE(same(m["b"], b));
+    m["w"].mul_(2.0);
+    m["b"].fill_(-1);
+    EXPECT_TRUE(same(m["w"], w * 2.0));
+    TensorMap again = load(path);
+    EXPECT_TRUE(same(again["w"], w));
+    EXPECT_TRUE(same(again["b"], b));
+    // The mapping outlives the map that loaded it while a tensor holds it.
+    Tensor kept = m["b"];
+    m.clear();
+    again.clear();
+    EXPECT_TRUE(is_mapped(path));
+    EXPECT_EQ(kept.to_vector<int64_t>(), std::vector<int64_t>(17, -1));
+  }
+  EXPECT_FALSE(is_mapped(path));
+  EXPECT_EQ(read_bytes(path), before);
+  fs::remove(path);
+}
+
+// A header whose length leaves a tensor's bytes at an address its dtype cannot be read from (the
+// format pads headers to 8 bytes, but a file need not): the values are copied out, still right.
+TEST(Safetensors, UnalignedDataIsCopied) {
+  const std::string path = temp_file("unaligned.safetensors");
+  std::string header = R"({"d":{"dtype":"F64","shape":[3],"data_offsets":[0,24]}})";
+  header.append((8 - header.size() % 8) % 8 + 3, ' ');  // 8 + header length is 3 mod 8
+  const uint64_t n = header.size();
+  std::string bytes(reinterpret_cast<const char*>(&n), 8);
+  const double values[] = {1.25, -3.5, 1e300};
+  bytes += header;
+  bytes.append(reinterpret_cast<const char*>(values), sizeof values);
+  write_bytes(path, bytes);
+  TensorMap m = load(path);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(m["d"].data_ptr()) % 8, 0u);
+  EXPECT_EQ(m["d"].to_vector<double>(), (std::vector<double>{1.25, -3.5, 1e300}));
+  fs::remove(path);
+}
