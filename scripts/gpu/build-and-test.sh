@@ -6,7 +6,8 @@
 #   bash scripts/gpu/build-and-test.sh [flags]
 #     --info            what the machine has (compilers, GPUs, LibTorch)
 #     --tests [REGEX]   ctest (the Cuda* runtime tests one at a time, the rest in parallel)
-#     --sanitize        compute-sanitizer memcheck over the CUDA tests, caching off
+#     --sanitize        compute-sanitizer memcheck, racecheck, synccheck and initcheck over the CUDA
+#                       tests, caching off
 #     --conformance     the LibTorch conformance suite (tests/conformance)
 #     --compare [F]     bench/compare: wick and LibTorch side by side (F: workload filter)
 #     --bench F         wick_cuda_runtime_bench with --benchmark_filter=F
@@ -208,16 +209,21 @@ if [[ -n "$bench" ]]; then
   grep -E 'median|Benchmark|---' "$OUT/bench.log" | head -40
 fi
 if ((sanitize)); then
-  step "compute-sanitizer memcheck (WICK_NO_CUDA_MEMORY_CACHING=1)"
-  # Left out: child-process tests (Subprocess*: one makes an illegal access on purpose), the
-  # out-of-memory test (its failing cudaMalloc is an API error to memcheck, on purpose), and the
-  # >2^31-element test (too slow instrumented).
-  WICK_NO_CUDA_MEMORY_CACHING=1 timeout 240 compute-sanitizer --tool memcheck --target-processes application-only \
-    $build/tests/wick_tests \
-    --gtest_filter='Cuda*:*cuda*:*Cuda*:-*Subprocess*:CudaKernels.OverTwoBillionElements:CudaAllocator.OutOfMemory*' \
-    >"$OUT/sanitizer.log" 2>&1
-  echo "sanitizer rc=$?"
-  grep -E 'ERROR SUMMARY|PASSED|FAILED|tests ran' "$OUT/sanitizer.log" | tail -8
+  # The four tools at once (each is slow and mostly on the CPU), caching off so that memcheck
+  # sees every allocation's bounds. Left out: child-process tests (Subprocess*: one makes an
+  # illegal access on purpose), the out-of-memory test (its failing cudaMalloc is an API error to
+  # memcheck, on purpose), and the >2^31-element test (too slow instrumented).
+  filter='Cuda*:*cuda*:*Cuda*:-*Subprocess*:CudaKernels.OverTwoBillionElements:CudaAllocator.OutOfMemory*'
+  for tool in memcheck racecheck synccheck initcheck; do
+    step "compute-sanitizer --tool $tool (WICK_NO_CUDA_MEMORY_CACHING=1)"
+    WICK_NO_CUDA_MEMORY_CACHING=1 timeout 540 compute-sanitizer --tool $tool --target-processes application-only \
+      $build/tests/wick_tests --gtest_filter="$filter" >"$OUT/sanitizer_$tool.log" 2>&1 &
+  done
+  wait
+  for tool in memcheck racecheck synccheck initcheck; do
+    echo "-- $tool: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer_$tool.log" | tail -1);" \
+      "$(grep -E '^\[  PASSED  \]|^\[  FAILED  \]|tests ran' "$OUT/sanitizer_$tool.log" | tr '\n' ' ')"
+  done
 fi
 
 step done

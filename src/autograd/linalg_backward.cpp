@@ -20,47 +20,70 @@ const char* matmul_name(int64_t da, int64_t db) {
   return "UnsafeViewBackward0";
 }
 
+// Whether a 2-D operand is the transpose of a contiguous matrix (w.t() of a weight).
+bool column_major(const Tensor& t) {
+  return t.dim() == 2 && t.stride(0) == 1 && t.stride(1) == std::max<int64_t>(t.size(0), 1) && t.size(1) > 1;
+}
+
+// The gradients of a @ b laid out as their operands are, as PyTorch's mm_mat1_backward and
+// mm_mat2_backward do: for b = w.t() (linear's weight), b's gradient is computed as
+// (g^T @ a)^T, so that after the transpose's backward the weight's gradient is contiguous and
+// everything after it (a cast back to float32 under autocast, the accumulation into .grad)
+// reads it in order instead of through a transposed view.
+// `a_cm`/`b_cm`: whether the operand was column_major in the forward (only the other operand is
+// saved).
+Tensor mm_a_grad(const Tensor& g, const Tensor& b, bool a_cm) {
+  return a_cm ? wick::mm(b, g.t()).t() : wick::mm(g, b.t());
+}
+Tensor mm_b_grad(const Tensor& g, const Tensor& a, bool b_cm) {
+  return b_cm ? wick::mm(g.t(), a).t() : wick::mm(a.t(), g);
+}
+
 }  // namespace
 
 Tensor mm(const Tensor& a, const Tensor& b) {
   Tensor out = forward([&] { return wick::mm(a, b); });
   return record("MmBackward0", {a, b}, out,
                 {if_needed(b.requires_grad(), a), if_needed(a.requires_grad(), b)},
-                [](BackwardContext& c) -> variable_list {
-                  return {c.needs(0) ? wick::mm(c.grad(), c.saved(1).t()) : Tensor(),
-                          c.needs(1) ? wick::mm(c.saved(0).t(), c.grad()) : Tensor()};
+                [a_cm = column_major(a), b_cm = column_major(b)](BackwardContext& c) -> variable_list {
+                  return {c.needs(0) ? mm_a_grad(c.grad(), c.saved(1), a_cm) : Tensor(),
+                          c.needs(1) ? mm_b_grad(c.grad(), c.saved(0), b_cm) : Tensor()};
                 });
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   Tensor out = forward([&] { return wick::matmul(a, b); });
   const int64_t da = a.dim(), db = b.dim();
-  return record(
-      matmul_name(da, db), {a, b}, out, {if_needed(b.requires_grad(), a), if_needed(a.requires_grad(), b)},
-      [da, db, sa = DimVector(a.sizes()), sb = DimVector(b.sizes())](BackwardContext& c) -> variable_list {
-        // Work with both operands at least 2-D, as the forward did.
-        Tensor g = c.grad();
-        if (da == 1) g = g.unsqueeze(db == 1 ? 0 : -2);
-        if (db == 1) g = g.unsqueeze(-1);
-        variable_list r(2);
-        if (c.needs(0)) {
-          Tensor B = c.saved(1);
-          if (db == 1) B = B.unsqueeze(1);
-          Tensor ga = wick::matmul(g, mT(B));
-          DimVector s2 = sa;
-          if (da == 1) s2.insert(s2.begin(), 1);
-          r[0] = sum_to(ga, s2).reshape(sa);
-        }
-        if (c.needs(1)) {
-          Tensor A = c.saved(0);
-          if (da == 1) A = A.unsqueeze(0);
-          Tensor gb = wick::matmul(mT(A), g);
-          DimVector s2 = sb;
-          if (db == 1) s2.push_back(1);
-          r[1] = sum_to(gb, s2).reshape(sb);
-        }
-        return r;
-      });
+  return record(matmul_name(da, db), {a, b}, out,
+                {if_needed(b.requires_grad(), a), if_needed(a.requires_grad(), b)},
+                [da, db, sa = DimVector(a.sizes()), sb = DimVector(b.sizes()), a_cm = column_major(a),
+                 b_cm = column_major(b)](BackwardContext& c) -> variable_list {
+                  Tensor g = c.grad();
+                  if (da == 2 && db == 2)
+                    return {c.needs(0) ? mm_a_grad(g, c.saved(1), a_cm) : Tensor(),
+                            c.needs(1) ? mm_b_grad(g, c.saved(0), b_cm) : Tensor()};
+                  // Work with both operands at least 2-D, as the forward did.
+                  if (da == 1) g = g.unsqueeze(db == 1 ? 0 : -2);
+                  if (db == 1) g = g.unsqueeze(-1);
+                  variable_list r(2);
+                  if (c.needs(0)) {
+                    Tensor B = c.saved(1);
+                    if (db == 1) B = B.unsqueeze(1);
+                    Tensor ga = wick::matmul(g, mT(B));
+                    DimVector s2 = sa;
+                    if (da == 1) s2.insert(s2.begin(), 1);
+                    r[0] = sum_to(ga, s2).reshape(sa);
+                  }
+                  if (c.needs(1)) {
+                    Tensor A = c.saved(0);
+                    if (da == 1) A = A.unsqueeze(0);
+                    Tensor gb = wick::matmul(mT(A), g);
+                    DimVector s2 = sb;
+                    if (db == 1) s2.push_back(1);
+                    r[1] = sum_to(gb, s2).reshape(sb);
+                  }
+                  return r;
+                });
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
@@ -75,18 +98,19 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
 
 Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
   Tensor out = forward([&] { return wick::addmm(input, a, b, beta, alpha); });
-  return record("AddmmBackward0", {input, a, b}, out,
-                {if_needed(b.requires_grad(), a), if_needed(a.requires_grad(), b)},
-                [beta, alpha](BackwardContext& c) -> variable_list {
-                  const double be = beta.to<double>(), al = alpha.to<double>();
-                  Tensor g = c.grad();
-                  variable_list r(3);
-                  if (c.needs(0)) r[0] = be == 1 ? g : g * be;
-                  auto scaled = [al](Tensor t) { return al == 1 ? t : t * al; };
-                  if (c.needs(1)) r[1] = scaled(wick::mm(g, c.saved(1).t()));
-                  if (c.needs(2)) r[2] = scaled(wick::mm(c.saved(0).t(), g));
-                  return r;
-                });
+  return record(
+      "AddmmBackward0", {input, a, b}, out,
+      {if_needed(b.requires_grad(), a), if_needed(a.requires_grad(), b)},
+      [beta, alpha, a_cm = column_major(a), b_cm = column_major(b)](BackwardContext& c) -> variable_list {
+        const double be = beta.to<double>(), al = alpha.to<double>();
+        Tensor g = c.grad();
+        variable_list r(3);
+        if (c.needs(0)) r[0] = be == 1 ? g : g * be;
+        auto scaled = [al](Tensor t) { return al == 1 ? t : t * al; };
+        if (c.needs(1)) r[1] = scaled(mm_a_grad(g, c.saved(1), a_cm));
+        if (c.needs(2)) r[2] = scaled(mm_b_grad(g, c.saved(0), b_cm));
+        return r;
+      });
 }
 
 }  // namespace wick::autograd

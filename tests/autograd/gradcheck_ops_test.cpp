@@ -119,6 +119,29 @@ TEST_P(GradcheckOps, BatchedProducts) {
   gradcheck([](const T& x) { return linear(x[0], x[1], x[2]); }, {rnd({3}), rnd({4, 3}), rnd({4})}, dev());
 }
 
+// Products of transposed operands (linear's w.t()): the gradients are right, and a transposed
+// operand's gradient is laid out as the operand, so that a weight's .grad is contiguous.
+TEST_P(GradcheckOps, TransposedOperands) {
+  auto t = [](const Tensor& x) { return x.t(); };
+  gradcheck([&](const T& x) { return mm(t(x[0]), t(x[1])); }, {rnd({3, 2}), rnd({4, 3})}, dev());
+  gradcheck([&](const T& x) { return matmul(x[0], t(x[1])); }, {rnd({2, 3}), rnd({4, 3})}, dev());
+  gradcheck([&](const T& x) { return addmm(x[0], t(x[1]), t(x[2]), 0.5, 3); },
+            {rnd({2, 4}), rnd({3, 2}), rnd({4, 3})}, dev());
+  Tensor w = rnd({5, 3}, false).to(dev()).requires_grad_();
+  Tensor x = rnd({4, 3}, false).to(dev()).requires_grad_();
+  Tensor b = rnd({5}, false).to(dev()).requires_grad_();
+  Tensor g = rnd({4, 5}, false).to(dev());
+  for (int form = 0; form < 3; ++form) {
+    w.mutable_grad() = Tensor();
+    x.mutable_grad() = Tensor();
+    Tensor y = form == 0 ? linear(x, w, b) : form == 1 ? linear(x, w) : mm(x, w.t());
+    y.backward(g);
+    EXPECT_TRUE(w.grad().is_contiguous()) << form;
+    EXPECT_LT((w.grad() - mm(g.t(), x.detach())).abs().max().item<double>(), 1e-12) << form;
+    EXPECT_LT((x.grad() - mm(g, w.detach())).abs().max().item<double>(), 1e-12) << form;
+  }
+}
+
 TEST_P(GradcheckOps, InplaceForms) {
   gradcheck(
       [](const T& x) {

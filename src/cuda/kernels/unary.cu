@@ -22,7 +22,8 @@ namespace wick::detail::gpu {
 
 namespace {
 
-template <class T> inline constexpr bool is_float_v = std::is_floating_point_v<opmath_t<T>>;
+template <class T>
+inline constexpr bool is_float_v = std::is_floating_point_v<opmath_t<T>>;
 
 // Integer power by squaring in unsigned arithmetic (wraps, as the CPU); a negative exponent
 // gives 1/base rounded toward zero.
@@ -114,24 +115,38 @@ struct SimpleFn {  // Neg, Abs, Relu
 template <class M>
 __device__ __noinline__ M float_op(UnaryOp op, M x, M a, M b) {
   switch (op) {
-    case UnaryOp::Exp: return m_exp(x);
-    case UnaryOp::Expm1: return m_expm1(x);
-    case UnaryOp::Log: return m_log(x);
-    case UnaryOp::Sqrt: return m_sqrt(x);
-    case UnaryOp::Rsqrt: return M(1) / m_sqrt(x);
-    case UnaryOp::Sin: return m_sin(x);
-    case UnaryOp::Cos: return m_cos(x);
-    case UnaryOp::Tanh: return m_tanh(x);
-    case UnaryOp::Sigmoid: return M(1) / (M(1) + m_exp(-x));
-    case UnaryOp::Silu: return x / (M(1) + m_exp(-x));
-    case UnaryOp::Gelu: return M(0.5) * x * (M(1) + m_erf(x * M(0.70710678118654752440)));
+    case UnaryOp::Exp:
+      return m_exp(x);
+    case UnaryOp::Expm1:
+      return m_expm1(x);
+    case UnaryOp::Log:
+      return m_log(x);
+    case UnaryOp::Sqrt:
+      return m_sqrt(x);
+    case UnaryOp::Rsqrt:
+      return M(1) / m_sqrt(x);
+    case UnaryOp::Sin:
+      return m_sin(x);
+    case UnaryOp::Cos:
+      return m_cos(x);
+    case UnaryOp::Tanh:
+      return m_tanh(x);
+    case UnaryOp::Sigmoid:
+      return M(1) / (M(1) + m_exp(-x));
+    case UnaryOp::Silu:
+      return x / (M(1) + m_exp(-x));
+    case UnaryOp::Gelu:
+      return M(0.5) * x * (M(1) + m_erf(x * M(0.70710678118654752440)));
     case UnaryOp::GeluTanh: {
       const M k = M(0.79788456080286535588);  // sqrt(2 / pi)
       return M(0.5) * x * (M(1) + m_tanh(k * (x + M(0.044715) * x * x * x)));
     }
-    case UnaryOp::Pow: return float_pow(x, a);
-    case UnaryOp::RPow: return m_pow(a, x);
-    case UnaryOp::Remainder: return py_mod(x, a);
+    case UnaryOp::Pow:
+      return float_pow(x, a);
+    case UnaryOp::RPow:
+      return m_pow(a, x);
+    case UnaryOp::Remainder:
+      return py_mod(x, a);
     default: {  // Clamp: NaN stays NaN
       const M lo = x < a ? a : x;
       return x != x ? x : b < lo ? b : lo;
@@ -153,9 +168,12 @@ struct IntFn {
   T a, b;
   __device__ T operator()(T x) const {
     switch (op) {
-      case UnaryOp::Pow: return int_pow(x, a);
-      case UnaryOp::RPow: return int_pow(a, x);
-      case UnaryOp::Remainder: return py_mod(x, a);
+      case UnaryOp::Pow:
+        return int_pow(x, a);
+      case UnaryOp::RPow:
+        return int_pow(a, x);
+      case UnaryOp::Remainder:
+        return py_mod(x, a);
       default: {
         const T lo = x < a ? a : x;
         return b < lo ? b : lo;
@@ -182,19 +200,31 @@ struct PointwiseFn {
       case PointwiseOp::Pow:
         if constexpr (is_float_v<T>) return cast<T>(float_pow(cast<M>(x), cast<M>(y)));
         else return int_pow(x, y);
-      case PointwiseOp::Remainder: return cast<T>(py_mod(cast<M>(x), cast<M>(y)));
-      case PointwiseOp::ClampMin: return cast<T>(nan_max(cast<M>(x), cast<M>(y)));
-      case PointwiseOp::ThresholdBackward: return cast<M>(y) <= M(0) ? T(0) : x;  // (g, y)
+      case PointwiseOp::Remainder:
+        return cast<T>(py_mod(cast<M>(x), cast<M>(y)));
+      case PointwiseOp::ClampMin:
+        return cast<T>(nan_max(cast<M>(x), cast<M>(y)));
+      case PointwiseOp::ThresholdBackward:
+        return cast<M>(y) <= M(0) ? T(0) : x;  // (g, y)
       case PointwiseOp::MseLoss: {
         const M d = cast<M>(x) - cast<M>(y);
         return cast<T>(d * d);
       }
       case PointwiseOp::BceLogits:
-        if constexpr (is_float_v<T>) return cast<T>((M(1) - cast<M>(y)) * cast<M>(x) + neg_log_sigmoid(cast<M>(x)));
+        if constexpr (is_float_v<T>)
+          return cast<T>((M(1) - cast<M>(y)) * cast<M>(x) + neg_log_sigmoid(cast<M>(x)));
         else return T(0);  // core admits floating dtypes only
-      default: return cast<T>(nan_min(cast<M>(x), cast<M>(y)));  // ClampMax
+      default:
+        return cast<T>(nan_min(cast<M>(x), cast<M>(y)));  // ClampMax
     }
   }
+};
+
+// relu's backward on its own: the generic functor's switch (pow among its cases) made the
+// kernel several times slower than its memory traffic for 16-bit floats.
+template <class T>
+struct ThresholdBackwardFn {
+  __device__ T operator()(T g, T y) const { return cast<opmath_t<T>>(y) <= opmath_t<T>(0) ? T(0) : g; }
 };
 
 // The three-operand pieces of the fused losses (kernel_table.h lists their formulas);
@@ -206,10 +236,12 @@ struct LossFn3 {
     using M = opmath_t<T>;
     const M xm = cast<M>(x), tm = cast<M>(t), zm = cast<M>(z);
     switch (op) {
-      case PointwiseOp::MseBackward: return cast<T>(M(2) * (xm - tm) * zm);
+      case PointwiseOp::MseBackward:
+        return cast<T>(M(2) * (xm - tm) * zm);
       case PointwiseOp::BceLogitsPosWeight:
         return cast<T>((M(1) - tm) * xm + (M(1) + (zm - M(1)) * tm) * neg_log_sigmoid(xm));
-      default: return cast<T>((M(1) / (M(1) + m_exp(-xm)) - tm) * zm);  // BceLogitsBackward
+      default:
+        return cast<T>((M(1) / (M(1) + m_exp(-xm)) - tm) * zm);  // BceLogitsBackward
     }
   }
 };
@@ -237,10 +269,14 @@ void unary(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b) {
   auto body = [&]<class T>() {
     using M = opmath_t<T>;
     switch (op) {
-      case UnaryOp::Neg: return launch_elementwise<T, T>(name, p, SimpleFn<T, UnaryOp::Neg>{});
-      case UnaryOp::Abs: return launch_elementwise<T, T>(name, p, SimpleFn<T, UnaryOp::Abs>{});
-      case UnaryOp::Relu: return launch_elementwise<T, T>(name, p, SimpleFn<T, UnaryOp::Relu>{});
-      default: break;
+      case UnaryOp::Neg:
+        return launch_elementwise<T, T>(name, p, SimpleFn<T, UnaryOp::Neg>{});
+      case UnaryOp::Abs:
+        return launch_elementwise<T, T>(name, p, SimpleFn<T, UnaryOp::Abs>{});
+      case UnaryOp::Relu:
+        return launch_elementwise<T, T>(name, p, SimpleFn<T, UnaryOp::Relu>{});
+      default:
+        break;
     }
     if constexpr (is_float_v<T>) {
       M lo = a ? a->to<M>() : M(0), hi = M(0);
@@ -279,6 +315,8 @@ void pointwise(PointwiseOp op, const TensorIter& it) {
         WICK_CHECK(!zero, ValueError, "remainder", "ZeroDivisionError");
       }
     }
+    if (op == PointwiseOp::ThresholdBackward)
+      return launch_elementwise<T, T, T>(name, p, ThresholdBackwardFn<T>{});
     launch_elementwise<T, T, T>(name, p, PointwiseFn<T>{op});
   };
   WICK_DISPATCH_NUMERIC(it.dtype(), name, body);
