@@ -209,20 +209,29 @@ if [[ -n "$bench" ]]; then
   grep -E 'median|Benchmark|---' "$OUT/bench.log" | head -40
 fi
 if ((sanitize)); then
-  # The four tools at once (each is slow and mostly on the CPU), caching off so that memcheck
-  # sees every allocation's bounds. Left out: child-process tests (Subprocess*: one makes an
-  # illegal access on purpose), the out-of-memory test (its failing cudaMalloc is an API error to
-  # memcheck, on purpose), and the >2^31-element test (too slow instrumented).
+  # The tools at once (each is slow and mostly on the CPU), each over WICK_SANITIZER_SHARDS
+  # shards of the tests (gtest's sharding), caching off so that memcheck sees every
+  # allocation's bounds. WICK_SANITIZERS picks tools (default: all four). Left out: child-process
+  # tests (Subprocess*: one makes an illegal access on purpose), the out-of-memory test (its
+  # failing cudaMalloc is an API error to memcheck, on purpose), and the >2^31-element test (too
+  # slow instrumented).
   filter='Cuda*:*cuda*:*Cuda*:-*Subprocess*:CudaKernels.OverTwoBillionElements:CudaAllocator.OutOfMemory*'
-  for tool in memcheck racecheck synccheck initcheck; do
-    step "compute-sanitizer --tool $tool (WICK_NO_CUDA_MEMORY_CACHING=1)"
-    WICK_NO_CUDA_MEMORY_CACHING=1 timeout 540 compute-sanitizer --tool $tool --target-processes application-only \
-      $build/tests/wick_tests --gtest_filter="$filter" >"$OUT/sanitizer_$tool.log" 2>&1 &
+  tools=${WICK_SANITIZERS:-memcheck racecheck synccheck initcheck}
+  shards=${WICK_SANITIZER_SHARDS:-1}
+  for tool in $tools; do
+    step "compute-sanitizer --tool $tool, $shards shard(s) (WICK_NO_CUDA_MEMORY_CACHING=1)"
+    for ((i = 0; i < shards; i++)); do
+      GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i WICK_NO_CUDA_MEMORY_CACHING=1 timeout 540 \
+        compute-sanitizer --tool $tool --target-processes application-only \
+        $build/tests/wick_tests --gtest_filter="$filter" >"$OUT/sanitizer_${tool}_$i.log" 2>&1 &
+    done
   done
   wait
-  for tool in memcheck racecheck synccheck initcheck; do
-    echo "-- $tool: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer_$tool.log" | tail -1);" \
-      "$(grep -E '^\[  PASSED  \]|^\[  FAILED  \]|tests ran' "$OUT/sanitizer_$tool.log" | tr '\n' ' ')"
+  for tool in $tools; do
+    for ((i = 0; i < shards; i++)); do
+      echo "-- $tool shard $i: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer_${tool}_$i.log" | tail -1);" \
+        "$(grep -E '^\[  PASSED  \]|^\[  FAILED  \]|tests ran' "$OUT/sanitizer_${tool}_$i.log" | tr '\n' ' ')"
+    done
   done
 fi
 
