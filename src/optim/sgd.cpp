@@ -71,7 +71,9 @@ void SGD::step() {
           else buf = it->second;
         }
         if (o.momentum() == 0 || init || fits(buf, p)) {
-          if (init) buf = state(p).tensors["momentum_buffer"] = wick::empty_like(p);
+          // Zeroed, though the first step writes it without reading (buf = d): the fused kernel
+          // loads every operand, and nothing should read memory that was never written.
+          if (init) buf = state(p).tensors["momentum_buffer"] = wick::zeros_like(p);
           Lists& l = buckets[Key{int(p.device().type()), int(p.device().index()), int(p.dtype()), init}];
           l.params.push_back(p);
           l.grads.push_back(p.grad());
