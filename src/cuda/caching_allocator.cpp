@@ -477,8 +477,9 @@ void DeviceCachingAllocator::release_expandable_pages() {
       ++it;
       continue;
     }
-    delete_block(*seg.unmapped.begin());
+    Block* whole = *seg.unmapped.begin();
     seg.unmapped.clear();
+    delete_block(whole);
     {
       CudaDeviceScope scope(device_);
       cu_check(drv, drv.address_free(CUdeviceptr(seg.base), seg.va_size), "cuMemAddressFree", "empty_cache");
