@@ -79,8 +79,8 @@ class Worker {
     while (!stop_.load(std::memory_order_relaxed)) {
       ++iteration;
       try {
-        // Thread 0 forces an out-of-memory error every 50 steps (see force_oom).
-        if (id_ == 0 && iteration % 50 == 25) force_oom();
+        // Thread 0 forces an out-of-memory error at its 5th step and every 50 after (force_oom).
+        if (id_ == 0 && iteration % 50 == 5) force_oom();
         else step();
       } catch (const std::exception& e) {
         fail(std::string("exception: ") + e.what());
