@@ -1,6 +1,5 @@
 #include "cuda/alloc_config.h"
 
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -25,7 +24,8 @@ double parse_number(std::string_view key, std::string_view value) {
 
 AllocConfig parse() {
   AllocConfig c;
-  if (const char* v = std::getenv("WICK_NO_CUDA_MEMORY_CACHING"); v && std::strcmp(v, "1") == 0) c.caching = false;
+  if (const char* v = std::getenv("WICK_NO_CUDA_MEMORY_CACHING"); v && std::strcmp(v, "1") == 0)
+    c.caching = false;
   const char* env = std::getenv("WICK_CUDA_ALLOC_CONF");
   if (!env) return c;
   std::string_view rest(env);
@@ -51,15 +51,10 @@ AllocConfig parse() {
       if (value == "True" || value == "true" || value == "1") c.expandable_segments = true;
       else if (value == "False" || value == "false" || value == "0") c.expandable_segments = false;
       else raise<ValueError>(kOp, "expandable_segments must be True or False, got '", value, "'");
-      // PyTorch grows one virtual-memory segment per stream instead of cudaMalloc'ing fixed
-      // segments. wick does not implement that: the option is accepted so that settings shared
-      // with PyTorch still parse, and it changes nothing. Said once, so nobody is misled.
-      if (c.expandable_segments)
-        std::fprintf(stderr, "wick: note: WICK_CUDA_ALLOC_CONF expandable_segments:True is accepted but has no "
-                             "effect (wick always uses fixed-size segments)\n");
     } else {
-      raise<ValueError>(kOp, "unknown key '", key,
-                        "' (wick knows max_split_size_mb, garbage_collection_threshold, expandable_segments)");
+      raise<ValueError>(
+          kOp, "unknown key '", key,
+          "' (wick knows max_split_size_mb, garbage_collection_threshold, expandable_segments)");
     }
   }
   return c;

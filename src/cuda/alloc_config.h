@@ -1,5 +1,5 @@
 // Settings of the caching allocator, read once from the environment:
-//   WICK_CUDA_ALLOC_CONF="max_split_size_mb:256,garbage_collection_threshold:0.8"
+//   WICK_CUDA_ALLOC_CONF="max_split_size_mb:256,garbage_collection_threshold:0.8,expandable_segments:True"
 //   WICK_NO_CUDA_MEMORY_CACHING=1   plain cudaMalloc/cudaFree (for compute-sanitizer runs)
 #pragma once
 
@@ -13,7 +13,8 @@ struct AllocConfig {
   size_t max_split_size = SIZE_MAX;
   // With a memory fraction set: above this share of it, old cached segments are given back.
   double garbage_collection_threshold = 0;
-  // Accepted as PyTorch spells it, but wick has no expandable segments: see alloc_config.cpp.
+  // One growing virtual-memory segment per (stream, pool) instead of cudaMalloc'd segments
+  // (ExpandableSegment in caching_allocator.h).
   bool expandable_segments = false;
   bool caching = true;
 };

@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <mutex>
 
+#include <cuda.h>  // the driver's types only: its functions come from cudaGetDriverEntryPoint
+
 #include "core/cuda_hooks.h"
 #include "cuda/alloc_config.h"
 #include "cuda/cuda_check.h"
@@ -33,6 +35,82 @@ size_t allocation_size(size_t size) {
   if (size <= kSmallSize) return kSmallBuffer;
   if (size < kMinLargeAlloc) return kLargeBuffer;
   return (size + kRoundLarge - 1) / kRoundLarge * kRoundLarge;
+}
+
+size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
+
+// The driver's virtual memory calls, for expandable segments. wick does not link libcuda: the
+// runtime hands out the driver's entry points (cudaGetDriverEntryPointByVersion).
+struct VmmDriver {
+  decltype(&::cuGetErrorName) get_error_name = nullptr;
+  decltype(&::cuDeviceGet) device_get = nullptr;
+  decltype(&::cuDeviceGetAttribute) device_attribute = nullptr;
+  decltype(&::cuMemGetAllocationGranularity) granularity = nullptr;
+  decltype(&::cuMemAddressReserve) address_reserve = nullptr;
+  decltype(&::cuMemAddressFree) address_free = nullptr;
+  decltype(&::cuMemCreate) create = nullptr;
+  decltype(&::cuMemRelease) release = nullptr;
+  decltype(&::cuMemMap) map = nullptr;
+  decltype(&::cuMemUnmap) unmap = nullptr;
+  decltype(&::cuMemSetAccess) set_access = nullptr;
+  std::string missing;  // the first entry point not found ("" when all were)
+};
+
+template <class F>
+void driver_entry(const char* name, F& fn, std::string& missing) {
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+  cudaError_t e = cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &q);
+#else
+  cudaError_t e = cudaGetDriverEntryPoint(name, &p, cudaEnableDefault, &q);
+#endif
+  if (e != cudaSuccess) (void)cudaGetLastError();
+  if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || !p) {
+    if (missing.empty()) missing = name;
+    return;
+  }
+  fn = reinterpret_cast<F>(p);
+}
+
+const VmmDriver& vmm_driver(const char* op) {
+  static const VmmDriver d = [] {
+    VmmDriver v;
+    driver_entry("cuGetErrorName", v.get_error_name, v.missing);
+    driver_entry("cuDeviceGet", v.device_get, v.missing);
+    driver_entry("cuDeviceGetAttribute", v.device_attribute, v.missing);
+    driver_entry("cuMemGetAllocationGranularity", v.granularity, v.missing);
+    driver_entry("cuMemAddressReserve", v.address_reserve, v.missing);
+    driver_entry("cuMemAddressFree", v.address_free, v.missing);
+    driver_entry("cuMemCreate", v.create, v.missing);
+    driver_entry("cuMemRelease", v.release, v.missing);
+    driver_entry("cuMemMap", v.map, v.missing);
+    driver_entry("cuMemUnmap", v.unmap, v.missing);
+    driver_entry("cuMemSetAccess", v.set_access, v.missing);
+    return v;
+  }();
+  WICK_CHECK(d.missing.empty(), DeviceError, op,
+             "WICK_CUDA_ALLOC_CONF=expandable_segments:True needs the CUDA driver's ", d.missing,
+             ", which the driver does not provide");
+  return d;
+}
+
+// DeviceError "[op] CUDA driver error: NAME (code) in call (expandable segments)" unless r is
+// CUDA_SUCCESS.
+void cu_check(const VmmDriver& d, CUresult r, const char* call, const char* op) {
+  if (r == CUDA_SUCCESS) [[likely]]
+    return;
+  const char* name = nullptr;
+  if (!d.get_error_name || d.get_error_name(r, &name) != CUDA_SUCCESS || !name) name = "unknown error";
+  raise<DeviceError>(op, "CUDA driver error: ", name, " (", int(r), ") in ", call, " (expandable segments)");
+}
+
+CUmemAllocationProp device_memory_prop(int cu_device) {
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = cu_device;
+  return prop;
 }
 
 }  // namespace
@@ -78,7 +156,9 @@ void DeviceCachingAllocator::delete_block(Block* b) {
 void DeviceCachingAllocator::pool_insert(Block* b) {
   b->freed_at = ++tick_;
   b->pool->blocks.insert(b);
-  if (b->is_split()) {
+  // A free block of an expandable segment is not "non-releasable": empty_cache unmaps its whole
+  // pages. Only cudaMalloc'd segments' split blocks count.
+  if (b->is_split() && !b->segment) {
     update_stats(stats_.inactive_split, b->pool, 1);
     update_stats(stats_.inactive_split_bytes, b->pool, int64_t(b->size));
   }
@@ -86,7 +166,7 @@ void DeviceCachingAllocator::pool_insert(Block* b) {
 
 void DeviceCachingAllocator::pool_erase(Block* b) {
   b->pool->blocks.erase(b);
-  if (b->is_split()) {
+  if (b->is_split() && !b->segment) {
     update_stats(stats_.inactive_split, b->pool, -1);
     update_stats(stats_.inactive_split_bytes, b->pool, -int64_t(b->size));
   }
@@ -99,9 +179,12 @@ Block* DeviceCachingAllocator::find_free_block(BlockPool& pool, size_t size, cud
   auto it = pool.blocks.lower_bound(&key);
   if (it == pool.blocks.end() || (*it)->stream != stream) return nullptr;
   const size_t max_split = alloc_config().max_split_size;
-  // An unsplittable (oversize) block serves only requests of about its size.
-  if (size < max_split && (*it)->size >= max_split) return nullptr;
-  if (size >= max_split && (*it)->size >= size + kLargeBuffer) return nullptr;
+  // An unsplittable (oversize) block serves only requests of about its size. Expandable
+  // segments' blocks are always split (their free pages are given back by empty_cache).
+  if (!(*it)->segment) {
+    if (size < max_split && (*it)->size >= max_split) return nullptr;
+    if (size >= max_split && (*it)->size >= size + kLargeBuffer) return nullptr;
+  }
   Block* b = *it;
   pool_erase(b);
   return b;
@@ -141,11 +224,276 @@ Block* DeviceCachingAllocator::alloc_segment(BlockPool* pool, size_t size, cudaS
   return b;
 }
 
+ExpandableSegment& DeviceCachingAllocator::expandable_segment(BlockPool* pool, cudaStream_t stream) {
+  for (const auto& seg : expandable_)
+    if (seg->pool == pool && seg->stream == stream) return *seg;
+  constexpr const char* op = "allocate";
+  const VmmDriver& drv = vmm_driver(op);
+  CudaDeviceScope scope(device_);
+  CUdevice dev = 0;
+  cu_check(drv, drv.device_get(&dev, device_), "cuDeviceGet", op);
+  int supported = 0;
+  cu_check(drv,
+           drv.device_attribute(&supported, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, dev),
+           "cuDeviceGetAttribute", op);
+  WICK_CHECK(supported != 0, DeviceError, op, "WICK_CUDA_ALLOC_CONF=expandable_segments:True: cuda:", device_,
+             " does not support the driver's virtual memory management");
+  auto seg = std::make_unique<ExpandableSegment>();
+  seg->pool = pool;
+  seg->stream = stream;
+  seg->cu_device = int(dev);
+  const CUmemAllocationProp prop = device_memory_prop(seg->cu_device);
+  size_t granularity = 0;
+  cu_check(drv, drv.granularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+           "cuMemGetAllocationGranularity", op);
+  WICK_CHECK(granularity > 0, DeviceError, op, "the driver reported an allocation granularity of 0");
+  seg->page = round_up(pool->small ? kSmallBuffer : kLargeBuffer, granularity);
+  // Room for all of the GPU's memory and an eighth more, as PyTorch: the addresses cost
+  // nothing until pages are mapped at them.
+  size_t free_b = 0, total_b = 0;
+  WICK_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), op);
+  seg->va_size = round_up(total_b + total_b / 8, seg->page);
+  // The other GPUs that can reach this one's memory get access to the pages too: copies
+  // between GPUs go through peer access when it is there (copy.cpp), and peer access does
+  // not extend to memory mapped through the virtual memory API by itself.
+  seg->devices.push_back(device_);
+  for (int d = 0; d < cuda_device_count(); ++d) {
+    if (d == device_) continue;
+    int can = 0;
+    WICK_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, d, device_), op);
+    if (can) seg->devices.push_back(d);
+  }
+  CUdeviceptr base = 0;
+  cu_check(drv, drv.address_reserve(&base, seg->va_size, 0, 0, 0), "cuMemAddressReserve", op);
+  seg->base = uintptr_t(base);
+  seg->handles.assign(seg->va_size / seg->page, 0);
+  Block* b = new_block();
+  b->device = device_;
+  b->stream = stream;
+  b->size = seg->va_size;
+  b->ptr = reinterpret_cast<void*>(seg->base);
+  b->pool = pool;
+  b->segment = seg.get();
+  b->mapped = false;
+  seg->unmapped.insert(b);
+  expandable_.push_back(std::move(seg));
+  return *expandable_.back();
+}
+
+bool DeviceCachingAllocator::map_pages(ExpandableSegment& seg, size_t first, size_t n) {
+  constexpr const char* op = "allocate";
+  const VmmDriver& drv = vmm_driver(op);
+  const CUmemAllocationProp prop = device_memory_prop(seg.cu_device);
+  CudaDeviceScope scope(device_);
+  // Like cudaMalloc, not part of any graph being captured by this thread.
+  RelaxedCaptureMode relaxed;
+  size_t done = 0;
+  CUresult r = CUDA_SUCCESS;
+  const char* call = "cuMemCreate";
+  for (; done < n; ++done) {
+    CUmemGenericAllocationHandle h = 0;
+    call = "cuMemCreate";
+    r = drv.create(&h, seg.page, &prop, 0);
+    if (r != CUDA_SUCCESS) break;
+    call = "cuMemMap";
+    r = drv.map(CUdeviceptr(seg.base + (first + done) * seg.page), seg.page, 0, h, 0);
+    if (r != CUDA_SUCCESS) {
+      (void)drv.release(h);
+      break;
+    }
+    seg.handles[first + done] = h;
+  }
+  if (r == CUDA_SUCCESS) {
+    std::vector<CUmemAccessDesc> access(seg.devices.size());
+    for (size_t i = 0; i < access.size(); ++i) {
+      CUdevice dev = 0;
+      r = drv.device_get(&dev, seg.devices[i]);
+      if (r != CUDA_SUCCESS) break;
+      access[i].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+      access[i].location.id = int(dev);
+      access[i].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    }
+    call = "cuMemSetAccess";
+    if (r == CUDA_SUCCESS)
+      r = drv.set_access(CUdeviceptr(seg.base + first * seg.page), n * seg.page, access.data(),
+                         access.size());
+  }
+  if (r != CUDA_SUCCESS) {
+    // Undo this call's pages: a failed growth changes nothing.
+    for (size_t i = 0; i < done; ++i) {
+      (void)drv.unmap(CUdeviceptr(seg.base + (first + i) * seg.page), seg.page);
+      (void)drv.release(seg.handles[first + i]);
+      seg.handles[first + i] = 0;
+    }
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) return false;
+    cu_check(drv, r, call, op);
+  }
+  const int64_t bytes = int64_t(n * seg.page);
+  if (seg.mapped_bytes == 0) update_stats(stats_.segment, seg.pool, 1);
+  seg.mapped_bytes += size_t(bytes);
+  update_stats(stats_.reserved_bytes, seg.pool, bytes);
+  stats_.num_device_alloc += int64_t(n);
+  return true;
+}
+
+void DeviceCachingAllocator::unmap_pages(ExpandableSegment& seg, size_t first, size_t n) {
+  constexpr const char* op = "empty_cache";
+  const VmmDriver& drv = vmm_driver(op);
+  CudaDeviceScope scope(device_);
+  for (size_t i = first; i < first + n; ++i) {
+    cu_check(drv, drv.unmap(CUdeviceptr(seg.base + i * seg.page), seg.page), "cuMemUnmap", op);
+    cu_check(drv, drv.release(seg.handles[i]), "cuMemRelease", op);
+    seg.handles[i] = 0;
+    seg.mapped_bytes -= seg.page;
+    update_stats(stats_.reserved_bytes, seg.pool, -int64_t(seg.page));
+    ++stats_.num_device_free;
+    if (seg.mapped_bytes == 0) update_stats(stats_.segment, seg.pool, -1);
+  }
+}
+
+Block* DeviceCachingAllocator::map_expandable(ExpandableSegment& seg, size_t size) {
+  fraction_limited_ = false;
+  Block key;
+  key.stream = seg.stream;
+  key.size = size;
+  auto it = seg.unmapped.lower_bound(&key);
+  if (it == seg.unmapped.end()) return nullptr;  // more than the GPU's memory
+  Block* u = *it;
+  // Grow the free mapped block just before the range in place, when there is one.
+  Block* p = u->prev;
+  const bool extend = p && p->mapped && !p->allocated && p->event_count == 0 && p->size < size;
+  const size_t need = extend ? size - p->size : size;
+  const size_t bytes = round_up(need, seg.page);  // <= u->size: both are whole pages
+  if (fraction_set_ && size_t(stats_.reserved_bytes[kStatAll].current) + bytes > allowed_max_) {
+    fraction_limited_ = true;
+    return nullptr;
+  }
+  const size_t first = (uintptr_t(u->ptr) - seg.base) / seg.page;
+  if (!map_pages(seg, first, bytes / seg.page)) return nullptr;
+  seg.unmapped.erase(it);
+  Block* m = u;
+  if (bytes < u->size) {  // the front of u becomes mapped; the rest stays unmapped
+    m = new_block();
+    m->device = device_;
+    m->stream = seg.stream;
+    m->pool = seg.pool;
+    m->segment = &seg;
+    m->ptr = u->ptr;
+    m->size = bytes;
+    m->prev = u->prev;
+    m->next = u;
+    if (m->prev) m->prev->next = m;
+    u->prev = m;
+    u->ptr = static_cast<char*>(u->ptr) + bytes;
+    u->size -= bytes;
+    seg.unmapped.insert(u);
+  }
+  m->mapped = true;
+  if (extend) {
+    pool_erase(p);
+    p->size += m->size;
+    p->next = m->next;
+    if (p->next) p->next->prev = p;
+    delete_block(m);
+    m = p;
+  }
+  return m;
+}
+
+void DeviceCachingAllocator::release_expandable_pages() {
+  if (expandable_.empty()) return;
+  // Free blocks with at least one whole page.
+  std::vector<Block*> frees;
+  for (BlockPool* pool : {&small_, &large_})
+    for (Block* b : pool->blocks) {
+      if (!b->segment) continue;
+      const ExpandableSegment& seg = *b->segment;
+      const size_t off = uintptr_t(b->ptr) - seg.base;
+      if (round_up(off, seg.page) + seg.page <= off + b->size) frees.push_back(b);
+    }
+  if (!frees.empty()) {
+    // The GPU may still be working on memory freed on the host (blocks are reused in stream
+    // order without waiting); unmapping it must wait, as cudaFree does.
+    CudaDeviceScope scope(device_);
+    WICK_CUDA_CHECK(cudaDeviceSynchronize(), "empty_cache");
+  }
+  for (Block* b : frees) {
+    ExpandableSegment& seg = *b->segment;
+    const size_t off = uintptr_t(b->ptr) - seg.base, end = off + b->size;
+    const size_t a = round_up(off, seg.page), e = end / seg.page * seg.page;
+    pool_erase(b);
+    unmap_pages(seg, a / seg.page, (e - a) / seg.page);
+    // b becomes the unmapped middle; what is left of it before and after stays free and mapped.
+    auto piece = [&](size_t from, size_t to) {
+      Block* x = new_block();
+      x->device = device_;
+      x->stream = seg.stream;
+      x->pool = seg.pool;
+      x->segment = &seg;
+      x->ptr = reinterpret_cast<void*>(seg.base + from);
+      x->size = to - from;
+      return x;
+    };
+    if (a > off) {
+      Block* h = piece(off, a);
+      h->prev = b->prev;
+      h->next = b;
+      if (h->prev) h->prev->next = h;
+      b->prev = h;
+      pool_insert(h);
+    }
+    if (end > e) {
+      Block* t = piece(e, end);
+      t->next = b->next;
+      t->prev = b;
+      if (t->next) t->next->prev = t;
+      b->next = t;
+      pool_insert(t);
+    }
+    b->ptr = reinterpret_cast<void*>(seg.base + a);
+    b->size = e - a;
+    b->mapped = false;
+    for (Block* n : {b->prev, b->next}) {
+      if (!n || n->mapped) continue;
+      seg.unmapped.erase(n);
+      if (n == b->prev) {
+        b->ptr = n->ptr;
+        b->prev = n->prev;
+        if (b->prev) b->prev->next = b;
+      } else {
+        b->next = n->next;
+        if (b->next) b->next->prev = b;
+      }
+      b->size += n->size;
+      delete_block(n);
+    }
+    seg.unmapped.insert(b);
+  }
+  // Segments with nothing mapped any more give their addresses back.
+  const VmmDriver& drv = vmm_driver("empty_cache");
+  for (auto it = expandable_.begin(); it != expandable_.end();) {
+    ExpandableSegment& seg = **it;
+    if (seg.mapped_bytes != 0 || seg.unmapped.size() != 1 || (*seg.unmapped.begin())->size != seg.va_size) {
+      ++it;
+      continue;
+    }
+    Block* whole = *seg.unmapped.begin();
+    seg.unmapped.clear();
+    delete_block(whole);
+    {
+      CudaDeviceScope scope(device_);
+      cu_check(drv, drv.address_free(CUdeviceptr(seg.base), seg.va_size), "cuMemAddressFree", "empty_cache");
+    }
+    it = expandable_.erase(it);
+  }
+}
+
 void DeviceCachingAllocator::split(Block* b, size_t size) {
   Block* rest = new_block();
   rest->device = device_;
   rest->stream = b->stream;
   rest->pool = b->pool;
+  rest->segment = b->segment;
   rest->ptr = static_cast<char*>(b->ptr) + size;
   rest->size = b->size - size;
   rest->prev = b;
@@ -153,6 +501,15 @@ void DeviceCachingAllocator::split(Block* b, size_t size) {
   if (rest->next) rest->next->prev = rest;
   b->next = rest;
   b->size = size;
+  // In an expandable segment the block may have been mapped just before a free block: merge
+  // the rest with it so that free space stays in one piece.
+  if (Block* n = rest->next; rest->segment && n && n->mapped && !n->allocated && n->event_count == 0) {
+    pool_erase(n);
+    rest->size += n->size;
+    rest->next = n->next;
+    if (rest->next) rest->next->prev = rest;
+    delete_block(n);
+  }
   pool_insert(rest);
 }
 
@@ -185,6 +542,21 @@ Block* DeviceCachingAllocator::malloc(size_t requested, cudaStream_t stream) {
                                          : large_;
   const size_t alloc_size = allocation_size(size);
   Block* b = find_free_block(pool, size, stream);
+  // Graphs' private pools keep cudaMalloc'd segments: a captured graph holds on to the
+  // addresses it was recorded with, and those must stay mapped for as long as the graph
+  // lives; fixed segments that go back only when the pool is released give that for free.
+  if (!b && cfg.expandable_segments && !priv) {
+    if (fraction_set_ && cfg.garbage_collection_threshold > 0 && captures_.empty()) garbage_collect();
+    b = map_expandable(expandable_segment(&pool, stream), size);
+    if (!b && captures_.empty()) {
+      // Unmap every free page (and give back cached fixed segments), then try once more.
+      release_cached_blocks();
+      ++stats_.num_alloc_retries;
+      b = find_free_block(pool, size, stream);
+      if (!b) b = map_expandable(expandable_segment(&pool, stream), size);
+    }
+    if (!b) throw_oom(lock, requested, size);
+  }
   if (!b && !captures_.empty()) {
     // Capturing: no cudaFree (it would synchronize), so no garbage collection and no retry.
     b = alloc_segment(&pool, alloc_size, stream);
@@ -203,8 +575,8 @@ Block* DeviceCachingAllocator::malloc(size_t requested, cudaStream_t stream) {
   }
 
   const size_t remaining = b->size - size;
-  const bool do_split =
-      pool.small ? remaining >= kMinBlockSize : size < cfg.max_split_size && remaining > kSmallSize;
+  const bool do_split = pool.small ? remaining >= kMinBlockSize
+                                   : (size < cfg.max_split_size || b->segment) && remaining > kSmallSize;
   if (do_split) split(b, size);
 
   b->allocated = true;
@@ -294,7 +666,7 @@ void DeviceCachingAllocator::free_block(Block* b) {
   update_stats(stats_.active_bytes, b->pool, -int64_t(b->size));
   // Merge with free neighbours (not allocated, no pending events: they are in the pool).
   for (Block* n : {b->prev, b->next}) {
-    if (!n || n->allocated || n->event_count > 0) continue;
+    if (!n || n->allocated || n->event_count > 0 || !n->mapped) continue;
     pool_erase(n);
     if (n == b->prev) {
       b->ptr = n->ptr;
@@ -329,9 +701,10 @@ void DeviceCachingAllocator::release_cached_blocks() {
   for (BlockPool* pool : {&small_, &large_}) {
     std::vector<Block*> whole;
     for (Block* b : pool->blocks)
-      if (!b->is_split()) whole.push_back(b);
+      if (!b->is_split() && !b->segment) whole.push_back(b);
     for (Block* b : whole) release_segment(b);
   }
+  release_expandable_pages();
 }
 
 // Simpler than PyTorch's age-averaging: give back whole free segments, least recently freed
@@ -339,10 +712,12 @@ void DeviceCachingAllocator::release_cached_blocks() {
 void DeviceCachingAllocator::garbage_collect() {
   const double limit = alloc_config().garbage_collection_threshold * double(allowed_max_);
   if (double(stats_.reserved_bytes[kStatAll].current) <= limit) return;
+  // Expandable segments: all their free pages go back at once (no ages per page).
+  if (!expandable_.empty()) release_expandable_pages();
   std::vector<Block*> whole;
   for (BlockPool* pool : {&small_, &large_})
     for (Block* b : pool->blocks)
-      if (!b->is_split()) whole.push_back(b);
+      if (!b->is_split() && !b->segment) whole.push_back(b);
   std::sort(whole.begin(), whole.end(), [](Block* a, Block* b) { return a->freed_at < b->freed_at; });
   for (Block* b : whole) {
     if (double(stats_.reserved_bytes[kStatAll].current) <= limit) break;
@@ -488,21 +863,25 @@ std::vector<std::pair<size_t, std::vector<std::pair<size_t, bool>>>> DeviceCachi
     pools.push_back(&p->small);
     pools.push_back(&p->large);
   }
+  auto add_head = [&](Block* b) {
+    while (b->prev) b = b->prev;
+    heads.insert(b);
+  };
   for (BlockPool* pool : pools)
-    for (Block* b : pool->blocks) {
-      Block* h = b;
-      while (h->prev) h = h->prev;
-      heads.insert(h);
-    }
+    for (Block* b : pool->blocks) add_head(b);
+  // An expandable segment is one segment of its mapped blocks (the unmapped ranges left out).
+  for (const auto& seg : expandable_)
+    for (Block* b : seg->unmapped) add_head(b);
   std::vector<std::pair<size_t, std::vector<std::pair<size_t, bool>>>> out;
   for (Block* h : heads) {
     std::vector<std::pair<size_t, bool>> blocks;
     size_t total = 0;
     for (Block* b = h; b; b = b->next) {
+      if (!b->mapped) continue;
       blocks.push_back({b->size, b->allocated});
       total += b->size;
     }
-    out.push_back({total, std::move(blocks)});
+    if (!blocks.empty()) out.push_back({total, std::move(blocks)});
   }
   return out;
 }
