@@ -17,6 +17,8 @@
 #                       DistributedDataParallel rows of bench/compare with the buckets' GPU
 #                       timeline, wick-train --distributed beside one GPU; with 4 GPUs also two
 #                       "hosts" of 2 GPUs (wick-launch --nnodes 2) over NCCL's sockets
+#     --stress [S]      the allocator's stress test (8 threads, 2 GPUs, S seconds, default 60), with
+#                       fixed and with expandable segments, and the expandable-segment tests
 #     --dp              several GPUs: the DataParallel and cuda::comm tests, wick-train --gpus all
 #                       beside one GPU (CNN), the DataParallel rows of bench/compare, and the
 #                       2- and 4-GPU steps' timelines (WICK_DP_TIMELINE=1) in $OUT/dp{2,4}_timeline.txt
@@ -24,7 +26,7 @@ set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 OUT=${OUT:-/tmp/wick-out}
 mkdir -p "$OUT"
-info=0 tests=0 filter="" sanitize=0 conformance=0 compare=0 cfilter="" bench="" train=0 dp=0 dist=0
+stress=0 info=0 tests=0 filter="" sanitize=0 conformance=0 compare=0 cfilter="" bench="" train=0 dp=0 dist=0
 while (($#)); do
   case "$1" in
     --info) info=1 ;;
@@ -35,6 +37,7 @@ while (($#)); do
     --bench) bench="$2"; shift ;;
     --train) train=1 ;;
     --dp) dp=1 ;;
+    --stress) stress=60; [[ "${2:-}" =~ ^[0-9]+$ ]] && { stress="$2"; shift; } ;;
     --dist) dist=1 ;;
     *) echo "unknown flag $1" >&2; exit 2 ;;
   esac
@@ -195,6 +198,14 @@ if ((dist)); then
   python3 bench/compare/table.py "$OUT/compare_wick.txt" "$OUT/compare_torch.txt" | tee "$OUT/compare_table.md"
   WICK_NCCL_TIMELINE=1 timeout 200 $launch $build/compare/wick_ddp_step >"$OUT/ddp_timeline.txt" 2>&1
   echo "ddp timeline rc=$?"; cat "$OUT/ddp_timeline.txt" | head -40
+fi
+
+if ((stress)); then
+  step "CudaExpandable tests and the stress test, $stress s each ($(nvidia-smi -L | wc -l) GPUs)"
+  (cd $build && ctest --output-on-failure -j1 --timeout 300 -R 'CudaExpandable|fake_driver') >"$OUT/ctest_expandable.log" 2>&1
+  echo "expandable tests rc=$?"; grep -E 'tests passed|Failed|\*\*\*' "$OUT/ctest_expandable.log" | head
+  (cd $build && WICK_STRESS_SECONDS=$stress ctest -V -j1 --timeout $((stress * 3 + 120)) -L cuda_stress) >"$OUT/ctest_stress.log" 2>&1
+  echo "stress rc=$?"; grep -E 'tests passed|Failed|cuda stress|memory' "$OUT/ctest_stress.log" | head -20
 fi
 
 if ((compare)); then
