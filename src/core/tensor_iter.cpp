@@ -36,7 +36,7 @@ DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op) {
 
 bool is_non_overlapping_and_dense(const Tensor& t) {
   const int64_t n = t.dim();
-  if (n == 0) return true;
+  if (n == 0 || t.numel() == 0) return true;  // an empty tensor has no element to overlap
   IntArrayRef sizes = t.sizes(), strides = t.strides();
   if (n == 1) return sizes[0] < 2 || strides[0] == 1;
   // Dims by increasing stride, those of size < 2 last (they take no memory of their own).
@@ -51,7 +51,7 @@ bool is_non_overlapping_and_dense(const Tensor& t) {
   for (int64_t d : perm) {
     if (sizes[d] < 2) return true;
     if (strides[d] != expected) return false;
-    expected *= sizes[d];
+    if (__builtin_mul_overflow(expected, sizes[d], &expected)) return false;
   }
   return true;
 }
