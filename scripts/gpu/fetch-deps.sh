@@ -12,8 +12,12 @@ cd .deps/debs
 packages=(
   libgtest-dev                                   # GoogleTest (static libs, CMake config)
   libbenchmark-dev libbenchmark1debian           # Google Benchmark
-  libopenblas-openmp-dev libopenblas0-openmp     # CPU GEMM, OpenMP build
+  libopenblas-openmp-dev libopenblas0-openmp     # CPU GEMM, OpenMP build (float64 beside oneDNN)
   libgfortran5 libquadmath0                      # what libopenblas needs at run time
+  libdnnl-dev libdnnl2 ocl-icd-libopencl1        # CPU GEMM, float32: oneDNN (it links libOpenCL)
+  libopenblas-pthread-dev libopenblas0-pthread   # the other CPU GEMM choices (WICK_CPU_BLAS),
+  libblis-openmp-dev libblis4-openmp             # compared by scripts/gpu/cpu-gemm.sh
+  libblis-pthread-dev libblis4-pthread
   libgomp1                                       # used only if the GPU machine lacks one
   zlib1g-dev zlib1g                              # the data loaders' gzip
   libcli11-dev nlohmann-json3-dev                # header-only: the programs' flags, safetensors
