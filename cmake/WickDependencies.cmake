@@ -72,7 +72,7 @@ elseif(WICK_CPU_BLAS STREQUAL "blis")
     message(FATAL_ERROR "BLIS (OpenMP build) not found: install it with `apt-get install libblis-openmp-dev`, "
                         "or pass -DWICK_BLIS=/path/libblis.so -DWICK_BLIS_INCLUDE=/dir")
   endif()
-  target_include_directories(wick_deps INTERFACE ${WICK_BLIS_INCLUDE})
+  target_include_directories(wick_deps SYSTEM INTERFACE ${WICK_BLIS_INCLUDE})  # blis.h trips -Wextra
   target_link_libraries(wick_deps INTERFACE ${WICK_BLIS})
   set_property(SOURCE ${_wick_gemm_source} APPEND PROPERTY COMPILE_DEFINITIONS WICK_CPU_BLAS_BLIS=1)
   message(STATUS "wick: BLIS ${WICK_BLIS}")
