@@ -142,7 +142,7 @@ void BM_Sum(benchmark::State& state) {
 }
 BENCHMARK(BM_Sum)->Arg(kLarge)->UseRealTime();
 
-// ---- matmul through OpenBLAS, in FLOP/s
+// ---- matmul through the CPU GEMM library (WICK_CPU_BLAS), in FLOP/s
 void BM_Matmul(benchmark::State& state) {
   const int64_t n = state.range(0);
   auto a = wick::rand({n, n}), b = wick::rand({n, n});

@@ -148,7 +148,7 @@ void BM_LogSoftmax(benchmark::State& state) {
 }
 BENCHMARK(BM_LogSoftmax)->UseRealTime();
 
-// ---- the matmul family through OpenBLAS, in FLOP/s
+// ---- the matmul family through the CPU GEMM library (WICK_CPU_BLAS), in FLOP/s
 void set_flops(benchmark::State& state, double flops) {
   state.counters["FLOP/s"] =
       benchmark::Counter(flops * double(state.iterations()), benchmark::Counter::kIsRate);

@@ -1,4 +1,4 @@
-# What wick links: OpenBLAS (OpenMP build), OpenMP, and, when nvcc is found, CUDA's libraries.
+# What wick links: the CPU GEMM library (WICK_CPU_BLAS, below), OpenMP, and, when nvcc is found, CUDA's libraries.
 # Everything lands on one interface target, wick_deps, linked privately by the library.
 add_library(wick_deps INTERFACE)
 
@@ -9,20 +9,76 @@ target_link_libraries(wick_deps INTERFACE OpenMP::OpenMP_CXX)
 find_package(ZLIB REQUIRED)
 target_link_libraries(wick_deps INTERFACE ZLIB::ZLIB)
 
-# Debian installs the OpenMP build of OpenBLAS in its own folder (libopenblas-openmp-dev).
-find_path(WICK_CBLAS_INCLUDE cblas.h
-  PATHS /usr/include/x86_64-linux-gnu/openblas-openmp /usr/include/aarch64-linux-gnu/openblas-openmp
-        /usr/include/openblas /usr/include NO_DEFAULT_PATH)
-find_library(WICK_OPENBLAS NAMES openblas
-  PATHS /usr/lib/x86_64-linux-gnu/openblas-openmp /usr/lib/aarch64-linux-gnu/openblas-openmp
-        /usr/lib/x86_64-linux-gnu /usr/lib)
-if(NOT WICK_CBLAS_INCLUDE OR NOT WICK_OPENBLAS)
-  message(FATAL_ERROR "OpenBLAS not found: install it with `apt-get install libopenblas-openmp-dev` "
-                      "(scripts/setup.sh does), or pass -DWICK_OPENBLAS=/path/libopenblas.so -DWICK_CBLAS_INCLUDE=/dir")
+# The CPU GEMM (src/cpu/gemm.cpp), chosen by measurement (docs/design.md, "CPU GEMM"):
+#   dnnl              oneDNN's dnnl_sgemm for float32 (libdnnl-dev), OpenBLAS's OpenMP build for
+#                     float64; the default
+#   openblas-openmp   OpenBLAS, OpenMP build (libopenblas-openmp-dev)
+#   openblas-pthread  OpenBLAS, pthread build (libopenblas-pthread-dev)
+#   blis              BLIS, OpenMP build (libblis-openmp-dev)
+# Each library's folder can be given instead of searched: -DWICK_OPENBLAS=/path/libopenblas.so
+# -DWICK_CBLAS_INCLUDE=/dir, -DWICK_DNNL=/path/libdnnl.so -DWICK_DNNL_INCLUDE=/dir,
+# -DWICK_BLIS=/path/libblis.so -DWICK_BLIS_INCLUDE=/dir.
+set(WICK_CPU_BLAS "dnnl" CACHE STRING "CPU GEMM library: dnnl, openblas-openmp, openblas-pthread or blis")
+set_property(CACHE WICK_CPU_BLAS PROPERTY STRINGS dnnl openblas-openmp openblas-pthread blis)
+set(_wick_gemm_source ${PROJECT_SOURCE_DIR}/src/cpu/gemm.cpp)
+set(_wick_multiarch x86_64-linux-gnu aarch64-linux-gnu)
+if(WICK_CPU_BLAS STREQUAL "dnnl" OR WICK_CPU_BLAS STREQUAL "openblas-openmp" OR WICK_CPU_BLAS STREQUAL "openblas-pthread")
+  # Debian installs each OpenBLAS build in its own folder; dnnl takes float64 from the OpenMP one.
+  set(_wick_openblas openblas-openmp)
+  if(WICK_CPU_BLAS STREQUAL "openblas-pthread")
+    set(_wick_openblas openblas-pthread)
+  endif()
+  list(TRANSFORM _wick_multiarch PREPEND /usr/include/ OUTPUT_VARIABLE _wick_inc)
+  list(TRANSFORM _wick_inc APPEND /${_wick_openblas})
+  list(TRANSFORM _wick_multiarch PREPEND /usr/lib/ OUTPUT_VARIABLE _wick_lib)
+  list(TRANSFORM _wick_lib APPEND /${_wick_openblas})
+  # The build's own folder first: /usr/lib/<arch>/libopenblas.so is an alternatives link to
+  # whichever build was installed last (and so is the libopenblas.so.0 the loader would find);
+  # the folder, linked by full path, also lands in the library's RUNPATH.
+  find_path(WICK_CBLAS_INCLUDE cblas.h PATHS ${_wick_inc} /usr/include/openblas /usr/include NO_DEFAULT_PATH)
+  find_library(WICK_OPENBLAS NAMES openblas PATHS ${_wick_lib} NO_DEFAULT_PATH)
+  find_library(WICK_OPENBLAS NAMES openblas)
+  if(NOT WICK_CBLAS_INCLUDE OR NOT WICK_OPENBLAS)
+    message(FATAL_ERROR "OpenBLAS not found: install it with `apt-get install lib${_wick_openblas}-dev` "
+                        "(scripts/setup.sh does), or pass -DWICK_OPENBLAS=/path/libopenblas.so -DWICK_CBLAS_INCLUDE=/dir")
+  endif()
+  target_include_directories(wick_deps INTERFACE ${WICK_CBLAS_INCLUDE})
+  target_link_libraries(wick_deps INTERFACE ${WICK_OPENBLAS})
+  message(STATUS "wick: OpenBLAS ${WICK_OPENBLAS}")
+  if(WICK_CPU_BLAS STREQUAL "openblas-pthread")
+    set_property(SOURCE ${_wick_gemm_source} APPEND PROPERTY COMPILE_DEFINITIONS WICK_CPU_BLAS_OPENBLAS_PTHREAD=1)
+  endif()
 endif()
-target_include_directories(wick_deps INTERFACE ${WICK_CBLAS_INCLUDE})
-target_link_libraries(wick_deps INTERFACE ${WICK_OPENBLAS})
-message(STATUS "wick: OpenBLAS ${WICK_OPENBLAS}")
+if(WICK_CPU_BLAS STREQUAL "dnnl")
+  find_path(WICK_DNNL_INCLUDE oneapi/dnnl/dnnl.h)
+  find_library(WICK_DNNL NAMES dnnl)
+  if(NOT WICK_DNNL_INCLUDE OR NOT WICK_DNNL)
+    message(FATAL_ERROR "oneDNN not found: install it with `apt-get install libdnnl-dev` (scripts/setup.sh does), "
+                        "pass -DWICK_DNNL=/path/libdnnl.so -DWICK_DNNL_INCLUDE=/dir, or choose another "
+                        "-DWICK_CPU_BLAS (openblas-openmp, openblas-pthread, blis)")
+  endif()
+  target_include_directories(wick_deps INTERFACE ${WICK_DNNL_INCLUDE})
+  target_link_libraries(wick_deps INTERFACE ${WICK_DNNL})
+  set_property(SOURCE ${_wick_gemm_source} APPEND PROPERTY COMPILE_DEFINITIONS WICK_CPU_BLAS_DNNL=1)
+  message(STATUS "wick: oneDNN ${WICK_DNNL} (float32 GEMM)")
+elseif(WICK_CPU_BLAS STREQUAL "blis")
+  list(TRANSFORM _wick_multiarch PREPEND /usr/include/ OUTPUT_VARIABLE _wick_inc)
+  list(TRANSFORM _wick_inc APPEND /blis-openmp)
+  list(TRANSFORM _wick_multiarch PREPEND /usr/lib/ OUTPUT_VARIABLE _wick_lib)
+  list(TRANSFORM _wick_lib APPEND /blis-openmp)
+  find_path(WICK_BLIS_INCLUDE blis.h PATHS ${_wick_inc} /usr/include/blis NO_DEFAULT_PATH)
+  find_library(WICK_BLIS NAMES blis PATHS ${_wick_lib} NO_DEFAULT_PATH)
+  if(NOT WICK_BLIS_INCLUDE OR NOT WICK_BLIS)
+    message(FATAL_ERROR "BLIS (OpenMP build) not found: install it with `apt-get install libblis-openmp-dev`, "
+                        "or pass -DWICK_BLIS=/path/libblis.so -DWICK_BLIS_INCLUDE=/dir")
+  endif()
+  target_include_directories(wick_deps SYSTEM INTERFACE ${WICK_BLIS_INCLUDE})  # blis.h trips -Wextra
+  target_link_libraries(wick_deps INTERFACE ${WICK_BLIS})
+  set_property(SOURCE ${_wick_gemm_source} APPEND PROPERTY COMPILE_DEFINITIONS WICK_CPU_BLAS_BLIS=1)
+  message(STATUS "wick: BLIS ${WICK_BLIS}")
+elseif(NOT WICK_CPU_BLAS MATCHES "^openblas-(openmp|pthread)$")
+  message(FATAL_ERROR "WICK_CPU_BLAS=${WICK_CPU_BLAS}: choose dnnl, openblas-openmp, openblas-pthread or blis")
+endif()
 
 # Open MPI runs the "mpi" process group (src/distributed) through MPI's C API; without it
 # init_process_group("mpi") raises NotImplementedError. Only src/distributed's sources see

@@ -7,7 +7,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build ccache
-  libopenblas-openmp-dev libcli11-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
+  libopenblas-openmp-dev libdnnl-dev libcli11-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
   libgtest-dev libbenchmark-dev
   libdlpack-dev pkg-config
   libopenmpi-dev openmpi-bin

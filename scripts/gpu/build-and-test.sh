@@ -5,6 +5,9 @@
 # minutes only.
 #   bash scripts/gpu/build-and-test.sh [flags]
 #     --info            what the machine has (compilers, GPUs, LibTorch)
+#   WICK_CPU_BLAS (environment): the CPU GEMM library (cmake/WickDependencies.cmake), dnnl
+#   unless set, e.g. WICK_CPU_BLAS=openblas-openmp. The libraries side by side, without
+#   building wick: scripts/gpu/cpu-gemm.sh.
 #     --tests [REGEX]   ctest (the Cuda* runtime tests one at a time, the rest in parallel)
 #     --sanitize        compute-sanitizer memcheck, racecheck, synccheck and initcheck over the CUDA
 #                       tests, caching off
@@ -74,6 +77,7 @@ start=$(date +%s)
 cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DWICK_CUDA=ON \
   -DWICK_OPENBLAS="$lib/openblas-openmp/libopenblas.so" \
   -DWICK_CBLAS_INCLUDE="$deps/usr/include/x86_64-linux-gnu/openblas-openmp" \
+  -DWICK_DNNL="$lib/libdnnl.so" -DWICK_DNNL_INCLUDE="$deps/usr/include" -DWICK_CPU_BLAS="${WICK_CPU_BLAS:-dnnl}" \
   -DCMAKE_CXX_FLAGS="-isystem $deps/usr/include" \
   -DGTest_DIR="$lib/cmake/GTest" -Dbenchmark_DIR="$lib/cmake/benchmark" \
   -DZLIB_INCLUDE_DIR="$deps/usr/include" -DZLIB_LIBRARY="$deps/lib/x86_64-linux-gnu/libz.so.1.2.13" \
