@@ -90,6 +90,8 @@ TEST(MaxPool2dCpu, MatchesLoops) {
   const std::vector<Pool> cases = {
       // n c  h  w kh kw sh sw ph pw dh dw ceil
       {2, 3, 8, 8, 2, 2, 2, 2, 0, 0, 1, 1, false},  // the CNN's pooling
+      {2, 2, 7, 9, 2, 2, 2, 2, 0, 0, 1, 1, false},  // the same, odd sizes (the last row and column unused)
+      {2, 2, 7, 9, 2, 2, 2, 2, 0, 0, 1, 1, true},   // ceil_mode: windows cut by the edge
       {2, 2, 7, 9, 3, 3, 2, 2, 1, 1, 1, 1, false},  // overlapping windows, padding
       {1, 3, 7, 7, 2, 3, 2, 1, 1, 1, 2, 1, true},   // dilation, ceil_mode
       {2, 2, 5, 6, 3, 2, 3, 2, 1, 0, 1, 2, true},   // windows past the edge
@@ -100,7 +102,8 @@ TEST(MaxPool2dCpu, MatchesLoops) {
       for (bool strided : {false, true}) check(k, dtype, strided);
 }
 
-// A NaN in a window is its max and takes the gradient; with two NaNs, the first.
+// A NaN in a window is its max and takes the gradient; with two NaNs, the first (the 2x2
+// windows of the CNN's pooling, and 3x3 ones with padding).
 TEST(MaxPool2dCpu, NaNWins) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   Tensor x = tensor<float>({1, nan, 5, 2, 3, nan, nan, 4}).view({1, 1, 2, 4}).requires_grad_();
@@ -111,6 +114,17 @@ TEST(MaxPool2dCpu, NaNWins) {
   EXPECT_TRUE(std::isnan(v[1]));
   y.backward(tensor<float>({10, 20}).view({1, 1, 1, 2}));
   expect_close(x.grad().reshape({-1}), std::vector<double>{0, 10, 0, 0, 0, 0, 20, 0}, 0);
+
+  // [[1, 2, 3], [nan, 5, 6], [7, 8, 9]]: only the windows of the right column miss the NaN.
+  Tensor z = tensor<float>({1, 2, 3, nan, 5, 6, 7, 8, 9}).view({1, 1, 3, 3}).requires_grad_();
+  Tensor m = F::max_pool2d(z, 3, 1, 1);
+  auto mv = m.detach().to_vector<float>();
+  for (int i : {0, 1, 3, 4, 6, 7}) EXPECT_TRUE(std::isnan(mv[size_t(i)])) << i;
+  EXPECT_EQ(mv[2], 6.f);
+  EXPECT_EQ(mv[5], 9.f);
+  EXPECT_EQ(mv[8], 9.f);
+  m.sum().backward();
+  expect_close(z.grad().reshape({-1}), std::vector<double>{0, 0, 0, 6, 0, 1, 0, 0, 2}, 0);
 }
 
 }  // namespace
