@@ -138,13 +138,15 @@ template <class T>
 void max_pool_backward_planes(const T* dy, const int64_t* off, T* dx, int64_t planes, int64_t h, int64_t w,
                               const Pool2dGeometry& g) {
   const int64_t out = g.oh * g.ow;
+  // Each offset's row and column within the window, in input elements (no division per output).
+  std::vector<int64_t> di(size_t(g.kh * g.kw)), dj(size_t(g.kh * g.kw));
+  for (int64_t e = 0; e < g.kh * g.kw; ++e) di[size_t(e)] = e / g.kw * g.dh, dj[size_t(e)] = e % g.kw * g.dw;
 #pragma omp parallel for if (planes * out > kPoolParallelGrain) schedule(static)
   for (int64_t p = 0; p < planes; ++p)
     for (int64_t oy = 0; oy < g.oh; ++oy)
       for (int64_t ox = 0; ox < g.ow; ++ox) {
         const int64_t e = p * out + oy * g.ow + ox;
-        const int64_t iy = oy * g.sh - g.ph + off[e] / g.kw * g.dh,
-                      ix = ox * g.sw - g.pw + off[e] % g.kw * g.dw;
+        const int64_t iy = oy * g.sh - g.ph + di[size_t(off[e])], ix = ox * g.sw - g.pw + dj[size_t(off[e])];
         if (iy >= 0 && iy < h && ix >= 0 && ix < w) dx[(p * h + iy) * w + ix] += dy[e];
       }
 }
