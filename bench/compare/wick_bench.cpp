@@ -110,5 +110,21 @@ int main(int argc, char** argv) {
     const double ams = compare::wall_ms([&] { auto z = x + y; }, 21, [] {});
     report("cpu_add_16M_gbs", 12.0 * double(int64_t(16) << 20) / (ams * 1e-3) / 1e9, "GB/s");
   }
+  // The CNN of wick-train (tools/wick_train.cpp), batch 64 of 28x28 images: each convolution's
+  // forward + backward, as a training step runs it (the first layer's input needs no gradient).
+  if (sel("cpu_conv2d_cnn")) {
+    auto conv_ms = [&](int64_t c, int64_t o, int64_t hw, bool input_grad) {
+      auto x = randn({64, c, hw, hw}), w = (randn({o, c, 3, 3}) * 0.1).requires_grad_();
+      auto b = zeros({o}).requires_grad_(), gy = randn({64, o, hw, hw});
+      if (input_grad) x.requires_grad_();
+      auto step = [&] {
+        for (Tensor* t : {&x, &w, &b}) t->mutable_grad() = Tensor();
+        nn::functional::conv2d(x, w, b, 1, 1).backward(gy);
+      };
+      return compare::wall_ms(step, 21, [] {});
+    };
+    report("cpu_conv2d_cnn1_fwd_bwd_ms", conv_ms(1, 32, 28, false), "ms");
+    report("cpu_conv2d_cnn2_fwd_bwd_ms", conv_ms(32, 64, 14, true), "ms");
+  }
   return 0;
 }

@@ -1,6 +1,6 @@
 // The backward of a 2-D convolution: one ConvolutionBackward0 node over (input, weight, bias),
-// whose formula is the device's conv2d_backward entry (cuDNN on CUDA where built, else the
-// generic col2im + GEMM in src/core/conv.cpp).
+// whose formula is the device's conv2d_backward entry (cuDNN on CUDA where built, im2col + BLAS
+// on the CPU, else the generic col2im + GEMM in src/core/conv.cpp).
 #include "autograd/function.h"
 #include "core/conv.h"
 

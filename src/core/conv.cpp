@@ -5,10 +5,12 @@
 // matrix, then GEMM. Backward: dW = dY @ cols^T, dX = col2im(W^T @ dY), where col2im adds each
 // of the kh * kw column blocks into a strided view of the padded input gradient.
 //
-// It runs on any device that has copy, GEMM and add kernels: it fills the CPU's entries, and
-// CUDA's when the build has no cuDNN. Its cost is the cols matrix (C * kh * kw * OH * OW per
-// image); cuDNN avoids it on CUDA (src/cuda/cudnn_conv.cpp fills CUDA's entries then, and hands
-// back here what cuDNN refuses: integer dtypes, sizes past its 32-bit counts).
+// It runs on any device that has copy, GEMM and add kernels: CUDA's entries when the build has
+// no cuDNN, and the CPU's for the dtypes BLAS lacks. Its cost is the cols matrix
+// (C * kh * kw * OH * OW per image, for the whole batch); cuDNN avoids it on CUDA
+// (src/cuda/cudnn_conv.cpp fills CUDA's entries then, and hands back here what cuDNN refuses:
+// integer dtypes, sizes past its 32-bit counts), and the CPU's float32/float64 kernel
+// (src/cpu/conv_kernel.cpp) keeps one image's cols per thread.
 #include "core/conv.h"
 
 #include "autograd/hooks.h"

@@ -1,6 +1,6 @@
 // 2-D convolution in core: the op (checks, autograd, the device's kernel-table entries) and the
-// generic implementation that fills those entries on the CPU, and on CUDA in a build without
-// cuDNN. nn::functional::conv2d adds batching of unbatched inputs on top.
+// generic implementation that fills those entries on CUDA in a build without cuDNN, and serves
+// the CPU's dtypes that BLAS lacks. nn::functional::conv2d adds batching of unbatched inputs on top.
 #pragma once
 
 #include <array>

@@ -1,6 +1,6 @@
 // The CPU kernel table: elementwise families over cpu_loop (loops.h), reductions with
-// blocked pairwise summation, GEMM through OpenBLAS; convolution is core's generic im2col +
-// GEMM (core/conv.h), built on those.
+// blocked pairwise summation, GEMM through OpenBLAS; convolution through explicit im2col + BLAS
+// (conv_kernel.cpp), core's generic im2col + GEMM (core/conv.h) for the dtypes BLAS lacks.
 #include <cstring>
 
 #include "core/conv.h"
@@ -138,8 +138,8 @@ const KernelTable& cpu_kernels() {
       .gather = cpu::cpu_gather,
       .nll_loss_forward = cpu::cpu_nll_loss_forward,
       .nll_loss_backward = cpu::cpu_nll_loss_backward,
-      .conv2d_forward = generic_conv2d_forward,
-      .conv2d_backward = generic_conv2d_backward,
+      .conv2d_forward = cpu::cpu_conv2d_forward,
+      .conv2d_backward = cpu::cpu_conv2d_backward,
       .sgd_step = cpu::cpu_sgd_step,
       .adam_step = cpu::cpu_adam_step,
       .unscale_check = cpu::cpu_unscale_check,

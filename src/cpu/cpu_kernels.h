@@ -20,6 +20,11 @@ void cpu_nll_loss_forward(const Tensor& out, const Tensor& total_weight, const T
 void cpu_nll_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const Tensor& target,
                            const Tensor& weight, const Tensor& total_weight, int64_t ignore_index,
                            LossReduction reduction);
+// 2-D convolution (conv_kernel.cpp): im2col + BLAS GEMM for float32/float64, core's generic
+// implementation for the rest.
+Tensor cpu_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dParams& p);
+std::array<Tensor, 3> cpu_conv2d_backward(const Tensor& dy, const Tensor& x, const Tensor& w,
+                                          const Conv2dParams& p, std::array<bool, 3> needs);
 void cpu_sgd_step(std::span<const Tensor> params, std::span<const Tensor> grads, std::span<const Tensor> bufs,
                   const SgdStepArgs& args);
 void cpu_unscale_check(std::span<const Tensor> grads, const Tensor& found_inf, const Tensor& inv_scale);

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/conv.h"
+#include "cpu/cpu_kernels.h"
 #include "wick/wick.h"
 
 namespace wick::detail {
@@ -45,9 +45,10 @@ TEST(KernelTable, FilledEntryIsReturned) {
   EXPECT_EQ(kernel<&KernelTable::fill>(some, Device(kCPU), "fill_"), &fill_nothing);
   EXPECT_EQ(error_of_missing<&KernelTable::copy>(some, Device(kCPU), "copy_"),
             "[copy_] not implemented on cpu");
-  // The CPU table fills convolution with the generic implementation.
-  EXPECT_EQ(kernel<&KernelTable::conv2d_forward>(Device(kCPU), "conv2d"), &generic_conv2d_forward);
-  EXPECT_EQ(kernel<&KernelTable::conv2d_backward>(Device(kCPU), "conv2d"), &generic_conv2d_backward);
+  // The CPU table fills convolution with its own kernel (which hands the dtypes BLAS lacks to the
+  // generic implementation).
+  EXPECT_EQ(kernel<&KernelTable::conv2d_forward>(Device(kCPU), "conv2d"), &cpu::cpu_conv2d_forward);
+  EXPECT_EQ(kernel<&KernelTable::conv2d_backward>(Device(kCPU), "conv2d"), &cpu::cpu_conv2d_backward);
 }
 
 }  // namespace

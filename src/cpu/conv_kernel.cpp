@@ -1,0 +1,280 @@
+// 2-D convolution on the CPU for float32 and float64: explicit im2col of one image into a
+// contiguous buffer reused across the images a thread runs, one BLAS GEMM per image and
+// group, and col2im for the input gradient. Images are spread over OpenMP threads (each GEMM
+// then runs on its own thread; OpenBLAS's OpenMP build does not start threads of its own
+// inside a parallel region); a single image leaves the threading to BLAS. Other dtypes, empty
+// sizes and sizes past BLAS's 32-bit counts go to core's generic implementation
+// (src/core/conv.cpp), whose results these match.
+//
+// Layout: x [N, C, H, W], w [O, C / groups, kh, kw], y [N, O, OH, OW], all made contiguous.
+// For image n and group g, cols [K, L] with K = C / groups * kh * kw and L = OH * OW holds the
+// input window element (c, i, j) of every output position in row (c * kh + i) * kw + j, so
+//   y[n, g]   = w[g] [og, K] @ cols [K, L]            (+ bias per row)
+//   dw[g]    += dy[n, g] [og, L] @ cols^T [L, K]      (summed over the images)
+//   dcols     = w[g]^T [K, og] @ dy[n, g] [og, L],    dx[n, g] = col2im(dcols)
+// A 1x1 kernel with stride 1 and no padding needs no im2col: cols is the image itself.
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <vector>
+
+#include <cblas.h>
+#include <omp.h>
+
+#include "core/conv.h"
+#include "cpu/cpu_kernels.h"
+#include "wick/ops.h"
+
+namespace wick::detail::cpu {
+
+namespace {
+
+struct Shape {
+  int64_t n, c, h, w, o, kh, kw, oh, ow, g, cg, og;
+  int64_t sh, sw, ph, pw, dh, dw;
+  int64_t k, l;  // GEMM sizes: K = cg * kh * kw, L = oh * ow
+  bool direct;   // 1x1 kernel, stride 1, no padding: cols is the image
+};
+
+Shape shape_of(const Tensor& x, const Tensor& w, const Conv2dParams& p) {
+  Shape s;
+  s.n = x.size(0), s.c = x.size(1), s.h = x.size(2), s.w = x.size(3);
+  s.o = w.size(0), s.kh = w.size(2), s.kw = w.size(3);
+  s.sh = p.stride[0], s.sw = p.stride[1], s.ph = p.padding[0], s.pw = p.padding[1];
+  s.dh = p.dilation[0], s.dw = p.dilation[1];
+  s.oh = conv_out_size(s.h, s.kh, s.sh, s.ph, s.dh);
+  s.ow = conv_out_size(s.w, s.kw, s.sw, s.pw, s.dw);
+  s.g = p.groups, s.cg = s.c / s.g, s.og = s.o / s.g;
+  s.k = s.cg * s.kh * s.kw, s.l = s.oh * s.ow;
+  s.direct = s.kh == 1 && s.kw == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 && s.pw == 0;
+  return s;
+}
+
+// Whether this kernel takes the problem: a BLAS dtype, nothing empty, GEMM sizes that fit
+// BLAS's int.
+bool usable(const Tensor& x, const Tensor& w, const Shape& s) {
+  if (x.dtype() != kFloat32 && x.dtype() != kFloat64) return false;
+  if (w.dtype() != x.dtype()) return false;
+  if (s.n == 0 || s.c == 0 || s.o == 0 || s.cg == 0 || s.og == 0) return false;
+  const int64_t most = std::max({s.k, s.l, s.og, s.cg * s.h * s.w});
+  return most < INT_MAX && s.k * s.l < INT_MAX;
+}
+
+// ceil(a / b) for b > 0 and any a.
+int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+
+// The output columns [first, last) whose input column ox * sw - pw + j * dw lies inside [0, w).
+struct ColRange {
+  int64_t first, last, in_first;  // in_first: the input column of `first`
+};
+
+ColRange col_range(const Shape& s, int64_t j) {
+  const int64_t off = j * s.dw - s.pw;
+  int64_t first = std::max<int64_t>(0, ceil_div(-off, s.sw));
+  int64_t last = std::min<int64_t>(s.ow, ceil_div(s.w - off, s.sw));
+  if (last < first) last = first;
+  return {first, last, first * s.sw + off};
+}
+
+// cols [K, L] of one image's group: x points at its first channel, [cg, h, w].
+template <class T>
+void im2col(const T* x, T* cols, const Shape& s) {
+  for (int64_t c = 0; c < s.cg; ++c)
+    for (int64_t i = 0; i < s.kh; ++i)
+      for (int64_t j = 0; j < s.kw; ++j) {
+        T* row = cols + ((c * s.kh + i) * s.kw + j) * s.l;
+        const ColRange r = col_range(s, j);
+        for (int64_t oy = 0; oy < s.oh; ++oy) {
+          T* out = row + oy * s.ow;
+          const int64_t iy = oy * s.sh - s.ph + i * s.dh;
+          if (iy < 0 || iy >= s.h) {
+            std::fill(out, out + s.ow, T(0));
+            continue;
+          }
+          const T* in = x + (c * s.h + iy) * s.w + r.in_first;
+          std::fill(out, out + r.first, T(0));
+          if (s.sw == 1) {
+            std::memcpy(out + r.first, in, size_t(r.last - r.first) * sizeof(T));
+          } else {
+            for (int64_t ox = r.first; ox < r.last; ++ox) out[ox] = in[(ox - r.first) * s.sw];
+          }
+          std::fill(out + r.last, out + s.ow, T(0));
+        }
+      }
+}
+
+// dx [cg, h, w] of one image's group += col2im(dcols [K, L]).
+template <class T>
+void col2im(const T* dcols, T* dx, const Shape& s) {
+  for (int64_t c = 0; c < s.cg; ++c)
+    for (int64_t i = 0; i < s.kh; ++i)
+      for (int64_t j = 0; j < s.kw; ++j) {
+        const T* row = dcols + ((c * s.kh + i) * s.kw + j) * s.l;
+        const ColRange r = col_range(s, j);
+        for (int64_t oy = 0; oy < s.oh; ++oy) {
+          const int64_t iy = oy * s.sh - s.ph + i * s.dh;
+          if (iy < 0 || iy >= s.h) continue;
+          const T* in = row + oy * s.ow + r.first;
+          T* out = dx + (c * s.h + iy) * s.w + r.in_first;
+          const int64_t len = r.last - r.first;
+          if (s.sw == 1) {
+            for (int64_t t = 0; t < len; ++t) out[t] += in[t];
+          } else {
+            for (int64_t t = 0; t < len; ++t) out[t * s.sw] += in[t];
+          }
+        }
+      }
+}
+
+// Row-major C [m, n] = alpha op(A) op(B) + beta C through cblas_sgemm / cblas_dgemm.
+template <class T>
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
+          T beta, T* c, int64_t ldc) {
+  const auto at = ta ? CblasTrans : CblasNoTrans, bt = tb ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemm(CblasRowMajor, at, bt, blasint(m), blasint(n), blasint(k), 1.0f, a, blasint(lda), b,
+                blasint(ldb), beta, c, blasint(ldc));
+  else
+    cblas_dgemm(CblasRowMajor, at, bt, blasint(m), blasint(n), blasint(k), 1.0, a, blasint(lda), b,
+                blasint(ldb), beta, c, blasint(ldc));
+}
+
+// Images run in parallel when there are several and enough work; one image leaves the
+// threads to BLAS.
+bool parallel_images(const Shape& s) {
+  return s.n > 1 && omp_get_max_threads() > 1 && !omp_in_parallel() &&
+         s.n * s.o * s.k * s.l >= (int64_t(1) << 16);
+}
+
+template <class T>
+void forward_impl(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Shape& s) {
+  const T* X = static_cast<const T*>(x.data_ptr());
+  const T* W = static_cast<const T*>(w.data_ptr());
+  const T* B = b.defined() ? static_cast<const T*>(b.data_ptr()) : nullptr;
+  T* Y = static_cast<T*>(y.data_ptr());
+#pragma omp parallel if (parallel_images(s))
+  {
+    std::vector<T> cols(s.direct ? 0 : size_t(s.k * s.l));
+#pragma omp for schedule(static)
+    for (int64_t n = 0; n < s.n; ++n)
+      for (int64_t g = 0; g < s.g; ++g) {
+        const T* xg = X + (n * s.c + g * s.cg) * s.h * s.w;
+        T* yg = Y + (n * s.o + g * s.og) * s.l;
+        if (B)
+          for (int64_t oc = 0; oc < s.og; ++oc)
+            std::fill(yg + oc * s.l, yg + (oc + 1) * s.l, B[g * s.og + oc]);
+        const T* src = xg;
+        if (!s.direct) {
+          im2col(xg, cols.data(), s);
+          src = cols.data();
+        }
+        gemm<T>(false, false, s.og, s.l, s.k, W + g * s.og * s.k, s.k, src, s.l, B ? T(1) : T(0), yg, s.l);
+      }
+  }
+}
+
+template <class T>
+void backward_impl(const Tensor& dy, const Tensor& x, const Tensor& w, std::array<Tensor, 3>& r,
+                   const Shape& s) {
+  const T* DY = static_cast<const T*>(dy.data_ptr());
+  const T* X = static_cast<const T*>(x.data_ptr());
+  const T* W = static_cast<const T*>(w.data_ptr());
+  T* DX = r[0].defined() ? static_cast<T*>(r[0].data_ptr()) : nullptr;
+  T* DW = r[1].defined() ? static_cast<T*>(r[1].data_ptr()) : nullptr;
+  T* DB = r[2].defined() ? static_cast<T*>(r[2].data_ptr()) : nullptr;
+
+  if (DB) {
+    // Per channel, the sum over images and positions, accumulated in double (in vector lanes
+    // along each row).
+#pragma omp parallel for if (s.n * s.o * s.l >= (int64_t(1) << 16)) schedule(static)
+    for (int64_t oc = 0; oc < s.o; ++oc) {
+      double acc = 0;
+      for (int64_t n = 0; n < s.n; ++n) {
+        const T* row = DY + (n * s.o + oc) * s.l;
+        double part = 0;
+#pragma omp simd reduction(+ : part)
+        for (int64_t t = 0; t < s.l; ++t) part += double(row[t]);
+        acc += part;
+      }
+      DB[oc] = T(acc);
+    }
+  }
+  if (!DX && !DW) return;
+
+  // Each thread sums its images' weight gradients in its own [O, K] buffer; the buffers are
+  // added in thread order afterwards, so a given thread count gives the same result each run.
+  const bool par = parallel_images(s);
+  const int threads = par ? omp_get_max_threads() : 1;
+  std::vector<std::vector<T>> dw_parts(size_t(DW ? threads : 0));
+#pragma omp parallel num_threads(threads) if (par)
+  {
+    const int t = omp_get_thread_num();
+    T* dw = nullptr;
+    if (DW) {
+      dw_parts[size_t(t)].assign(size_t(s.o * s.k), T(0));
+      dw = dw_parts[size_t(t)].data();
+    }
+    std::vector<T> cols(DW && !s.direct ? size_t(s.k * s.l) : 0);
+    std::vector<T> dcols(DX && !s.direct ? size_t(s.k * s.l) : 0);
+#pragma omp for schedule(static)
+    for (int64_t n = 0; n < s.n; ++n)
+      for (int64_t g = 0; g < s.g; ++g) {
+        const T* dyg = DY + (n * s.o + g * s.og) * s.l;
+        const T* wg = W + g * s.og * s.k;
+        const int64_t xoff = (n * s.c + g * s.cg) * s.h * s.w;
+        if (DW) {
+          const T* src = X + xoff;
+          if (!s.direct) {
+            im2col(X + xoff, cols.data(), s);
+            src = cols.data();
+          }
+          gemm<T>(false, true, s.og, s.k, s.l, dyg, s.l, src, s.l, T(1), dw + g * s.og * s.k, s.k);
+        }
+        if (DX) {
+          if (s.direct) {
+            gemm<T>(true, false, s.k, s.l, s.og, wg, s.k, dyg, s.l, T(0), DX + xoff, s.l);
+          } else {
+            gemm<T>(true, false, s.k, s.l, s.og, wg, s.k, dyg, s.l, T(0), dcols.data(), s.l);
+            col2im(dcols.data(), DX + xoff, s);
+          }
+        }
+      }
+  }
+  if (DW) {
+    // A thread the runtime did not start left its buffer empty.
+    std::fill(DW, DW + s.o * s.k, T(0));
+    for (const std::vector<T>& part : dw_parts)
+      if (!part.empty())
+        for (int64_t e = 0; e < s.o * s.k; ++e) DW[e] += part[size_t(e)];
+  }
+}
+
+}  // namespace
+
+Tensor cpu_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dParams& p) {
+  const Shape s = shape_of(x, w, p);
+  if (!usable(x, w, s) || (b.defined() && b.dtype() != x.dtype())) return generic_conv2d_forward(x, w, b, p);
+  const Tensor xc = x.contiguous(), wc = w.contiguous(), bc = b.defined() ? b.contiguous() : b;
+  Tensor y = wick::empty({s.n, s.o, s.oh, s.ow}, x.options());
+  if (x.dtype() == kFloat32) forward_impl<float>(xc, wc, bc, y, s);
+  else forward_impl<double>(xc, wc, bc, y, s);
+  return y;
+}
+
+std::array<Tensor, 3> cpu_conv2d_backward(const Tensor& dy, const Tensor& x, const Tensor& w,
+                                          const Conv2dParams& p, std::array<bool, 3> needs) {
+  const Shape s = shape_of(x, w, p);
+  if (!usable(x, w, s) || dy.dtype() != x.dtype()) return generic_conv2d_backward(dy, x, w, p, needs);
+  const Tensor dyc = dy.contiguous(), xc = x.contiguous(), wc = w.contiguous();
+  std::array<Tensor, 3> r;
+  // The input gradient is accumulated by col2im: it starts at zero. A direct (1x1) GEMM
+  // writes every element with beta 0.
+  if (needs[0]) r[0] = s.direct ? wick::empty(x.sizes(), x.options()) : wick::zeros(x.sizes(), x.options());
+  if (needs[1]) r[1] = wick::empty(w.sizes(), w.options());
+  if (needs[2]) r[2] = wick::empty({s.o}, w.options());
+  if (x.dtype() == kFloat32) backward_impl<float>(dyc, xc, wc, r, s);
+  else backward_impl<double>(dyc, xc, wc, r, s);
+  return r;
+}
+
+}  // namespace wick::detail::cpu
