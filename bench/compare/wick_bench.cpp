@@ -109,6 +109,13 @@ int main(int argc, char** argv) {
     auto x = rand({int64_t(16) << 20}), y = rand({int64_t(16) << 20});
     const double ams = compare::wall_ms([&] { auto z = x + y; }, 21, [] {});
     report("cpu_add_16M_gbs", 12.0 * double(int64_t(16) << 20) / (ams * 1e-3) / 1e9, "GB/s");
+    // A full reduction (16M floats read) and softmax over the rows of 4096x1024 (read and
+    // written once), each output new every call.
+    const double sms = compare::wall_ms([&] { auto s = x.sum(); }, 21, [] {});
+    report("cpu_sum_16M_gbs", 4.0 * double(int64_t(16) << 20) / (sms * 1e-3) / 1e9, "GB/s");
+    auto logits = randn({4096, 1024});
+    const double xms = compare::wall_ms([&] { auto p = softmax(logits, 1); }, 21, [] {});
+    report("cpu_softmax_4096x1024_gbs", 8.0 * 4096 * 1024 / (xms * 1e-3) / 1e9, "GB/s");
   }
   // The CNN of wick-train (tools/wick_train.cpp), batch 64 of 28x28 images: each convolution's
   // forward + backward, as a training step runs it (the first layer's input needs no gradient).

@@ -1,8 +1,11 @@
-// The float32 matmul precision setting (include/wick/backends.h). It lives in core, not in
-// src/cuda, so that a CPU-only build has the same API (the CPU GEMM ignores it, as PyTorch's).
+// The float32 matmul precision setting and the CPU thread count (include/wick/backends.h).
+// They live in core, not in src/cuda or src/cpu, so that every build has the same API (the CPU
+// GEMM ignores the precision, as PyTorch's does).
 #include "wick/backends.h"
 
 #include <atomic>
+
+#include <omp.h>
 
 #include "wick/error.h"
 
@@ -26,8 +29,33 @@ void set_float32_matmul_precision(std::string_view precision) {
 
 std::string get_float32_matmul_precision() { return kNames[g_level.load(std::memory_order_relaxed)]; }
 
+// OpenBLAS's own setting, where the BLAS linked is OpenBLAS: a weak reference, null when the
+// symbol is absent, so that another BLAS links too.
+extern "C" void openblas_set_num_threads(int) __attribute__((weak));
+
+namespace {
+// 0 until set_num_threads is called: OpenMP's default then applies. The kernels read this
+// global rather than OpenMP's per-thread setting, so that a count set on one thread holds for
+// ops run from any other (a data-loading thread, say), as PyTorch's setting does.
+std::atomic<int> g_threads{0};
+}  // namespace
+
+void set_num_threads(int n) {
+  WICK_CHECK(n > 0, ValueError, "set_num_threads", "Expected a positive number of threads, but got ", n);
+  g_threads.store(n, std::memory_order_relaxed);
+  omp_set_num_threads(n);  // the calling thread's own OpenMP regions (user code) follow it too
+  if (openblas_set_num_threads) openblas_set_num_threads(n);
+}
+
+int get_num_threads() { return detail::cpu_num_threads(); }
+
 namespace detail {
 int float32_matmul_precision_level() { return g_level.load(std::memory_order_relaxed); }
+
+int cpu_num_threads() {
+  const int n = g_threads.load(std::memory_order_relaxed);
+  return n > 0 ? n : omp_get_max_threads();
+}
 }  // namespace detail
 
 }  // namespace wick

@@ -1,6 +1,7 @@
 #include "core/tensor_iter.h"
 
 #include <algorithm>
+#include <string>
 
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
@@ -151,9 +152,19 @@ TensorIter TensorIter::build(const Tensor& out, std::initializer_list<Tensor> in
   for (const Tensor& t : inputs) {
     if (!t.sizes().equals(shape)) shape = broadcast_shapes(shape, t.sizes(), cfg.op);
   }
-  Dtype compute = cfg.compute_dtype ? *cfg.compute_dtype
-                  : nin           ? result_type(inputs, cfg.scalar)
-                                  : out.dtype();
+  // Inputs every one contiguous with the full shape (the common case): the output is made
+  // without empty()'s checks (its size is an input's), and the plan is one flat run (3b).
+  bool flat = nin > 0;
+  bool same_dtype = nin > 0, all_dims = true;  // every input of first's dtype; none 0-d
+  for (const Tensor& t : inputs) {
+    flat = flat && t.impl()->is_contiguous() && t.sizes().equals(shape);
+    same_dtype = same_dtype && t.dtype() == first.dtype();
+    all_dims = all_dims && t.dim() > 0;
+  }
+  Dtype compute = cfg.compute_dtype                       ? *cfg.compute_dtype
+                  : same_dtype && all_dims && !cfg.scalar ? first.dtype()  // what promotion gives
+                  : nin                                   ? result_type(inputs, cfg.scalar)
+                                                          : out.dtype();
   if (cfg.int_to_float && !is_floating_point(compute)) compute = get_default_dtype();
   it.dtype_ = compute;
   Dtype out_dtype = cfg.out_dtype ? *cfg.out_dtype : compute;
@@ -173,6 +184,17 @@ TensorIter TensorIter::build(const Tensor& out, std::initializer_list<Tensor> in
       it.ops_[0] = out;
     }
     it.result_ = out;
+  } else if (flat) {
+    const int64_t n = first.numel();
+    try {
+      it.ops_[0] = make_tensor(make_storage(size_t(n) * element_size(out_dtype), it.device_), out_dtype,
+                               shape, contiguous_strides(shape), 0);
+    } catch (const OutOfMemoryError& e) {  // named as empty() names it
+      std::string what = e.what();
+      const size_t close = what.find("] ");
+      raise<OutOfMemoryError>("empty", close == std::string::npos ? what : what.substr(close + 2));
+    }
+    it.result_ = it.ops_[0];
   } else {
     it.ops_[0] = empty(shape, TensorOptions(out_dtype).device(it.device_));
     it.result_ = it.ops_[0];
@@ -185,6 +207,22 @@ TensorIter TensorIter::build(const Tensor& out, std::initializer_list<Tensor> in
   it.nops_ = nin + 1;
   it.numel_ = it.ops_[0].numel();
 
+  // 3b. The common case, every operand contiguous with the full shape (a new output, inputs
+  //     not broadcast): one flat run with unit strides, without the general passes below.
+  if (it.numel_ > 0 && flat) {
+    bool all = true;  // the output too, and inputs cast to the compute dtype
+    for (int i = 0; i < it.nops_ && all; ++i)
+      all = it.ops_[i].impl()->is_contiguous() && it.ops_[i].sizes().equals(shape);
+    if (all) {
+      it.shape_.assign(&it.numel_, &it.numel_ + 1);
+      for (int i = 0; i < it.nops_; ++i) {
+        const int64_t es = it.ops_[i].element_size();
+        it.strides_[i].assign(&es, &es + 1);
+      }
+      return it;
+    }
+  }
+
   // 4. Strides in bytes over the broadcast shape (0 where an operand is broadcast).
   const size_t nd = shape.size();
   for (int i = 0; i < it.nops_; ++i) {
@@ -192,11 +230,12 @@ TensorIter TensorIter::build(const Tensor& out, std::initializer_list<Tensor> in
     const int64_t es = t.element_size();
     DimVector& st = it.strides_[i];
     st.resize(nd, 0);
-    const size_t off = nd - size_t(t.dim());
+    const IntArrayRef sizes = t.sizes(), strides = t.strides();
+    const size_t off = nd - sizes.size();
     // With no elements nothing is visited: an empty tensor may have any strides (2^62, say),
     // and scaling or merging them could overflow, so all are 0.
     for (size_t d = off; d < nd; ++d)
-      st[d] = it.numel_ == 0 || t.size(int64_t(d - off)) == 1 ? 0 : t.stride(int64_t(d - off)) * es;
+      st[d] = it.numel_ == 0 || sizes[d - off] == 1 ? 0 : strides[d - off] * es;
   }
 
   // 5. Coalesce: drop size-1 dims, merge d-1 into d when every operand steps evenly across both.

@@ -19,7 +19,8 @@ void fill_impl(const TensorIter& it, const Scalar& value) {
   if (it.is_contiguous()) {
     T* p = static_cast<T*>(it.output().data_ptr());
     const int64_t n = it.numel();
-#pragma omp parallel for if (n > kParallelGrain) schedule(static)
+    const int nt = threads_for(n);
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
     for (int64_t i = 0; i < n; ++i) p[i] = v;
     return;
   }

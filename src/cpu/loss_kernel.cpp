@@ -54,10 +54,10 @@ void nll_forward_typed(const Tensor& out, const Tensor& total_weight, const Tens
     return -wt * lp;
   };
 
-  const bool parallel = NS > 1 && (logits ? NS * C : NS) > kParallelGrain;
+  const int nt = threads_for(logits ? NS * C : NS, NS);
   if (reduction == LossReduction::None) {
     T* o = static_cast<T*>(out.data_ptr());
-#pragma omp parallel for if (parallel) schedule(static)
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
     for (int64_t i = 0; i < NS; ++i) {
       double wt;
       o[i] = T(M(element(i, wt)));
@@ -65,7 +65,7 @@ void nll_forward_typed(const Tensor& out, const Tensor& total_weight, const Tens
     return;
   }
   std::vector<double> loss(static_cast<size_t>(NS)), wts(static_cast<size_t>(NS));
-#pragma omp parallel for if (parallel) schedule(static)
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
   for (int64_t i = 0; i < NS; ++i) loss[size_t(i)] = element(i, wts[size_t(i)]);
   double sum = 0, wsum = 0;
   for (int64_t i = 0; i < NS; ++i) {
@@ -89,7 +89,8 @@ void nll_backward_typed(const Tensor& grad_input, const Tensor& grad_out, const 
   check_targets(t, N * S, C, ignore_index);
   M scale = reduction == LossReduction::None ? M(1) : M(g[0]);
   if (reduction == LossReduction::Mean) scale /= M(*static_cast<const T*>(total_weight.data_ptr()));
-#pragma omp parallel for if (N > 1 && N * C * S > kParallelGrain) schedule(static)
+  const int nt = threads_for(N * C * S, N);
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
   for (int64_t n = 0; n < N; ++n) {
     T* row = gi + n * C * S;
     for (int64_t k = 0; k < C * S; ++k) row[k] = T(0);

@@ -10,8 +10,10 @@
 //
 // The other ops split work in columns: one task reduces n values for a block of up to kBlock
 // adjacent columns (inner > 1) or one contiguous row (inner == 1). When there are fewer tasks
-// than threads and n is long, the rows are cut among the threads instead and the partial
-// states merged in order (first index still wins); sums do the same.
+// than the threads the size calls for (loops.h's threads_for), the rows are cut among the
+// threads instead and the partial states merged in order (first index still wins); sums do
+// the same. Such a split changes the order of a sum's additions, so its float result may
+// differ in rounding with the thread count; max, min and their indices never do.
 //
 // Accumulation of var and norm: 16-bit floats in float, float32 and float64 in double
 // (PyTorch's CPU acc_type). Var is two passes (mean, then squared deviations): exact enough
@@ -117,28 +119,32 @@ void sum_reduce(bool mean, const Tensor& values, const Tensor& in) {
     if constexpr (std::is_floating_point_v<Acc>) return convert<T>(n ? s / Acc(n) : Acc(NAN));
     else return convert<T>(n ? s / Acc(n) : Acc(0));
   };
-  const int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
+  const int nt = threads_for(outer * n * inner);
   if (inner == 1) {
-    if (outer == 1 && n >= 4 * kParallelGrain && nt > 1) {
-      // One long row: a partial sum per thread over its piece, then combined in order.
-      std::vector<Acc> part(size_t(nt), Acc(0));
+    if (outer < nt) {
+      // Fewer long rows than threads: each thread sums its piece of every row, then each
+      // row's partial sums are added in order.
+      std::vector<Acc> part(size_t(nt * outer), Acc(0));
 #pragma omp parallel num_threads(nt)
       {
         const int t = omp_get_thread_num(), k = omp_get_num_threads();
         const int64_t b = n * t / k, e = n * (t + 1) / k;
-        part[size_t(t)] = pairwise_sum<Acc>(src + b, e - b);
+        for (int64_t o = 0; o < outer; ++o)
+          part[size_t(t * outer + o)] = pairwise_sum<Acc>(src + o * n + b, e - b);
       }
-      Acc s = 0;
-      for (Acc v : part) s += v;
-      dst[0] = finish(s);
+      for (int64_t o = 0; o < outer; ++o) {
+        Acc s = part[size_t(o)];
+        for (int t = 1; t < nt; ++t) s += part[size_t(t * outer + o)];
+        dst[o] = finish(s);
+      }
       return;
     }
-#pragma omp parallel for if (outer * n > kParallelGrain && outer > 1) schedule(static)
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
     for (int64_t o = 0; o < outer; ++o) dst[o] = finish(pairwise_sum<Acc>(src + o * n, n));
     return;
   }
   const int64_t blocks = (inner + kBlock - 1) / kBlock, tasks = outer * blocks;
-  if (tasks < nt && n * inner >= 4 * kParallelGrain) {
+  if (tasks < nt) {
     // Few column blocks over long columns: each thread sums a range of rows of every column,
     // then the partial sums are added in row order.
     const int64_t cols = outer * inner;
@@ -159,7 +165,7 @@ void sum_reduce(bool mean, const Tensor& values, const Tensor& in) {
     }
     return;
   }
-#pragma omp parallel for if (tasks > 1 && outer * n * inner > kParallelGrain) schedule(static)
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
   for (int64_t t = 0; t < tasks; ++t) {
     const int64_t o = t / blocks, j0 = (t % blocks) * kBlock, jn = std::min(kBlock, inner - j0);
     Acc s[kBlock];
@@ -220,10 +226,9 @@ class ColumnReducer {
   void run(const P& pol, const Emit& emit) const {
     const int64_t blocks = inner_ == 1 ? 1 : (inner_ + kBlock - 1) / kBlock;
     const int64_t tasks = outer_ * blocks;
-    const int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
-    if (tasks < nt && n_ * inner_ >= 4 * kParallelGrain) return run_split(pol, emit, nt);
-    const bool par = tasks > 1 && outer_ * n_ * inner_ > kParallelGrain;
-#pragma omp parallel for if (par) schedule(static)
+    const int nt = threads_for(outer_ * n_ * inner_);
+    if (tasks < nt) return run_split(pol, emit, nt);
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
     for (int64_t t = 0; t < tasks; ++t) {
       const int64_t o = t / blocks, j0 = (t % blocks) * kBlock, jn = std::min(kBlock, inner_ - j0);
       typename P::State s[kBlock];
@@ -322,7 +327,8 @@ void select_reduce(ReduceOp op, const Tensor& values, const Tensor& indices, con
     if (!idx) return;
     const int64_t outer = in.size(0), n = in.size(1);
     const T* p = static_cast<const T*>(in.data_ptr());
-#pragma omp parallel for if (outer * n > kParallelGrain && outer > 1) schedule(static)
+    const int nt = threads_for(outer * n, outer);
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
     for (int64_t o = 0; o < outer; ++o) {
       const M b = best[size_t(o)];
       const T* row = p + o * n;

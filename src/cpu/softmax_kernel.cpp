@@ -105,7 +105,8 @@ void softmax_typed(bool log, const Tensor& out, const Tensor& in) {
   T* y = static_cast<T*>(out.data_ptr());
   const int64_t blocks = inner == 1 ? 1 : (inner + kBlock - 1) / kBlock;
   const int64_t tasks = outer * blocks;
-#pragma omp parallel for if (tasks > 1 && outer * n * inner > kParallelGrain) schedule(static)
+  const int nt = threads_for(outer * n * inner, tasks);
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
   for (int64_t t = 0; t < tasks; ++t) {
     const int64_t o = t / blocks;
     if (inner == 1) {
@@ -145,7 +146,8 @@ void softmax_backward_typed(bool log, const Tensor& grad_input, const Tensor& gr
   T* gi = static_cast<T*>(grad_input.data_ptr());
   const int64_t blocks = inner == 1 ? 1 : (inner + kBlock - 1) / kBlock;
   const int64_t tasks = outer * blocks;
-#pragma omp parallel for if (tasks > 1 && outer * n * inner > kParallelGrain) schedule(static)
+  const int nt = threads_for(outer * n * inner, tasks);
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
   for (int64_t t = 0; t < tasks; ++t) {
     const int64_t o = t / blocks;
     if (inner == 1) {
