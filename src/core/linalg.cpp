@@ -35,8 +35,8 @@ GemmOperand gemm_operand(const Tensor& m) {
 
 void check_matmul_args(const Tensor& a, const Tensor& b, const char* op) {
   check_same_device(b, a.device(), op, "mat2");
-  WICK_CHECK(a.dtype() == b.dtype(), TypeError, op, "expected m1 and m2 to have the same dtype, but got: ", a.dtype(),
-             " != ", b.dtype());
+  WICK_CHECK(a.dtype() == b.dtype(), TypeError, op,
+             "expected m1 and m2 to have the same dtype, but got: ", a.dtype(), " != ", b.dtype());
 }
 
 }  // namespace
@@ -55,8 +55,10 @@ Tensor mm_impl(const Tensor& a, const Tensor& b, const char* op) {
     return c;
   }
   GemmOperand oa = gemm_operand(a), ob = gemm_operand(b);
-  GemmArgs g{oa.t, ob.t, c, 1, a.size(0), b.size(1), a.size(1), oa.ld, ob.ld, std::max<int64_t>(b.size(1), 1),
-             0, 0, 0, oa.trans, ob.trans, 1.0, 0.0, Tensor()};
+  GemmArgs g{oa.t,      ob.t,      c,       1,        a.size(0),
+             b.size(1), a.size(1), oa.ld,   ob.ld,    std::max<int64_t>(b.size(1), 1),
+             0,         0,         0,       oa.trans, ob.trans,
+             1.0,       0.0,       Tensor()};
   kernel<&KernelTable::gemm>(a.device(), "matmul")(g);
   return c;
 }
@@ -69,7 +71,8 @@ Tensor mm(const Tensor& a, const Tensor& b) {
   if (autocast::active()) [[unlikely]]
     return autocast::run(
         Lower, Lower, "mm", [](const Tensor& x, const Tensor& y) { return mm(x, y); }, a, b);
-  if (needs_grad(a, b)) [[unlikely]] return autograd::mm(a, b);
+  if (needs_grad(a, b)) [[unlikely]]
+    return autograd::mm(a, b);
   check_matmul_args(a, b, "mm");
   return mm_impl(a, b, "mm");
 }
@@ -80,7 +83,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   if (autocast::active()) [[unlikely]]
     return autocast::run(
         Lower, Lower, "matmul", [](const Tensor& x, const Tensor& y) { return matmul(x, y); }, a, b);
-  if (needs_grad(a, b)) [[unlikely]] return autograd::matmul(a, b);
+  if (needs_grad(a, b)) [[unlikely]]
+    return autograd::matmul(a, b);
   check_matmul_args(a, b, "matmul");
   const int64_t da = a.dim(), db = b.dim();
   WICK_CHECK(da > 0 && db > 0, ValueError, "matmul",
@@ -99,15 +103,16 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   Tensor A = da == 1 ? a.unsqueeze(0) : a;
   Tensor B = db == 1 ? b.unsqueeze(1) : b;
   const int64_t n = A.size(-2), k = A.size(-1), k2 = B.size(-2), m = B.size(-1);
-  WICK_CHECK(k == k2, ValueError, "matmul", "mat1 and mat2 shapes cannot be multiplied (", n, "x", k, " and ", k2,
-             "x", m, ")");
+  WICK_CHECK(k == k2, ValueError, "matmul", "mat1 and mat2 shapes cannot be multiplied (", n, "x", k, " and ",
+             k2, "x", m, ")");
   IntArrayRef ba(A.sizes().data(), size_t(A.dim() - 2)), bb(B.sizes().data(), size_t(B.dim() - 2));
   DimVector batch = broadcast_shapes(ba, bb, "matmul");
-  int64_t nb = 1;
-  for (auto s : batch) nb *= s;
+  const int64_t nb = checked_numel(batch, "matmul");
   DimVector ea(batch), eb(batch);
-  ea.push_back(n); ea.push_back(k);
-  eb.push_back(k); eb.push_back(m);
+  ea.push_back(n);
+  ea.push_back(k);
+  eb.push_back(k);
+  eb.push_back(m);
   Tensor A3 = A.expand(ea).reshape({nb, n, k});
   Tensor B3 = B.expand(eb).reshape({nb, k, m});
   auto per_matrix = [](const Tensor& t3) {
@@ -126,8 +131,24 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   else if (nb * n * m > 0) {
     auto [A3c, oa] = per_matrix(A3);
     auto [B3c, ob] = per_matrix(B3);
-    GemmArgs g{A3c, B3c, C, nb, n, m, k, oa.ld, ob.ld, std::max<int64_t>(m, 1),
-               A3c.stride(0), B3c.stride(0), n * m, oa.trans, ob.trans, 1.0, 0.0, Tensor()};
+    GemmArgs g{A3c,
+               B3c,
+               C,
+               nb,
+               n,
+               m,
+               k,
+               oa.ld,
+               ob.ld,
+               std::max<int64_t>(m, 1),
+               A3c.stride(0),
+               B3c.stride(0),
+               n * m,
+               oa.trans,
+               ob.trans,
+               1.0,
+               0.0,
+               Tensor()};
     kernel<&KernelTable::gemm>(a.device(), "matmul")(g);
   }
   Tensor out = C.view(out_sizes);
@@ -142,7 +163,8 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
   if (autocast::active()) [[unlikely]]
     return autocast::run(
         Lower, Lower, "bmm", [](const Tensor& x, const Tensor& y) { return bmm(x, y); }, a, b);
-  if (needs_grad(a, b)) [[unlikely]] return autograd::bmm(a, b);
+  if (needs_grad(a, b)) [[unlikely]]
+    return autograd::bmm(a, b);
   check_matmul_args(a, b, "bmm");
   WICK_CHECK(a.dim() == 3, ValueError, "bmm", "batch1 must be a 3D tensor");
   WICK_CHECK(b.dim() == 3, ValueError, "bmm", "batch2 must be a 3D tensor");
@@ -165,7 +187,8 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
         Lower, Lower, "addmm",
         [&](const Tensor& i, const Tensor& x, const Tensor& y) { return addmm(i, x, y, beta, alpha); }, input,
         a, b);
-  if (needs_grad(input, a, b)) [[unlikely]] return autograd::addmm(input, a, b, beta, alpha);
+  if (needs_grad(input, a, b)) [[unlikely]]
+    return autograd::addmm(input, a, b, beta, alpha);
   check_matmul_args(a, b, "addmm");
   check_same_device(input, a.device(), "addmm", "self");
   WICK_CHECK(input.dtype() == a.dtype(), TypeError, "addmm",
@@ -203,8 +226,8 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
     return c;
   }
   GemmOperand oa = gemm_operand(a), ob = gemm_operand(b);
-  GemmArgs g{oa.t, ob.t, c, 1, n, m, a.size(1), oa.ld, ob.ld, std::max<int64_t>(m, 1),
-             0, 0, 0, oa.trans, ob.trans, al, be, Tensor()};
+  GemmArgs g{oa.t, ob.t, c, 1,        n,        m,  a.size(1), oa.ld,   ob.ld, std::max<int64_t>(m, 1),
+             0,    0,    0, oa.trans, ob.trans, al, be,        Tensor()};
   kernel<&KernelTable::gemm>(a.device(), "matmul")(g);
   return c;
 }
@@ -217,7 +240,8 @@ Tensor linear_impl(const Tensor& x, const Tensor& w, const Tensor& b) {
   WICK_CHECK(w.dim() == 2, ValueError, "linear", "weight must be 2-D, got ", w.dim(), "-D");
   WICK_CHECK(x.dim() >= 1, ValueError, "linear", "input must have at least 1 dimension");
   WICK_CHECK(x.size(-1) == w.size(1), ValueError, "linear", "mat1 and mat2 shapes cannot be multiplied (",
-             x.numel() / std::max<int64_t>(x.size(-1), 1), "x", x.size(-1), " and ", w.size(1), "x", w.size(0), ")");
+             x.numel() / std::max<int64_t>(x.size(-1), 1), "x", x.size(-1), " and ", w.size(1), "x",
+             w.size(0), ")");
   if (b.defined() && x.dim() >= 2) {
     DimVector out_sizes(x.sizes());
     out_sizes.back() = w.size(0);

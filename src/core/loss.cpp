@@ -50,8 +50,7 @@ struct NllShape {
 
 NllShape nll_shape(IntArrayRef sizes) {
   if (sizes.size() == 1) return {1, sizes[0], 1};
-  int64_t s = 1;
-  for (size_t d = 2; d < sizes.size(); ++d) s *= sizes[d];
+  const int64_t s = checked_numel(IntArrayRef(sizes.data() + 2, sizes.size() - 2), "nll_loss");
   return {sizes[0], sizes[1], s};
 }
 

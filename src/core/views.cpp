@@ -56,8 +56,8 @@ DimVector infer_size(IntArrayRef sizes, int64_t numel, const char* op) {
 // (PyTorch's computeStride: chunks of dims that are contiguous among themselves).
 std::optional<DimVector> view_strides(IntArrayRef sizes, IntArrayRef strides, IntArrayRef new_sizes) {
   DimVector ns(new_sizes.size(), 1);
-  int64_t numel = 1;
-  for (auto s : sizes) numel *= s;
+  // An existing tensor's sizes: their product fits unless one of them is 0 (then it is 0).
+  const int64_t numel = checked_numel(sizes, "view");
   if (numel == 0 || sizes.empty()) {
     if (numel == 0) return contiguous_strides(new_sizes);
     return contiguous_strides(new_sizes);
@@ -129,8 +129,16 @@ Tensor Tensor::flatten(int64_t start, int64_t end) const {
   WICK_CHECK(start <= end, ValueError, "flatten", "start_dim cannot come after end_dim");
   DimVector shape;
   for (int64_t d = 0; d < start; ++d) shape.push_back(size(d));
+  // The merged size; one that does not fit (dims of an empty tensor, its 0 elsewhere) raises.
   int64_t m = 1;
-  for (int64_t d = start; d <= end; ++d) m *= size(d);
+  bool overflow = false, zero = false;
+  for (int64_t d = start; d <= end; ++d) {
+    overflow |= __builtin_mul_overflow(m, size(d), &m);
+    zero |= size(d) == 0;
+  }
+  if (zero) m = 0;
+  WICK_CHECK(zero || !overflow, ValueError, "flatten", "the flattened size of dims ", start, " to ", end,
+             " of ", sizes(), " does not fit in int64");
   shape.push_back(m);
   for (int64_t d = end + 1; d < dim(); ++d) shape.push_back(size(d));
   return reshape(shape);

@@ -645,6 +645,10 @@ TEST(BadInputCatalogue, SizesThatWrap) {
   for (const auto& s :
        std::vector<std::vector<int64_t>>{{kMax, 4}, {4, kMax}, {int64_t(1) << 32, int64_t(1) << 32}, {-2, 1}})
     cat.add("expand wrapping", "expand", Kind::Value, [=] { (void)one.expand(s); }, {one});
+  // An empty tensor may have dims whose product does not fit: merging them raises.
+  const Tensor hollow = empty({0, int64_t(1) << 49, int64_t(1) << 20});
+  cat.add("flatten of an empty tensor's huge dims", "flatten", Kind::Value,
+          [=] { (void)hollow.flatten(1, 2); }, {hollow});
   // Modules whose parameters would wrap.
   cat.add("Linear 2^62", "Linear", Kind::Value, [] { nn::Linear(int64_t(1) << 62, 4); });
   cat.add("Linear negative", "Linear", Kind::Value, [] { nn::Linear(-1, 4); });
