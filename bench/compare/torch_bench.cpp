@@ -126,6 +126,7 @@ int main(int argc, char** argv) {
       auto b = torch::zeros({o}).requires_grad_(), gy = torch::randn({64, o, hw, hw});
       if (input_grad) x.requires_grad_();
       auto step = [&] {
+        torch::AutoGradMode grad_on(true);  // the program runs its other rows without autograd
         for (torch::Tensor* t : {&x, &w, &b}) t->mutable_grad() = torch::Tensor();
         torch::conv2d(x, w, b, /*stride=*/{1, 1}, /*padding=*/{1, 1}).backward(gy);
       };
