@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/tensor_iter.h"
+#include "core/tensor_ops.h"
 #include "wick/error.h"
 
 namespace wick::detail {
@@ -24,9 +25,26 @@ std::vector<bool> reduced_dims(const Tensor& t, IntArrayRef dims, const char* op
   return red;
 }
 
-DimPlan plan(const Tensor& t, const std::vector<bool>& red, bool keepdim, bool in_order) {
+DimPlan plan(const Tensor& t, const std::vector<bool>& red, bool keepdim, bool in_order, const char* op) {
   const int64_t nd = t.dim();
   DimPlan p;
+  if (t.numel() == 0) [[unlikely]] {
+    // Nothing to read: [kept elements, n, 1]. The sizes of an empty tensor may multiply past
+    // int64 (a 0 beside huge dims); the result's element count must fit, the rest is not formed.
+    // The reduced count stays exact where it fits (an empty reduced dim has no identity for
+    // max and the like); where it does not, a kept dim is 0 and nothing is computed.
+    DimVector kept_sizes;
+    bool wraps = false;
+    for (int64_t d = 0; d < nd; ++d) {
+      if (red[size_t(d)]) wraps |= __builtin_mul_overflow(p.n, t.size(d), &p.n);
+      else kept_sizes.push_back(t.size(d));
+      if (!red[size_t(d)] || keepdim) p.out_sizes.push_back(red[size_t(d)] ? 1 : t.size(d));
+    }
+    p.outer = checked_numel(kept_sizes, op);
+    if (wraps) p.n = INT64_MAX;
+    p.in = t.view({p.outer, p.n, 1});
+    return p;
+  }
   DimVector kept, reduced;  // dims in order
   for (int64_t d = 0; d < nd; ++d) {
     if (red[size_t(d)]) {
@@ -85,13 +103,13 @@ DimPlan plan(const Tensor& t, const std::vector<bool>& red, bool keepdim, bool i
 }  // namespace
 
 DimPlan plan_dims(const Tensor& t, IntArrayRef dims, bool keepdim, const char* op) {
-  return plan(t, reduced_dims(t, dims, op), keepdim, false);
+  return plan(t, reduced_dims(t, dims, op), keepdim, false, op);
 }
 
 DimPlan plan_along(const Tensor& t, int64_t dim, bool keepdim, const char* op, bool in_order) {
   std::vector<bool> red(size_t(std::max<int64_t>(t.dim(), 1)), false);
   red[size_t(wrap_dim(dim, t.dim(), op))] = true;
-  return plan(t, red, keepdim, in_order);
+  return plan(t, red, keepdim, in_order, op);
 }
 
 }  // namespace wick::detail
