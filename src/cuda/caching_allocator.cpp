@@ -105,6 +105,20 @@ void cu_check(const VmmDriver& d, CUresult r, const char* call, const char* op) 
   raise<DeviceError>(op, "CUDA driver error: ", name, " (", int(r), ") in ", call, " (expandable segments)");
 }
 
+// b takes over its neighbour n (b->prev or b->next) in the segment's list: its memory and its
+// place; the caller deletes n.
+void absorb(Block* b, Block* n) {
+  if (n == b->prev) {
+    b->ptr = n->ptr;
+    b->prev = n->prev;
+    if (b->prev) b->prev->next = b;
+  } else {
+    b->next = n->next;
+    if (b->next) b->next->prev = b;
+  }
+  b->size += n->size;
+}
+
 CUmemAllocationProp device_memory_prop(int cu_device) {
   CUmemAllocationProp prop{};
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -456,15 +470,7 @@ void DeviceCachingAllocator::release_expandable_pages() {
     for (Block* n : {b->prev, b->next}) {
       if (!n || n->mapped) continue;
       seg.unmapped.erase(n);
-      if (n == b->prev) {
-        b->ptr = n->ptr;
-        b->prev = n->prev;
-        if (b->prev) b->prev->next = b;
-      } else {
-        b->next = n->next;
-        if (b->next) b->next->prev = b;
-      }
-      b->size += n->size;
+      absorb(b, n);
       delete_block(n);
     }
     seg.unmapped.insert(b);
@@ -668,15 +674,7 @@ void DeviceCachingAllocator::free_block(Block* b) {
   for (Block* n : {b->prev, b->next}) {
     if (!n || n->allocated || n->event_count > 0 || !n->mapped) continue;
     pool_erase(n);
-    if (n == b->prev) {
-      b->ptr = n->ptr;
-      b->prev = n->prev;
-      if (b->prev) b->prev->next = b;
-    } else {
-      b->next = n->next;
-      if (b->next) b->next->prev = b;
-    }
-    b->size += n->size;
+    absorb(b, n);
     delete_block(n);
   }
   pool_insert(b);

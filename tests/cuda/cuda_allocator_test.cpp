@@ -12,6 +12,7 @@
 
 #include "core/cuda_hooks.h"
 #include "cuda_test_util.h"
+#include "stat_delta.h"
 #include "wick/detail/storage.h"
 #include "wick/wick.h"
 
@@ -28,19 +29,7 @@ DataPtr alloc(int64_t n) { return detail::cuda_allocator(cuda::current_device())
 
 char* addr(const DataPtr& p) { return static_cast<char*>(p.get()); }
 
-// memory_stats() relative to a starting point.
-class StatDelta {
- public:
-  StatDelta() : base_(cuda::memory_stats()) {}
-  int64_t operator()(const std::string& key) const {
-    auto now = cuda::memory_stats();
-    EXPECT_TRUE(now.count(key)) << key;
-    return now[key] - base_.at(key);
-  }
-
- private:
-  std::map<std::string, int64_t> base_;
-};
+using test::StatDelta;
 
 // A fresh side stream, so that no block cached by another test can serve these requests.
 struct FreshStream {

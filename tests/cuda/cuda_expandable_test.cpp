@@ -16,6 +16,7 @@
 
 #include "cuda/alloc_config.h"
 #include "cuda_test_util.h"
+#include "stat_delta.h"
 #include "wick/wick.h"
 
 using namespace wick;
@@ -33,19 +34,7 @@ TensorOptions on_gpu(Dtype dt = kInt32) { return TensorOptions().dtype(dt).devic
 
 char* addr(const Tensor& t) { return static_cast<char*>(t.data_ptr()); }
 
-// memory_stats() relative to a starting point.
-class StatDelta {
- public:
-  StatDelta() : base_(cuda::memory_stats()) {}
-  int64_t operator()(const std::string& key) const {
-    auto now = cuda::memory_stats();
-    EXPECT_TRUE(now.count(key)) << key;
-    return now[key] - base_.at(key);
-  }
-
- private:
-  std::map<std::string, int64_t> base_;
-};
+using test::StatDelta;
 
 // The int32 values first, first + 1, ... on the host.
 Tensor host_pattern(int64_t n, int32_t first) {
