@@ -28,9 +28,16 @@ std::vector<bool> reduced_dims(const Tensor& t, IntArrayRef dims, const char* op
 DimPlan plan(const Tensor& t, const std::vector<bool>& red, bool keepdim, bool in_order, const char* op) {
   const int64_t nd = t.dim();
   DimPlan p;
+  // An empty tensor's sizes may multiply past int64 (a 0 beside huge dims). Where the product of
+  // its non-zero sizes fits, every product below does too; otherwise it is planned apart.
+  bool huge = false;
   if (t.numel() == 0) [[unlikely]] {
-    // Nothing to read: [kept elements, n, 1]. The sizes of an empty tensor may multiply past
-    // int64 (a 0 beside huge dims); the result's element count must fit, the rest is not formed.
+    int64_t prod = 1;
+    for (int64_t d = 0; d < nd; ++d)
+      if (t.size(d) != 0) huge |= __builtin_mul_overflow(prod, t.size(d), &prod);
+  }
+  if (huge) [[unlikely]] {
+    // Nothing to read: [kept elements, n, 1]; the result's element count must fit.
     // The reduced count stays exact where it fits (an empty reduced dim has no identity for
     // max and the like); where it does not, a kept dim is 0 and nothing is computed.
     DimVector kept_sizes;
