@@ -102,8 +102,14 @@ wick::Tensor step(Bytes& in, const wick::Tensor& t) {
       if (!small(out)) return t;
       return wick::add(t, other);
     }
-    default:
+    default: {
+      // An empty tensor's other dims may be huge: summing away its 0 leaves a large result.
+      std::vector<int64_t> nonzero;
+      for (int64_t s : t.sizes().vec())
+        if (s != 0) nonzero.push_back(s);
+      if (!small(nonzero)) return t;
       return t.sum(dims_of(in), in.u8() % 2);
+    }
   }
 }
 
