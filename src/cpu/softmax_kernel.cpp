@@ -30,7 +30,7 @@ constexpr int64_t kBlock = 64;
 constexpr int64_t kLanes = 16;
 
 template <class M, class T, class F>
-M lane_sum(const T* x, int64_t n, F f) {
+[[gnu::always_inline]] inline M lane_sum(const T* x, int64_t n, F f) {
   M acc[kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
@@ -42,7 +42,7 @@ M lane_sum(const T* x, int64_t n, F f) {
 }
 
 template <class M, class T>
-M row_max(const T* x, int64_t n) {
+[[gnu::always_inline]] inline M row_max(const T* x, int64_t n) {
   M acc[kLanes];
   for (auto& a : acc) a = -INFINITY;
   int64_t i = 0;
@@ -55,7 +55,7 @@ M row_max(const T* x, int64_t n) {
 }
 
 template <class T>
-void softmax_row(bool log, const T* x, T* y, int64_t n) {
+[[gnu::always_inline]] inline void softmax_row(bool log, const T* x, T* y, int64_t n) {
   using M = opmath_t<T>;
   const M mx = row_max<M>(x, n);
   // A row of -inf only gives nan (-inf - -inf), as PyTorch does.
@@ -76,7 +76,8 @@ void softmax_row(bool log, const T* x, T* y, int64_t n) {
 
 // Columns j0 .. j0 + jn of one [n, inner] slice.
 template <class T>
-void softmax_cols(bool log, const T* x, T* y, int64_t n, int64_t inner, int64_t jn) {
+[[gnu::always_inline]] inline void softmax_cols(bool log, const T* x, T* y, int64_t n, int64_t inner,
+                                                int64_t jn) {
   using M = opmath_t<T>;
   M mx[kBlock], sum[kBlock];
   for (int64_t j = 0; j < jn; ++j) {
@@ -98,16 +99,11 @@ void softmax_cols(bool log, const T* x, T* y, int64_t n, int64_t inner, int64_t 
   }
 }
 
+// Tasks [t0, t1): rows (inner == 1) or column blocks of the [outer, n, inner] input.
 template <class T>
-void softmax_typed(bool log, const Tensor& out, const Tensor& in) {
-  const int64_t outer = in.size(0), n = in.size(1), inner = in.size(2);
-  const T* x = static_cast<const T*>(in.data_ptr());
-  T* y = static_cast<T*>(out.data_ptr());
-  const int64_t blocks = inner == 1 ? 1 : (inner + kBlock - 1) / kBlock;
-  const int64_t tasks = outer * blocks;
-  const int nt = threads_for(outer * n * inner, tasks);
-#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
-  for (int64_t t = 0; t < tasks; ++t) {
+[[gnu::always_inline]] inline void softmax_tasks(bool log, const T* x, T* y, int64_t n, int64_t inner,
+                                                 int64_t blocks, int64_t t0, int64_t t1) {
+  for (int64_t t = t0; t < t1; ++t) {
     const int64_t o = t / blocks;
     if (inner == 1) {
       softmax_row(log, x + o * n, y + o * n, n);
@@ -116,6 +112,34 @@ void softmax_typed(bool log, const Tensor& out, const Tensor& in) {
       const int64_t off = o * n * inner + j0;
       softmax_cols(log, x + off, y + off, n, inner, std::min(kBlock, inner - j0));
     }
+  }
+}
+
+// float32 compiled again for AVX2 and AVX-512, chosen at load time by the CPU's features: the
+// exp polynomial and the lane sums are the same operations in wider registers, so every
+// version gives the same bits (no FMA contraction: the build is ISO C++).
+WICK_CPU_CLONES void softmax_tasks_f32(bool log, const float* x, float* y, int64_t n, int64_t inner,
+                                       int64_t blocks, int64_t t0, int64_t t1) {
+  softmax_tasks(log, x, y, n, inner, blocks, t0, t1);
+}
+
+template <class T>
+void softmax_typed(bool log, const Tensor& out, const Tensor& in) {
+  const int64_t outer = in.size(0), n = in.size(1), inner = in.size(2);
+  const T* x = static_cast<const T*>(in.data_ptr());
+  T* y = static_cast<T*>(out.data_ptr());
+  const int64_t blocks = inner == 1 ? 1 : (inner + kBlock - 1) / kBlock;
+  const int64_t tasks = outer * blocks;
+  const int nt = threads_for(outer * n * inner, tasks);
+  auto run = [&](int64_t t0, int64_t t1) {
+    if constexpr (std::is_same_v<T, float>) softmax_tasks_f32(log, x, y, n, inner, blocks, t0, t1);
+    else softmax_tasks(log, x, y, n, inner, blocks, t0, t1);
+  };
+  if (nt == 1) return run(0, tasks);
+#pragma omp parallel num_threads(nt)
+  {
+    const int64_t k = omp_get_thread_num(), m = omp_get_num_threads();
+    run(tasks * k / m, tasks * (k + 1) / m);
   }
 }
 

@@ -13,6 +13,16 @@
 #include <cstdint>
 #include <cstring>
 
+// A hot float loop compiled three times, for AVX-512, AVX2 and the baseline, the version run
+// chosen once at load time from the CPU's features (GCC's target_clones, an ifunc): the library
+// itself is built for the baseline x86-64, which has only SSE2. Elsewhere (clang's sanitizer
+// and fuzzing builds, other architectures) one version.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define WICK_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define WICK_CPU_CLONES
+#endif
+
 namespace wick::detail::cpu {
 
 inline float pow2i(uint32_t n) {  // 2^n for n in [-126, 127] (two's complement)
