@@ -145,7 +145,8 @@ void softmax_typed(bool log, const Tensor& out, const Tensor& in) {
 
 // The backward of one [n, inner] slice, columns j0 .. j0 + jn (inner == 1: one row).
 template <class T>
-void softmax_backward_cols(bool log, const T* g, const T* y, T* gi, int64_t n, int64_t inner, int64_t jn) {
+[[gnu::always_inline]] inline void softmax_backward_cols(bool log, const T* g, const T* y, T* gi, int64_t n,
+                                                         int64_t inner, int64_t jn) {
   using M = opmath_t<T>;
   M sum[kBlock];
   for (int64_t j = 0; j < jn; ++j) sum[j] = 0;
@@ -161,18 +162,13 @@ void softmax_backward_cols(bool log, const T* g, const T* y, T* gi, int64_t n, i
     }
 }
 
+// Backward tasks [t0, t1), as softmax_tasks.
 template <class T>
-void softmax_backward_typed(bool log, const Tensor& grad_input, const Tensor& grad, const Tensor& result) {
+[[gnu::always_inline]] inline void softmax_backward_tasks(bool log, const T* g, const T* y, T* gi, int64_t n,
+                                                          int64_t inner, int64_t blocks, int64_t t0,
+                                                          int64_t t1) {
   using M = opmath_t<T>;
-  const int64_t outer = result.size(0), n = result.size(1), inner = result.size(2);
-  const T* g = static_cast<const T*>(grad.data_ptr());
-  const T* y = static_cast<const T*>(result.data_ptr());
-  T* gi = static_cast<T*>(grad_input.data_ptr());
-  const int64_t blocks = inner == 1 ? 1 : (inner + kBlock - 1) / kBlock;
-  const int64_t tasks = outer * blocks;
-  const int nt = threads_for(outer * n * inner, tasks);
-#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
-  for (int64_t t = 0; t < tasks; ++t) {
+  for (int64_t t = t0; t < t1; ++t) {
     const int64_t o = t / blocks;
     if (inner == 1) {
       const T* gr = g + o * n;
@@ -193,6 +189,34 @@ void softmax_backward_typed(bool log, const Tensor& grad_input, const Tensor& gr
       const int64_t off = o * n * inner + j0;
       softmax_backward_cols(log, g + off, y + off, gi + off, n, inner, std::min(kBlock, inner - j0));
     }
+  }
+}
+
+WICK_CPU_CLONES void softmax_backward_tasks_f32(bool log, const float* g, const float* y, float* gi,
+                                                int64_t n, int64_t inner, int64_t blocks, int64_t t0,
+                                                int64_t t1) {
+  softmax_backward_tasks(log, g, y, gi, n, inner, blocks, t0, t1);
+}
+
+template <class T>
+void softmax_backward_typed(bool log, const Tensor& grad_input, const Tensor& grad, const Tensor& result) {
+  const int64_t outer = result.size(0), n = result.size(1), inner = result.size(2);
+  const T* g = static_cast<const T*>(grad.data_ptr());
+  const T* y = static_cast<const T*>(result.data_ptr());
+  T* gi = static_cast<T*>(grad_input.data_ptr());
+  const int64_t blocks = inner == 1 ? 1 : (inner + kBlock - 1) / kBlock;
+  const int64_t tasks = outer * blocks;
+  const int nt = threads_for(outer * n * inner, tasks);
+  auto run = [&](int64_t t0, int64_t t1) {
+    if constexpr (std::is_same_v<T, float>)
+      softmax_backward_tasks_f32(log, g, y, gi, n, inner, blocks, t0, t1);
+    else softmax_backward_tasks(log, g, y, gi, n, inner, blocks, t0, t1);
+  };
+  if (nt == 1) return run(0, tasks);
+#pragma omp parallel num_threads(nt)
+  {
+    const int64_t k = omp_get_thread_num(), m = omp_get_num_threads();
+    run(tasks * k / m, tasks * (k + 1) / m);
   }
 }
 
