@@ -242,6 +242,12 @@ if ((sanitize)); then
     done
   done
   wait
+  if [[ " $tools " == *" initcheck "* ]]; then
+    step "initcheck over a program that only calls cuBLAS (scripts/gpu/initcheck_cublas_probe.cu)"
+    "$nvcc" -O2 -arch=sm_90 scripts/gpu/initcheck_cublas_probe.cu -lcublas -o "$build/initcheck_cublas_probe" &&
+      timeout 120 compute-sanitizer --tool initcheck "$build/initcheck_cublas_probe" >"$OUT/initcheck_cublas_probe.log" 2>&1
+    echo "-- cuBLAS-only program under initcheck: $(grep -E 'ERROR SUMMARY' "$OUT/initcheck_cublas_probe.log" | tail -1)"
+  fi
   for tool in $tools; do
     for ((i = 0; i < shards; i++)); do
       echo "-- $tool shard $i: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer_${tool}_$i.log" | tail -1);" \
