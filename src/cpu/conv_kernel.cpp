@@ -1,4 +1,5 @@
-// 2-D convolution on the CPU for float32 and float64: explicit im2col of one image into a
+// 2-D convolution on the CPU for float32 and float64 (float32 goes to oneDNN's convolution
+// first where it is built in: conv_dnnl.cpp): explicit im2col of one image into a
 // contiguous buffer reused across the images a thread runs, one BLAS GEMM per image and
 // group, and col2im for the input gradient. Images are spread over OpenMP threads (each GEMM
 // then runs on its own thread; OpenBLAS's OpenMP build does not start threads of its own
@@ -22,6 +23,7 @@
 #include <omp.h>
 
 #include "core/conv.h"
+#include "cpu/conv_dnnl.h"
 #include "cpu/cpu_kernels.h"
 #include "wick/ops.h"
 
@@ -255,7 +257,9 @@ Tensor cpu_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, con
   const Shape s = shape_of(x, w, p);
   if (!usable(x, w, s) || (b.defined() && b.dtype() != x.dtype())) return generic_conv2d_forward(x, w, b, p);
   const Tensor xc = x.contiguous(), wc = w.contiguous(), bc = b.defined() ? b.contiguous() : b;
-  Tensor y = wick::empty({s.n, s.o, s.oh, s.ow}, x.options());
+  Tensor y;
+  if (dnnl_conv2d_forward(xc, wc, bc, p, s.oh, s.ow, y)) return y;
+  y = wick::empty({s.n, s.o, s.oh, s.ow}, x.options());
   if (x.dtype() == kFloat32) forward_impl<float>(xc, wc, bc, y, s);
   else forward_impl<double>(xc, wc, bc, y, s);
   return y;
@@ -267,6 +271,7 @@ std::array<Tensor, 3> cpu_conv2d_backward(const Tensor& dy, const Tensor& x, con
   if (!usable(x, w, s) || dy.dtype() != x.dtype()) return generic_conv2d_backward(dy, x, w, p, needs);
   const Tensor dyc = dy.contiguous(), xc = x.contiguous(), wc = w.contiguous();
   std::array<Tensor, 3> r;
+  if (dnnl_conv2d_backward(dyc, xc, wc, p, needs, r)) return r;
   // The input gradient is accumulated by col2im: it starts at zero. A direct (1x1) GEMM
   // writes every element with beta 0.
   if (needs[0]) r[0] = s.direct ? wick::empty(x.sizes(), x.options()) : wick::zeros(x.sizes(), x.options());
