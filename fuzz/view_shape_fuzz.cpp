@@ -104,10 +104,11 @@ wick::Tensor step(Bytes& in, const wick::Tensor& t) {
     }
     default: {
       // An empty tensor's other dims may be huge: summing away its 0 leaves a large result.
-      std::vector<int64_t> nonzero;
-      for (int64_t s : t.sizes().vec())
-        if (s != 0) nonzero.push_back(s);
-      if (!small(nonzero)) return t;
+      int64_t nonzero = 1;
+      for (int64_t d = 0; d < t.dim(); ++d)
+        if (t.size(d) != 0 &&
+            (__builtin_mul_overflow(nonzero, t.size(d), &nonzero) || nonzero > kMaxElements))
+          return t;
       return t.sum(dims_of(in), in.u8() % 2);
     }
   }
