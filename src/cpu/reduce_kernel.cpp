@@ -119,6 +119,10 @@ void sum_reduce(bool mean, const Tensor& values, const Tensor& in) {
     if constexpr (std::is_floating_point_v<Acc>) return convert<T>(n ? s / Acc(n) : Acc(NAN));
     else return convert<T>(n ? s / Acc(n) : Acc(0));
   };
+  if (n == 0) {  // an empty sum (the input has no data to point into): 0, or NaN for a mean
+    for (int64_t c = 0; c < outer * inner; ++c) dst[c] = finish(Acc(0));
+    return;
+  }
   const int nt = threads_for(outer * n * inner);
   if (inner == 1) {
     if (outer < nt) {
@@ -245,6 +249,7 @@ class ColumnReducer {
   template <class P>
   void add_rows(const P& pol, int64_t o, int64_t j0, int64_t jn, int64_t r0, int64_t r1,
                 typename P::State* s) const {
+    if (r0 >= r1) return;  // no rows (an empty input has no data to point into)
     const T* base = p_ + o * n_ * inner_ + j0;
     const int64_t col = o * inner_ + j0;
     if (inner_ == 1) {
