@@ -1,6 +1,7 @@
 // conv2d on the CPU (im2col + BLAS for float32/float64): forward and the three gradients
 // against direct convolution loops in double, over stride, padding, dilation and groups,
 // with and without bias, on contiguous and non-contiguous inputs and gradients.
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -163,6 +164,36 @@ TEST(Conv2dCpu, OnlyTheWantedGradients) {
     EXPECT_EQ(bi.grad().defined(), which == 2);
     const std::vector<double>& want = which == 0 ? ref.dx : which == 1 ? ref.dw : ref.db;
     expect_close(inputs[which]->grad().reshape({-1}), want, 1e-10);
+  }
+}
+
+// Convolutions from several threads at once (each has its own oneDNN stream where oneDNN runs
+// them): every thread's forward and gradients equal the float64 reference.
+TEST(Conv2dCpu, FromSeveralThreadsAtOnce) {
+  manual_seed(10);
+  const Case k{3, 8, 7, 7, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1};
+  Tensor x = randn({3, 8, 7, 7}), w = randn({5, 8, 3, 3}), b = randn({5}), dy = randn({3, 5, 7, 7});
+  const Reference ref = reference(k, x.to_vector<double>(), w.to_vector<double>(), b.to_vector<double>(),
+                                  dy.to_vector<double>());
+  std::vector<std::vector<double>> ys(4), dws(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int rep = 0; rep < 5; ++rep) {
+        Tensor wi = w.clone().requires_grad_();
+        Tensor y = F::conv2d(x, wi, b, 1, 1);
+        y.backward(dy);
+        ys[size_t(t)] = y.reshape({-1}).to_vector<double>();
+        dws[size_t(t)] = wi.grad().reshape({-1}).to_vector<double>();
+      }
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) {
+    ASSERT_EQ(ys[size_t(t)].size(), ref.y.size());
+    for (size_t i = 0; i < ref.y.size(); ++i)
+      EXPECT_NEAR(ys[size_t(t)][i], ref.y[i], 1e-4) << t << " y " << i;
+    for (size_t i = 0; i < ref.dw.size(); ++i)
+      EXPECT_NEAR(dws[size_t(t)][i], ref.dw[i], 1e-3) << t << " dw " << i;
   }
 }
 
