@@ -212,7 +212,7 @@ Header read_header(const Bytes& in, const std::string& path) {
   return h;
 }
 
-// A CPU tensor over a tensor's bytes inside the mapping, which it keeps alive: no copy.
+// A CPU tensor over a tensor's bytes inside the mapping, which it keeps alive while it lives.
 Tensor mapped_tensor(const Bytes& in, const char* data, const std::vector<int64_t>& shape, Dtype dtype,
                      uint64_t nbytes) {
   auto* keep = new std::shared_ptr<const void>(in.keep);
@@ -279,12 +279,14 @@ TensorMap load_bytes(const Bytes& in, const std::string& path, Device device) {
                  name, "' of shape ", IntArrayRef(shape), " and dtype ", dtype, " needs ",
                  overflow ? std::string("more than 2^63") : std::to_string(nbytes),
                  " bytes, but its data_offsets give ", offsets[1] - offsets[0]);
-      // A mapped file's tensor whose bytes sit at an address its dtype can be read from is a view
-      // of the mapping; any other is copied out (docs/design.md, "Saving and loading").
+      // CPU tensors are copied out of the mapping into memory of their own (the file may be
+      // rewritten or truncated later: a view of it would change or fault). For a GPU, an
+      // aligned tensor is a view of the mapping until its copy to the device below
+      // (docs/design.md, "Saving and loading").
       const char* src = in.data + h.data_start + offsets[0];
       const bool aligned = reinterpret_cast<uintptr_t>(src) % uintptr_t(element_size(dtype)) == 0;
       Tensor t;
-      if (in.keep && aligned && nbytes) {
+      if (in.keep && aligned && nbytes && !device.is_cpu()) {
         t = mapped_tensor(in, src, shape, dtype, nbytes);
       } else {
         t = empty(shape, dtype);
