@@ -223,6 +223,16 @@ TensorIter TensorIter::build(const Tensor& out, std::initializer_list<Tensor> in
     }
   }
 
+  // 3c. No element: nothing is visited, and an empty tensor's other sizes may be huge (merging
+  //     them could overflow), so the plan is one run of 0 elements.
+  if (it.numel_ == 0) {
+    const int64_t zero = 0;
+    it.shape_.assign(&zero, &zero + 1);
+    for (int i = 0; i < it.nops_; ++i) it.strides_[i].assign(&zero, &zero + 1);
+    it.contiguous_ = false;
+    return it;
+  }
+
   // 4. Strides in bytes over the broadcast shape (0 where an operand is broadcast).
   const size_t nd = shape.size();
   for (int i = 0; i < it.nops_; ++i) {

@@ -1403,3 +1403,25 @@ TEST(BadInputCatalogue, EdgeValues) {
   EXPECT_EQ(arange(Scalar(0), Scalar(0)).numel(), 0);
   EXPECT_EQ(full({2}, -1, kUInt8).to_vector<int>(), std::vector<int>({255, 255}));
 }
+
+namespace wick {
+namespace {
+
+// An empty tensor may have other dims whose product does not fit in int64: elementwise ops,
+// indexing, reductions and joins on it plan nothing past int64 and give the empty results
+// PyTorch gives.
+TEST(BadInputCatalogue, EmptyTensorsWithHugeDims) {
+  const int64_t H = int64_t(1) << 40, G = int64_t(1) << 30;
+  const Tensor h = empty({0, H, G});
+  EXPECT_EQ((h + h).sizes().vec(), (std::vector<int64_t>{0, H, G}));
+  EXPECT_EQ((h * 2).sizes().vec(), (std::vector<int64_t>{0, H, G}));
+  EXPECT_EQ(h.to(kFloat64).dtype(), kFloat64);
+  EXPECT_EQ(h.index_select(1, tensor<int64_t>({0, 1})).sizes().vec(), (std::vector<int64_t>{0, 2, G}));
+  EXPECT_EQ(h.sum(1).sizes().vec(), (std::vector<int64_t>{0, G}));
+  EXPECT_THROW(h.sum(0), ValueError);  // [H, G] zeros: more elements than int64 counts
+  EXPECT_EQ(cat({h, h}, 0).sizes().vec(), (std::vector<int64_t>{0, H, G}));
+  EXPECT_EQ(where(h > 0, h, h).numel(), 0);
+}
+
+}  // namespace
+}  // namespace wick
