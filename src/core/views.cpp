@@ -56,8 +56,15 @@ DimVector infer_size(IntArrayRef sizes, int64_t numel, const char* op) {
 // (PyTorch's computeStride: chunks of dims that are contiguous among themselves).
 std::optional<DimVector> view_strides(IntArrayRef sizes, IntArrayRef strides, IntArrayRef new_sizes) {
   DimVector ns(new_sizes.size(), 1);
-  // An existing tensor's sizes: their product fits unless one of them is 0 (then it is 0).
-  const int64_t numel = checked_numel(sizes, "view");
+  // An existing tensor's sizes: their product fits unless one of them is 0 (then it is 0), so
+  // one pass that ignores a wrap and notes a zero gives it (this runs on every view).
+  int64_t numel = 1;
+  bool zero = false;
+  for (int64_t s : sizes) {
+    zero |= s == 0;
+    (void)__builtin_mul_overflow(numel, s, &numel);
+  }
+  if (zero) numel = 0;
   if (numel == 0 || sizes.empty()) {
     if (numel == 0) return contiguous_strides(new_sizes);
     return contiguous_strides(new_sizes);
