@@ -11,6 +11,7 @@
 //   train_step_mlp_large_dp{1,2,4}_ms: the same step through data parallelism over 1, 2 and 4 GPUs
 //     (wick: nn::DataParallel; LibTorch: torch::nn::parallel::data_parallel; PyTorch's Python
 //     nn.DataParallel: bench/compare/torch_dp_bench.py). The batch of 4096 is split over them.
+//   train_step_mlp_large_tf32_ms: the same fp32 step with set_float32_matmul_precision("high")
 //   train_step_mlp_large_amp_bf16_ms: the large step with forward and loss under bfloat16 autocast
 //     (wick::AutocastGuard; LibTorch: at::autocast's thread state, its cache cleared at the
 //     region's end, as torch.autocast does)
@@ -304,6 +305,22 @@ int main(int argc, char** argv) {
   if (sel("train_step_mlp_large"))
     compare::report("train_step_mlp_large_ms", step_us({4096, 4096, 4096, 4096, 1000}, 4096, 5, 7) / 1000,
                     "ms");
+  if (sel("train_step_mlp_large_tf32")) {
+    // The fp32 step with float32 matmuls on TF32 tensor cores (PyTorch's
+    // set_float32_matmul_precision("high")), the precision restored afterwards.
+#ifdef TRAIN_STEP_TORCH
+    at::globalContext().setFloat32MatmulPrecision("high");
+#else
+    lib::set_float32_matmul_precision("high");
+#endif
+    compare::report("train_step_mlp_large_tf32_ms",
+                    step_us({4096, 4096, 4096, 4096, 1000}, 4096, 5, 7) / 1000, "ms");
+#ifdef TRAIN_STEP_TORCH
+    at::globalContext().setFloat32MatmulPrecision("highest");
+#else
+    lib::set_float32_matmul_precision("highest");
+#endif
+  }
   if (sel("train_step_mlp_large_amp_bf16"))
     compare::report("train_step_mlp_large_amp_bf16_ms",
                     step_us({4096, 4096, 4096, 4096, 1000}, 4096, 5, 7, 0, Amp::Bf16) / 1000, "ms");

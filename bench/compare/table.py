@@ -75,6 +75,8 @@ ROWS = [
     ("train_step_mlp_large_ms", "training step, MLP 4096x4-1000, batch 4096, fp32", "ms", False,
      lambda: (1.02 * t["train_step_mlp_large_ms"], "<= 1.02x LibTorch")),
     # Mixed precision: the same step under autocast (LibTorch: at::autocast in the same C++ program).
+    ("train_step_mlp_large_tf32_ms", "the same step with TF32 matmuls (precision \"high\")", "ms", False,
+     lambda: (t["train_step_mlp_large_tf32_ms"], "<= LibTorch")),
     ("train_step_mlp_large_amp_bf16_ms", "the same step under bf16 autocast", "ms", False,
      lambda: (0.9 * t["train_step_mlp_large_amp_bf16_ms"], "<= 0.9x LibTorch autocast")),
     ("train_step_mlp_large_amp_fp16_ms", "the same step under fp16 autocast + GradScaler", "ms", False,

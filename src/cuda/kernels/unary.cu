@@ -191,58 +191,45 @@ __device__ __forceinline__ M neg_log_sigmoid(M x) {
   return (x < M(0) ? -x : M(0)) + m_log1p(m_exp(-a));
 }
 
-template <class T>
+// One functor per op, chosen on the host: a switch on the op inside the kernel (pow among its
+// cases) made the bfloat16 kernels several times slower than their memory traffic.
+template <class T, PointwiseOp Op>
 struct PointwiseFn {
-  PointwiseOp op;
   __device__ T operator()(T x, T y) const {
     using M = opmath_t<T>;
-    switch (op) {
-      case PointwiseOp::Pow:
-        if constexpr (is_float_v<T>) return cast<T>(float_pow(cast<M>(x), cast<M>(y)));
-        else return int_pow(x, y);
-      case PointwiseOp::Remainder:
-        return cast<T>(py_mod(cast<M>(x), cast<M>(y)));
-      case PointwiseOp::ClampMin:
-        return cast<T>(nan_max(cast<M>(x), cast<M>(y)));
-      case PointwiseOp::ThresholdBackward:
-        return cast<M>(y) <= M(0) ? T(0) : x;  // (g, y)
-      case PointwiseOp::MseLoss: {
-        const M d = cast<M>(x) - cast<M>(y);
-        return cast<T>(d * d);
-      }
-      case PointwiseOp::BceLogits:
-        if constexpr (is_float_v<T>)
-          return cast<T>((M(1) - cast<M>(y)) * cast<M>(x) + neg_log_sigmoid(cast<M>(x)));
-        else return T(0);  // core admits floating dtypes only
-      default:
-        return cast<T>(nan_min(cast<M>(x), cast<M>(y)));  // ClampMax
+    if constexpr (Op == PointwiseOp::Pow) {
+      if constexpr (is_float_v<T>) return cast<T>(float_pow(cast<M>(x), cast<M>(y)));
+      else return int_pow(x, y);
+    } else if constexpr (Op == PointwiseOp::Remainder) {
+      return cast<T>(py_mod(cast<M>(x), cast<M>(y)));
+    } else if constexpr (Op == PointwiseOp::ClampMin) {
+      return cast<T>(nan_max(cast<M>(x), cast<M>(y)));
+    } else if constexpr (Op == PointwiseOp::ClampMax) {
+      return cast<T>(nan_min(cast<M>(x), cast<M>(y)));
+    } else if constexpr (Op == PointwiseOp::ThresholdBackward) {
+      return cast<M>(y) <= M(0) ? T(0) : x;  // (g, y)
+    } else if constexpr (Op == PointwiseOp::MseLoss) {
+      const M d = cast<M>(x) - cast<M>(y);
+      return cast<T>(d * d);
+    } else {  // BceLogits; core admits floating dtypes only
+      if constexpr (is_float_v<T>)
+        return cast<T>((M(1) - cast<M>(y)) * cast<M>(x) + neg_log_sigmoid(cast<M>(x)));
+      else return T(0);
     }
   }
 };
 
-// relu's backward on its own: the generic functor's switch (pow among its cases) made the
-// kernel several times slower than its memory traffic for 16-bit floats.
-template <class T>
-struct ThresholdBackwardFn {
-  __device__ T operator()(T g, T y) const { return cast<opmath_t<T>>(y) <= opmath_t<T>(0) ? T(0) : g; }
-};
-
 // The three-operand pieces of the fused losses (kernel_table.h lists their formulas);
 // floating dtypes only.
-template <class T>
+template <class T, PointwiseOp Op>
 struct LossFn3 {
-  PointwiseOp op;
   __device__ T operator()(T x, T t, T z) const {
     using M = opmath_t<T>;
     const M xm = cast<M>(x), tm = cast<M>(t), zm = cast<M>(z);
-    switch (op) {
-      case PointwiseOp::MseBackward:
-        return cast<T>(M(2) * (xm - tm) * zm);
-      case PointwiseOp::BceLogitsPosWeight:
-        return cast<T>((M(1) - tm) * xm + (M(1) + (zm - M(1)) * tm) * neg_log_sigmoid(xm));
-      default:
-        return cast<T>((M(1) / (M(1) + m_exp(-xm)) - tm) * zm);  // BceLogitsBackward
-    }
+    if constexpr (Op == PointwiseOp::MseBackward) return cast<T>(M(2) * (xm - tm) * zm);
+    else if constexpr (Op == PointwiseOp::BceLogitsPosWeight)
+      return cast<T>((M(1) - tm) * xm + (M(1) + (zm - M(1)) * tm) * neg_log_sigmoid(xm));
+    else return cast<T>((M(1) / (M(1) + m_exp(-xm)) - tm) * zm);  // BceLogitsBackward
   }
 };
 
@@ -303,21 +290,43 @@ void pointwise(PointwiseOp op, const TensorIter& it) {
   const char* name = op_name(op);
   const Plan p = make_plan(it, name);
   auto body = [&]<class T>() {
-    if (op == PointwiseOp::Clamp) return launch_elementwise<T, T, T, T>(name, p, ClampFn<T>{});
-    if (op == PointwiseOp::MseBackward || op == PointwiseOp::BceLogitsPosWeight ||
-        op == PointwiseOp::BceLogitsBackward) {
-      if constexpr (is_float_v<T>) return launch_elementwise<T, T, T, T>(name, p, LossFn3<T>{op});
+    using P = PointwiseOp;
+    if (op == P::Clamp) return launch_elementwise<T, T, T, T>(name, p, ClampFn<T>{});
+    if (op == P::MseBackward || op == P::BceLogitsPosWeight || op == P::BceLogitsBackward) {
+      if constexpr (is_float_v<T>) {
+        if (op == P::MseBackward)
+          return launch_elementwise<T, T, T, T>(name, p, LossFn3<T, P::MseBackward>{});
+        if (op == P::BceLogitsPosWeight)
+          return launch_elementwise<T, T, T, T>(name, p, LossFn3<T, P::BceLogitsPosWeight>{});
+        return launch_elementwise<T, T, T, T>(name, p, LossFn3<T, P::BceLogitsBackward>{});
+      }
       raise<TypeError>(name, "\"", name, "\" not implemented for '", it.dtype(), "'");
     }
     if constexpr (!is_float_v<T>) {
-      if (op == PointwiseOp::Remainder) {  // a zero divisor raises before anything is written
+      if (op == P::Remainder) {  // a zero divisor raises before anything is written
         const auto zero = find_any<3>(name, p, ZeroDivisor<T>{});
         WICK_CHECK(!zero, ValueError, "remainder", "ZeroDivisionError");
       }
     }
-    if (op == PointwiseOp::ThresholdBackward)
-      return launch_elementwise<T, T, T>(name, p, ThresholdBackwardFn<T>{});
-    launch_elementwise<T, T, T>(name, p, PointwiseFn<T>{op});
+    switch (op) {
+      case P::Pow:
+        return launch_elementwise<T, T, T>(name, p, PointwiseFn<T, P::Pow>{});
+      case P::Remainder:
+        return launch_elementwise<T, T, T>(name, p, PointwiseFn<T, P::Remainder>{});
+      case P::ClampMin:
+        return launch_elementwise<T, T, T>(name, p, PointwiseFn<T, P::ClampMin>{});
+      case P::ClampMax:
+        return launch_elementwise<T, T, T>(name, p, PointwiseFn<T, P::ClampMax>{});
+      case P::ThresholdBackward:
+        return launch_elementwise<T, T, T>(name, p, PointwiseFn<T, P::ThresholdBackward>{});
+      default:
+        break;
+    }
+    if constexpr (is_float_v<T>) {  // the two-operand loss pieces: floating dtypes only
+      if (op == P::MseLoss) return launch_elementwise<T, T, T>(name, p, PointwiseFn<T, P::MseLoss>{});
+      return launch_elementwise<T, T, T>(name, p, PointwiseFn<T, P::BceLogits>{});
+    }
+    raise<TypeError>(name, "\"", name, "\" not implemented for '", it.dtype(), "'");
   };
   WICK_DISPATCH_NUMERIC(it.dtype(), name, body);
 }
