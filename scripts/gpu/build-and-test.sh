@@ -237,16 +237,19 @@ if ((sanitize)); then
     step "compute-sanitizer --tool $tool, $shards shard(s) (WICK_NO_CUDA_MEMORY_CACHING=1)"
     for ((i = 0; i < shards; i++)); do
       GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i WICK_NO_CUDA_MEMORY_CACHING=1 timeout 540 \
-        compute-sanitizer --tool $tool --target-processes application-only \
+        compute-sanitizer --tool $tool --target-processes application-only $([[ $tool == initcheck ]] && echo --nvtx yes) \
         $build/tests/wick_tests --gtest_filter="$filter" >"$OUT/sanitizer_${tool}_$i.log" 2>&1 &
     done
   done
   wait
   if [[ " $tools " == *" initcheck "* ]]; then
     step "initcheck over a program that only calls cuBLAS (scripts/gpu/initcheck_cublas_probe.cu)"
-    "$nvcc" -O2 -arch=sm_90 scripts/gpu/initcheck_cublas_probe.cu -lcublas -o "$build/initcheck_cublas_probe" &&
-      timeout 120 compute-sanitizer --tool initcheck "$build/initcheck_cublas_probe" >"$OUT/initcheck_cublas_probe.log" 2>&1
-    echo "-- cuBLAS-only program under initcheck: $(grep -E 'ERROR SUMMARY' "$OUT/initcheck_cublas_probe.log" | tail -1)"
+    for v in plain MARK; do
+      "$nvcc" -O2 -arch=sm_90 -D$v scripts/gpu/initcheck_cublas_probe.cu -lcublas -o "$build/initcheck_probe_$v" &&
+        timeout 120 compute-sanitizer --tool initcheck --nvtx yes "$build/initcheck_probe_$v" \
+          >"$OUT/initcheck_cublas_probe_$v.log" 2>&1
+      echo "-- cuBLAS-only program under initcheck ($v): $(grep -E 'ERROR SUMMARY' "$OUT/initcheck_cublas_probe_$v.log" | tail -1)"
+    done
   fi
   for tool in $tools; do
     for ((i = 0; i < shards; i++)); do

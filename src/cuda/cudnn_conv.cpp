@@ -25,6 +25,8 @@
 // one host thread per GPU (DataParallel) the lock is almost never contended.
 #ifdef WICK_HAVE_CUDNN
 
+#include "cuda/cudnn_conv.h"
+
 #include <algorithm>
 #include <array>
 #include <climits>
@@ -39,8 +41,8 @@
 
 #include "core/conv.h"
 #include "cuda/cuda_check.h"
-#include "cuda/cudnn_conv.h"
 #include "cuda/runtime.h"
+#include "cuda/tool_marks.h"
 #include "cuda/word_hash.h"
 #include "wick/backends.h"
 #include "wick/error.h"
@@ -398,6 +400,8 @@ bool run(Direction dir, const Operands& o, const Conv2dParams& p) {
   if (refused(st, strided)) return false;
   if (st != CUDNN_STATUS_SUCCESS) cudnn_fail(st, call, __FILE__, __LINE__);
   WICK_CUDA_AFTER_LAUNCH("conv2d", stream);
+  const Tensor& written = dir == kForward ? o.y : dir == kBackwardData ? o.x : o.w;
+  mark_initialized(written.data_ptr(), size_t(written.numel() * written.element_size()), stream);
   return true;
 }
 
