@@ -47,7 +47,8 @@ struct Running {
 template <class M>
 __device__ __forceinline__ Running<M> warp_merge(Running<M> r) {
 #pragma unroll
-  for (int d = 16; d > 0; d /= 2) r.merge(Running<M>{__shfl_down_sync(0xffffffffu, r.m, d), __shfl_down_sync(0xffffffffu, r.s, d)});
+  for (int d = 16; d > 0; d /= 2)
+    r.merge(Running<M>{__shfl_down_sync(0xffffffffu, r.m, d), __shfl_down_sync(0xffffffffu, r.s, d)});
   return r;
 }
 
@@ -71,7 +72,8 @@ __device__ __forceinline__ M block_all_reduce(M v) {
 }
 
 template <class T>
-__global__ void __launch_bounds__(kBlock) cached_kernel(const T* in, T* out, int64_t rows, int64_t n, bool log) {
+__global__ void __launch_bounds__(kBlock)
+    cached_kernel(const T* in, T* out, int64_t rows, int64_t n, bool log) {
   using M = opmath_t<T>;
   constexpr int VEC = int(16 / sizeof(T));
   const int64_t nvec = n / VEC;
@@ -106,14 +108,16 @@ __global__ void __launch_bounds__(kBlock) cached_kernel(const T* in, T* out, int
           if (!log) x[u][k] = e;
         }
     sum = block_all_reduce<false>(sum);
-    const M shift = mx + m_log(sum), inv = M(1) / sum;
+    // log_softmax as (x - max) - log(sum), PyTorch's order: max + log(sum) would lose x - max
+    // when |max| dwarfs log(sum) (rows of 1e30 gave 0 instead of -log n).
+    const M lsum = m_log(sum), inv = M(1) / sum;
 #pragma unroll
     for (int u = 0; u < kCachedVecs; ++u) {
       const int64_t v = threadIdx.x + int64_t(u) * kBlock;
       if (v < nvec) {
         Vec<T, VEC> o;
 #pragma unroll
-        for (int k = 0; k < VEC; ++k) o.v[k] = cast<T>(log ? x[u][k] - shift : x[u][k] * inv);
+        for (int k = 0; k < VEC; ++k) o.v[k] = cast<T>(log ? (x[u][k] - mx) - lsum : x[u][k] * inv);
         dst[v] = o;
       }
     }
@@ -121,8 +125,8 @@ __global__ void __launch_bounds__(kBlock) cached_kernel(const T* in, T* out, int
 }
 
 template <class T>
-__global__ void __launch_bounds__(kBlock) online_kernel(const T* in, T* out, int64_t rows, int64_t n, int group,
-                                                        bool log) {
+__global__ void __launch_bounds__(kBlock)
+    online_kernel(const T* in, T* out, int64_t rows, int64_t n, int group, bool log) {
   using M = opmath_t<T>;
   __shared__ M pair[2];
   const int lane = int(threadIdx.x) % group;
@@ -154,28 +158,29 @@ __global__ void __launch_bounds__(kBlock) online_kernel(const T* in, T* out, int
       r.s = pair[1];
       __syncthreads();
     }
-    const M shift = r.m + m_log(r.s), inv = M(1) / r.s;
+    const M lsum = m_log(r.s), inv = M(1) / r.s;
     for (int64_t i = lane; i < n; i += group) {
       const M v = cast<M>(x[i]);
-      y[i] = cast<T>(log ? v - shift : m_exp(v - r.m) * inv);
+      y[i] = cast<T>(log ? (v - r.m) - lsum : m_exp(v - r.m) * inv);
     }
   }
 }
 
 template <class T>
-__global__ void __launch_bounds__(kBlock) column_kernel(const T* in, T* out, int64_t outer, int64_t n, int64_t inner,
-                                                        bool log) {
+__global__ void __launch_bounds__(kBlock)
+    column_kernel(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool log) {
   using M = opmath_t<T>;
-  for (int64_t c = int64_t(blockIdx.x) * kBlock + threadIdx.x; c < outer * inner; c += int64_t(gridDim.x) * kBlock) {
+  for (int64_t c = int64_t(blockIdx.x) * kBlock + threadIdx.x; c < outer * inner;
+       c += int64_t(gridDim.x) * kBlock) {
     const int64_t o = c / inner, j = c % inner;
     const T* x = in + o * n * inner + j;
     T* y = out + o * n * inner + j;
     Running<M> r{M(-INFINITY), M(0)};
     for (int64_t i = 0; i < n; ++i) r.add(cast<M>(x[i * inner]));
-    const M shift = r.m + m_log(r.s), inv = M(1) / r.s;
+    const M lsum = m_log(r.s), inv = M(1) / r.s;
     for (int64_t i = 0; i < n; ++i) {
       const M v = cast<M>(x[i * inner]);
-      y[i * inner] = cast<T>(log ? v - shift : m_exp(v - r.m) * inv);
+      y[i * inner] = cast<T>(log ? (v - r.m) - lsum : m_exp(v - r.m) * inv);
     }
   }
 }
