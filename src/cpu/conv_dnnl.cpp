@@ -158,16 +158,16 @@ Primitive make(const PrimDesc& pd) {
 // layer oneDNN took 17.1 ms against 22.3.
 constexpr int64_t kMinChannels = 8;
 
-bool takes(const Tensor& x, const Tensor& w, const Conv2dParams& p) {
+bool takes(const Tensor& x, const Tensor& w, const Conv2dParams& p, bool forced) {
   return x.dtype() == kFloat32 && w.dtype() == kFloat32 && p.groups == 1 && x.numel() > 0 && w.numel() > 0 &&
-         x.size(1) >= kMinChannels;
+         (forced || x.size(1) >= kMinChannels);
 }
 
 }  // namespace
 
 bool dnnl_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dParams& p, int64_t oh,
-                         int64_t ow, Tensor& y) {
-  if (!takes(x, w, p) || (b.defined() && b.dtype() != kFloat32) || oh <= 0 || ow <= 0) return false;
+                         int64_t ow, bool forced, Tensor& y) {
+  if (!takes(x, w, p, forced) || (b.defined() && b.dtype() != kFloat32) || oh <= 0 || ow <= 0) return false;
   try {
     const Problem q = problem(x, w, p, oh, ow);
     const PrimDesc pd = forward_pd(q, b.defined());
@@ -194,8 +194,8 @@ bool dnnl_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, cons
 }
 
 bool dnnl_conv2d_backward(const Tensor& dy, const Tensor& x, const Tensor& w, const Conv2dParams& p,
-                          std::array<bool, 3> needs, std::array<Tensor, 3>& r) {
-  if (!takes(x, w, p) || dy.dtype() != kFloat32 || dy.numel() == 0) return false;
+                          std::array<bool, 3> needs, bool forced, std::array<Tensor, 3>& r) {
+  if (!takes(x, w, p, forced) || dy.dtype() != kFloat32 || dy.numel() == 0) return false;
   try {
     const Problem q = problem(x, w, p, dy.size(2), dy.size(3));
     const PrimDesc fwd = forward_pd(q, needs[2]);
@@ -251,6 +251,8 @@ bool dnnl_conv2d_backward(const Tensor& dy, const Tensor& x, const Tensor& w, co
   }
 }
 
+bool dnnl_conv2d_built() { return true; }
+
 }  // namespace wick::detail::cpu
 
 #else  // without oneDNN: always the caller's own kernel
@@ -258,13 +260,14 @@ bool dnnl_conv2d_backward(const Tensor& dy, const Tensor& x, const Tensor& w, co
 namespace wick::detail::cpu {
 
 bool dnnl_conv2d_forward(const Tensor&, const Tensor&, const Tensor&, const Conv2dParams&, int64_t, int64_t,
-                         Tensor&) {
+                         bool, Tensor&) {
   return false;
 }
 bool dnnl_conv2d_backward(const Tensor&, const Tensor&, const Tensor&, const Conv2dParams&,
-                          std::array<bool, 3>, std::array<Tensor, 3>&) {
+                          std::array<bool, 3>, bool, std::array<Tensor, 3>&) {
   return false;
 }
+bool dnnl_conv2d_built() { return false; }
 
 }  // namespace wick::detail::cpu
 

@@ -16,7 +16,9 @@
 // A 1x1 kernel with stride 1 and no padding needs no im2col: cols is the image itself.
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <vector>
 
 #include <cblas.h>
@@ -25,6 +27,7 @@
 #include "core/conv.h"
 #include "cpu/conv_dnnl.h"
 #include "cpu/cpu_kernels.h"
+#include "cpu/vec_math.h"
 #include "wick/ops.h"
 
 namespace wick::detail::cpu {
@@ -148,6 +151,218 @@ bool parallel_images(const Shape& s) {
          s.n * s.o * s.k * s.l >= (int64_t(1) << 16);
 }
 
+// ---- Few taps: the first layer of an image network (1 input channel, 3x3: K = 9) and
+// depthwise layers. With K this small a GEMM with inner size K runs far below the library's
+// peak, and the bias, the bias gradient and the weight gradient would each be a pass of their
+// own over the output-sized tensors. Here each output plane is computed in one pass over it,
+// from the image's cols [K, L] (im2col, once per image and group a thread meets):
+//   y[n, o]   = b[o] + sum_t w[o, t] * cols[t]                       (written once, in place)
+//   dw[o, t] += sum_l dy[n, o, l] * cols[t, l],  db[o] += sum_l dy[n, o, l] * 1
+// The weight and bias gradients are K + 1 dot products of each dy plane (read once, in
+// vectors, with up to 8 sums in registers) with the rows of cols and a row of ones. Tasks are (image, output
+// channel) pairs in contiguous ranges per thread; the gradients are summed per plane in float, per thread in
+// double, and the threads' sums added in thread order, so a thread count gives the same bits each run.
+constexpr int64_t kMaxTaps = 27;  // 3 channels of 3x3
+
+bool taps_usable(const Shape& s) { return s.k <= kMaxTaps; }
+
+// GCC vectors of 32 bytes, loaded and stored unaligned through memcpy (no function takes or
+// returns one: that would depend on the target's ABI).
+template <class T>
+struct TapVec {
+  typedef T V __attribute__((vector_size(32)));
+  static constexpr int64_t kLanes = int64_t(32 / sizeof(T));
+};
+#define WICK_TAP_LOAD(v, p) std::memcpy(&(v), (p), sizeof(v))
+
+// out[l] = bias + sum_t w[t] * cols[t * L + l] for l < L.
+template <class T>
+[[gnu::always_inline]] inline void taps_plane(const T* cols, const T* w, T bias, T* out, int64_t k,
+                                              int64_t L) {
+  using V = typename TapVec<T>::V;
+  constexpr int64_t n = TapVec<T>::kLanes;
+  int64_t l = 0;
+  for (; l + 4 * n <= L; l += 4 * n) {  // four vectors of outputs at a time
+    V acc[4];
+    for (int v = 0; v < 4; ++v) acc[v] = V{} + bias;
+    for (int64_t t = 0; t < k; ++t) {
+      const T wt = w[t];
+      const T* in = cols + t * L + l;
+      for (int v = 0; v < 4; ++v) {
+        V a;
+        WICK_TAP_LOAD(a, in + v * n);
+        acc[v] += wt * a;
+      }
+    }
+    std::memcpy(out + l, acc, sizeof(acc));
+  }
+  for (; l + n <= L; l += n) {
+    V acc = V{} + bias;
+    for (int64_t t = 0; t < k; ++t) {
+      V a;
+      WICK_TAP_LOAD(a, cols + t * L + l);
+      acc += w[t] * a;
+    }
+    std::memcpy(out + l, &acc, sizeof(acc));
+  }
+  for (; l < L; ++l) {
+    T acc = bias;
+    for (int64_t t = 0; t < k; ++t) acc += w[t] * cols[t * L + l];
+    out[l] = acc;
+  }
+}
+
+// sums[r] += sum_l dy[l] * rows[r * L + l] for the G rows r < G: dy is read once, the G sums
+// stay in registers.
+template <int G, class T>
+[[gnu::always_inline]] inline void taps_dots_group(const T* rows, const T* dy, int64_t L, double* sums) {
+  using V = typename TapVec<T>::V;
+  constexpr int64_t n = TapVec<T>::kLanes;
+  V acc[G] = {};
+  int64_t l = 0;
+  for (; l + n <= L; l += n) {
+    V d;
+    WICK_TAP_LOAD(d, dy + l);
+    for (int r = 0; r < G; ++r) {
+      V a;
+      WICK_TAP_LOAD(a, rows + r * L + l);
+      acc[r] += a * d;
+    }
+  }
+  for (int r = 0; r < G; ++r) {
+    T tail = 0;
+    for (int64_t e = l; e < L; ++e) tail += rows[r * L + e] * dy[e];
+    double total = double(tail);
+    for (int64_t e = 0; e < n; ++e) total += double(acc[r][e]);
+    sums[r] += total;
+  }
+}
+
+// sums[r] += sum_l dy[l] * rows[r * L + l] for r < k1, in groups of up to 8 rows.
+template <class T>
+[[gnu::always_inline]] inline void taps_dots(const T* rows, const T* dy, int64_t k1, int64_t L,
+                                             double* sums) {
+  for (int64_t r = 0; r < k1; r += 8) {
+    const T* at = rows + r * L;
+    switch (std::min<int64_t>(k1 - r, 8)) {
+      case 1:
+        taps_dots_group<1>(at, dy, L, sums + r);
+        break;
+      case 2:
+        taps_dots_group<2>(at, dy, L, sums + r);
+        break;
+      case 3:
+        taps_dots_group<3>(at, dy, L, sums + r);
+        break;
+      case 4:
+        taps_dots_group<4>(at, dy, L, sums + r);
+        break;
+      case 5:
+        taps_dots_group<5>(at, dy, L, sums + r);
+        break;
+      case 6:
+        taps_dots_group<6>(at, dy, L, sums + r);
+        break;
+      case 7:
+        taps_dots_group<7>(at, dy, L, sums + r);
+        break;
+      default:
+        taps_dots_group<8>(at, dy, L, sums + r);
+        break;
+    }
+  }
+}
+
+template <class T>
+[[gnu::always_inline]] inline void taps_forward_range(const T* X, const T* W, const T* B, T* Y,
+                                                      const Shape& s, T* cols, int64_t t0, int64_t t1) {
+  int64_t have = -1;  // the (image, group) whose cols are built
+  for (int64_t task = t0; task < t1; ++task) {
+    const int64_t n = task / s.o, o = task % s.o, g = o / s.og;
+    if (n * s.g + g != have) {
+      im2col(X + (n * s.c + g * s.cg) * s.h * s.w, cols, s);
+      have = n * s.g + g;
+    }
+    taps_plane(cols, W + o * s.k, B ? B[o] : T(0), Y + (n * s.o + o) * s.l, s.k, s.l);
+  }
+}
+
+template <class T>
+[[gnu::always_inline]] inline void taps_backward_range(const T* X, const T* DY, const Shape& s, T* cols,
+                                                       double* sums, int64_t t0, int64_t t1) {
+  int64_t have = -1;
+  for (int64_t task = t0; task < t1; ++task) {
+    const int64_t n = task / s.o, o = task % s.o, g = o / s.og;
+    if (n * s.g + g != have) {
+      im2col(X + (n * s.c + g * s.cg) * s.h * s.w, cols, s);  // row k stays ones: the bias's
+      have = n * s.g + g;
+    }
+    taps_dots(cols, DY + (n * s.o + o) * s.l, s.k + 1, s.l, sums + o * (s.k + 1));
+  }
+}
+
+// float32 compiled for AVX2 and AVX-512 too (as softmax_kernel.cpp).
+WICK_CPU_CLONES void taps_forward_range_f32(const float* X, const float* W, const float* B, float* Y,
+                                            const Shape& s, float* cols, int64_t t0, int64_t t1) {
+  taps_forward_range(X, W, B, Y, s, cols, t0, t1);
+}
+WICK_CPU_CLONES void taps_backward_range_f32(const float* X, const float* DY, const Shape& s, float* cols,
+                                             double* sums, int64_t t0, int64_t t1) {
+  taps_backward_range(X, DY, s, cols, sums, t0, t1);
+}
+
+// Threads for n * o tasks of one plane each: about 2^15 multiply-adds per thread at least.
+int taps_threads(const Shape& s) {
+  if (omp_in_parallel()) return 1;
+  const int64_t work = s.n * s.o * s.k * s.l, tasks = s.n * s.o;
+  return int(std::clamp<int64_t>(std::min(work >> 15, tasks), 1, omp_get_max_threads()));
+}
+
+template <class T>
+void taps_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Shape& s) {
+  const T* X = static_cast<const T*>(x.data_ptr());
+  const T* W = static_cast<const T*>(w.data_ptr());
+  const T* B = b.defined() ? static_cast<const T*>(b.data_ptr()) : nullptr;
+  T* Y = static_cast<T*>(y.data_ptr());
+  const int64_t tasks = s.n * s.o;
+#pragma omp parallel num_threads(taps_threads(s))
+  {
+    std::vector<T> cols(size_t(s.k * s.l));
+    const int64_t k = omp_get_thread_num(), m = omp_get_num_threads();
+    const int64_t t0 = tasks * k / m, t1 = tasks * (k + 1) / m;
+    if constexpr (std::is_same_v<T, float>) taps_forward_range_f32(X, W, B, Y, s, cols.data(), t0, t1);
+    else taps_forward_range(X, W, B, Y, s, cols.data(), t0, t1);
+  }
+}
+
+// The weight and bias gradients (r[1], r[2], either may be undefined); no input gradient.
+template <class T>
+void taps_backward(const Tensor& dy, const Tensor& x, std::array<Tensor, 3>& r, const Shape& s) {
+  const T* DY = static_cast<const T*>(dy.data_ptr());
+  const T* X = static_cast<const T*>(x.data_ptr());
+  const int64_t tasks = s.n * s.o, per = s.o * (s.k + 1);
+  const int threads = taps_threads(s);
+  std::vector<double> sums(size_t(threads * per), 0.0);
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<T> cols(size_t((s.k + 1) * s.l), T(1));  // [K + 1, L]: im2col's rows, then ones
+    const int64_t k = omp_get_thread_num(), m = omp_get_num_threads();
+    const int64_t t0 = tasks * k / m, t1 = tasks * (k + 1) / m;
+    double* mine = sums.data() + k * per;
+    if constexpr (std::is_same_v<T, float>) taps_backward_range_f32(X, DY, s, cols.data(), mine, t0, t1);
+    else taps_backward_range(X, DY, s, cols.data(), mine, t0, t1);
+  }
+  T* DW = r[1].defined() ? static_cast<T*>(r[1].data_ptr()) : nullptr;
+  T* DB = r[2].defined() ? static_cast<T*>(r[2].data_ptr()) : nullptr;
+  for (int64_t o = 0; o < s.o; ++o)
+    for (int64_t t = 0; t <= s.k; ++t) {
+      double total = 0;
+      for (int th = 0; th < threads; ++th) total += sums[size_t(th * per + o * (s.k + 1) + t)];
+      if (t < s.k && DW) DW[o * s.k + t] = T(total);
+      if (t == s.k && DB) DB[o] = T(total);
+    }
+}
+
 template <class T>
 void forward_impl(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Shape& s) {
   const T* X = static_cast<const T*>(x.data_ptr());
@@ -251,15 +466,38 @@ void backward_impl(const Tensor& dy, const Tensor& x, const Tensor& w, std::arra
   }
 }
 
+thread_local ConvPath last_path = ConvPath::Auto;
+
 }  // namespace
+
+ConvPath cpu_conv_last_path() { return last_path; }
+
+ConvPath cpu_conv_path() {
+  const char* v = std::getenv("WICK_CPU_CONV");
+  if (!v) return ConvPath::Auto;
+  const std::string_view name(v);
+  if (name == "auto" || name.empty()) return ConvPath::Auto;
+  if (name == "dnnl") return ConvPath::Dnnl;
+  if (name == "im2col") return ConvPath::Own;
+  raise<ValueError>("conv2d", "WICK_CPU_CONV must be auto, dnnl or im2col, got \"", name, "\"");
+}
 
 Tensor cpu_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dParams& p) {
   const Shape s = shape_of(x, w, p);
   if (!usable(x, w, s) || (b.defined() && b.dtype() != x.dtype())) return generic_conv2d_forward(x, w, b, p);
+  const ConvPath path = cpu_conv_path();
   const Tensor xc = x.contiguous(), wc = w.contiguous(), bc = b.defined() ? b.contiguous() : b;
   Tensor y;
-  if (dnnl_conv2d_forward(xc, wc, bc, p, s.oh, s.ow, y)) return y;
+  last_path = ConvPath::Dnnl;
+  if (path != ConvPath::Own && dnnl_conv2d_forward(xc, wc, bc, p, s.oh, s.ow, path == ConvPath::Dnnl, y))
+    return y;
+  last_path = ConvPath::Own;
   y = wick::empty({s.n, s.o, s.oh, s.ow}, x.options());
+  if (taps_usable(s)) {
+    if (x.dtype() == kFloat32) taps_forward<float>(xc, wc, bc, y, s);
+    else taps_forward<double>(xc, wc, bc, y, s);
+    return y;
+  }
   if (x.dtype() == kFloat32) forward_impl<float>(xc, wc, bc, y, s);
   else forward_impl<double>(xc, wc, bc, y, s);
   return y;
@@ -269,9 +507,20 @@ std::array<Tensor, 3> cpu_conv2d_backward(const Tensor& dy, const Tensor& x, con
                                           const Conv2dParams& p, std::array<bool, 3> needs) {
   const Shape s = shape_of(x, w, p);
   if (!usable(x, w, s) || dy.dtype() != x.dtype()) return generic_conv2d_backward(dy, x, w, p, needs);
+  const ConvPath path = cpu_conv_path();
   const Tensor dyc = dy.contiguous(), xc = x.contiguous(), wc = w.contiguous();
   std::array<Tensor, 3> r;
-  if (dnnl_conv2d_backward(dyc, xc, wc, p, needs, r)) return r;
+  last_path = ConvPath::Dnnl;
+  if (path != ConvPath::Own && dnnl_conv2d_backward(dyc, xc, wc, p, needs, path == ConvPath::Dnnl, r))
+    return r;
+  last_path = ConvPath::Own;
+  if (!needs[0] && taps_usable(s)) {  // weight and bias gradients only: no im2col
+    if (needs[1]) r[1] = wick::empty(w.sizes(), w.options());
+    if (needs[2]) r[2] = wick::empty({s.o}, w.options());
+    if (x.dtype() == kFloat32) taps_backward<float>(dyc, xc, r, s);
+    else taps_backward<double>(dyc, xc, r, s);
+    return r;
+  }
   // The input gradient is accumulated by col2im: it starts at zero. A direct (1x1) GEMM
   // writes every element with beta 0.
   if (needs[0]) r[0] = s.direct ? wick::empty(x.sizes(), x.options()) : wick::zeros(x.sizes(), x.options());
