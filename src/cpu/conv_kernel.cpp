@@ -81,13 +81,13 @@ ColRange col_range(const Shape& s, int64_t j) {
   return {first, last, first * s.sw + off};
 }
 
-// cols [K, L] of one image's group: x points at its first channel, [cg, h, w].
+// cols [K, L] of one image's group, rows ld >= L apart: x points at its first channel, [cg, h, w].
 template <class T>
-void im2col(const T* x, T* cols, const Shape& s) {
+void im2col(const T* x, T* cols, const Shape& s, int64_t ld) {
   for (int64_t c = 0; c < s.cg; ++c)
     for (int64_t i = 0; i < s.kh; ++i)
       for (int64_t j = 0; j < s.kw; ++j) {
-        T* row = cols + ((c * s.kh + i) * s.kw + j) * s.l;
+        T* row = cols + ((c * s.kh + i) * s.kw + j) * ld;
         const ColRange r = col_range(s, j);
         for (int64_t oy = 0; oy < s.oh; ++oy) {
           T* out = row + oy * s.ow;
@@ -159,12 +159,20 @@ bool parallel_images(const Shape& s) {
 //   y[n, o]   = b[o] + sum_t w[o, t] * cols[t]                       (written once, in place)
 //   dw[o, t] += sum_l dy[n, o, l] * cols[t, l],  db[o] += sum_l dy[n, o, l] * 1
 // The weight and bias gradients are K + 1 dot products of each dy plane (read once, in
-// vectors, with up to 8 sums in registers) with the rows of cols and a row of ones. Tasks are (image, output
-// channel) pairs in contiguous ranges per thread; the gradients are summed per plane in float, per thread in
-// double, and the threads' sums added in thread order, so a thread count gives the same bits each run.
-constexpr int64_t kMaxTaps = 27;  // 3 channels of 3x3
+// vectors, with up to 8 sums in registers) with the rows of cols and a row of ones. Tasks
+// (below) are split over the threads in contiguous ranges; the gradients are summed per plane
+// in float, per thread in double, and the threads' sums added in thread order, so a thread
+// count gives the same bits each run.
+// Up to 16 taps: at 27 (3 channels of 3x3) the GEMM's fused multiply-adds were as fast for the
+// forward on one AVX2 core.
+constexpr int64_t kMaxTaps = 16;
 
 bool taps_usable(const Shape& s) { return s.k <= kMaxTaps; }
+
+// The distance of cols's rows: L rounded up to 16 elements, plus 16, so that the rows the
+// kernels read side by side do not all fall in the same sets of the first-level cache (rows
+// a multiple of 4 KiB apart, as for a 32x32 image, would).
+int64_t tap_ld(const Shape& s) { return (s.l + 15) / 16 * 16 + 16; }
 
 // GCC vectors of 32 bytes, loaded and stored unaligned through memcpy (no function takes or
 // returns one: that would depend on the target's ABI).
@@ -175,10 +183,10 @@ struct TapVec {
 };
 #define WICK_TAP_LOAD(v, p) std::memcpy(&(v), (p), sizeof(v))
 
-// out[l] = bias + sum_t w[t] * cols[t * L + l] for l < L.
+// out[l] = bias + sum_t w[t] * cols[t * ld + l] for l < L.
 template <class T>
-[[gnu::always_inline]] inline void taps_plane(const T* cols, const T* w, T bias, T* out, int64_t k,
-                                              int64_t L) {
+[[gnu::always_inline]] inline void taps_plane(const T* cols, int64_t ld, const T* w, T bias, T* out,
+                                              int64_t k, int64_t L) {
   using V = typename TapVec<T>::V;
   constexpr int64_t n = TapVec<T>::kLanes;
   int64_t l = 0;
@@ -187,7 +195,7 @@ template <class T>
     for (int v = 0; v < 4; ++v) acc[v] = V{} + bias;
     for (int64_t t = 0; t < k; ++t) {
       const T wt = w[t];
-      const T* in = cols + t * L + l;
+      const T* in = cols + t * ld + l;
       for (int v = 0; v < 4; ++v) {
         V a;
         WICK_TAP_LOAD(a, in + v * n);
@@ -200,22 +208,23 @@ template <class T>
     V acc = V{} + bias;
     for (int64_t t = 0; t < k; ++t) {
       V a;
-      WICK_TAP_LOAD(a, cols + t * L + l);
+      WICK_TAP_LOAD(a, cols + t * ld + l);
       acc += w[t] * a;
     }
     std::memcpy(out + l, &acc, sizeof(acc));
   }
   for (; l < L; ++l) {
     T acc = bias;
-    for (int64_t t = 0; t < k; ++t) acc += w[t] * cols[t * L + l];
+    for (int64_t t = 0; t < k; ++t) acc += w[t] * cols[t * ld + l];
     out[l] = acc;
   }
 }
 
-// sums[r] += sum_l dy[l] * rows[r * L + l] for the G rows r < G: dy is read once, the G sums
+// sums[r] += sum_l dy[l] * rows[r * ld + l] for the G rows r < G: dy is read once, the G sums
 // stay in registers.
 template <int G, class T>
-[[gnu::always_inline]] inline void taps_dots_group(const T* rows, const T* dy, int64_t L, double* sums) {
+[[gnu::always_inline]] inline void taps_dots_group(const T* rows, int64_t ld, const T* dy, int64_t L,
+                                                   double* sums) {
   using V = typename TapVec<T>::V;
   constexpr int64_t n = TapVec<T>::kLanes;
   V acc[G] = {};
@@ -225,68 +234,79 @@ template <int G, class T>
     WICK_TAP_LOAD(d, dy + l);
     for (int r = 0; r < G; ++r) {
       V a;
-      WICK_TAP_LOAD(a, rows + r * L + l);
+      WICK_TAP_LOAD(a, rows + r * ld + l);
       acc[r] += a * d;
     }
   }
   for (int r = 0; r < G; ++r) {
     T tail = 0;
-    for (int64_t e = l; e < L; ++e) tail += rows[r * L + e] * dy[e];
+    for (int64_t e = l; e < L; ++e) tail += rows[r * ld + e] * dy[e];
     double total = double(tail);
     for (int64_t e = 0; e < n; ++e) total += double(acc[r][e]);
     sums[r] += total;
   }
 }
 
-// sums[r] += sum_l dy[l] * rows[r * L + l] for r < k1, in groups of up to 8 rows.
+// sums[r] += sum_l dy[l] * rows[r * ld + l] for r < k1, in groups of up to 8 rows.
 template <class T>
-[[gnu::always_inline]] inline void taps_dots(const T* rows, const T* dy, int64_t k1, int64_t L,
+[[gnu::always_inline]] inline void taps_dots(const T* rows, int64_t ld, const T* dy, int64_t k1, int64_t L,
                                              double* sums) {
   for (int64_t r = 0; r < k1; r += 8) {
-    const T* at = rows + r * L;
+    const T* at = rows + r * ld;
     switch (std::min<int64_t>(k1 - r, 8)) {
       case 1:
-        taps_dots_group<1>(at, dy, L, sums + r);
+        taps_dots_group<1>(at, ld, dy, L, sums + r);
         break;
       case 2:
-        taps_dots_group<2>(at, dy, L, sums + r);
+        taps_dots_group<2>(at, ld, dy, L, sums + r);
         break;
       case 3:
-        taps_dots_group<3>(at, dy, L, sums + r);
+        taps_dots_group<3>(at, ld, dy, L, sums + r);
         break;
       case 4:
-        taps_dots_group<4>(at, dy, L, sums + r);
+        taps_dots_group<4>(at, ld, dy, L, sums + r);
         break;
       case 5:
-        taps_dots_group<5>(at, dy, L, sums + r);
+        taps_dots_group<5>(at, ld, dy, L, sums + r);
         break;
       case 6:
-        taps_dots_group<6>(at, dy, L, sums + r);
+        taps_dots_group<6>(at, ld, dy, L, sums + r);
         break;
       case 7:
-        taps_dots_group<7>(at, dy, L, sums + r);
+        taps_dots_group<7>(at, ld, dy, L, sums + r);
         break;
       default:
-        taps_dots_group<8>(at, dy, L, sums + r);
+        taps_dots_group<8>(at, ld, dy, L, sums + r);
         break;
     }
   }
 }
+
+// Forward tasks: (image, group, block of kTapPositions output positions), each computing its
+// positions for the group's output channels, so that the block of cols is read from the
+// first-level cache (cols [27, 1024] of a 32x32 RGB image is larger than it).
+constexpr int64_t kTapPositions = 256;
+
+int64_t tap_blocks(const Shape& s) { return (s.l + kTapPositions - 1) / kTapPositions; }
 
 template <class T>
 [[gnu::always_inline]] inline void taps_forward_range(const T* X, const T* W, const T* B, T* Y,
                                                       const Shape& s, T* cols, int64_t t0, int64_t t1) {
+  const int64_t blocks = tap_blocks(s);
   int64_t have = -1;  // the (image, group) whose cols are built
   for (int64_t task = t0; task < t1; ++task) {
-    const int64_t n = task / s.o, o = task % s.o, g = o / s.og;
-    if (n * s.g + g != have) {
-      im2col(X + (n * s.c + g * s.cg) * s.h * s.w, cols, s);
-      have = n * s.g + g;
+    const int64_t ng = task / blocks, l0 = task % blocks * kTapPositions;
+    const int64_t n = ng / s.g, g = ng % s.g, len = std::min(kTapPositions, s.l - l0);
+    if (ng != have) {
+      im2col(X + (n * s.c + g * s.cg) * s.h * s.w, cols, s, tap_ld(s));
+      have = ng;
     }
-    taps_plane(cols, W + o * s.k, B ? B[o] : T(0), Y + (n * s.o + o) * s.l, s.k, s.l);
+    for (int64_t o = g * s.og; o < (g + 1) * s.og; ++o)
+      taps_plane(cols + l0, tap_ld(s), W + o * s.k, B ? B[o] : T(0), Y + (n * s.o + o) * s.l + l0, s.k, len);
   }
 }
 
+// Backward tasks: (image, output channel) pairs.
 template <class T>
 [[gnu::always_inline]] inline void taps_backward_range(const T* X, const T* DY, const Shape& s, T* cols,
                                                        double* sums, int64_t t0, int64_t t1) {
@@ -294,10 +314,10 @@ template <class T>
   for (int64_t task = t0; task < t1; ++task) {
     const int64_t n = task / s.o, o = task % s.o, g = o / s.og;
     if (n * s.g + g != have) {
-      im2col(X + (n * s.c + g * s.cg) * s.h * s.w, cols, s);  // row k stays ones: the bias's
+      im2col(X + (n * s.c + g * s.cg) * s.h * s.w, cols, s, tap_ld(s));  // row k stays ones: the bias's
       have = n * s.g + g;
     }
-    taps_dots(cols, DY + (n * s.o + o) * s.l, s.k + 1, s.l, sums + o * (s.k + 1));
+    taps_dots(cols, tap_ld(s), DY + (n * s.o + o) * s.l, s.k + 1, s.l, sums + o * (s.k + 1));
   }
 }
 
@@ -311,10 +331,10 @@ WICK_CPU_CLONES void taps_backward_range_f32(const float* X, const float* DY, co
   taps_backward_range(X, DY, s, cols, sums, t0, t1);
 }
 
-// Threads for n * o tasks of one plane each: about 2^15 multiply-adds per thread at least.
-int taps_threads(const Shape& s) {
+// Threads for the tasks: about 2^15 multiply-adds per thread at least.
+int taps_threads(const Shape& s, int64_t tasks) {
   if (omp_in_parallel()) return 1;
-  const int64_t work = s.n * s.o * s.k * s.l, tasks = s.n * s.o;
+  const int64_t work = s.n * s.o * s.k * s.l;
   return int(std::clamp<int64_t>(std::min(work >> 15, tasks), 1, omp_get_max_threads()));
 }
 
@@ -324,10 +344,10 @@ void taps_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Tenso
   const T* W = static_cast<const T*>(w.data_ptr());
   const T* B = b.defined() ? static_cast<const T*>(b.data_ptr()) : nullptr;
   T* Y = static_cast<T*>(y.data_ptr());
-  const int64_t tasks = s.n * s.o;
-#pragma omp parallel num_threads(taps_threads(s))
+  const int64_t tasks = s.n * s.g * tap_blocks(s);
+#pragma omp parallel num_threads(taps_threads(s, tasks))
   {
-    std::vector<T> cols(size_t(s.k * s.l));
+    std::vector<T> cols(size_t(s.k * tap_ld(s)));
     const int64_t k = omp_get_thread_num(), m = omp_get_num_threads();
     const int64_t t0 = tasks * k / m, t1 = tasks * (k + 1) / m;
     if constexpr (std::is_same_v<T, float>) taps_forward_range_f32(X, W, B, Y, s, cols.data(), t0, t1);
@@ -341,11 +361,11 @@ void taps_backward(const Tensor& dy, const Tensor& x, std::array<Tensor, 3>& r, 
   const T* DY = static_cast<const T*>(dy.data_ptr());
   const T* X = static_cast<const T*>(x.data_ptr());
   const int64_t tasks = s.n * s.o, per = s.o * (s.k + 1);
-  const int threads = taps_threads(s);
+  const int threads = taps_threads(s, tasks);
   std::vector<double> sums(size_t(threads * per), 0.0);
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<T> cols(size_t((s.k + 1) * s.l), T(1));  // [K + 1, L]: im2col's rows, then ones
+    std::vector<T> cols(size_t((s.k + 1) * tap_ld(s)), T(1));  // [K + 1, L]: im2col's rows, then ones
     const int64_t k = omp_get_thread_num(), m = omp_get_num_threads();
     const int64_t t0 = tasks * k / m, t1 = tasks * (k + 1) / m;
     double* mine = sums.data() + k * per;
@@ -382,7 +402,7 @@ void forward_impl(const Tensor& x, const Tensor& w, const Tensor& b, const Tenso
             std::fill(yg + oc * s.l, yg + (oc + 1) * s.l, B[g * s.og + oc]);
         const T* src = xg;
         if (!s.direct) {
-          im2col(xg, cols.data(), s);
+          im2col(xg, cols.data(), s, s.l);
           src = cols.data();
         }
         gemm<T>(false, false, s.og, s.l, s.k, W + g * s.og * s.k, s.k, src, s.l, B ? T(1) : T(0), yg, s.l);
@@ -442,7 +462,7 @@ void backward_impl(const Tensor& dy, const Tensor& x, const Tensor& w, std::arra
         if (DW) {
           const T* src = X + xoff;
           if (!s.direct) {
-            im2col(X + xoff, cols.data(), s);
+            im2col(X + xoff, cols.data(), s, s.l);
             src = cols.data();
           }
           gemm<T>(false, true, s.og, s.k, s.l, dyg, s.l, src, s.l, T(1), dw + g * s.og * s.k, s.k);

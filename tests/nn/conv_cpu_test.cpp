@@ -133,11 +133,13 @@ const std::vector<Case>& cases() {
       {2, 12, 11, 10, 7, 5, 5, 3, 2, 2, 2, 1, 1, 1},  // a last window that ends before the padding
       {2, 8, 5, 7, 9, 1, 1, 1, 1, 0, 0, 1, 1, 1},     // 1x1
       {2, 8, 6, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 2},     // groups: the im2col kernel
-      // few taps (K = C / groups * kh * kw <= 27): the direct kernel of conv_kernel.cpp
-      {3, 3, 9, 8, 6, 3, 3, 1, 1, 2, 1, 2, 1, 1},    // RGB: K = 27, dilation, padding
-      {2, 1, 11, 10, 3, 5, 5, 2, 1, 2, 0, 1, 1, 1},  // stride, K = 25
+      // few taps (K = C / groups * kh * kw <= 16): the direct kernel of conv_kernel.cpp
+      {3, 3, 9, 8, 6, 3, 3, 1, 1, 2, 1, 2, 1, 1},    // RGB: K = 27 (not direct), dilation, padding
+      {2, 1, 11, 10, 3, 5, 5, 2, 1, 2, 0, 1, 1, 1},  // stride, K = 25 (not direct)
       {2, 6, 7, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, 6},    // depthwise, K = 9
-      {2, 4, 5, 6, 7, 7, 7, 1, 1, 3, 3, 1, 1, 1},    // K = 196: not direct
+      {2, 1, 9, 9, 3, 4, 4, 1, 1, 1, 2, 1, 1, 1},    // K = 16, uneven padding
+      {2, 1, 11, 10, 4, 3, 3, 2, 1, 2, 0, 1, 2, 1},  // K = 9, stride, dilation
+      {2, 2, 8, 7, 4, 3, 3, 2, 1, 1, 0, 1, 2, 1},    // K = 18 (not direct)
   };
   return all;
 }
