@@ -28,6 +28,7 @@
 #include "cpu/conv_dnnl.h"
 #include "cpu/cpu_kernels.h"
 #include "cpu/vec_math.h"
+#include "wick/backends.h"
 #include "wick/ops.h"
 
 namespace wick::detail::cpu {
@@ -335,7 +336,7 @@ WICK_CPU_CLONES void taps_backward_range_f32(const float* X, const float* DY, co
 int taps_threads(const Shape& s, int64_t tasks) {
   if (omp_in_parallel()) return 1;
   const int64_t work = s.n * s.o * s.k * s.l;
-  return int(std::clamp<int64_t>(std::min(work >> 15, tasks), 1, omp_get_max_threads()));
+  return int(std::clamp<int64_t>(std::min(work >> 15, tasks), 1, cpu_num_threads()));
 }
 
 template <class T>
