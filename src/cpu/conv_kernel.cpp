@@ -421,29 +421,33 @@ void backward_impl(const Tensor& dy, const Tensor& x, const Tensor& w, std::arra
   T* DW = r[1].defined() ? static_cast<T*>(r[1].data_ptr()) : nullptr;
   T* DB = r[2].defined() ? static_cast<T*>(r[2].data_ptr()) : nullptr;
 
-  if (DB) {
-    // Per channel, the sum over images and positions, accumulated in double (in vector lanes
-    // along each row).
+  // Per output channel, the sum of dy over images and positions, in double (in vector lanes
+  // along each row).
+  auto row_sum = [&](int64_t n, int64_t oc) {
+    const T* row = DY + (n * s.o + oc) * s.l;
+    double part = 0;
+#pragma omp simd reduction(+ : part)
+    for (int64_t t = 0; t < s.l; ++t) part += double(row[t]);
+    return part;
+  };
+  if (DB && !DX && !DW) {  // the bias gradient alone: a pass of its own over dy
 #pragma omp parallel for if (s.n * s.o * s.l >= (int64_t(1) << 16)) schedule(static)
     for (int64_t oc = 0; oc < s.o; ++oc) {
       double acc = 0;
-      for (int64_t n = 0; n < s.n; ++n) {
-        const T* row = DY + (n * s.o + oc) * s.l;
-        double part = 0;
-#pragma omp simd reduction(+ : part)
-        for (int64_t t = 0; t < s.l; ++t) part += double(row[t]);
-        acc += part;
-      }
+      for (int64_t n = 0; n < s.n; ++n) acc += row_sum(n, oc);
       DB[oc] = T(acc);
     }
+    return;
   }
   if (!DX && !DW) return;
 
-  // Each thread sums its images' weight gradients in its own [O, K] buffer; the buffers are
-  // added in thread order afterwards, so a given thread count gives the same result each run.
+  // Each thread sums its images' weight gradients in its own [O, K] buffer, and their bias
+  // gradients (while the image's dy is in cache) in its own [O] doubles; the buffers are added
+  // in thread order afterwards, so a given thread count gives the same result each run.
   const bool par = parallel_images(s);
   const int threads = par ? omp_get_max_threads() : 1;
   std::vector<std::vector<T>> dw_parts(size_t(DW ? threads : 0));
+  std::vector<std::vector<double>> db_parts(size_t(DB ? threads : 0));
 #pragma omp parallel num_threads(threads) if (par)
   {
     const int t = omp_get_thread_num();
@@ -451,6 +455,11 @@ void backward_impl(const Tensor& dy, const Tensor& x, const Tensor& w, std::arra
     if (DW) {
       dw_parts[size_t(t)].assign(size_t(s.o * s.k), T(0));
       dw = dw_parts[size_t(t)].data();
+    }
+    double* db = nullptr;
+    if (DB) {
+      db_parts[size_t(t)].assign(size_t(s.o), 0.0);
+      db = db_parts[size_t(t)].data();
     }
     std::vector<T> cols(DW && !s.direct ? size_t(s.k * s.l) : 0);
     std::vector<T> dcols(DX && !s.direct ? size_t(s.k * s.l) : 0);
@@ -473,10 +482,21 @@ void backward_impl(const Tensor& dy, const Tensor& x, const Tensor& w, std::arra
             gemm<T>(true, false, s.k, s.l, s.og, wg, s.k, dyg, s.l, T(0), DX + xoff, s.l);
           } else {
             gemm<T>(true, false, s.k, s.l, s.og, wg, s.k, dyg, s.l, T(0), dcols.data(), s.l);
+            std::fill(DX + xoff, DX + xoff + s.cg * s.h * s.w, T(0));  // col2im accumulates
             col2im(dcols.data(), DX + xoff, s);
           }
         }
+        if (DB)
+          for (int64_t oc = g * s.og; oc < (g + 1) * s.og; ++oc) db[oc] += row_sum(n, oc);
       }
+  }
+  if (DB) {
+    for (int64_t oc = 0; oc < s.o; ++oc) {
+      double acc = 0;
+      for (const std::vector<double>& part : db_parts)
+        if (!part.empty()) acc += part[size_t(oc)];
+      DB[oc] = T(acc);
+    }
   }
   if (DW) {
     // A thread the runtime did not start left its buffer empty.
@@ -542,9 +562,8 @@ std::array<Tensor, 3> cpu_conv2d_backward(const Tensor& dy, const Tensor& x, con
     else taps_backward<double>(dyc, xc, r, s);
     return r;
   }
-  // The input gradient is accumulated by col2im: it starts at zero. A direct (1x1) GEMM
-  // writes every element with beta 0.
-  if (needs[0]) r[0] = s.direct ? wick::empty(x.sizes(), x.options()) : wick::zeros(x.sizes(), x.options());
+  // The input gradient is written image by image (zeroed there before col2im adds to it).
+  if (needs[0]) r[0] = wick::empty(x.sizes(), x.options());
   if (needs[1]) r[1] = wick::empty(w.sizes(), w.options());
   if (needs[2]) r[2] = wick::empty({s.o}, w.options());
   if (x.dtype() == kFloat32) backward_impl<float>(dyc, xc, wc, r, s);
