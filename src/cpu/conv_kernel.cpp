@@ -221,6 +221,33 @@ template <class T>
   }
 }
 
+// taps_plane for 4 output channels at once (weights w[c * k + t], outputs out[c * L_out + l]):
+// each vector of cols loaded is used by the 4 channels, 8 sums in registers.
+template <class T>
+[[gnu::always_inline]] inline void taps_plane4(const T* cols, int64_t ld, const T* w, const T* bias, T* out,
+                                               int64_t ldo, int64_t k, int64_t L) {
+  using V = typename TapVec<T>::V;
+  constexpr int64_t n = TapVec<T>::kLanes;
+  int64_t l = 0;
+  for (; l + 2 * n <= L; l += 2 * n) {
+    V acc[4][2];
+    for (int c = 0; c < 4; ++c) acc[c][0] = acc[c][1] = V{} + bias[c];
+    for (int64_t t = 0; t < k; ++t) {
+      V a0, a1;
+      WICK_TAP_LOAD(a0, cols + t * ld + l);
+      WICK_TAP_LOAD(a1, cols + t * ld + l + n);
+      for (int c = 0; c < 4; ++c) {
+        const T wt = w[c * k + t];
+        acc[c][0] += wt * a0;
+        acc[c][1] += wt * a1;
+      }
+    }
+    for (int c = 0; c < 4; ++c) std::memcpy(out + c * ldo + l, acc[c], sizeof(acc[c]));
+  }
+  if (l < L)
+    for (int c = 0; c < 4; ++c) taps_plane(cols + l, ld, w + c * k, bias[c], out + c * ldo + l, k, L - l);
+}
+
 // sums[r] += sum_l dy[l] * rows[r * ld + l] for the G rows r < G: dy is read once, the G sums
 // stay in registers.
 template <int G, class T>
@@ -302,7 +329,12 @@ template <class T>
       im2col(X + (n * s.c + g * s.cg) * s.h * s.w, cols, s, tap_ld(s));
       have = ng;
     }
-    for (int64_t o = g * s.og; o < (g + 1) * s.og; ++o)
+    int64_t o = g * s.og;
+    for (; o + 4 <= (g + 1) * s.og; o += 4) {
+      const T bias[4] = {B ? B[o] : T(0), B ? B[o + 1] : T(0), B ? B[o + 2] : T(0), B ? B[o + 3] : T(0)};
+      taps_plane4(cols + l0, tap_ld(s), W + o * s.k, bias, Y + (n * s.o + o) * s.l + l0, s.l, s.k, len);
+    }
+    for (; o < (g + 1) * s.og; ++o)
       taps_plane(cols + l0, tap_ld(s), W + o * s.k, B ? B[o] : T(0), Y + (n * s.o + o) * s.l + l0, s.k, len);
   }
 }
