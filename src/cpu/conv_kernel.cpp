@@ -164,8 +164,8 @@ bool parallel_images(const Shape& s) {
 // (below) are split over the threads in contiguous ranges; the gradients are summed per plane
 // in float, per thread in double, and the threads' sums added in thread order, so a thread
 // count gives the same bits each run.
-// Up to 16 taps: at 27 (3 channels of 3x3) the GEMM's fused multiply-adds were as fast for the
-// forward on one AVX2 core.
+// Up to 16 taps: at 27 (3 channels of 3x3; 3 -> 32 channels, 32x32, batch 64, one AVX2 core)
+// the GEMM's forward was faster (2.2 ms against 2.5) and the gradients took the same time.
 constexpr int64_t kMaxTaps = 16;
 
 bool taps_usable(const Shape& s) { return s.k <= kMaxTaps; }
