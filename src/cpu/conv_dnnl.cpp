@@ -106,7 +106,14 @@ const dnnl_memory_desc_t* query(const PrimDesc& pd, dnnl_query_t what, int index
   return dnnl_primitive_desc_query_md(pd.get(), what, index);
 }
 
-// The problem's memory descriptors and geometry: plain (nchw, oihw, x) and "any" formats.
+// Few input channels (the first layer of an image network) stay with wick's own kernels
+// (conv_kernel.cpp) unless WICK_CPU_CONV=dnnl: there oneDNN's weight gradient cost twice the
+// im2col kernel's time (Fashion-MNIST CNN's 1 -> 32 layer, batch 64, one AVX2 core: forward +
+// backward 5.3 ms against 2.3), where for its 32 -> 64 layer oneDNN took 17.1 ms against 22.3.
+constexpr int64_t kMinChannels = 8;
+
+// The problem's memory descriptors and geometry: plain (nchw, oihw, x) and the formats the
+// primitives may choose ("any", or plain for few channels).
 struct Problem {
   dnnl_memory_desc_t x, w, b, y, x_any, w_any, y_any;
   dnnl_dims_t strides{}, dilates{}, pad_l{}, pad_r{};
@@ -121,9 +128,15 @@ Problem problem(const Tensor& x, const Tensor& w, const Conv2dParams& p, int64_t
   ok(dnnl_memory_desc_init_by_tag(&q.w, 4, wdims, dnnl_f32, dnnl_oihw));
   ok(dnnl_memory_desc_init_by_tag(&q.b, 1, bd, dnnl_f32, dnnl_x));
   ok(dnnl_memory_desc_init_by_tag(&q.y, 4, yd, dnnl_f32, dnnl_nchw));
-  ok(dnnl_memory_desc_init_by_tag(&q.x_any, 4, xd, dnnl_f32, dnnl_format_tag_any));
-  ok(dnnl_memory_desc_init_by_tag(&q.w_any, 4, wdims, dnnl_f32, dnnl_format_tag_any));
-  ok(dnnl_memory_desc_init_by_tag(&q.y_any, 4, yd, dnnl_f32, dnnl_format_tag_any));
+  // Few input channels (only where WICK_CPU_CONV=dnnl forces oneDNN, see kMinChannels): plain
+  // formats throughout. oneDNN 2.6's blocked formats pad the channels to the block (8 or 16),
+  // and its weight gradient for 1 input channel then ran at half the speed of the plain
+  // formats' GEMM-based kernel (CNN's 1 -> 32 layer, one AVX2 core: 4.7 ms against 2.3), which
+  // also writes y and reads dy in place, without a reorder pass over them.
+  const bool plain = c < kMinChannels;
+  ok(dnnl_memory_desc_init_by_tag(&q.x_any, 4, xd, dnnl_f32, plain ? dnnl_nchw : dnnl_format_tag_any));
+  ok(dnnl_memory_desc_init_by_tag(&q.w_any, 4, wdims, dnnl_f32, plain ? dnnl_oihw : dnnl_format_tag_any));
+  ok(dnnl_memory_desc_init_by_tag(&q.y_any, 4, yd, dnnl_f32, plain ? dnnl_nchw : dnnl_format_tag_any));
   const int64_t in[2] = {h, wd}, out[2] = {oh, ow}, k[2] = {kh, kw};
   for (int i = 0; i < 2; ++i) {
     q.strides[i] = p.stride[i];
@@ -152,22 +165,16 @@ Primitive make(const PrimDesc& pd) {
   return Primitive(p);
 }
 
-// Few input channels (the first layer of an image network) stay with the im2col kernel: there
-// oneDNN's weight gradient cost twice the im2col kernel's time (Fashion-MNIST CNN's 1 -> 32
-// layer, batch 64, one AVX2 core: forward + backward 5.3 ms against 2.3), where for its 32 -> 64
-// layer oneDNN took 17.1 ms against 22.3.
-constexpr int64_t kMinChannels = 8;
-
-bool takes(const Tensor& x, const Tensor& w, const Conv2dParams& p) {
+bool takes(const Tensor& x, const Tensor& w, const Conv2dParams& p, bool forced) {
   return x.dtype() == kFloat32 && w.dtype() == kFloat32 && p.groups == 1 && x.numel() > 0 && w.numel() > 0 &&
-         x.size(1) >= kMinChannels;
+         (forced || x.size(1) >= kMinChannels);
 }
 
 }  // namespace
 
 bool dnnl_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dParams& p, int64_t oh,
-                         int64_t ow, Tensor& y) {
-  if (!takes(x, w, p) || (b.defined() && b.dtype() != kFloat32) || oh <= 0 || ow <= 0) return false;
+                         int64_t ow, bool forced, Tensor& y) {
+  if (!takes(x, w, p, forced) || (b.defined() && b.dtype() != kFloat32) || oh <= 0 || ow <= 0) return false;
   try {
     const Problem q = problem(x, w, p, oh, ow);
     const PrimDesc pd = forward_pd(q, b.defined());
@@ -194,12 +201,13 @@ bool dnnl_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, cons
 }
 
 bool dnnl_conv2d_backward(const Tensor& dy, const Tensor& x, const Tensor& w, const Conv2dParams& p,
-                          std::array<bool, 3> needs, std::array<Tensor, 3>& r) {
-  if (!takes(x, w, p) || dy.dtype() != kFloat32 || dy.numel() == 0) return false;
+                          std::array<bool, 3> needs, bool forced, std::array<Tensor, 3>& r) {
+  if (!takes(x, w, p, forced) || dy.dtype() != kFloat32 || dy.numel() == 0) return false;
   try {
     const Problem q = problem(x, w, p, dy.size(2), dy.size(3));
     const PrimDesc fwd = forward_pd(q, needs[2]);
     std::array<Tensor, 3> out;
+    Slot sdy_data;  // dy as the input gradient's primitive read it
     if (needs[0]) {
       dnnl_convolution_desc_t cd;
       ok(dnnl_dilated_convolution_backward_data_desc_init(&cd, dnnl_convolution_direct, &q.x_any, &q.w_any,
@@ -208,12 +216,13 @@ bool dnnl_conv2d_backward(const Tensor& dy, const Tensor& x, const Tensor& w, co
       ok(dnnl_primitive_desc_create(&made, &cd, nullptr, engine(), fwd.get()));
       const PrimDesc pd(made);
       out[0] = wick::empty(x.sizes(), x.options());
-      const Slot sdy = slot(query(pd, dnnl_query_diff_dst_md), q.y, dy.data_ptr(), true);
+      sdy_data = slot(query(pd, dnnl_query_diff_dst_md), q.y, dy.data_ptr(), true);
       const Slot sw = slot(query(pd, dnnl_query_weights_md), q.w, w.data_ptr(), true);
       const Slot sdx = slot(query(pd, dnnl_query_diff_src_md), q.x, out[0].data_ptr(), false);
       const Primitive prim = make(pd);
-      execute(prim.get(),
-              {{DNNL_ARG_DIFF_DST, sdy.get()}, {DNNL_ARG_WEIGHTS, sw.get()}, {DNNL_ARG_DIFF_SRC, sdx.get()}});
+      execute(prim.get(), {{DNNL_ARG_DIFF_DST, sdy_data.get()},
+                           {DNNL_ARG_WEIGHTS, sw.get()},
+                           {DNNL_ARG_DIFF_SRC, sdx.get()}});
       finish(sdx);
     }
     if (needs[1] || needs[2]) {
@@ -227,7 +236,13 @@ bool dnnl_conv2d_backward(const Tensor& dy, const Tensor& x, const Tensor& w, co
       // The weight gradient is computed whenever the bias's is (one primitive makes both).
       Tensor dw = wick::empty(w.sizes(), w.options());
       const Slot sx = slot(query(pd, dnnl_query_src_md), q.x, x.data_ptr(), true);
-      const Slot sdy = slot(query(pd, dnnl_query_diff_dst_md), q.y, dy.data_ptr(), true);
+      // dy in the format the input gradient's primitive had it reordered to is reordered once.
+      const dnnl_memory_desc_t* want_dy = query(pd, dnnl_query_diff_dst_md);
+      const dnnl_memory_desc_t* have_dy = nullptr;
+      if (sdy_data.inner) ok(dnnl_memory_get_memory_desc(sdy_data.inner.get(), &have_dy));
+      const bool reuse = want_dy && have_dy && dnnl_memory_desc_equal(want_dy, have_dy);
+      const Slot sdy_own = reuse ? Slot{} : slot(want_dy, q.y, dy.data_ptr(), true);
+      const Slot& sdy = reuse ? sdy_data : sdy_own;
       const Slot sdw = slot(query(pd, dnnl_query_diff_weights_md), q.w, dw.data_ptr(), false);
       const Primitive prim = make(pd);
       std::vector<dnnl_exec_arg_t> args = {
@@ -251,6 +266,8 @@ bool dnnl_conv2d_backward(const Tensor& dy, const Tensor& x, const Tensor& w, co
   }
 }
 
+bool dnnl_conv2d_built() { return true; }
+
 }  // namespace wick::detail::cpu
 
 #else  // without oneDNN: always the caller's own kernel
@@ -258,13 +275,14 @@ bool dnnl_conv2d_backward(const Tensor& dy, const Tensor& x, const Tensor& w, co
 namespace wick::detail::cpu {
 
 bool dnnl_conv2d_forward(const Tensor&, const Tensor&, const Tensor&, const Conv2dParams&, int64_t, int64_t,
-                         Tensor&) {
+                         bool, Tensor&) {
   return false;
 }
 bool dnnl_conv2d_backward(const Tensor&, const Tensor&, const Tensor&, const Conv2dParams&,
-                          std::array<bool, 3>, std::array<Tensor, 3>&) {
+                          std::array<bool, 3>, bool, std::array<Tensor, 3>&) {
   return false;
 }
+bool dnnl_conv2d_built() { return false; }
 
 }  // namespace wick::detail::cpu
 

@@ -1,17 +1,18 @@
 // softmax and log_softmax on the CPU over the middle dim of a contiguous [outer, n, inner]
 // tensor, numerically stable: the row maximum is subtracted before exp, so no exp overflows.
 //
-// inner == 1 (softmax over the last dim): each row is three unit-stride passes (max, sum of
-// exp, write). inner > 1: a block of up to kBlock adjacent columns is processed together so the
-// innermost loop walks contiguous memory and vectorizes. Tasks (rows or column blocks) are
-// split among threads; the backward (cpu_softmax_backward) walks the same tasks. Arithmetic
-// is in float for 16-bit floats, in the dtype otherwise; exp is vec_math.h's, which
-// vectorizes (see unary_kernels.cpp for no-trapping-math).
+// inner == 1 (softmax over the last dim): each row is three unit-stride passes (max; exp,
+// written and summed; scale), the row staying in the first-level cache after the first. inner > 1: a block of
+// up to kBlock adjacent columns is processed together so the innermost loop walks contiguous memory and
+// vectorizes. Tasks (rows or column blocks) are split among threads; the backward (cpu_softmax_backward)
+// walks the same tasks. Arithmetic is in float for 16-bit floats, in the dtype otherwise; exp is
+// vec_math.h's, which vectorizes (see unary_kernels.cpp for no-trapping-math).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-trapping-math")
 #endif
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include <omp.h>
 
@@ -43,6 +44,29 @@ template <class M, class T, class F>
 
 template <class M, class T>
 [[gnu::always_inline]] inline M row_max(const T* x, int64_t n) {
+#if defined(__GNUC__) && !defined(__clang__)
+  if constexpr (std::is_same_v<T, float>) {
+    // GCC leaves the array version scalar (a < b ? b : a is no MAX_EXPR while NaNs are
+    // possible); written on vectors, it is one compare-and-select per vector.
+    typedef float V __attribute__((vector_size(32)));
+    V a0 = V{} - INFINITY, a1 = a0;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+      V v0, v1;
+      std::memcpy(&v0, x + i, sizeof(V));
+      std::memcpy(&v1, x + i + 8, sizeof(V));
+      a0 = a0 < v0 ? v0 : a0;
+      a1 = a1 < v1 ? v1 : a1;
+    }
+    float mx = -INFINITY;
+    for (; i < n; ++i) mx = mx < x[i] ? x[i] : mx;
+    for (int k = 0; k < 8; ++k) {
+      mx = mx < a0[k] ? a0[k] : mx;
+      mx = mx < a1[k] ? a1[k] : mx;
+    }
+    return mx;  // as below
+  }
+#endif
   M acc[kLanes];
   for (auto& a : acc) a = -INFINITY;
   int64_t i = 0;
@@ -60,13 +84,30 @@ template <class T>
   const M mx = row_max<M>(x, n);
   // A row of -inf only gives nan (-inf - -inf), as PyTorch does.
   if (log) {
-    const M shift = mx + std::log(lane_sum<M>(x, n, [mx](M v) { return vexp(v - mx); }));
-    for (int64_t i = 0; i < n; ++i) y[i] = T(M(x[i]) - shift);
+    // (x - max) - log(sum), in that order as PyTorch: max + log(sum) first would lose the
+    // logarithm next to a large maximum (rows of 1e30 gave 0 instead of -log(n)).
+    const M lse = std::log(lane_sum<M>(x, n, [mx](M v) { return vexp(v - mx); }));
+    for (int64_t i = 0; i < n; ++i) y[i] = T((M(x[i]) - mx) - lse);
     return;
   }
-  if constexpr (std::is_same_v<T, M>) {  // write the exps, then sum what was written
-    for (int64_t i = 0; i < n; ++i) y[i] = vexp(x[i] - mx);
-    const M inv = M(1) / lane_sum<M>(y, n, [](M v) { return v; });
+  if constexpr (std::is_same_v<T, M>) {  // write the exps and sum them in one pass, then scale
+    // The same lanes and order as lane_sum over the written exps.
+    M acc[kLanes] = {};
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+      for (int64_t k = 0; k < kLanes; ++k) {
+        const M e = vexp(x[i + k] - mx);
+        y[i + k] = e;
+        acc[k] += e;
+      }
+    M sum = 0;
+    for (; i < n; ++i) {
+      const M e = vexp(x[i] - mx);
+      y[i] = e;
+      sum += e;
+    }
+    for (int64_t k = 0; k < kLanes; ++k) sum += acc[k];
+    const M inv = M(1) / sum;
     for (int64_t i = 0; i < n; ++i) y[i] *= inv;
   } else {  // 16-bit: don't round the exps before normalizing
     const M inv = M(1) / lane_sum<M>(x, n, [mx](M v) { return vexp(v - mx); });
@@ -89,9 +130,9 @@ template <class T>
   for (int64_t r = 0; r < n; ++r)
     for (int64_t j = 0; j < jn; ++j) sum[j] += vexp(M(x[r * inner + j]) - mx[j]);
   if (log) {
-    for (int64_t j = 0; j < jn; ++j) mx[j] += std::log(sum[j]);
+    for (int64_t j = 0; j < jn; ++j) sum[j] = std::log(sum[j]);  // as the rows: (x - max) - log(sum)
     for (int64_t r = 0; r < n; ++r)
-      for (int64_t j = 0; j < jn; ++j) y[r * inner + j] = T(M(x[r * inner + j]) - mx[j]);
+      for (int64_t j = 0; j < jn; ++j) y[r * inner + j] = T((M(x[r * inner + j]) - mx[j]) - sum[j]);
   } else {
     for (int64_t j = 0; j < jn; ++j) sum[j] = M(1) / sum[j];
     for (int64_t r = 0; r < n; ++r)

@@ -293,6 +293,49 @@ TEST(CpuThreads, SoftmaxBitwiseAcrossThreadCounts) {
   for (int k = 1; k < 3; ++k) expect_same_bits(grads[0], grads[k]);
 }
 
+// Softmax and log_softmax over the rows of the benchmark's shape family (rows of 1024, and of
+// lengths that leave a tail after the 16-lane blocks), on 16 threads and on 4, against float64:
+// scaled and shifted rows, a row of one large value, rows holding -inf, and a NaN row.
+TEST(CpuThreads, SoftmaxRowsAgainstFloat64) {
+  ThreadsScope scope;
+  for (auto shape : {std::vector<int64_t>{4096, 1024}, std::vector<int64_t>{1000, 1003}}) {
+    const int64_t R = shape[0], C = shape[1];
+    auto x = randn(shape) * 4 + 3;
+    x.select(0, 1).fill_(-INFINITY);
+    x.select(0, 1).select(0, 5).fill_(2.5);  // one finite entry
+    x.select(0, 2).select(0, C - 1).fill_(-INFINITY);
+    x.select(0, 3).fill_(1e30);
+    x.select(0, 4).select(0, 7).fill_(NAN);
+    auto vx = values(x);
+    std::vector<double> want(vx.size()), want_log(vx.size());
+    for (int64_t r = 0; r < R; ++r) {
+      const double* row = vx.data() + r * C;
+      double mx = -INFINITY, se = 0;
+      for (int64_t j = 0; j < C; ++j) mx = std::max(mx, row[j]);
+      for (int64_t j = 0; j < C; ++j) se += std::exp(row[j] - mx);
+      for (int64_t j = 0; j < C; ++j) {
+        want[size_t(r * C + j)] = std::exp(row[j] - mx) / se;
+        want_log[size_t(r * C + j)] = row[j] - mx - std::log(se);
+      }
+    }
+    for (int threads : {16, 4}) {
+      SCOPED_TRACE(::testing::Message() << R << "x" << C << " on " << threads << " threads");
+      set_num_threads(threads);
+      auto got = values(softmax(x, 1)), got_log = values(log_softmax(x, 1));
+      for (size_t i = 0; i < want.size(); ++i) {
+        if (i / size_t(C) == 4) {  // the NaN row is NaN throughout
+          ASSERT_TRUE(std::isnan(got[i]) && std::isnan(got_log[i])) << i;
+          continue;
+        }
+        // Relative: float's rounding of x - max (|x| up to about 20 here) and of exp.
+        ASSERT_NEAR(got[i], want[i], 4e-6 * want[i] + 1e-12) << "softmax element " << i;
+        if (std::isinf(want_log[i])) ASSERT_EQ(got_log[i], want_log[i]) << "log_softmax element " << i;
+        else ASSERT_NEAR(got_log[i], want_log[i], 2e-6 * (1 + std::abs(want_log[i]))) << "log_softmax " << i;
+      }
+    }
+  }
+}
+
 TEST(CpuThreads, LossesBitwiseAcrossThreadCounts) {
   for (int64_t N : {16, 4096}) {
     const int64_t C = 64;

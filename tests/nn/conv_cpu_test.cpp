@@ -1,11 +1,16 @@
 // conv2d on the CPU (im2col + BLAS for float32/float64): forward and the three gradients
 // against direct convolution loops in double, over stride, padding, dilation and groups,
 // with and without bias, on contiguous and non-contiguous inputs and gradients.
+#include <cstdlib>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "core/conv.h"
+#include "cpu/conv_dnnl.h"
 #include "nn_test_util.h"
 #include "wick/wick.h"
 
@@ -71,11 +76,12 @@ Tensor noncontiguous(const Tensor& t) {
   return s;
 }
 
-void check(const Case& k, Dtype dtype, bool bias, bool strided) {
+void check(const Case& k, Dtype dtype, bool bias, bool strided, bool input_grad = true) {
   SCOPED_TRACE(::testing::Message() << "n" << k.n << " c" << k.c << " " << k.h << "x" << k.w << " o" << k.o
                                     << " k" << k.kh << "x" << k.kw << " s" << k.sh << "," << k.sw << " p"
                                     << k.ph << "," << k.pw << " d" << k.dh << "," << k.dw << " g" << k.groups
-                                    << " " << dtype << (bias ? " bias" : "") << (strided ? " strided" : ""));
+                                    << " " << dtype << (bias ? " bias" : "") << (strided ? " strided" : "")
+                                    << (input_grad ? "" : " no input grad"));
   const TensorOptions o(dtype);
   Tensor x = randn({k.n, k.c, k.h, k.w}, o);
   Tensor w = randn({k.o, k.c / k.groups, k.kh, k.kw}, o);
@@ -88,7 +94,7 @@ void check(const Case& k, Dtype dtype, bool bias, bool strided) {
 
   Tensor xi = strided ? noncontiguous(x) : x.clone();
   Tensor dyi = strided ? noncontiguous(dy) : dy;
-  xi.requires_grad_();
+  if (input_grad) xi.requires_grad_();
   Tensor wi = w.clone().requires_grad_();
   Tensor bi = bias ? b.clone().requires_grad_() : Tensor();
   Tensor y = F::conv2d(xi, wi, bi, {k.sh, k.sw}, {k.ph, k.pw}, {k.dh, k.dw}, k.groups);
@@ -98,7 +104,8 @@ void check(const Case& k, Dtype dtype, bool bias, bool strided) {
   y.backward(dyi);
   const double tol = dtype == kFloat64 ? 1e-10 : 1e-4;
   expect_close(y.view({-1}), ref.y, tol, "y");
-  expect_close(xi.grad().reshape({-1}), ref.dx, tol, "dx");
+  if (input_grad) expect_close(xi.grad().reshape({-1}), ref.dx, tol, "dx");
+  else EXPECT_FALSE(xi.grad().defined());
   // The weight and bias gradients sum n * oh * ow products each: float32's rounding of such a
   // sum grows with the count (about eps * sqrt(count) * the partial sums' size, in any order).
   const double sum_tol = dtype == kFloat64 ? tol : tol + 3e-7 * double(k.n * oh * ow);
@@ -126,6 +133,13 @@ const std::vector<Case>& cases() {
       {2, 12, 11, 10, 7, 5, 5, 3, 2, 2, 2, 1, 1, 1},  // a last window that ends before the padding
       {2, 8, 5, 7, 9, 1, 1, 1, 1, 0, 0, 1, 1, 1},     // 1x1
       {2, 8, 6, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 2},     // groups: the im2col kernel
+      // few taps (K = C / groups * kh * kw <= 16): the direct kernel of conv_kernel.cpp
+      {3, 3, 9, 8, 6, 3, 3, 1, 1, 2, 1, 2, 1, 1},    // RGB: K = 27 (not direct), dilation, padding
+      {2, 1, 11, 10, 3, 5, 5, 2, 1, 2, 0, 1, 1, 1},  // stride, K = 25 (not direct)
+      {2, 6, 7, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, 6},    // depthwise, K = 9
+      {2, 1, 9, 9, 3, 4, 4, 1, 1, 1, 2, 1, 1, 1},    // K = 16, uneven padding
+      {2, 1, 11, 10, 4, 3, 3, 2, 1, 2, 0, 1, 2, 1},  // K = 9, stride, dilation
+      {2, 2, 8, 7, 4, 3, 3, 2, 1, 1, 0, 1, 2, 1},    // K = 18 (not direct)
   };
   return all;
 }
@@ -136,6 +150,97 @@ TEST(Conv2dCpu, MatchesDirectConvolution) {
     for (Dtype dtype : {kFloat32, kFloat64})
       for (bool bias : {true, false})
         for (bool strided : {false, true}) check(k, dtype, bias, strided);
+}
+
+// Sets WICK_CPU_CONV for the scope, restoring the previous value after.
+class ConvPathScope {
+ public:
+  explicit ConvPathScope(const char* value) {
+    if (const char* v = std::getenv("WICK_CPU_CONV")) saved_ = v;
+    ::setenv("WICK_CPU_CONV", value, 1);
+  }
+  ~ConvPathScope() {
+    if (saved_) ::setenv("WICK_CPU_CONV", saved_->c_str(), 1);
+    else ::unsetenv("WICK_CPU_CONV");
+  }
+
+ private:
+  std::optional<std::string> saved_;
+};
+
+using detail::cpu::ConvPath;
+
+// Every case on each forced path, float32 and float64, with and without the input's gradient.
+TEST(Conv2dCpu, ForcedPaths) {
+  for (const char* path : {"dnnl", "im2col", "auto"}) {
+    SCOPED_TRACE(path);
+    ConvPathScope scope(path);
+    manual_seed(11);
+    for (const Case& k : cases())
+      for (Dtype dtype : {kFloat32, kFloat64})
+        for (bool input_grad : {true, false}) check(k, dtype, true, false, input_grad);
+    check(cases()[0], kFloat32, false, true, false);
+  }
+}
+
+// The CNN's first layer at its real size (1 -> 32 channels, 28x28, batch 64, the input needs
+// no gradient), threaded, on both paths: the weight and bias gradients against the float64
+// reference, and each path really taken (oneDNN where it is built in).
+TEST(Conv2dCpu, FirstLayerOnEachPath) {
+  manual_seed(12);
+  const Case k{64, 1, 28, 28, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1};
+  Tensor x = randn({64, 1, 28, 28}), w = randn({32, 1, 3, 3}) * 0.3, b = randn({32});
+  Tensor dy = randn({64, 32, 28, 28});
+  const Reference ref = reference(k, x.to_vector<double>(), w.to_vector<double>(), b.to_vector<double>(),
+                                  dy.to_vector<double>());
+  for (const char* path : {"dnnl", "im2col"}) {
+    SCOPED_TRACE(path);
+    ConvPathScope scope(path);
+    const bool dnnl = std::string(path) == "dnnl" && detail::cpu::dnnl_conv2d_built();
+    Tensor wi = w.clone().requires_grad_(), bi = b.clone().requires_grad_();
+    Tensor y = F::conv2d(x, wi, bi, 1, 1);
+    EXPECT_EQ(detail::cpu::cpu_conv_last_path(), dnnl ? ConvPath::Dnnl : ConvPath::Own);
+    y.backward(dy);
+    EXPECT_EQ(detail::cpu::cpu_conv_last_path(), dnnl ? ConvPath::Dnnl : ConvPath::Own);
+    expect_close(y.reshape({-1}), ref.y, 1e-4, "y");
+    EXPECT_FALSE(x.grad().defined());
+    const double sum_tol = 1e-4 + 3e-7 * 64 * 28 * 28;
+    expect_close(wi.grad().reshape({-1}), ref.dw, sum_tol, "dw");
+    expect_close(bi.grad(), ref.db, sum_tol, "db");
+  }
+}
+
+// The backward entry asked for the weight and bias gradients only computes no input gradient
+// on either path (float32 and float64, few and many channels).
+TEST(Conv2dCpu, NoInputGradientWhenNotNeeded) {
+  manual_seed(13);
+  const detail::Conv2dParams p{{1, 1}, {1, 1}, {1, 1}, 1};
+  for (const char* path : {"dnnl", "im2col", "auto"})
+    for (int64_t c : {1, 3, 8})
+      for (Dtype dtype : {kFloat32, kFloat64}) {
+        SCOPED_TRACE(::testing::Message() << path << " c" << c << " " << dtype);
+        ConvPathScope scope(path);
+        const TensorOptions o(dtype);
+        const Case k{4, c, 6, 5, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1};
+        Tensor x = randn({4, c, 6, 5}, o), w = randn({5, c, 3, 3}, o), dy = randn({4, 5, 6, 5}, o);
+        const Reference ref =
+            reference(k, x.to_vector<double>(), w.to_vector<double>(), {}, dy.to_vector<double>());
+        auto r = detail::conv2d_backward(dy, x, w, p, {false, true, true});
+        EXPECT_FALSE(r[0].defined());
+        const double tol = dtype == kFloat64 ? 1e-10 : 1e-4;
+        expect_close(r[1].reshape({-1}), ref.dw, tol, "dw");
+        expect_close(r[2], ref.db, tol, "db");
+        r = detail::conv2d_backward(dy, x, w, p, {false, false, true});
+        EXPECT_FALSE(r[0].defined());
+        EXPECT_FALSE(r[1].defined());
+        expect_close(r[2], ref.db, tol, "db alone");
+      }
+}
+
+TEST(Conv2dCpu, UnknownPathIsAnError) {
+  ConvPathScope scope("winograd");
+  Tensor x = randn({1, 1, 4, 4}), w = randn({2, 1, 3, 3});
+  EXPECT_THROW(F::conv2d(x, w, Tensor(), 1, 1), ValueError);
 }
 
 // Enough images and channels for the images to run on several threads.
