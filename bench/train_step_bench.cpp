@@ -5,6 +5,8 @@
 // optimizer step; the figure is the wall time per step of a group of steps ended by a device
 // synchronize, the median of several groups after a warm-up, on fresh random batches.
 //   train_step_mlp_small_us: MLP 784-128-10, batch 64, SGD with momentum
+//   train_step_mlp_small_kernels (wick only): the kernels of one small step (the captured graph's
+//     kernel nodes)
 //   train_step_mlp_small_graph_us (wick only): the small step captured once as a CUDA graph,
 //     then per step the batch copied into the captured inputs and one replay
 //   train_step_mlp_large_ms: MLP 4096-4096-4096-4096-1000, batch 4096, SGD with momentum, fp32
@@ -31,6 +33,8 @@
 #include <torch/torch.h>
 namespace lib = torch;
 #else
+#include <cuda_runtime.h>
+
 #include <wick/wick.h>
 namespace lib = wick;
 #endif
@@ -253,7 +257,8 @@ double step_us(const std::vector<int64_t>& widths, int64_t batch, int steps_per_
 #ifndef TRAIN_STEP_TORCH
 // The same step captured once as a CUDA graph (docs/cuda_graphs.md) and replayed: per step,
 // the batch copied into the captured input tensors, then one replay.
-double graph_step_us(const std::vector<int64_t>& widths, int64_t batch, int steps_per_group, int groups) {
+double graph_step_us(const std::vector<int64_t>& widths, int64_t batch, int steps_per_group, int groups,
+                     int* kernels = nullptr) {
   wick::nn::Sequential net = mlp(widths);
   wick::optim::SGD opt(net->parameters(), wick::optim::SGDOptions(0.01).momentum(0.9));
   std::vector<wick::Tensor> xs, ys;
@@ -277,6 +282,19 @@ double graph_step_us(const std::vector<int64_t>& widths, int64_t batch, int step
     wick::cuda::GraphCapture capture(graph);
     step();
   }
+  if (kernels) {  // the step's kernels: the captured graph's kernel nodes
+    auto g = static_cast<cudaGraph_t>(graph.raw_cuda_graph());
+    size_t n = 0;
+    cudaGraphGetNodes(g, nullptr, &n);
+    std::vector<cudaGraphNode_t> nodes(n);
+    cudaGraphGetNodes(g, nodes.data(), &n);
+    *kernels = 0;
+    for (cudaGraphNode_t node : nodes) {
+      cudaGraphNodeType type{};
+      cudaGraphNodeGetType(node, &type);
+      *kernels += type == cudaGraphNodeTypeKernel;
+    }
+  }
   int k = 0;
   sync();
   const double ms = compare::wall_ms(
@@ -299,8 +317,12 @@ int main(int argc, char** argv) {
   if (sel("train_step_mlp_small"))
     compare::report("train_step_mlp_small_us", step_us({784, 128, 10}, 64, 50, 11), "us");
 #ifndef TRAIN_STEP_TORCH
-  if (sel("train_step_mlp_small_graph"))
-    compare::report("train_step_mlp_small_graph_us", graph_step_us({784, 128, 10}, 64, 50, 11), "us");
+  if (sel("train_step_mlp_small_graph")) {
+    int kernels = 0;
+    compare::report("train_step_mlp_small_graph_us", graph_step_us({784, 128, 10}, 64, 50, 11, &kernels),
+                    "us");
+    compare::report("train_step_mlp_small_kernels", kernels, "kernels");
+  }
 #endif
   if (sel("train_step_mlp_large"))
     compare::report("train_step_mlp_large_ms", step_us({4096, 4096, 4096, 4096, 1000}, 4096, 5, 7) / 1000,

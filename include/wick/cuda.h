@@ -172,6 +172,10 @@ class Graph {
   // Frees the graph; its pool's memory returns once no graph and no tensor uses it.
   void reset();
   MempoolId pool() const;
+  // The captured graph (a cudaGraph_t), as PyTorch's raw_cuda_graph(): for inspecting it with
+  // the CUDA runtime (its nodes, cudaGraphDebugDotPrint). It stays owned by this Graph and is
+  // valid until reset() or destruction. ValueError without a successful capture.
+  void* raw_cuda_graph() const;
 
  private:
   struct Impl;

@@ -210,6 +210,12 @@ void Graph::reset() {
 
 MempoolId Graph::pool() const { return impl_->pool; }
 
+void* Graph::raw_cuda_graph() const {
+  WICK_CHECK(impl_->graph != nullptr, ValueError, "Graph.raw_cuda_graph",
+             "Called Graph.raw_cuda_graph without a preceding successful capture.");
+  return impl_->graph;
+}
+
 GraphCapture::GraphCapture(Graph& g, MempoolId pool)
     : graph_(g), previous_(current_stream()), side_(Stream::create()), uncaught_(std::uncaught_exceptions()) {
   side_.wait_stream(previous_);

@@ -57,7 +57,9 @@ Stream current_stream(int) { no_cuda("current_stream"); }
 Stream default_stream(int) { no_cuda("default_stream"); }
 void set_current_stream(const Stream&) { no_cuda("set_current_stream"); }
 
-StreamGuard::StreamGuard(const Stream& s) : previous_device_(-1), previous_stream_(s) { no_cuda("StreamGuard"); }
+StreamGuard::StreamGuard(const Stream& s) : previous_device_(-1), previous_stream_(s) {
+  no_cuda("StreamGuard");
+}
 StreamGuard::~StreamGuard() = default;
 
 // An Event can be made (it holds nothing until recorded); using it throws.
@@ -97,6 +99,10 @@ void Graph::capture_end() { no_cuda("Graph.capture_end"); }
 void Graph::replay() { no_cuda("Graph.replay"); }
 void Graph::reset() {}
 MempoolId Graph::pool() const { return {0, 0}; }
+void* Graph::raw_cuda_graph() const {
+  detail::raise<ValueError>("Graph.raw_cuda_graph",
+                            "Called Graph.raw_cuda_graph without a preceding successful capture.");
+}
 GraphCapture::GraphCapture(Graph& g, MempoolId) : graph_(g), previous_(-1, nullptr), side_(-1, nullptr) {
   no_cuda("GraphCapture");
 }

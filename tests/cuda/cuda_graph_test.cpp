@@ -61,6 +61,27 @@ TEST(CudaGraph, ReplayRunsTheCapturedOpsOnNewInputs) {
   }
 }
 
+TEST(CudaGraph, RawGraphAfterACaptureOnly) {
+  WICK_REQUIRE_CUDA();
+  cuda::Graph g;
+  EXPECT_THROW(g.raw_cuda_graph(), ValueError);
+  Tensor x = ones({16}, Device("cuda")), y;
+  {
+    cuda::GraphCapture capture(g);
+    y = (x + 1.0).relu();
+  }
+  EXPECT_NE(g.raw_cuda_graph(), nullptr);
+  g.replay();
+  for (auto v : values(y)) EXPECT_EQ(v, 2.0);
+  g.reset();
+  try {
+    g.raw_cuda_graph();
+    FAIL() << "no ValueError after reset";
+  } catch (const ValueError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("[Graph.raw_cuda_graph] ", 0), 0u) << e.what();
+  }
+}
+
 TEST(CudaGraph, ReplayOnTheDefaultStreamAndTwice) {
   WICK_REQUIRE_CUDA();
   WICK_REQUIRE_CACHING();
