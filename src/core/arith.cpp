@@ -23,20 +23,31 @@ void check_alpha(const TensorIter& it, const Scalar& alpha, const char* op) {
     raise<ValueError>(op, "For integral input tensors, argument alpha must not be a floating point number.");
 }
 
+// Runs the kernel over a plan built for out (undefined: a new result; out == a: in place).
+Tensor run(BinaryOp op, TensorIter& it, const Tensor& out, const Scalar* scalar, const Scalar& alpha,
+           const char* name) {
+  check_alpha(it, alpha, name);
+  kernel<&KernelTable::binary>(it.device(), name)(op, it, scalar, alpha);
+  it.finish();
+  if (out.defined()) bump_version(out);
+  return it.take_result();
+}
+
 // out undefined: a new result; out == a: in place.
 // name: the op as called, when it is not op_name(op) (the in-place forms, "add_").
+// Inputs of one dtype, shape and device, contiguous (the common case), take build_flat's plan.
 Tensor binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha,
               const char* name = nullptr) {
   check_sub_bool(op, a.dtype(), b.dtype(), name);
   IterConfig cfg;
   cfg.op = name ? name : op_name(op);
   cfg.int_to_float = op == BinaryOp::Div;
+  if (TensorIter::can_build_flat(out, a, &b, cfg)) {
+    auto it = TensorIter::build_flat(out, a, &b, cfg);
+    return run(op, it, out, nullptr, alpha, cfg.op);
+  }
   auto it = TensorIter::build(out, {a, b}, cfg);
-  check_alpha(it, alpha, cfg.op);
-  kernel<&KernelTable::binary>(it.device(), cfg.op)(op, it, nullptr, alpha);
-  it.finish();
-  if (out.defined()) bump_version(out);
-  return it.result();
+  return run(op, it, out, nullptr, alpha, cfg.op);
 }
 
 Tensor binary(BinaryOp op, const Tensor& out, const Tensor& a, const Scalar& b, const Scalar& alpha,
@@ -47,12 +58,12 @@ Tensor binary(BinaryOp op, const Tensor& out, const Tensor& a, const Scalar& b, 
   cfg.op = name ? name : op_name(op);
   cfg.int_to_float = op == BinaryOp::Div;
   cfg.scalar = &b;
+  if (TensorIter::can_build_flat(out, a, nullptr, cfg)) {
+    auto it = TensorIter::build_flat(out, a, nullptr, cfg);
+    return run(op, it, out, &b, alpha, cfg.op);
+  }
   auto it = TensorIter::build(out, {a}, cfg);
-  check_alpha(it, alpha, cfg.op);
-  kernel<&KernelTable::binary>(it.device(), cfg.op)(op, it, &b, alpha);
-  it.finish();
-  if (out.defined()) bump_version(out);
-  return it.result();
+  return run(op, it, out, &b, alpha, cfg.op);
 }
 
 }  // namespace
