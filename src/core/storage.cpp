@@ -272,19 +272,20 @@ constexpr unsigned kKeep = 16;  // blocks kept per class and thread
 struct FreeBlock {
   FreeBlock* next;
 };
-// Constant-initialized and trivially destructible: reading it needs no guard. `dead` is set
-// once the thread's lists have been released (at thread exit): later frees go to std::free.
+// Constant-initialized and trivially destructible: reading it needs no guard. A thread's lists
+// keep blocks once they are registered for release at its exit (kLive), and no longer once
+// released (kDead): later frees go to std::free.
+enum : unsigned char { kUnregistered = 0, kLive = 1, kDead = 2 };
 struct BlockLists {
   FreeBlock* head[kClasses];
   unsigned char count[kClasses];
-  bool registered;
-  bool dead;
+  unsigned char state;
 };
 thread_local BlockLists tl_blocks{};
 
 // Releases the thread's lists when the thread ends; constructed on the thread's first kept block.
 struct BlockListsReaper {
-  BlockListsReaper() { tl_blocks.registered = true; }
+  BlockListsReaper() { tl_blocks.state = kLive; }
   ~BlockListsReaper() {
     BlockLists& l = tl_blocks;
     for (size_t c = 0; c < kClasses; ++c) {
@@ -294,10 +295,29 @@ struct BlockListsReaper {
       }
       l.count[c] = 0;
     }
-    l.dead = true;
+    l.state = kDead;
   }
 };
 thread_local BlockListsReaper tl_reaper;
+
+void push_block(BlockLists& l, size_t c, void* p) {
+  auto* b = static_cast<FreeBlock*>(p);
+  b->next = l.head[c];
+  l.head[c] = b;
+  ++l.count[c];
+}
+
+// small_block_free's rare cases: a full list, the thread's first kept block (its lists are
+// registered for release at its exit first), a thread whose lists are gone.
+[[gnu::noinline]] void free_block_slow(void* p, size_t c) {
+  if (tl_blocks.state == kUnregistered && kKeep > 0) {
+    BlockListsReaper* r = &tl_reaper;  // constructed here, once per thread
+    (void)r;
+  }
+  BlockLists& l = tl_blocks;
+  if (l.state == kLive && l.count[c] < kKeep) return push_block(l, c, p);
+  std::free(p);
+}
 
 size_t block_class(size_t nbytes) { return (nbytes - 1) / kStep; }  // nbytes in [1, kSmallBlockMax]
 
@@ -321,16 +341,9 @@ void small_block_free(void* p, size_t nbytes) {
   if (nbytes == 0 || nbytes > kSmallBlockMax) return std::free(p);
   const size_t c = block_class(nbytes);
   BlockLists& l = tl_blocks;
-  if (l.count[c] >= kKeep || l.dead) return std::free(p);
-  if (!l.registered) {
-    // The first kept block of this thread: make sure the lists are released at its exit.
-    BlockListsReaper* r = &tl_reaper;
-    (void)r;
-  }
-  auto* b = static_cast<FreeBlock*>(p);
-  b->next = l.head[c];
-  l.head[c] = b;
-  ++l.count[c];
+  if (l.state != kLive || l.count[c] >= kKeep) [[unlikely]]
+    return free_block_slow(p, c);
+  push_block(l, c, p);
 }
 
 Allocator* cpu_allocator() {
