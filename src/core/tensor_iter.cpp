@@ -110,8 +110,8 @@ class PooledTensorImpl final : public TensorImpl {
 };
 static_assert(sizeof(PooledTensorImpl) <= kSmallBlockMax);
 
-// A new contiguous output of like's shape (which has been checked: like is a tensor), on its
-// device, without empty()'s checks; out of memory is raised as empty() raises it.
+}  // namespace
+
 Tensor new_flat_output(const Tensor& like, Dtype dtype) {
   const IntArrayRef sizes = like.impl()->sizes();
   try {
@@ -127,8 +127,6 @@ Tensor new_flat_output(const Tensor& like, Dtype dtype) {
     raise<OutOfMemoryError>("empty", close == std::string::npos ? what : what.substr(close + 2));
   }
 }
-
-}  // namespace
 
 Dtype result_type(std::initializer_list<Tensor> tensors, const Scalar* scalar) {
   // PyTorch's three priority levels: dimensioned tensors, 0-d tensors, wrapped numbers.

@@ -94,6 +94,10 @@ class TensorIter {
   Tensor writeback_;  // the caller's out when ops_[0] is a temporary of another dtype
 };
 
+// A new contiguous tensor of like's shape, on its device, like having elements: the output
+// build_flat makes, without empty()'s checks (out of memory is raised as empty() raises it).
+Tensor new_flat_output(const Tensor& like, Dtype dtype);
+
 // Memory overlap, as PyTorch classifies it: None (disjoint or empty), Full (the same elements
 // in the same order), Partial (some shared, or the same in another order), TooHard (a layout
 // with holes or repeats, which is not analysed).
