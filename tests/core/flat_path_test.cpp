@@ -1,7 +1,8 @@
 // The elementwise ops' short path for their most common call (inputs contiguous, of one dtype,
-// shape and device, a new output or in place on the first input) against references computed
-// here in float64 from the inputs' values, and against the same op on non-contiguous copies of
-// the inputs (which take the general path): same values, dtype, shape and strides. Calls just
+// shape and device, a new output or in place on the first input; small CPU ops of + - * / run
+// by the backend's flat kernel without a plan) against references computed here in float64
+// from the inputs' values, and against the same op on non-contiguous copies of the inputs
+// (which take the general path): same values, dtype, shape and strides. Calls just
 // outside the short path (mixed dtypes, 0-d operands, broadcast, views, empty tensors,
 // requires_grad, overlapping in-place operands, errors) keep PyTorch's results. And the small
 // blocks behind tiny tensors: many alive at once, made and freed on several threads.
@@ -94,8 +95,10 @@ void expect_values(const Tensor& got, const Values& want, Dtype dtype, double to
   }
 }
 
-const std::vector<Shape> kShapes = {{1},   {},        {7},       {3, 5}, {2, 1, 4}, {1, 1},
-                                    {257}, {4, 1, 1}, {2, 3, 4}, {1000}, {40000}};
+// Sizes on both sides of the CPU's flat kernel limit (4096 elements) and of its single-thread
+// limit (32768).
+const std::vector<Shape> kShapes = {{1},       {},        {7},    {3, 5}, {2, 1, 4}, {1, 1}, {257},
+                                    {4, 1, 1}, {2, 3, 4}, {1000}, {4096}, {64, 64},  {4097}, {40000}};
 const std::vector<Dtype> kNumeric = {kUInt8,   kInt8,     kInt16,   kInt32,  kInt64,
                                      kFloat16, kBFloat16, kFloat32, kFloat64};
 
