@@ -18,25 +18,56 @@ void check_sub_bool(BinaryOp op, Dtype a, Dtype b, const char* name) {
 }
 
 // PyTorch's alpha rule for add/sub: a floating alpha with an integral (or bool) computation.
-void check_alpha(const TensorIter& it, const Scalar& alpha, const char* op) {
-  if (alpha.is_floating_point() && is_integral(it.dtype(), true)) [[unlikely]]
+void check_alpha(Dtype compute, const Scalar& alpha, const char* op) {
+  if (alpha.is_floating_point() && is_integral(compute, true)) [[unlikely]]
     raise<ValueError>(op, "For integral input tensors, argument alpha must not be a floating point number.");
+}
+
+// Runs the kernel over a plan built for out (undefined: a new result; out == a: in place).
+Tensor run(BinaryOp op, TensorIter& it, const Tensor& out, const Scalar* scalar, const Scalar& alpha,
+           const char* name) {
+  check_alpha(it.dtype(), alpha, name);
+  kernel<&KernelTable::binary>(it.device(), name)(op, it, scalar, alpha);
+  it.finish();
+  if (out.defined()) bump_version(out);
+  return it.take_result();
+}
+
+// build_flat's call (can_build_flat holds) of a small op on the CPU, run without a plan by the
+// backend's flat kernel: the same checks in the same order, the same output, the same values.
+Tensor run_flat(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor* b, const Scalar* scalar,
+                const Scalar& alpha, const char* name) {
+  if (out.defined() && b) check_no_partial_overlap(out, *b, name);
+  const Dtype dtype = a.impl()->dtype();
+  Tensor result = out.defined() ? out : new_flat_output(a, dtype);
+  check_alpha(dtype, alpha, name);
+  kernel<&KernelTable::binary_flat>(a.impl()->device(), name)(
+      op, dtype, result.impl()->data(), a.impl()->data(), b ? b->impl()->data() : nullptr, scalar, alpha,
+      a.impl()->numel());
+  if (out.defined()) bump_version(out);
+  return result;
+}
+
+bool flat_kernel_fits(const Tensor& a) {
+  return a.impl()->numel() <= kFlatKernelMax && a.impl()->device().is_cpu();
 }
 
 // out undefined: a new result; out == a: in place.
 // name: the op as called, when it is not op_name(op) (the in-place forms, "add_").
+// Inputs of one dtype, shape and device, contiguous (the common case), take build_flat's plan.
 Tensor binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha,
               const char* name = nullptr) {
   check_sub_bool(op, a.dtype(), b.dtype(), name);
   IterConfig cfg;
   cfg.op = name ? name : op_name(op);
   cfg.int_to_float = op == BinaryOp::Div;
+  if (TensorIter::can_build_flat(out, a, &b, cfg)) {
+    if (flat_kernel_fits(a)) return run_flat(op, out, a, &b, nullptr, alpha, cfg.op);
+    auto it = TensorIter::build_flat(out, a, &b, cfg);
+    return run(op, it, out, nullptr, alpha, cfg.op);
+  }
   auto it = TensorIter::build(out, {a, b}, cfg);
-  check_alpha(it, alpha, cfg.op);
-  kernel<&KernelTable::binary>(it.device(), cfg.op)(op, it, nullptr, alpha);
-  it.finish();
-  if (out.defined()) bump_version(out);
-  return it.result();
+  return run(op, it, out, nullptr, alpha, cfg.op);
 }
 
 Tensor binary(BinaryOp op, const Tensor& out, const Tensor& a, const Scalar& b, const Scalar& alpha,
@@ -47,12 +78,13 @@ Tensor binary(BinaryOp op, const Tensor& out, const Tensor& a, const Scalar& b, 
   cfg.op = name ? name : op_name(op);
   cfg.int_to_float = op == BinaryOp::Div;
   cfg.scalar = &b;
+  if (TensorIter::can_build_flat(out, a, nullptr, cfg)) {
+    if (flat_kernel_fits(a)) return run_flat(op, out, a, nullptr, &b, alpha, cfg.op);
+    auto it = TensorIter::build_flat(out, a, nullptr, cfg);
+    return run(op, it, out, &b, alpha, cfg.op);
+  }
   auto it = TensorIter::build(out, {a}, cfg);
-  check_alpha(it, alpha, cfg.op);
-  kernel<&KernelTable::binary>(it.device(), cfg.op)(op, it, &b, alpha);
-  it.finish();
-  if (out.defined()) bump_version(out);
-  return it.result();
+  return run(op, it, out, &b, alpha, cfg.op);
 }
 
 }  // namespace

@@ -27,9 +27,14 @@ Tensor compare(CompareOp op, const Tensor& a, const Tensor& b) {
   IterConfig cfg;
   cfg.op = op_name(op);
   cfg.out_dtype = kBool;
+  if (TensorIter::can_build_flat({}, a, &b, cfg)) {  // contiguous, one dtype and shape
+    auto it = TensorIter::build_flat({}, a, &b, cfg);
+    kernel<&KernelTable::compare>(it.device(), cfg.op)(op, it, nullptr);
+    return it.take_result();
+  }
   auto it = TensorIter::build({}, {a, b}, cfg);
   kernel<&KernelTable::compare>(it.device(), cfg.op)(op, it, nullptr);
-  return it.result();
+  return it.take_result();
 }
 
 Tensor compare(CompareOp op, const Tensor& a, const Scalar& b) {
@@ -37,9 +42,14 @@ Tensor compare(CompareOp op, const Tensor& a, const Scalar& b) {
   cfg.op = op_name(op);
   cfg.out_dtype = kBool;
   cfg.scalar = &b;
+  if (TensorIter::can_build_flat({}, a, nullptr, cfg)) {
+    auto it = TensorIter::build_flat({}, a, nullptr, cfg);
+    kernel<&KernelTable::compare>(it.device(), cfg.op)(op, it, &b);
+    return it.take_result();
+  }
   auto it = TensorIter::build({}, {a}, cfg);
   kernel<&KernelTable::compare>(it.device(), cfg.op)(op, it, &b);
-  return it.result();
+  return it.take_result();
 }
 
 // cond ? a : b in dtype, into out (undefined: a new tensor).

@@ -101,6 +101,12 @@ struct KernelTable {
   // it.output = a op b, or a op scalar when it has one input. Operands share it.dtype(),
   // except the output of comparison ops. alpha scales b for Add and Sub.
   void (*binary)(BinaryOp op, const TensorIter& it, const Scalar* scalar, const Scalar& alpha);
+  // The same for n (at most kFlatKernelMax) contiguous elements of dtype, on the calling thread,
+  // without a plan: out[i] = a[i] op b[i], or a[i] op scalar when b is null. Core calls it for
+  // the small ops whose plan would be build_flat's (tensor_iter.h), on devices whose table has it
+  // (the CPU's); values are the binary entry's.
+  void (*binary_flat)(BinaryOp op, Dtype dtype, void* out, const void* a, const void* b, const Scalar* scalar,
+                      const Scalar& alpha, int64_t n);
   // For contiguous in [outer, n, inner] (core's DimPlan, src/core/dim_plan.h) and contiguous
   // values/indices of outer * inner elements, column o * inner + j reduces in[o, :, j].
   // Sum/Mean write values of in's dtype (core casts integer and bool inputs to int64 first;
@@ -181,6 +187,10 @@ struct KernelTable {
   // reset here). Both scalars stay on the device: nothing waits for it.
   void (*unscale_check)(std::span<const Tensor> grads, const Tensor& found_inf, const Tensor& inv_scale);
 };
+
+// The most elements binary_flat is called for: small enough to run on one thread (the CPU
+// backend runs ops of up to 32768 elements on one).
+inline constexpr int64_t kFlatKernelMax = 4096;
 
 const KernelTable& cpu_kernels();
 const KernelTable& cuda_kernels();  // throws "built without CUDA" in a CPU-only build

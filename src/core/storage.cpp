@@ -3,6 +3,8 @@
 // every call (`auto c = a + b` over 16M floats) reuses memory already mapped instead of paying
 // the kernel's page faults on fresh pages each time, which cost more than the op itself: the
 // C allocator hands blocks this large out as fresh mappings and unmaps them when freed.
+#include "wick/detail/storage.h"
+
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -13,9 +15,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/small_blocks.h"
 #include "wick/backends.h"
 #include "wick/cuda.h"
-#include "wick/detail/storage.h"
 #include "wick/error.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -228,7 +230,121 @@ class CpuAllocator final : public Allocator {
   }
 };
 
+// A small CPU storage is one block: the StorageImpl, then its bytes (from the first 64-byte
+// boundary after it). One allocation and one free instead of two for each small tensor, and
+// no deleter to call. Its DataPtr owns nothing; the block goes when the storage does.
+constexpr size_t kInlineMax = 1024;
+
+class InlineStorage final : public StorageImpl {
+ public:
+  static size_t block_size(size_t nbytes) { return sizeof(InlineStorage) + 63 + nbytes; }
+  // nbytes in (0, kInlineMax]; OutOfMemoryError when the block cannot be had.
+  static Storage make(size_t nbytes, Allocator* alloc) {
+    void* block = small_block_alloc(block_size(nbytes));
+    WICK_CHECK(block != nullptr, OutOfMemoryError, "cpu", "failed to allocate ", nbytes,
+               " bytes of host memory");
+    const uintptr_t data = (reinterpret_cast<uintptr_t>(block) + sizeof(InlineStorage) + 63) & ~uintptr_t(63);
+    return Storage(::new (block) InlineStorage(
+        DataPtr(reinterpret_cast<void*>(data), nullptr, nullptr, Device(kCPU)), nbytes, alloc));
+  }
+  // The object is at the start of its block (make puts it there); its size is read before
+  // the object is destroyed.
+  static void operator delete(InlineStorage* p, std::destroying_delete_t) {
+    const size_t size = block_size(p->nbytes());
+    p->~InlineStorage();
+    small_block_free(p, size);
+  }
+
+ private:
+  InlineStorage(DataPtr data, size_t nbytes, Allocator* alloc)
+      : StorageImpl(std::move(data), nbytes, alloc) {}
+};
+
+// Per-thread lists of freed small blocks, by size class (steps of kStep bytes).
+constexpr size_t kStep = 64;
+constexpr size_t kClasses = (kSmallBlockMax + kStep - 1) / kStep;
+#ifdef WICK_ASAN
+constexpr unsigned kKeep = 0;
+#else
+constexpr unsigned kKeep = 16;  // blocks kept per class and thread
+#endif
+
+struct FreeBlock {
+  FreeBlock* next;
+};
+// Constant-initialized and trivially destructible: reading it needs no guard. A thread's lists
+// keep blocks once they are registered for release at its exit (kLive), and no longer once
+// released (kDead): later frees go to std::free.
+enum : unsigned char { kUnregistered = 0, kLive = 1, kDead = 2 };
+struct BlockLists {
+  FreeBlock* head[kClasses];
+  unsigned char count[kClasses];
+  unsigned char state;
+};
+thread_local BlockLists tl_blocks{};
+
+// Releases the thread's lists when the thread ends; constructed on the thread's first kept block.
+struct BlockListsReaper {
+  BlockListsReaper() { tl_blocks.state = kLive; }
+  ~BlockListsReaper() {
+    BlockLists& l = tl_blocks;
+    for (size_t c = 0; c < kClasses; ++c) {
+      while (FreeBlock* b = l.head[c]) {
+        l.head[c] = b->next;
+        std::free(b);
+      }
+      l.count[c] = 0;
+    }
+    l.state = kDead;
+  }
+};
+thread_local BlockListsReaper tl_reaper;
+
+void push_block(BlockLists& l, size_t c, void* p) {
+  auto* b = static_cast<FreeBlock*>(p);
+  b->next = l.head[c];
+  l.head[c] = b;
+  ++l.count[c];
+}
+
+// small_block_free's rare cases: a full list, the thread's first kept block (its lists are
+// registered for release at its exit first), a thread whose lists are gone.
+[[gnu::noinline]] void free_block_slow(void* p, size_t c) {
+  if (tl_blocks.state == kUnregistered && kKeep > 0) {
+    BlockListsReaper* r = &tl_reaper;  // constructed here, once per thread
+    (void)r;
+  }
+  BlockLists& l = tl_blocks;
+  if (l.state == kLive && l.count[c] < kKeep) return push_block(l, c, p);
+  std::free(p);
+}
+
+size_t block_class(size_t nbytes) { return (nbytes - 1) / kStep; }  // nbytes in [1, kSmallBlockMax]
+
 }  // namespace
+
+void* small_block_alloc(size_t nbytes) {
+  if (nbytes == 0 || nbytes > kSmallBlockMax) return std::malloc(nbytes);
+  const size_t c = block_class(nbytes);
+  BlockLists& l = tl_blocks;
+  if (FreeBlock* b = l.head[c]) {
+    l.head[c] = b->next;
+    --l.count[c];
+    return b;
+  }
+  return std::malloc((c + 1) *
+                     kStep);  // the class's full size: any block of the class fits any request of it
+}
+
+void small_block_free(void* p, size_t nbytes) {
+  if (!p) return;
+  if (nbytes == 0 || nbytes > kSmallBlockMax) return std::free(p);
+  const size_t c = block_class(nbytes);
+  BlockLists& l = tl_blocks;
+  if (l.state != kLive || l.count[c] >= kKeep) [[unlikely]]
+    return free_block_slow(p, c);
+  push_block(l, c, p);
+}
 
 Allocator* cpu_allocator() {
   static CpuAllocator a;
@@ -242,6 +358,7 @@ size_t cpu_cached_bytes() { return HostCache::get().cached_bytes(); }
 Storage make_storage(size_t nbytes, Device device, bool pinned) {
   Allocator* alloc;
   if (device.is_cpu()) {
+    if (!pinned && nbytes > 0 && nbytes <= kInlineMax) return InlineStorage::make(nbytes, cpu_allocator());
     alloc = pinned ? pinned_allocator() : cpu_allocator();
   } else {
     WICK_CHECK(!pinned, ValueError, "empty", "only CPU tensors can be pinned (got ", device, ")");

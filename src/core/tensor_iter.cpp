@@ -1,8 +1,10 @@
 #include "core/tensor_iter.h"
 
 #include <algorithm>
+#include <new>
 #include <string>
 
+#include "core/small_blocks.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
 
@@ -95,7 +97,36 @@ namespace {
 // 0: bool, 1: integer, 2: floating.
 int category(Dtype t) { return t == kBool ? 0 : (is_floating_point(t) ? 2 : 1); }
 
+// The TensorImpl of a new flat output, its block from the per-thread lists of small blocks.
+class PooledTensorImpl final : public TensorImpl {
+ public:
+  using TensorImpl::TensorImpl;
+  static void* operator new(size_t n) {
+    void* p = small_block_alloc(n);
+    if (!p) throw std::bad_alloc();
+    return p;
+  }
+  static void operator delete(void* p, size_t n) { small_block_free(p, n); }
+};
+static_assert(sizeof(PooledTensorImpl) <= kSmallBlockMax);
+
 }  // namespace
+
+Tensor new_flat_output(const Tensor& like, Dtype dtype) {
+  const IntArrayRef sizes = like.impl()->sizes();
+  try {
+    Storage st = make_storage(size_t(like.impl()->numel()) * element_size(dtype), like.impl()->device());
+    // contiguous_strides(sizes), in place: like has elements, so no product overflows.
+    DimVector strides(sizes.size(), 1);
+    for (size_t i = sizes.size(); i-- > 1;) strides[i - 1] = strides[i] * sizes[i];
+    return Tensor(IntrusivePtr<TensorImpl>(
+        new PooledTensorImpl(std::move(st), dtype, DimVector(sizes), std::move(strides), int64_t(0))));
+  } catch (const OutOfMemoryError& e) {
+    std::string what = e.what();
+    const size_t close = what.find("] ");
+    raise<OutOfMemoryError>("empty", close == std::string::npos ? what : what.substr(close + 2));
+  }
+}
 
 Dtype result_type(std::initializer_list<Tensor> tensors, const Scalar* scalar) {
   // PyTorch's three priority levels: dimensioned tensors, 0-d tensors, wrapped numbers.
@@ -121,6 +152,53 @@ Dtype result_type(std::initializer_list<Tensor> tensors, const Scalar* scalar) {
     if (category(s) > category(r)) r = category(s) == 2 && !is_floating_point(r) ? get_default_dtype() : s;
   }
   return r;
+}
+
+bool TensorIter::can_build_flat(const Tensor& out, const Tensor& a, const Tensor* b, const IterConfig& cfg) {
+  if (!a.defined() || (b && !b->defined())) return false;
+  const TensorImpl* ai = a.impl();
+  if (!ai->is_contiguous() || ai->numel() == 0) return false;
+  const Dtype d = ai->dtype();
+  if (b) {
+    const TensorImpl* bi = b->impl();
+    if (bi->dtype() != d || !bi->is_contiguous() || !bi->sizes().equals(ai->sizes()) ||
+        bi->device() != ai->device())
+      return false;
+  }
+  // The compute dtype build() would find is d: every input has it (so promotion among the
+  // tensors gives it, dimensioned or not), a scalar's category is not higher, and no rule
+  // moves it to the default float.
+  if (cfg.compute_dtype && *cfg.compute_dtype != d) return false;
+  if (cfg.int_to_float && !is_floating_point(d)) return false;
+  if (cfg.scalar && !cfg.compute_dtype) {
+    const int s = cfg.scalar->is_floating_point() ? 2 : cfg.scalar->is_integral() ? 1 : 0;
+    if (s > category(d)) return false;
+  }
+  // In place: the output is a, so of its shape and dtype.
+  return !out.defined() || (out.is_same(a) && (!cfg.out_dtype || *cfg.out_dtype == d));
+}
+
+TensorIter TensorIter::build_flat(const Tensor& out, const Tensor& a, const Tensor* b,
+                                  const IterConfig& cfg) {
+  // In place on a: contiguous, a repeats no element and overlaps itself fully; b must not share
+  // part of its memory (an exact alias is allowed), as build() checks.
+  if (out.defined() && b && cfg.check_overlap) check_no_partial_overlap(out, *b, cfg.op);
+  TensorIter it;
+  const Dtype d = a.impl()->dtype();
+  const Dtype out_dtype = cfg.out_dtype ? *cfg.out_dtype : d;
+  it.device_ = a.impl()->device();
+  it.dtype_ = d;
+  if (out.defined()) it.borrowed_[0] = &out;
+  else it.ops_[0] = new_flat_output(a, out_dtype);
+  it.borrowed_[1] = &a;
+  it.borrowed_[2] = b;
+  it.nops_ = b ? 3 : 2;
+  it.numel_ = a.impl()->numel();
+  it.shape_.resize(1, it.numel_);
+  it.strides_[0].resize(1, element_size(out_dtype));
+  const int64_t es = element_size(d);
+  for (int i = 1; i < it.nops_; ++i) it.strides_[i].resize(1, es);
+  return it;
 }
 
 TensorIter TensorIter::build(const Tensor& out, std::initializer_list<Tensor> inputs, const IterConfig& cfg) {
@@ -183,21 +261,10 @@ TensorIter TensorIter::build(const Tensor& out, std::initializer_list<Tensor> in
     } else {
       it.ops_[0] = out;
     }
-    it.result_ = out;
   } else if (flat) {
-    const int64_t n = first.numel();
-    try {
-      it.ops_[0] = make_tensor(make_storage(size_t(n) * element_size(out_dtype), it.device_), out_dtype,
-                               shape, contiguous_strides(shape), 0);
-    } catch (const OutOfMemoryError& e) {  // named as empty() names it
-      std::string what = e.what();
-      const size_t close = what.find("] ");
-      raise<OutOfMemoryError>("empty", close == std::string::npos ? what : what.substr(close + 2));
-    }
-    it.result_ = it.ops_[0];
+    it.ops_[0] = new_flat_output(first, out_dtype);
   } else {
     it.ops_[0] = empty(shape, TensorOptions(out_dtype).device(it.device_));
-    it.result_ = it.ops_[0];
   }
   k = 1;
   for (const Tensor& t : inputs) {

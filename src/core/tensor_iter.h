@@ -42,12 +42,22 @@ class TensorIter {
   // whose shape must equal the broadcast shape).
   static TensorIter build(const Tensor& out, std::initializer_list<Tensor> inputs, const IterConfig& cfg);
 
-  const Tensor& output() const { return ops_[0]; }
-  const Tensor& input(int i) const { return ops_[i + 1]; }
+  // build(out, {a} or {a, *b}, cfg) for its most common call, made without the general passes
+  // (and without copying the inputs into a list): the inputs defined, on one device, contiguous,
+  // of one shape with at least one element and of one dtype that is the op's compute dtype (no
+  // promotion, no cast), and out either undefined (a new output) or a itself (an in-place op on
+  // an input; b must not share some but not all of its memory). can_build_flat says whether a
+  // call is such; build_flat then makes the same plan build() makes for it, and raises the same
+  // errors (out of memory only).
+  static bool can_build_flat(const Tensor& out, const Tensor& a, const Tensor* b, const IterConfig& cfg);
+  static TensorIter build_flat(const Tensor& out, const Tensor& a, const Tensor* b, const IterConfig& cfg);
+
+  const Tensor& output() const { return operand(0); }
+  const Tensor& input(int i) const { return operand(i + 1); }
   int ninputs() const { return nops_ - 1; }
   int noperands() const { return nops_; }
-  const Tensor& operand(int i) const { return ops_[i]; }
-  Dtype dtype() const { return dtype_; }    // compute dtype of the inputs
+  const Tensor& operand(int i) const { return borrowed_[i] ? *borrowed_[i] : ops_[i]; }
+  Dtype dtype() const { return dtype_; }  // compute dtype of the inputs
   Device device() const { return device_; }
   int64_t numel() const { return numel_; }
   int ndim() const { return int(shape_.size()); }
@@ -59,12 +69,21 @@ class TensorIter {
   bool is_contiguous() const { return contiguous_; }
   // The result to return: output(), or, when the caller's out had another dtype, the copy
   // written back into it.
-  const Tensor& result() const { return result_; }
+  const Tensor& result() const { return writeback_.defined() ? writeback_ : output(); }
+  // result(), moved out of a plan that is done with (after finish()) where the plan owns it:
+  // no reference count's round trip. The plan is not to be used again.
+  Tensor take_result() {
+    if (writeback_.defined()) return std::move(writeback_);
+    return borrowed_[0] ? *borrowed_[0] : std::move(ops_[0]);
+  }
   // Writes the computed output back into the caller's out when a temporary was used.
   void finish() const;
 
  private:
   Tensor ops_[kMaxOperands];
+  // Operands the plan refers to without holding them (build_flat: the caller's tensors, which
+  // outlive the plan); ops_[i] is unused where borrowed_[i] is set.
+  const Tensor* borrowed_[kMaxOperands] = {};
   int nops_ = 0;
   Dtype dtype_ = kFloat32;
   Device device_;
@@ -72,9 +91,12 @@ class TensorIter {
   DimVector shape_;
   DimVector strides_[kMaxOperands];
   bool contiguous_ = true;
-  Tensor result_;
   Tensor writeback_;  // the caller's out when ops_[0] is a temporary of another dtype
 };
+
+// A new contiguous tensor of like's shape, on its device, like having elements: the output
+// build_flat makes, without empty()'s checks (out of memory is raised as empty() raises it).
+Tensor new_flat_output(const Tensor& like, Dtype dtype);
 
 // Memory overlap, as PyTorch classifies it: None (disjoint or empty), Full (the same elements
 // in the same order), Partial (some shared, or the same in another order), TooHard (a layout

@@ -36,11 +36,18 @@ Tensor unary(UnaryOp op, const Tensor& out, const Tensor& t, const char* name, K
   cfg.int_to_float = kind == Kind::Float;
   cfg.compute_dtype = compute;  // set by the ops with scalars, which take part in promotion
   if (kind != Kind::Float) check_dtype(kind, compute ? *compute : t.dtype(), name);
+  auto run = [&](TensorIter& it) {
+    kernel<&KernelTable::unary>(it.device(), name)(op, it, a, b);
+    it.finish();
+    if (out.defined()) bump_version(out);
+    return it.take_result();
+  };
+  if (TensorIter::can_build_flat(out, t, nullptr, cfg)) {  // contiguous, no cast: the common case
+    auto it = TensorIter::build_flat(out, t, nullptr, cfg);
+    return run(it);
+  }
   auto it = TensorIter::build(out, {t}, cfg);
-  kernel<&KernelTable::unary>(it.device(), name)(op, it, a, b);
-  it.finish();
-  if (out.defined()) bump_version(out);
-  return it.result();
+  return run(it);
 }
 
 Tensor pointwise(PointwiseOp op, const Tensor& out, std::initializer_list<Tensor> inputs, const char* name) {

@@ -76,6 +76,16 @@ void binary_loop(const TensorIter& it, const Scalar* scalar, Op op) {
     });
     return;
   }
+  if (it.is_contiguous() && threads_for(it.numel()) == 1) {
+    // One flat run on this thread (a small contiguous op): the loop below without cpu_loop's
+    // plan walk.
+    T* o = static_cast<T*>(it.output().impl()->data());
+    const T* a = static_cast<const T*>(it.input(0).impl()->data());
+    const T* b = static_cast<const T*>(it.input(1).impl()->data());
+    const int64_t n = it.numel();
+    for (int64_t i = 0; i < n; ++i) o[i] = T(op(M(a[i]), M(b[i])));
+    return;
+  }
   cpu_loop(it, [op](char** p, const int64_t* s, int64_t n) {
     T* o = reinterpret_cast<T*>(p[0]);
     const T* a = reinterpret_cast<const T*>(p[1]);
@@ -97,22 +107,47 @@ void binary_loop(const TensorIter& it, const Scalar* scalar, Op op) {
   });
 }
 
+// Calls f with the element function of op in T's opmath type (alpha folded in for Add and Sub).
+template <class T, class F>
+void with_binary_op(BinaryOp op, const Scalar& alpha, F&& f) {
+  using M = opmath_t<T>;
+  switch (op) {
+    case BinaryOp::Add: {
+      const M al = alpha.to<M>();
+      if (al == M(1)) return f([](M a, M b) { return M(a + b); });
+      return f([al](M a, M b) { return M(a + al * b); });
+    }
+    case BinaryOp::Sub: {
+      const M al = alpha.to<M>();
+      return f([al](M a, M b) { return M(a - al * b); });
+    }
+    case BinaryOp::Mul: return f([](M a, M b) { return M(a * b); });
+    case BinaryOp::Div: return f([](M a, M b) { return M(a / b); });
+  }
+}
+
 void cpu_binary(BinaryOp op, const TensorIter& it, const Scalar* scalar, const Scalar& alpha) {
   WICK_DISPATCH_ALL(it.dtype(), op_name(op), [&]<class T>() {
+    with_binary_op<T>(op, alpha, [&](auto fn) { binary_loop<T>(it, scalar, fn); });
+  });
+}
+
+// binary_loop's contiguous runs, over plain buffers.
+void cpu_binary_flat(BinaryOp op, Dtype dtype, void* out, const void* pa, const void* pb,
+                     const Scalar* scalar, const Scalar& alpha, int64_t n) {
+  WICK_DISPATCH_ALL(dtype, op_name(op), [&]<class T>() {
     using M = opmath_t<T>;
-    switch (op) {
-      case BinaryOp::Add: {
-        const M al = alpha.to<M>();
-        if (al == M(1)) return binary_loop<T>(it, scalar, [](M a, M b) { return M(a + b); });
-        return binary_loop<T>(it, scalar, [al](M a, M b) { return M(a + al * b); });
+    with_binary_op<T>(op, alpha, [&](auto fn) {
+      T* o = static_cast<T*>(out);
+      const T* a = static_cast<const T*>(pa);
+      if (pb) {
+        const T* b = static_cast<const T*>(pb);
+        for (int64_t i = 0; i < n; ++i) o[i] = T(fn(M(a[i]), M(b[i])));
+      } else {
+        const M b = scalar->to<M>();
+        for (int64_t i = 0; i < n; ++i) o[i] = T(fn(M(a[i]), b));
       }
-      case BinaryOp::Sub: {
-        const M al = alpha.to<M>();
-        return binary_loop<T>(it, scalar, [al](M a, M b) { return M(a - al * b); });
-      }
-      case BinaryOp::Mul: return binary_loop<T>(it, scalar, [](M a, M b) { return M(a * b); });
-      case BinaryOp::Div: return binary_loop<T>(it, scalar, [](M a, M b) { return M(a / b); });
-    }
+    });
   });
 }
 
@@ -127,6 +162,7 @@ const KernelTable& cpu_kernels() {
       .fill = cpu::cpu_fill,
       .copy = cpu::cpu_copy,
       .binary = cpu::cpu_binary,
+      .binary_flat = cpu::cpu_binary_flat,
       .reduce = cpu::cpu_reduce,
       .gemm = cpu::cpu_gemm,
       .random = cpu::cpu_random,

@@ -14,6 +14,7 @@ const KernelTable& cuda_kernels() {
       .fill = &gpu::fill,
       .copy = &gpu::copy,
       .binary = &gpu::binary,
+      .binary_flat = nullptr,  // a launch costs more than a plan: every op goes through binary
       .reduce = &gpu::reduce,
       .gemm = &gpu::gemm,
       .random = &gpu::random,
