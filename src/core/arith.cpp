@@ -21,6 +21,8 @@ void check_sub_bool(BinaryOp op, Dtype a, Dtype b, const char* name) {
 void check_alpha(const TensorIter& it, const Scalar& alpha, const char* op) {
   if (alpha.is_floating_point() && is_integral(it.dtype(), true)) [[unlikely]]
     raise<ValueError>(op, "For integral input tensors, argument alpha must not be a floating point number.");
+  if (alpha.is_bool() && it.dtype() != kBool) [[unlikely]]
+    raise<ValueError>(op, "Boolean alpha only supported for Boolean results.");
 }
 
 // out undefined: a new result; out == a: in place.

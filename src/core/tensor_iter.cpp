@@ -178,7 +178,7 @@ TensorIter TensorIter::build(const Tensor& out, std::initializer_list<Tensor> in
                      !(out_dtype != kBool && out.dtype() == kBool),
                  TypeError, cfg.op, "result type ", out_dtype, " can't be cast to the desired output type ",
                  out.dtype());
-      it.ops_[0] = empty(shape, TensorOptions(out_dtype).device(it.device_));
+      it.ops_[0] = empty_for(shape, TensorOptions(out_dtype).device(it.device_), cfg.op);
       it.writeback_ = out;
     } else {
       it.ops_[0] = out;
@@ -189,14 +189,14 @@ TensorIter TensorIter::build(const Tensor& out, std::initializer_list<Tensor> in
     try {
       it.ops_[0] = make_tensor(make_storage(size_t(n) * element_size(out_dtype), it.device_), out_dtype,
                                shape, contiguous_strides(shape), 0);
-    } catch (const OutOfMemoryError& e) {  // named as empty() names it
+    } catch (const OutOfMemoryError& e) {  // named after the op, as empty_for names it
       std::string what = e.what();
       const size_t close = what.find("] ");
-      raise<OutOfMemoryError>("empty", close == std::string::npos ? what : what.substr(close + 2));
+      raise<OutOfMemoryError>(cfg.op, close == std::string::npos ? what : what.substr(close + 2));
     }
     it.result_ = it.ops_[0];
   } else {
-    it.ops_[0] = empty(shape, TensorOptions(out_dtype).device(it.device_));
+    it.ops_[0] = empty_for(shape, TensorOptions(out_dtype).device(it.device_), cfg.op);
     it.result_ = it.ops_[0];
   }
   k = 1;
