@@ -29,7 +29,7 @@ class Device {
   }
   // Parses "cpu", "cuda", "cuda:N"; anything else throws ValueError.
   Device(std::string_view spec);
-  Device(const char* spec) : Device(std::string_view(spec)) {}
+  Device(const char* spec) : Device(spec ? std::string_view(spec) : null_spec()) {}
   Device(const std::string& spec) : Device(std::string_view(spec)) {}
 
   constexpr DeviceType type() const { return type_; }
@@ -43,6 +43,8 @@ class Device {
   constexpr bool operator!=(const Device& o) const { return !(*this == o); }
 
  private:
+  // ValueError for a null device string.
+  [[noreturn]] static std::string_view null_spec();
   [[noreturn]] static void bad_index(DeviceType type, int index);
   DeviceType type_;
   int8_t index_;

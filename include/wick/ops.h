@@ -41,7 +41,9 @@ template <class T>
 Tensor tensor(std::initializer_list<std::initializer_list<T>> values, TensorOptions o = {}) {
   auto v = detail::flatten_list(values);
   if (!o.dtype_opt()) o = o.dtype(detail::list_dtype<T>());
-  int64_t cols = values.size() ? int64_t(values.begin()->size()) : 0;
+  // An empty list ({}) picks this overload; PyTorch makes it shape [0], as torch.tensor([]).
+  if (values.size() == 0) return detail::tensor_from_values(v.data(), detail::wide_dtype<T>(), {0}, o);
+  int64_t cols = int64_t(values.begin()->size());
   return detail::tensor_from_values(v.data(), detail::wide_dtype<T>(), {int64_t(values.size()), cols}, o);
 }
 

@@ -406,8 +406,11 @@ Tensor Tensor::new_tensor(std::initializer_list<T> values) const {
 template <class T>
 Tensor Tensor::new_tensor(std::initializer_list<std::initializer_list<T>> values) const {
   auto v = detail::flatten_list(values);
-  int64_t cols = values.size() ? int64_t(values.begin()->size()) : 0;
-  return detail::tensor_from_values(v.data(), detail::wide_dtype<T>(), {int64_t(values.size()), cols}, options());
+  if (values.size() == 0)
+    return detail::tensor_from_values(v.data(), detail::wide_dtype<T>(), {0}, options());
+  int64_t cols = int64_t(values.begin()->size());
+  return detail::tensor_from_values(v.data(), detail::wide_dtype<T>(), {int64_t(values.size()), cols},
+                                    options());
 }
 
 }  // namespace wick

@@ -282,6 +282,7 @@ variable_list grad(const variable_list& outputs, const variable_list& inputs,
                    const variable_list& grad_outputs, std::optional<bool> retain_graph, bool allow_unused) {
   WICK_CHECK(grad_outputs.empty() || grad_outputs.size() == outputs.size(), ValueError, "grad", "got ",
              outputs.size(), " tensors and ", grad_outputs.size(), " gradients");
+  WICK_CHECK(!inputs.empty(), ValueError, "grad", "grad requires non-empty inputs.");
   std::vector<Edge> roots;
   variable_list grads;
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -299,7 +300,15 @@ variable_list grad(const variable_list& outputs, const variable_list& inputs,
     input_edges.push_back(gradient_edge(inputs[i]));
     task.captures[input_edges.back().function.get()].emplace_back(input_edges.back().input_nr, &result[i]);
   }
-  execute(roots, grads, task);
+  try {
+    execute(roots, grads, task);
+  } catch (const ValueError& e) {
+    // The graph's own errors (freed saved tensors, a saved tensor modified in place) name the
+    // op called: grad here.
+    const std::string m = e.what();
+    if (m.rfind("[backward] ", 0) == 0) throw ValueError("[grad] " + m.substr(11));
+    throw;
+  }
   for (size_t i = 0; i < inputs.size(); ++i) {
     WICK_CHECK(result[i].defined() || allow_unused, ValueError, "grad",
                "One of the differentiated Tensors appears to not have been used in the graph. Set "

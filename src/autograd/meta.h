@@ -41,6 +41,9 @@ std::shared_ptr<Node> grad_accumulator(const Tensor& leaf);
 // Makes t output output_nr of fn: sets grad_fn and requires_grad.
 void set_history(const Tensor& t, const std::shared_ptr<Node>& fn, uint32_t output_nr = 0);
 
+// Whether n is the backward node of a view op (ViewBackward0, SliceBackward0, ...).
+bool is_view_node(const Node& n);
+
 // A new TensorImpl over t's storage and geometry, without autograd meta: what saved tensors
 // and detach() hold (sharing the storage keeps the version counter).
 Tensor alias_without_grad(const Tensor& t);

@@ -218,18 +218,23 @@ bool any_recordable(std::initializer_list<Tensor> outputs, std::initializer_list
 
 }  // namespace detail
 
+// Whether a node is the backward of a view op (its output shares its input's storage).
+bool is_view_node(const Node& n) {
+  static const char* const kViews[] = {"ViewBackward0",    "SliceBackward0",   "SelectBackward0",
+                                       "ExpandBackward0",  "PermuteBackward0", "TransposeBackward0",
+                                       "SqueezeBackward0", "SqueezeBackward1", "UnsqueezeBackward0"};
+  const std::string name = n.name();
+  return std::any_of(std::begin(kViews), std::end(kViews), [&](const char* v) { return name == v; });
+}
+
 // A leaf that requires grad, or a view of one (through view ops only), may not be written.
 static void check_leaf_write(const Tensor& self, const char* op) {
   auto* m = meta(self);
   WICK_CHECK(m && m->grad_fn, ValueError, op,
              "a leaf Variable that requires grad is being used in an in-place operation.");
   // A view (through view ops only) of a leaf: the write would change the leaf.
-  static const char* const kViews[] = {"ViewBackward0",    "SliceBackward0",   "SelectBackward0",
-                                       "ExpandBackward0",  "PermuteBackward0", "TransposeBackward0",
-                                       "SqueezeBackward0", "SqueezeBackward1", "UnsqueezeBackward0"};
   for (const Node* n = m->grad_fn.get(); n && n->num_inputs() == 1;) {
-    const std::string name = n->name();
-    if (std::none_of(std::begin(kViews), std::end(kViews), [&](const char* v) { return name == v; })) break;
+    if (!is_view_node(*n)) break;
     n = n->next_edge(0).function.get();
     WICK_CHECK(!(n && n->name() == "AccumulateGrad"), ValueError, op,
                "a view of a leaf Variable that requires grad is being used in an in-place operation.");
@@ -358,6 +363,9 @@ Tensor Tensor::detach() const {
 
 Tensor& Tensor::detach_() {
   detail::check_defined(*this, "detach_", "self");
+  // PyTorch refuses to cut a view out of its base's graph in place.
+  if (auto* m = meta(*this); m && m->grad_fn && autograd::is_view_node(*m->grad_fn))
+    wick::detail::raise<ValueError>("detach_", "Can't detach views in-place. Use detach() instead.");
   if (auto* m = meta(*this)) {
     m->grad_fn.reset();
     m->output_nr = 0;

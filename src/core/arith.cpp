@@ -21,6 +21,8 @@ void check_sub_bool(BinaryOp op, Dtype a, Dtype b, const char* name) {
 void check_alpha(Dtype compute, const Scalar& alpha, const char* op) {
   if (alpha.is_floating_point() && is_integral(compute, true)) [[unlikely]]
     raise<ValueError>(op, "For integral input tensors, argument alpha must not be a floating point number.");
+  if (alpha.is_bool() && compute != kBool) [[unlikely]]
+    raise<ValueError>(op, "Boolean alpha only supported for Boolean results.");
 }
 
 // Runs the kernel over a plan built for out (undefined: a new result; out == a: in place).
@@ -39,7 +41,7 @@ Tensor run_flat(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor* b
                 const Scalar& alpha, const char* name) {
   if (out.defined() && b) check_no_partial_overlap(out, *b, name);
   const Dtype dtype = a.impl()->dtype();
-  Tensor result = out.defined() ? out : new_flat_output(a, dtype);
+  Tensor result = out.defined() ? out : new_flat_output(a, dtype, name);
   check_alpha(dtype, alpha, name);
   kernel<&KernelTable::binary_flat>(a.impl()->device(), name)(
       op, dtype, result.impl()->data(), a.impl()->data(), b ? b->impl()->data() : nullptr, scalar, alpha,

@@ -8,6 +8,10 @@
 
 namespace wick {
 
+std::string_view Device::null_spec() {
+  detail::raise<ValueError>("Device", "expected a device string but got a null pointer");
+}
+
 Device::Device(std::string_view spec) : type_(kCPU), index_(-1) {
   auto bad = [&]() {
     detail::raise<ValueError>("Device", "invalid device string: '", spec,

@@ -10,6 +10,7 @@ namespace wick {
 std::string_view name(Dtype t) {
   static constexpr std::string_view names[] = {"bool",    "uint8",    "int8",    "int16",   "int32",
                                                 "int64",   "float16",  "bfloat16", "float32", "float64"};
+  if (int(t) < 0 || int(t) >= kNumDtypes) return "invalid dtype";  // a cast from an integer
   return names[int(t)];
 }
 

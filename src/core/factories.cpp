@@ -1,6 +1,7 @@
 // Factory functions: empty and friends, from_blob, tensor(), *_like and new_*.
 #include <cmath>
 #include <cstring>
+#include <string_view>
 #include <vector>
 
 #include "core/cuda_hooks.h"
@@ -66,10 +67,14 @@ Storage allocate_storage(size_t nbytes, Device dev, bool pinned, const char* op)
       if (close != std::string::npos) what = what.substr(close + 2);
     }
     raise<OutOfMemoryError>(op, what);
+  } catch (const DeviceError& e) {  // pinned memory without a GPU, a device that is not there
+    throw DeviceError(renamed_message(e, op));
   }
 }
 
 Tensor empty_for(IntArrayRef sizes, TensorOptions o, const char* op) {
+  WICK_CHECK(int(o.dtype()) >= 0 && int(o.dtype()) < kNumDtypes, TypeError, op, "invalid dtype (",
+             int(o.dtype()), ")");
   const size_t nbytes = checked_nbytes(sizes, o.dtype(), op);
   Device dev = resolve_device(o.device(), op);
   Storage st = allocate_storage(nbytes, dev, o.pinned_memory(), op);
@@ -102,6 +107,16 @@ Tensor finish_factory(Tensor t, const TensorOptions& o) {
 Tensor tensor_from_values(const void* values, Dtype dtype, IntArrayRef sizes, TensorOptions o,
                           const char* op) {
   const size_t nbytes = checked_nbytes(sizes, dtype, op);
+  // torch.tensor checks that each value fits the dtype asked for (300 into uint8 raises).
+  if (std::string_view(op) == "tensor" && o.dtype() != dtype) {
+    const int64_t n = int64_t(nbytes) / element_size(dtype);
+    for (int64_t i = 0; i < n; ++i) {
+      const Scalar v = dtype == kInt64     ? Scalar(static_cast<const int64_t*>(values)[i])
+                       : dtype == kFloat64 ? Scalar(static_cast<const double*>(values)[i])
+                                           : Scalar(static_cast<const uint8_t*>(values)[i] != 0);
+      check_fits(v, o.dtype(), op);
+    }
+  }
   Tensor src = make_tensor(
       Storage::make(DataPtr(const_cast<void*>(values), nullptr, nullptr, Device(kCPU)), nbytes, nullptr),
       dtype, sizes, contiguous_strides(sizes), 0);
@@ -188,6 +203,7 @@ std::vector<T> host_buffer(int64_t n, const char* op) {
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions o) {
   bool any_float = start.is_floating_point() || end.is_floating_point() || step.is_floating_point();
   if (!o.dtype_opt()) o = o.dtype(any_float ? get_default_dtype() : kInt64);
+  WICK_CHECK(o.dtype() != kBool, TypeError, "arange", "\"arange_cpu\" not implemented for 'Bool'");
   double s = start.to<double>(), e = end.to<double>(), st = step.to<double>();
   WICK_CHECK(st != 0, ValueError, "arange", "step must be nonzero");
   WICK_CHECK(std::isfinite(s) && std::isfinite(e), ValueError, "arange", "unsupported range: ", s, " -> ", e);
@@ -210,6 +226,7 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
 
 Tensor linspace(double start, double end, int64_t steps, TensorOptions o) {
   WICK_CHECK(steps >= 0, ValueError, "linspace", "number of steps must be non-negative");
+  WICK_CHECK(o.dtype() != kBool, TypeError, "linspace", "\"linspace_cpu\" not implemented for 'Bool'");
   (void)checked_nbytes({steps}, o.dtype(), "linspace");
   std::vector<double> v = host_buffer<double>(steps, "linspace");
   if (steps == 1) {

@@ -47,7 +47,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
                  " in the list.");
     sizes[size_t(d)] += t.size(d);
   }
-  Tensor out = empty(sizes, TensorOptions(dtype).device(ref->device()));
+  Tensor out = empty_for(sizes, TensorOptions(dtype).device(ref->device()), "cat");
   int64_t offset = 0;
   for (const Tensor& t : tensors) {
     if (skipped(t) || t.size(d) == 0) continue;
@@ -74,7 +74,7 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
                tensors[i].sizes(), " at entry ", i);
     parts.push_back(tensors[i].unsqueeze(d));
   }
-  return cat(parts, d);
+  return as_op("stack", [&] { return cat(parts, d); });
 }
 
 }  // namespace wick

@@ -37,6 +37,7 @@ void check_matmul_args(const Tensor& a, const Tensor& b, const char* op) {
   check_same_device(b, a.device(), op, "mat2");
   WICK_CHECK(a.dtype() == b.dtype(), TypeError, op,
              "expected m1 and m2 to have the same dtype, but got: ", a.dtype(), " != ", b.dtype());
+  WICK_CHECK(a.dtype() != kBool, TypeError, op, "\"addmm_impl_cpu_\" not implemented for 'Bool'");
 }
 
 }  // namespace
@@ -49,7 +50,7 @@ Tensor mm_impl(const Tensor& a, const Tensor& b, const char* op) {
   WICK_CHECK(b.dim() == 2, ValueError, op, "mat2 must be a matrix");
   WICK_CHECK(a.size(1) == b.size(0), ValueError, op, "mat1 and mat2 shapes cannot be multiplied (", a.size(0),
              "x", a.size(1), " and ", b.size(0), "x", b.size(1), ")");
-  Tensor c = empty({a.size(0), b.size(1)}, a.options());
+  Tensor c = empty_for({a.size(0), b.size(1)}, a.options(), op);
   if (a.size(1) == 0) {
     fill_values(c, 0);
     return c;
@@ -126,7 +127,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   DimVector out_sizes(batch);
   out_sizes.push_back(n);
   out_sizes.push_back(m);
-  Tensor C = empty({nb, n, m}, a.options());
+  Tensor C = empty_for({nb, n, m}, a.options(), "matmul");
   if (k == 0) fill_values(C, 0);
   else if (nb * n * m > 0) {
     auto [A3c, oa] = per_matrix(A3);
@@ -204,7 +205,7 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
   WICK_CHECK(IntArrayRef(broadcast_shapes(input.sizes(), {n, m}, "addmm")).equals({n, m}), ValueError,
              "addmm", "self of shape ", input.sizes(), " can't be broadcast to the result's [", n, ", ", m,
              "]");
-  Tensor c = empty({n, m}, a.options());
+  Tensor c = empty_for({n, m}, a.options(), "addmm");
   const double be = beta.to<double>(), al = alpha.to<double>();
   // linear's case on a GPU: a bias row added by the GEMM's epilogue instead of copied into c
   // first (one kernel and one pass over c less per layer).

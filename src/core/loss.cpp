@@ -88,6 +88,8 @@ void check_nll(const Tensor& input, const Tensor& target, const Tensor& weight) 
     WICK_CHECK(weight.dim() == 1 && weight.size(0) == c, ValueError, kNll,
                "weight tensor should be defined either for all ", c,
                " classes or no classes but got weight tensor of shape: ", weight.sizes());
+    WICK_CHECK(is_floating_point(weight.dtype()), TypeError, kNll, "expected scalar type ", input.dtype(),
+               " but found ", weight.dtype(), " (weight)");
   }
 }
 

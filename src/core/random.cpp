@@ -266,9 +266,7 @@ Tensor randn_like(const Tensor& t, TensorOptions o) {
     return (check_defined(t, "randn_like"), randn(t.sizes(), like_options(t, o, "randn_like")));
   });
 }
-Tensor randint_like(const Tensor& t, int64_t high, TensorOptions o) {
-  return randint(0, high, (check_defined(t, "randint_like"), t.sizes()), like_options(t, o, "randint_like"));
-}
+Tensor randint_like(const Tensor& t, int64_t high, TensorOptions o) { return randint_like(t, 0, high, o); }
 Tensor randint_like(const Tensor& t, int64_t low, int64_t high, TensorOptions o) {
   return wick::detail::as_op("randint_like", [&]() -> Tensor {
     return randint(low, high, (check_defined(t, "randint_like"), t.sizes()),

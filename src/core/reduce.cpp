@@ -24,7 +24,7 @@ Tensor reduce(ReduceOp op, const Tensor& t, IntArrayRef dims, bool keepdim, std:
         out_dtype);
   Tensor in = t.dtype() == out_dtype ? t : t.to(out_dtype);
   DimPlan p = plan_dims(in, dims, keepdim, name);
-  Tensor out = empty(p.out_sizes, TensorOptions(out_dtype).device(t.device()));
+  Tensor out = empty_for(p.out_sizes, TensorOptions(out_dtype).device(t.device()), name);
   kernel<&KernelTable::reduce>(t.device(), name)(op, out, Tensor(), p.in, 0);
   return out;
 }

@@ -22,8 +22,8 @@ Tensor softmax_impl(bool log, const Tensor& t, int64_t dim, std::optional<Dtype>
   Tensor in = dtype && *dtype != t.dtype() ? t.to(*dtype) : t;
   WICK_CHECK(is_floating_point(in.dtype()), TypeError, name, "\"", name, "\" not implemented for '", in.dtype(), "'");
   // In t's dim order, so that a contiguous result of t's shape is [outer, n, inner] too.
-  DimPlan p = plan_along(in, dim, true, name, /*in_order=*/true);
-  Tensor out = empty(in.sizes(), in.options());
+  DimPlan p = as_op(name, [&] { return plan_along(in, dim, true, name, /*in_order=*/true); });
+  Tensor out = empty_for(in.sizes(), in.options(), name);
   kernel<&KernelTable::softmax>(in.device(), name)(log, out.view({p.outer, p.n, p.inner}), p.in);
   return out;
 }

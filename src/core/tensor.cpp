@@ -76,8 +76,9 @@ Tensor Tensor::to(Device device, Dtype dtype, bool non_blocking, bool copy) cons
   if (needs_grad(*this)) [[unlikely]]
     return autograd::to(*this, device, dtype, non_blocking, copy);
   Device target = resolve_device(device, "to");
+  WICK_CHECK(int(dtype) >= 0 && int(dtype) < kNumDtypes, TypeError, "to", "invalid dtype (", int(dtype), ")");
   if (!copy && target == this->device() && dtype == this->dtype()) return *this;
-  Tensor out = empty(sizes(), TensorOptions(dtype).device(target));
+  Tensor out = empty_for(sizes(), TensorOptions(dtype).device(target), "to");
   copy_values(out, *this, non_blocking);
   return out;
 }
@@ -97,7 +98,7 @@ Tensor Tensor::to(const Tensor& other, bool non_blocking) const {
 }
 Tensor Tensor::cuda(int index, bool non_blocking) const {
   check_defined(*this, "cuda", "self");
-  return to(Device(kCUDA, index), non_blocking);
+  return as_op("cuda", [&] { return to(Device(kCUDA, index), non_blocking); });
 }
 Tensor Tensor::cpu() const {
   check_defined(*this, "cpu", "self");
@@ -109,7 +110,7 @@ Tensor Tensor::pin_memory() const {
   WICK_CHECK(is_cpu(), ValueError, "pin_memory", "cannot pin '", device(),
              "' memory: only dense CPU tensors can be pinned");
   if (is_pinned()) return *this;
-  Tensor out = empty(sizes(), TensorOptions(dtype()).pinned_memory(true));
+  Tensor out = empty_for(sizes(), TensorOptions(dtype()).pinned_memory(true), "pin_memory");
   copy_values(out, *this, false);
   return out;
 }
@@ -118,7 +119,7 @@ Tensor Tensor::clone() const {
   check_defined(*this, "clone", "self");
   if (needs_grad(*this)) [[unlikely]]
     return autograd::clone(*this);
-  Tensor out = empty(sizes(), options());
+  Tensor out = empty_for(sizes(), options(), "clone");
   copy_values(out, *this, false);
   return out;
 }
@@ -126,7 +127,7 @@ Tensor clone(const Tensor& t) { return t.clone(); }
 
 Tensor Tensor::contiguous() const {
   check_defined(*this, "contiguous", "self");
-  return is_contiguous() ? *this : clone();
+  return is_contiguous() ? *this : as_op("contiguous", [&] { return clone(); });
 }
 
 // ---- in-place writes
@@ -150,7 +151,7 @@ void detail::copy_values(const Tensor& dst, const Tensor& src, bool non_blocking
   const Device device = dst.device();
   const Dtype dtype = dst.dtype();
   // Broadcast src to this shape (the error names the op).
-  Tensor s = src.sizes().equals(dst.sizes()) ? src : src.expand(dst.sizes());
+  Tensor s = src.sizes().equals(dst.sizes()) ? src : as_op("copy_", [&] { return src.expand(dst.sizes()); });
   if (s.device() == device) {
     IterConfig cfg;
     cfg.op = "copy_";

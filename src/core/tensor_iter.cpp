@@ -112,7 +112,7 @@ static_assert(sizeof(PooledTensorImpl) <= kSmallBlockMax);
 
 }  // namespace
 
-Tensor new_flat_output(const Tensor& like, Dtype dtype) {
+Tensor new_flat_output(const Tensor& like, Dtype dtype, const char* op) {
   const IntArrayRef sizes = like.impl()->sizes();
   try {
     Storage st = make_storage(size_t(like.impl()->numel()) * element_size(dtype), like.impl()->device());
@@ -124,7 +124,7 @@ Tensor new_flat_output(const Tensor& like, Dtype dtype) {
   } catch (const OutOfMemoryError& e) {
     std::string what = e.what();
     const size_t close = what.find("] ");
-    raise<OutOfMemoryError>("empty", close == std::string::npos ? what : what.substr(close + 2));
+    raise<OutOfMemoryError>(op, close == std::string::npos ? what : what.substr(close + 2));
   }
 }
 
@@ -189,7 +189,7 @@ TensorIter TensorIter::build_flat(const Tensor& out, const Tensor& a, const Tens
   it.device_ = a.impl()->device();
   it.dtype_ = d;
   if (out.defined()) it.borrowed_[0] = &out;
-  else it.ops_[0] = new_flat_output(a, out_dtype);
+  else it.ops_[0] = new_flat_output(a, out_dtype, cfg.op);
   it.borrowed_[1] = &a;
   it.borrowed_[2] = b;
   it.nops_ = b ? 3 : 2;
@@ -256,15 +256,15 @@ TensorIter TensorIter::build(const Tensor& out, std::initializer_list<Tensor> in
                      !(out_dtype != kBool && out.dtype() == kBool),
                  TypeError, cfg.op, "result type ", out_dtype, " can't be cast to the desired output type ",
                  out.dtype());
-      it.ops_[0] = empty(shape, TensorOptions(out_dtype).device(it.device_));
+      it.ops_[0] = empty_for(shape, TensorOptions(out_dtype).device(it.device_), cfg.op);
       it.writeback_ = out;
     } else {
       it.ops_[0] = out;
     }
   } else if (flat) {
-    it.ops_[0] = new_flat_output(first, out_dtype);
+    it.ops_[0] = new_flat_output(first, out_dtype, cfg.op);
   } else {
-    it.ops_[0] = empty(shape, TensorOptions(out_dtype).device(it.device_));
+    it.ops_[0] = empty_for(shape, TensorOptions(out_dtype).device(it.device_), cfg.op);
   }
   k = 1;
   for (const Tensor& t : inputs) {

@@ -95,8 +95,8 @@ class TensorIter {
 };
 
 // A new contiguous tensor of like's shape, on its device, like having elements: the output
-// build_flat makes, without empty()'s checks (out of memory is raised as empty() raises it).
-Tensor new_flat_output(const Tensor& like, Dtype dtype);
+// build_flat makes, without empty()'s checks (out of memory is raised naming op).
+Tensor new_flat_output(const Tensor& like, Dtype dtype, const char* op);
 
 // Memory overlap, as PyTorch classifies it: None (disjoint or empty), Full (the same elements
 // in the same order), Partial (some shared, or the same in another order), TooHard (a layout

@@ -109,12 +109,12 @@ Tensor Tensor::view(IntArrayRef sizes) const {
 Tensor Tensor::expand_as(const Tensor& other) const {
   check_defined(*this, "expand_as", "self");
   check_defined(other, "expand_as", "other");
-  return expand(other.sizes());
+  return as_op("expand_as", [&] { return expand(other.sizes()); });
 }
 Tensor Tensor::view_as(const Tensor& other) const {
   check_defined(*this, "view_as", "self");
   check_defined(other, "view_as", "other");
-  return view(other.sizes());
+  return as_op("view_as", [&] { return view(other.sizes()); });
 }
 
 Tensor Tensor::reshape(IntArrayRef sizes) const {
@@ -130,9 +130,9 @@ Tensor Tensor::reshape(IntArrayRef sizes) const {
 
 Tensor Tensor::flatten(int64_t start, int64_t end) const {
   check_defined(*this, "flatten", "self");
-  if (dim() == 0) return reshape({1});
   start = wrap_dim(start, dim(), "flatten");
-  end = wrap_dim(end, dim(), "flatten");
+  end = wrap_dim(end, dim(), "flatten");  // a 0-d tensor takes dims -1 and 0 only
+  if (dim() == 0) return reshape({1});
   WICK_CHECK(start <= end, ValueError, "flatten", "start_dim cannot come after end_dim");
   DimVector shape;
   for (int64_t d = 0; d < start; ++d) shape.push_back(size(d));
@@ -377,13 +377,14 @@ std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t d) const {
   WICK_CHECK(chunks > 0, ValueError, "chunk", "chunk expects `chunks` to be greater than 0, got: ", chunks);
   d = wrap_dim(d, dim(), "chunk");
   int64_t n = size(d);
-  int64_t each = (n + chunks - 1) / chunks;
+  int64_t each = n / chunks + (n % chunks != 0);  // ceil(n / chunks) without n + chunks wrapping
   if (each == 0) each = 1;
   return split(each, d);
 }
 
 std::vector<Tensor> Tensor::unbind(int64_t d) const {
   check_defined(*this, "unbind", "self");
+  WICK_CHECK(dim() > 0, IndexError, "unbind", "Dimension specified as ", d, " but tensor has no dimensions");
   d = wrap_dim(d, dim(), "unbind");
   std::vector<Tensor> out;
   for (int64_t i = 0; i < size(d); ++i) out.push_back(select(d, i));

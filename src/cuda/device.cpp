@@ -192,7 +192,10 @@ void set_device(int device) {
   switch_device(device, /*create=*/true);
 }
 
-std::string get_device_name(int device) { return get_device_properties(device).name; }
+std::string get_device_name(int device) {
+  (void)detail::resolve_cuda_device(Device(kCUDA, device), "get_device_name");  // errors name this op
+  return get_device_properties(device).name;
+}
 
 DeviceProperties get_device_properties(int device) {
   const int d = detail::resolve_cuda_device(Device(kCUDA, device), "get_device_properties").index();

@@ -59,14 +59,28 @@ void warn_no_pinning() {
 
 }  // namespace
 
-std::vector<int64_t> sample_order(int64_t n, bool shuffle, uint64_t seed) {
-  std::vector<int64_t> order(size_t(n > 0 ? n : 0));
+namespace {
+// n indices, or OutOfMemoryError "[op] ..." where the host cannot hold them.
+std::vector<int64_t> index_buffer(int64_t n, const char* op) {
+  try {
+    return std::vector<int64_t>(size_t(n > 0 ? n : 0));
+  } catch (const std::exception&) {  // bad_alloc, length_error
+    wick::detail::raise<OutOfMemoryError>(op, "cannot hold the ", n, " indices of an epoch in host memory");
+  }
+}
+std::vector<int64_t> sample_order(int64_t n, bool shuffle, uint64_t seed, const char* op) {
+  std::vector<int64_t> order = index_buffer(n, op);
   for (int64_t i = 0; i < n; ++i) order[size_t(i)] = i;
   if (shuffle) {
     uint64_t state = seed;
     for (int64_t i = n - 1; i > 0; --i) std::swap(order[size_t(i)], order[bounded(state, uint64_t(i) + 1)]);
   }
   return order;
+}
+}  // namespace
+
+std::vector<int64_t> sample_order(int64_t n, bool shuffle, uint64_t seed) {
+  return sample_order(n, shuffle, seed, "sample_order");
 }
 
 namespace detail {
@@ -203,6 +217,11 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
              "sampler option is mutually exclusive with shuffle");
   WICK_CHECK(options_.prefetch_factor >= 1, ValueError, kOp,
              "prefetch_factor should be a positive integer, but got ", options_.prefetch_factor);
+  const int64_t n = dataset_->size();
+  WICK_CHECK(n >= 0, ValueError, kOp, "the dataset's size() should return >= 0, but got ", n);
+  // PyTorch's RandomSampler refuses an empty dataset.
+  WICK_CHECK(!options_.shuffle || n > 0, ValueError, kOp,
+             "num_samples should be a positive integer value, but got num_samples=", n);
   if (options_.pin_memory) {
     pin_ = cuda::is_available();
     if (!pin_) warn_no_pinning();
@@ -244,7 +263,7 @@ DataLoader::Iterator DataLoader::begin() {
       WICK_CHECK(i >= 0 && i < n, IndexError, kOp, "the sampler gave index ", i,
                  ", out of range for a dataset of size ", n);
   } else {
-    order = sample_order(dataset_->size(), options_.shuffle, seed);
+    order = sample_order(dataset_->size(), options_.shuffle, seed, kOp);
   }
   epoch_ = epoch + 1;
   const int64_t batches = num_batches(int64_t(order.size()), options_.batch_size, options_.drop_last);

@@ -40,10 +40,14 @@ DistributedSampler::DistributedSampler(int64_t dataset_size, DistributedSamplerO
 
 std::vector<int64_t> DistributedSampler::indices() const {
   // Every rank draws the same order for the same seed and epoch.
-  const std::vector<int64_t> order =
-      sample_order(dataset_size_, options_.shuffle, splitmix64(options_.seed + epoch_));
-  std::vector<int64_t> out;
-  out.reserve(size_t(num_samples_));
+  std::vector<int64_t> order, out;
+  try {
+    order = sample_order(dataset_size_, options_.shuffle, splitmix64(options_.seed + epoch_));
+    out.reserve(size_t(num_samples_));
+  } catch (const std::exception&) {  // bad_alloc, length_error, sample_order's OutOfMemoryError
+    wick::detail::raise<OutOfMemoryError>("DistributedSampler", "cannot hold the ", dataset_size_,
+                                          " indices of an epoch in host memory");
+  }
   // Position k of the padded (or cut) order is order[k mod n]: padding repeats the order from
   // its start, as many times as needed when there are fewer samples than replicas.
   for (int64_t k = rank_; k < total_size_; k += num_replicas_)

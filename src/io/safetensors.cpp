@@ -252,7 +252,15 @@ TensorMap load_bytes(const Bytes& in, const std::string& path, Device device) {
   // Every entry is checked and read before any is moved to the device.
   std::vector<std::pair<std::string, Tensor>> read;
   for (const auto& [name, info] : h.json.items()) {
-    if (name == "__metadata__") continue;
+    if (name == "__metadata__") {
+      // The format's metadata maps strings to strings; the reference reader refuses a file
+      // whose metadata does not.
+      bool ok = info.is_object();
+      if (ok)
+        for (const auto& [k, v] : info.items()) ok = ok && v.is_string();
+      WICK_CHECK(ok, ValueError, "load", "'", path, "': __metadata__ must map strings to strings");
+      continue;
+    }
     try {
       WICK_CHECK(info.is_object(), ValueError, "load", "'", path, "': tensor '", name,
                  "' is not a JSON object with dtype, shape and data_offsets");
@@ -314,7 +322,8 @@ TensorMap load_bytes(const Bytes& in, const std::string& path, Device device) {
   WICK_CHECK(at == h.data_size, ValueError, "load", "'", path, "' has ", h.data_size - at,
              " bytes after the last tensor's data");
   TensorMap out;
-  for (auto& [name, t] : read) out.emplace(name, device.is_cpu() ? t : t.to(device));
+  for (auto& [name, t] : read)
+    out.emplace(name, device.is_cpu() ? t : wick::detail::as_op("load", [&] { return t.to(device); }));
   return out;
 }
 

@@ -120,6 +120,8 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
     wick::detail::check_defined(x, "batch_norm", "self");
     WICK_CHECK(x.dim() >= 2, ValueError, "batch_norm", "expected at least 2D input (got ", x.dim(),
                "D input)");
+    WICK_CHECK(is_floating_point(x.dtype()), TypeError, "batch_norm", "\"batch_norm\" not implemented for '",
+               x.dtype(), "'");
     const int64_t c = x.size(1);
     // Every per-channel tensor checked before the running statistics are written.
     for (auto [t, what] : {std::pair{&running_mean, "running_mean"}, std::pair{&running_var, "running_var"},

@@ -56,11 +56,13 @@ double kaiming_std(const Tensor& t, double a, const std::string& mode, const std
 }  // namespace
 
 Tensor kaiming_uniform_(Tensor t, double a, const std::string& mode, const std::string& nonlinearity) {
+  if (t.defined() && t.numel() == 0) return t;  // PyTorch: initializing zero-element tensors is a no-op
   const double bound = std::sqrt(3.0) * kaiming_std(t, a, mode, nonlinearity);
   return uniform_(std::move(t), -bound, bound);
 }
 
 Tensor kaiming_normal_(Tensor t, double a, const std::string& mode, const std::string& nonlinearity) {
+  if (t.defined() && t.numel() == 0) return t;  // PyTorch: initializing zero-element tensors is a no-op
   return normal_(t, 0, kaiming_std(t, a, mode, nonlinearity));
 }
 

@@ -93,6 +93,8 @@ Tensor& Module::register_parameter(std::string name, Tensor tensor, bool require
   if (tensor.defined()) {
     WICK_CHECK(tensor.is_leaf(), ValueError, "register_parameter", "cannot assign '", name,
                "' as a parameter: it is not a leaf (detach it first)");
+    WICK_CHECK(!requires_grad || is_floating_point(tensor.dtype()), TypeError, "register_parameter",
+               "only Tensors of floating point dtype can require gradients (got ", tensor.dtype(), ")");
     tensor.requires_grad_(requires_grad);
   }
   parameters_.emplace_back(std::move(name), std::move(tensor));

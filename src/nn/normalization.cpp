@@ -52,17 +52,19 @@ Tensor BatchNormImplBase::forward(const Tensor& x) {
              options.num_features(), " channels (dim 1) but got input of size ", x.sizes());
   double momentum = options.momentum().value_or(0.0);
   const bool track = is_training() && options.track_running_stats();
-  if (track) {
-    NoGradGuard g;
-    num_batches_tracked.add_(1);
-    // Without a momentum, a cumulative average: batch k weighs 1 / k.
-    if (!options.momentum()) momentum = 1.0 / double(num_batches_tracked.item<int64_t>());
-  }
+  // Without a momentum, a cumulative average: batch k weighs 1 / k.
+  if (track && !options.momentum()) momentum = 1.0 / double(num_batches_tracked.item<int64_t>() + 1);
   // Batch statistics in training, or when no running ones are kept; the running ones are
   // updated in training and used in evaluation.
   const bool use_batch_stats = is_training() || !options.track_running_stats();
-  return functional::batch_norm(x, running_mean, running_var, weight, bias, use_batch_stats, momentum,
-                                options.eps());
+  Tensor y = functional::batch_norm(x, running_mean, running_var, weight, bias, use_batch_stats, momentum,
+                                    options.eps());
+  // Counted once the batch went through: a forward that raises leaves the module as it was.
+  if (track) {
+    NoGradGuard g;
+    num_batches_tracked.add_(1);
+  }
+  return y;
 }
 
 std::string BatchNormImplBase::extra_repr() const {

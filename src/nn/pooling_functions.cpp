@@ -52,6 +52,8 @@ Tensor max_pool2d(const Tensor& x, Pair kernel_size, std::optional<Pair> stride,
                   bool ceil_mode) {
   wick::detail::check_defined(x, "max_pool2d", "self");
   return detail::batched(x, "max_pool2d", [&](const Tensor& x4) {
+    WICK_CHECK(is_floating_point(x4.dtype()), TypeError, "max_pool2d", "\"max_pool2d\" not implemented for '",
+               x4.dtype(), "'");
     const Pool2dGeometry g = pool_geometry(x4, kernel_size, stride.value_or(kernel_size), padding, dilation,
                                            ceil_mode, "max_pool2d");
     if (wick::detail::needs_grad(x4)) [[unlikely]]
@@ -64,6 +66,7 @@ Tensor avg_pool2d(const Tensor& x, Pair kernel_size, std::optional<Pair> stride,
                   bool count_include_pad) {
   wick::detail::check_defined(x, "avg_pool2d", "self");
   return detail::batched(x, "avg_pool2d", [&](const Tensor& x4) {
+    WICK_CHECK(x4.dtype() != kBool, TypeError, "avg_pool2d", "\"avg_pool2d\" not implemented for 'bool'");
     const Pool2dGeometry g =
         pool_geometry(x4, kernel_size, stride.value_or(kernel_size), padding, 1, ceil_mode, "avg_pool2d");
     if (wick::detail::needs_grad(x4)) [[unlikely]]

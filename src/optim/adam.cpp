@@ -22,10 +22,17 @@
 namespace wick::optim {
 
 namespace {
+// The one group of a list of tensors (no group for an empty list, which nonempty refuses).
 std::vector<OptimizerParamGroup> one_group(std::vector<Tensor> params) {
   std::vector<OptimizerParamGroup> g;
-  g.emplace_back(std::move(params));
+  if (!params.empty()) g.emplace_back(std::move(params));
   return g;
+}
+
+// ValueError as PyTorch's optimizers give for no parameters at all.
+std::vector<OptimizerParamGroup> nonempty(std::vector<OptimizerParamGroup> groups, const char* op) {
+  WICK_CHECK(!groups.empty(), ValueError, op, "optimizer got an empty parameter list");
+  return groups;
 }
 
 void check_options(const AdamOptions& o, const char* op) {
@@ -57,7 +64,8 @@ Adam::Adam(std::vector<OptimizerParamGroup> groups, const AdamOptions& defaults)
 
 Adam::Adam(std::vector<OptimizerParamGroup> groups, std::unique_ptr<OptimizerOptions> defaults,
            bool decoupled)
-    : Optimizer(std::move(groups), std::move(defaults)), decoupled_(decoupled) {
+    : Optimizer(nonempty(std::move(groups), decoupled ? "AdamW" : "Adam"), std::move(defaults)),
+      decoupled_(decoupled) {
   check_options(static_cast<const AdamOptions&>(*defaults_), decoupled ? "AdamW" : "Adam");
 }
 
@@ -147,7 +155,7 @@ void Adam::step() {
 }
 
 AdamW::AdamW(std::vector<Tensor> params, const AdamOptions& options)
-    : Adam(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))}, options.clone(), true) {}
+    : Adam(one_group(std::move(params)), options.clone(), true) {}
 
 AdamW::AdamW(std::vector<OptimizerParamGroup> groups, const AdamOptions& defaults)
     : Adam(std::move(groups), defaults.clone(), true) {}

@@ -1,8 +1,11 @@
 // Optimizer base: groups, state, zero_grad and the gradient checks every step makes.
 #include "wick/optim/optimizer.h"
 
+#include <typeinfo>
+
 #include "wick/autograd.h"
 #include "wick/ops.h"
+#include "wick/optim/adam.h"
 
 namespace wick::optim {
 
@@ -25,7 +28,19 @@ Optimizer::Optimizer(std::vector<OptimizerParamGroup> groups, std::unique_ptr<Op
   for (const auto& g : groups) add_param_group(g);
 }
 
+namespace {
+// Whether a group's options suit the optimizer whose defaults are d: its step reads them as
+// d's type (Adam and AdamW share AdamOptions and AdamWOptions).
+bool same_kind(const OptimizerOptions& o, const OptimizerOptions& d) {
+  if (typeid(o) == typeid(d)) return true;
+  return dynamic_cast<const AdamOptions*>(&o) != nullptr && dynamic_cast<const AdamOptions*>(&d) != nullptr;
+}
+}  // namespace
+
 void Optimizer::add_param_group(const OptimizerParamGroup& group) {
+  WICK_CHECK(!group.has_options() || same_kind(group.options(), *defaults_), TypeError, "add_param_group",
+             "the group's options are of another optimizer's type (", typeid(group.options()).name(),
+             ") than this optimizer's (", typeid(*defaults_).name(), ")");
   OptimizerParamGroup g(group.params(), group.has_options() ? group.options().clone() : defaults_->clone());
   for (const Tensor& p : g.params()) {
     WICK_CHECK(p.defined(), ValueError, "add_param_group", "optimizer got an undefined parameter");

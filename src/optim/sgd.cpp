@@ -17,10 +17,17 @@
 namespace wick::optim {
 
 namespace {
+// The one group of a list of tensors (no group for an empty list, which nonempty refuses).
 std::vector<OptimizerParamGroup> one_group(std::vector<Tensor> params) {
   std::vector<OptimizerParamGroup> g;
-  g.emplace_back(std::move(params));
+  if (!params.empty()) g.emplace_back(std::move(params));
   return g;
+}
+
+// ValueError as PyTorch's optimizers give for no parameters at all.
+std::vector<OptimizerParamGroup> nonempty(std::vector<OptimizerParamGroup> groups, const char* op) {
+  WICK_CHECK(!groups.empty(), ValueError, op, "optimizer got an empty parameter list");
+  return groups;
 }
 }  // namespace
 
@@ -28,7 +35,7 @@ SGD::SGD(std::vector<Tensor> params, const SGDOptions& options)
     : SGD(one_group(std::move(params)), options) {}
 
 SGD::SGD(std::vector<OptimizerParamGroup> groups, const SGDOptions& defaults)
-    : Optimizer(std::move(groups), defaults.clone()) {
+    : Optimizer(nonempty(std::move(groups), "SGD"), defaults.clone()) {
   WICK_CHECK(defaults.lr() >= 0, ValueError, "SGD", "Invalid learning rate: ", defaults.lr());
   WICK_CHECK(defaults.momentum() >= 0, ValueError, "SGD", "Invalid momentum value: ", defaults.momentum());
   WICK_CHECK(defaults.weight_decay() >= 0, ValueError, "SGD",

@@ -10,6 +10,7 @@
 // every tensor the case watches must keep its sizes, strides, values and version.
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <iostream>
@@ -666,6 +667,62 @@ TEST(BadInputCatalogue, SizesThatWrap) {
   cat.add("LayerNorm wrapping", "LayerNorm", Kind::Value, [] {
     nn::LayerNorm(std::vector<int64_t>{kMax, kMax});
   });
+  // Results too large for memory, made inside ops (not factories): the op called is named.
+  {
+    const int64_t T = int64_t(1) << 40;
+    const Tensor e = ones({1}).expand({T}), e2 = ones({1, 1}).expand({1, T});
+    using Op = std::function<void()>;
+    const std::vector<std::pair<std::string, Op>> big = {
+        {"contiguous", [=] { (void)e.contiguous(); }},
+        {"clone", [=] { (void)e.clone(); }},
+        {"add", [=] { (void)(e + 1); }},
+        {"mul", [=] { (void)(e * e); }},
+        {"where", [=] { (void)where(tensor({true}).expand({T}), e, e); }},
+        {"to", [=] { (void)e.to(kFloat64); }},
+        {"cat",
+         [=] {
+           (void)wick::cat({e, e});
+         }},
+        {"stack",
+         [=] {
+           (void)stack({e, e});
+         }},
+        {"index_select",
+         [=] {
+           (void)e2.index_select(0, tensor({0, 0}));
+         }},
+        {"matmul",
+         [=] {
+           Tensor a = ones({1, 1}).expand({int64_t(1) << 21, 1});
+           (void)matmul(a, a.t());
+         }},
+        {"mm",
+         [=] {
+           Tensor a = ones({1, 1}).expand({int64_t(1) << 21, 1});
+           (void)mm(a, a.t());
+         }},
+        {"softmax", [=] { (void)softmax(e, 0); }},
+        {"log_softmax", [=] { (void)log_softmax(e, 0); }},
+        {"randint_like", [=] { (void)randint_like(e, 3); }},
+        {"masked_fill", [=] { (void)masked_fill(e, tensor({true}), 0); }},
+    };
+    for (const auto& [name, f] : big) cat.add(name + " of 2^40 elements", name, Kind::OutOfMemory, f, {});
+    struct Huge : data::Dataset {
+      int64_t size() const override { return int64_t(1) << 62; }
+      data::Example get(int64_t) const override { return {ones({1}), ones({})}; }
+    };
+    cat.add("DataLoader over 2^62 samples", "DataLoader", Kind::OutOfMemory, [] {
+      data::DataLoader l(Huge{}, {.batch_size = 2});
+      for (auto& b : l) {
+        (void)b;
+        break;
+      }
+    });
+    cat.add("DistributedSampler over 2^62 samples", "DistributedSampler", Kind::OutOfMemory, [] {
+      data::DistributedSampler s(int64_t(1) << 62, {.num_replicas = 1, .rank = 0});
+      (void)s.indices();
+    });
+  }
   run_catalogue(cat, "sizes");
 }
 
@@ -1402,6 +1459,344 @@ TEST(BadInputCatalogue, EdgeValues) {
   EXPECT_EQ(linspace(0, 1, 0).numel(), 0);
   EXPECT_EQ(arange(Scalar(0), Scalar(0)).numel(), 0);
   EXPECT_EQ(full({2}, -1, kUInt8).to_vector<int>(), std::vector<int>({255, 255}));
+}
+
+// ---- dtypes an op does not take (PyTorch's "not implemented for" errors) and values that do
+// not fit the dtype a list is made into
+
+TEST(BadInputCatalogue, DtypesOpsRefuse) {
+  Catalogue cat;
+  cat.add("arange bool", "arange", Kind::Type, [] { (void)arange(3, kBool); });
+  cat.add("arange bool 3 args", "arange", Kind::Type, [] { (void)arange(0, 3, 1, kBool); });
+  cat.add("linspace bool", "linspace", Kind::Type, [] { (void)linspace(0, 1, 3, kBool); });
+  cat.add("tensor 300 as uint8", "tensor", Kind::Value, [] { (void)tensor<int>({1, 300}, kUInt8); });
+  cat.add("tensor -129 as int8", "tensor", Kind::Value, [] { (void)tensor<int64_t>({-129}, kInt8); });
+  cat.add("tensor nan as int64", "tensor", Kind::Value, [] { (void)tensor<double>({1.0, NAN}, kInt64); });
+  cat.add("tensor inf as int32", "tensor", Kind::Value, [] { (void)tensor<double>({INFINITY}, kInt32); });
+  cat.add("tensor 1e300 as float32", "tensor", Kind::Value, [] { (void)tensor<double>({1e300}, kFloat32); });
+  cat.add("tensor 70000 as float16", "tensor", Kind::Value, [] { (void)tensor<int>({70000}, kFloat16); });
+  cat.add("tensor 2-D 40000 as int16", "tensor", Kind::Value, [] {
+    (void)tensor<int>({{1, 2}, {3, 40000}}, kInt16);
+  });
+  const Tensor bi = ones({2, 2}, kBool);
+  cat.add("mm bool", "mm", Kind::Type, [=] { (void)mm(bi, bi); }, {bi});
+  cat.add("matmul bool", "matmul", Kind::Type, [=] { (void)matmul(bi, bi); }, {bi});
+  cat.add("bmm bool", "bmm", Kind::Type, [=] { (void)bmm(bi.unsqueeze(0), bi.unsqueeze(0)); }, {bi});
+  cat.add("addmm bool", "addmm", Kind::Type, [=] { (void)addmm(bi, bi, bi); }, {bi});
+  const Tensor f = ones({2, 3}), fi = ones({2, 3}, kInt64);
+  cat.add("add bool alpha", "add", Kind::Value, [=] { (void)add(f, f, true); }, {f});
+  cat.add("sub bool alpha", "sub", Kind::Value, [=] { (void)sub(fi, fi, false); }, {fi});
+  cat.add("add_ bool alpha", "add_", Kind::Value, [=] { Tensor(f).add_(f, true); }, {f});
+  cat.add("sub_ scalar bool alpha", "sub_", Kind::Value, [=] { Tensor(f).sub_(1, true); }, {f});
+  const Tensor x4i = ones({1, 1, 4, 4}, kInt64), x4b = ones({1, 1, 4, 4}, kBool);
+  cat.add("max_pool2d int64", "max_pool2d", Kind::Type, [=] { (void)F::max_pool2d(x4i, 2); }, {x4i});
+  cat.add("max_pool2d bool", "max_pool2d", Kind::Type, [=] { (void)F::max_pool2d(x4b, 2); }, {x4b});
+  cat.add("nn::MaxPool2d int64", "max_pool2d", Kind::Type, [=] { (void)nn::MaxPool2d(2)(x4i); }, {x4i});
+  cat.add("avg_pool2d bool", "avg_pool2d", Kind::Type, [=] { (void)F::avg_pool2d(x4b, 2); }, {x4b});
+  {
+    const Tensor rm = zeros({2}), rv = ones({2});
+    cat.add("batch_norm int64", "batch_norm", Kind::Type,
+            [=] {
+              (void)F::batch_norm(ones({3, 2}, kInt64), rm, rv, {}, {}, true);
+            },
+            {rm, rv});
+    nn::BatchNorm1d bn(2);
+    const Tensor brm = bn->running_mean, brv = bn->running_var, nb = bn->num_batches_tracked;
+    cat.add("BatchNorm1d int64", "batch_norm", Kind::Type,
+            [=] {
+              (void)bn(ones({3, 2}, kInt64));
+            },
+            {brm, brv, nb});
+  }
+  struct Plain : nn::Module {};
+  cat.add("register_parameter int64", "register_parameter", Kind::Type, [] {
+    auto m = std::make_shared<Plain>();
+    m->register_parameter("w", ones({2}, kInt64));
+  });
+  cat.add("register_parameter bool", "register_parameter", Kind::Type, [] {
+    auto m = std::make_shared<Plain>();
+    m->register_parameter("w", ones({2}, kBool));
+  });
+  {
+    const Tensor in = zeros({3, 4});
+    cat.add("nll_loss int64 weight", "nll_loss", Kind::Type,
+            [=] {
+              (void)F::nll_loss(in, tensor({0, 1, 3}), ones({4}, kInt64));
+            },
+            {in});
+  }
+  // A Dtype cast from an integer outside the enum.
+  for (int d : {-1, 10, 100}) {
+    const Dtype bad = static_cast<Dtype>(d);
+    cat.add("empty of dtype " + std::to_string(d), "empty", Kind::Type, [=] { (void)empty({2}, bad); });
+    cat.add("zeros of dtype " + std::to_string(d), "zeros", Kind::Type, [=] { (void)zeros({2}, bad); });
+    cat.add("to dtype " + std::to_string(d), "to", Kind::Type, [=] { (void)f.to(bad); }, {f});
+  }
+  run_catalogue(cat, "dtypes ops refuse");
+  std::ostringstream os;
+  os << static_cast<Dtype>(77);
+  EXPECT_EQ(os.str(), "invalid dtype");
+}
+
+// ---- errors raised inside an op by another op it calls name the op called
+
+TEST(BadInputCatalogue, CallerNamedInErrors) {
+  Catalogue cat;
+  const Tensor a = ones({2, 3});
+  cat.add("view_as wrong numel", "view_as", Kind::Value, [=] { (void)a.view_as(ones({4})); }, {a});
+  cat.add("view_as of a transpose", "view_as", Kind::Value, [=] { (void)a.t().view_as(ones({6})); }, {a});
+  cat.add("expand_as fewer dims", "expand_as", Kind::Value, [=] { (void)a.expand_as(ones({3})); }, {a});
+  cat.add("expand_as non-singleton", "expand_as", Kind::Value, [=] { (void)a.expand_as(ones({4, 3})); }, {a});
+  cat.add("copy_ from a larger src", "copy_", Kind::Value, [=] { Tensor(a).copy_(ones({4, 2, 3})); }, {a});
+  cat.add("copy_ from a mismatched src", "copy_", Kind::Value, [=] { Tensor(a).copy_(ones({2})); }, {a});
+  {
+    Tensor w = ones({2}).requires_grad_();
+    cat.add(
+        "grad through a freed graph", "grad", Kind::Value,
+        [=] {
+          Tensor y = (w * w).sum();
+          (void)autograd::grad({y}, {w});
+          (void)autograd::grad({y}, {w});
+        },
+        {}, "Trying to backward through the graph a second time");
+    cat.add("grad after backward", "grad", Kind::Value, [=] {
+      Tensor y = (w.exp()).sum();
+      y.backward();
+      (void)autograd::grad({y}, {w});
+    });
+    cat.add("grad of a saved tensor changed", "grad", Kind::Value, [=] {
+      Tensor y = w * 1;
+      Tensor z = y * y;
+      y.add_(1);
+      (void)autograd::grad({z.sum()}, {w});
+    });
+  }
+  if (!cuda::is_available()) {
+    cat.add("pinned empty without a GPU", "empty", Kind::Device,
+            [] { (void)empty({2}, TensorOptions().pinned_memory(true)); });
+    cat.add("pinned zeros without a GPU", "zeros", Kind::Device,
+            [] { (void)zeros({2}, TensorOptions().pinned_memory(true)); });
+    cat.add("cuda() without a GPU", "cuda", Kind::Device, [=] { (void)a.cuda(); }, {a});
+    cat.add("cuda(0) without a GPU", "cuda", Kind::Device, [=] { (void)a.cuda(0); }, {a});
+    cat.add("get_device_name without a GPU", "get_device_name", Kind::Device,
+            [] { (void)cuda::get_device_name(0); });
+    cat.add("load onto cuda without a GPU", "load", Kind::Device, [] {
+      const std::string path = ::testing::TempDir() + "catalogue_load_cuda.safetensors";
+      save(TensorMap{{"a", ones({2})}}, path);
+      (void)load(path, Device("cuda"));
+    });
+  }
+  run_catalogue(cat, "caller named in errors");
+}
+
+// ---- 0-d tensors, empty lists and empty datasets where PyTorch raises
+
+namespace {
+struct SizedSet : data::Dataset {
+  int64_t n;
+  explicit SizedSet(int64_t n) : n(n) {}
+  int64_t size() const override { return n; }
+  data::Example get(int64_t i) const override { return {full({2}, double(i)), full({}, i, kInt64)}; }
+};
+}  // namespace
+
+TEST(BadInputCatalogue, ZeroDimsAndEmptyLists) {
+  Catalogue cat;
+  const Tensor s = full({}, 2.0);
+  for (int64_t d : {int64_t(0), int64_t(-1), int64_t(1)})
+    cat.add("unbind 0-d dim " + str(d), "unbind", Kind::Index, [=] { (void)s.unbind(d); }, {s});
+  for (auto [st, en] : {std::pair<int64_t, int64_t>{0, 1}, {1, 1}, {-2, 0}, {0, -2}, {0, kMax}, {kMin, 0}}) {
+    cat.add("flatten 0-d " + str(st) + " " + str(en), "flatten", Kind::Index,
+            [=] { (void)s.flatten(st, en); }, {s});
+  }
+  cat.add("F::flatten 0-d", "flatten", Kind::Index, [=] { (void)F::flatten(s); }, {s});
+  cat.add("nn::Flatten 0-d", "flatten", Kind::Index, [=] { (void)nn::Flatten()(s); }, {s});
+  cat.add("SGD no parameters", "SGD", Kind::Value,
+          [] { optim::SGD o(std::vector<Tensor>{}, optim::SGDOptions(0.1)); });
+  cat.add("SGD no groups", "SGD", Kind::Value,
+          [] { optim::SGD o(std::vector<optim::OptimizerParamGroup>{}, optim::SGDOptions(0.1)); });
+  cat.add("Adam no parameters", "Adam", Kind::Value, [] { optim::Adam o(std::vector<Tensor>{}); });
+  cat.add("Adam no groups", "Adam", Kind::Value,
+          [] { optim::Adam o(std::vector<optim::OptimizerParamGroup>{}); });
+  cat.add("AdamW no parameters", "AdamW", Kind::Value, [] { optim::AdamW o(std::vector<Tensor>{}); });
+  cat.add("AdamW no groups", "AdamW", Kind::Value,
+          [] { optim::AdamW o(std::vector<optim::OptimizerParamGroup>{}); });
+  {
+    Tensor w = ones({2}).requires_grad_();
+    cat.add("grad with no inputs", "grad", Kind::Value, [=] { (void)autograd::grad({(w * 2).sum()}, {}); },
+            {w});
+  }
+  for (int workers : {0, 2})
+    cat.add(
+        "DataLoader shuffling an empty dataset workers " + std::to_string(workers), "DataLoader", Kind::Value,
+        [=] { data::DataLoader l(SizedSet(0), {.batch_size = 2, .shuffle = true, .num_workers = workers}); });
+  for (int64_t n : {int64_t(-1), kMin})
+    cat.add("DataLoader dataset of size " + str(n), "DataLoader", Kind::Value,
+            [=] { data::DataLoader l(SizedSet(n), {.batch_size = 2}); });
+  run_catalogue(cat, "zero dims and empty lists");
+}
+
+// ---- failed calls that must leave modules, optimizers and tensors as they were
+
+TEST(BadInputCatalogue, StateAfterFailure) {
+  Catalogue cat;
+  for (bool cumulative : {false, true}) {
+    auto opts = nn::BatchNormOptions(3);
+    if (cumulative) opts.momentum(std::nullopt);
+    nn::BatchNorm1d bn(opts);
+    const Tensor rm = bn->running_mean, rv = bn->running_var, nb = bn->num_batches_tracked;
+    const std::string c = cumulative ? " (cumulative)" : "";
+    cat.add("BatchNorm1d one value per channel" + c, "batch_norm", Kind::Value,
+            [=] {
+              (void)bn(ones({1, 3}));
+            },
+            {rm, rv, nb});
+    cat.add("BatchNorm1d wrong channels" + c, "BatchNorm1d", Kind::Value,
+            [=] {
+              (void)bn(ones({2, 4}));
+            },
+            {rm, rv, nb});
+    cat.add("BatchNorm1d 4-D" + c, "BatchNorm1d", Kind::Value,
+            [=] {
+              (void)bn(ones({2, 3, 2, 2}));
+            },
+            {rm, rv, nb});
+  }
+  {
+    nn::BatchNorm2d bn(2);
+    const Tensor rm = bn->running_mean, rv = bn->running_var, nb = bn->num_batches_tracked;
+    cat.add("BatchNorm2d one value per channel", "batch_norm", Kind::Value,
+            [=] {
+              (void)bn(ones({1, 2, 1, 1}));
+            },
+            {rm, rv, nb});
+  }
+  const Tensor p = ones({2}).requires_grad_();
+  auto sgd = std::make_shared<optim::SGD>(std::vector<Tensor>{p}, optim::SGDOptions(0.1));
+  auto adam = std::make_shared<optim::Adam>(std::vector<Tensor>{p}, optim::AdamOptions(0.1));
+  {
+    cat.add("SGD add_param_group with Adam's options", "add_param_group", Kind::Type, [=] {
+      Tensor q = ones({1}).requires_grad_();
+      sgd->add_param_group(optim::OptimizerParamGroup({q}, std::make_unique<optim::AdamOptions>(0.1)));
+    });
+    cat.add("Adam add_param_group with SGD's options", "add_param_group", Kind::Type, [=] {
+      Tensor q = ones({1}).requires_grad_();
+      adam->add_param_group(optim::OptimizerParamGroup({q}, std::make_unique<optim::SGDOptions>(0.1)));
+    });
+  }
+  {
+    Tensor leaf = ones({2, 2}).requires_grad_();
+    const Tensor y = leaf * 2;
+    using View = std::function<Tensor(const Tensor&)>;
+    const std::vector<std::pair<std::string, View>> views = {
+        {"view", [](const Tensor& t) { return t.view({4}); }},
+        {"select", [](const Tensor& t) { return t.select(0, 1); }},
+        {"narrow", [](const Tensor& t) { return t.narrow(1, 0, 1); }},
+        {"t", [](const Tensor& t) { return t.t(); }},
+        {"unsqueeze", [](const Tensor& t) { return t.unsqueeze(0); }},
+        {"expand",
+         [](const Tensor& t) {
+           return t.unsqueeze(0).expand({2, 2, 2});
+         }},
+    };
+    for (const auto& [name, view] : views)
+      cat.add("detach_ of a " + name + " of a graph tensor", "detach_", Kind::Value, [=, view = view] {
+        Tensor v = view(y);
+        v.detach_();
+      });
+  }
+  run_catalogue(cat, "state after failure");
+  EXPECT_EQ(sgd->param_groups().size(), 1u);  // the failed add_param_group calls added nothing
+  EXPECT_EQ(adam->param_groups().size(), 1u);
+}
+
+// ---- null device strings and malformed metadata
+
+TEST(BadInputCatalogue, NullsAndMalformedMetadata) {
+  Catalogue cat;
+  const char* null = nullptr;
+  const Tensor a = ones({2});
+  cat.add("Device(nullptr)", "Device", Kind::Value, [=] { (void)Device(null); });
+  cat.add("to(nullptr)", "Device", Kind::Value, [=] { (void)a.to(null); }, {a});
+  cat.add("factory on a null device", "Device", Kind::Value, [=] { (void)ones({2}, null); });
+  {
+    nn::Linear l(2, 2);
+    const Tensor w = l->weight;
+    cat.add("Module::to(nullptr)", "Device", Kind::Value, [=] { l->to(null); }, {w});
+  }
+  const std::string dir = ::testing::TempDir();
+  auto write = [&](const std::string& name, const std::string& json) {
+    const std::string path = dir + name;
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    const uint64_t n = json.size();
+    std::fwrite(&n, 8, 1, f);
+    std::fwrite(json.data(), 1, json.size(), f);
+    std::fclose(f);
+    return path;
+  };
+  for (const auto& [label, meta] :
+       std::vector<std::pair<std::string, std::string>>{{"a number", R"({"k":5})"},
+                                                        {"an array", "[1]"},
+                                                        {"a string", R"("x")"},
+                                                        {"null", "null"},
+                                                        {"a nested object", R"({"k":{"a":"b"}})"},
+                                                        {"a list value", R"({"k":["a"]})"}}) {
+    const std::string path = write("catalogue_meta_" + std::to_string(cat.size()) + ".safetensors",
+                                   R"({"__metadata__":)" + meta + "}");
+    cat.add("load with __metadata__ " + label, "load", Kind::Value, [=] { (void)load(path); });
+  }
+  run_catalogue(cat, "nulls and malformed metadata");
+}
+
+// ---- values PyTorch returns where an error would be wrong
+
+TEST(BadInputCatalogue, EdgeValuesWherePyTorchReturns) {
+  // torch.tensor([]) is 1-D of size 0, whichever overload an empty list picks.
+  EXPECT_EQ(tensor<float>({}).sizes().vec(), std::vector<int64_t>({0}));
+  EXPECT_EQ(tensor<int64_t>({}).dtype(), kInt64);
+  EXPECT_EQ(ones({1}).new_tensor<double>({}).sizes().vec(), std::vector<int64_t>({0}));
+  // uint8 takes negative integers by wrapping, as PyTorch's overflow rule allows.
+  EXPECT_EQ(tensor<int>({-1, 255}, kUInt8).to_vector<int>(), std::vector<int>({255, 255}));
+  // chunk with more chunks than elements (even INT64_MAX of them): one element each.
+  const Tensor a = arange(6, kFloat32).view({2, 3});
+  EXPECT_EQ(a.chunk(kMax, 1).size(), 3u);
+  EXPECT_EQ(a.chunk(kMax - 1, 0).size(), 2u);
+  EXPECT_EQ(a.chunk(4, 1).size(), 3u);
+  // flatten of a 0-d tensor with dims in range gives one element.
+  EXPECT_EQ(full({}, 2.0).flatten(-1, 0).sizes().vec(), std::vector<int64_t>({1}));
+  // bool alpha with bool tensors, integral alpha with bool tensors (PyTorch allows both).
+  EXPECT_EQ(add(tensor({true, false}), tensor({false, false}), true).to_vector<int>(),
+            std::vector<int>({1, 0}));
+  EXPECT_EQ(add(tensor({true}), tensor({true}), 2).to_vector<int>(), std::vector<int>({1}));
+  // Layers with no inputs or an empty kernel construct, as PyTorch's do (their initializers
+  // are no-ops on zero-element tensors); Linear(0, 2) maps to its bias.
+  nn::Linear l0(0, 2);
+  EXPECT_EQ(l0->weight.sizes().vec(), (std::vector<int64_t>{2, 0}));
+  EXPECT_EQ(l0->bias.to_vector<float>(), std::vector<float>({0.f, 0.f}));
+  EXPECT_EQ(l0(ones({3, 0})).sizes().vec(), (std::vector<int64_t>{3, 2}));
+  nn::Conv2d c0(3, 2, 0);
+  EXPECT_EQ(c0->weight.sizes().vec(), (std::vector<int64_t>{2, 3, 0, 0}));
+  EXPECT_EQ(c0->bias.to_vector<float>(), std::vector<float>({0.f, 0.f}));
+  // A cumulative BatchNorm still weighs batch k by 1 / k.
+  nn::BatchNorm1d bn(nn::BatchNormOptions(2).momentum(std::nullopt));
+  (void)bn(tensor<float>({{1.f, 2.f}, {3.f, 4.f}}));
+  (void)bn(tensor<float>({{5.f, 6.f}, {7.f, 8.f}}));
+  EXPECT_EQ(bn->running_mean.to_vector<float>(), std::vector<float>({4.f, 5.f}));
+  EXPECT_EQ(bn->num_batches_tracked.item<int64_t>(), 2);
+  // An empty dataset without shuffling has no batches; AdamW's options in an Adam group are
+  // of Adam's kind.
+  data::DataLoader empty_loader(SizedSet(0), {.batch_size = 2});
+  EXPECT_EQ(empty_loader.size(), 0);
+  EXPECT_TRUE(empty_loader.begin() == empty_loader.end());
+  Tensor p = ones({1}).requires_grad_(), q = ones({1}).requires_grad_();
+  optim::Adam adam({p}, optim::AdamOptions(0.1));
+  adam.add_param_group(optim::OptimizerParamGroup({q}, std::make_unique<optim::AdamWOptions>(0.1)));
+  EXPECT_EQ(adam.param_groups().size(), 2u);
+  // detach_ of a graph tensor that is no view cuts it from the graph.
+  Tensor w = ones({2}).requires_grad_();
+  Tensor y = w * 2;
+  y.detach_();
+  EXPECT_FALSE(y.requires_grad());
 }
 
 namespace wick {
