@@ -83,7 +83,8 @@ cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTU
   -DZLIB_INCLUDE_DIR="$deps/usr/include" -DZLIB_LIBRARY="$deps/lib/x86_64-linux-gnu/libz.so.1.2.13" \
   -DCMAKE_CUDA_COMPILER="$nvcc" >"$OUT/configure.log" 2>&1 || { cat "$OUT/configure.log"; exit 1; }
 grep -E '^-- wick' "$OUT/configure.log"
-ninja -C $build -j$(($(nproc) < 32 ? $(nproc) : 32)) -k 0 >"$OUT/build.log" 2>&1
+# WICK_GPU_TARGETS (environment): the ninja targets to build (default: all).
+ninja -C $build -j$(($(nproc) < 32 ? $(nproc) : 32)) -k 0 ${WICK_GPU_TARGETS:-} >"$OUT/build.log" 2>&1
 rc=$?
 echo "build: rc=$rc in $(($(date +%s) - start)) s"
 ((rc == 0)) || { grep -E -A8 'error|FAILED' "$OUT/build.log" | head -80; exit $rc; }
