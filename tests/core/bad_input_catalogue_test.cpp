@@ -1591,15 +1591,6 @@ TEST(BadInputCatalogue, CallerNamedInErrors) {
 
 // ---- 0-d tensors, empty lists and empty datasets where PyTorch raises
 
-namespace {
-struct SizedSet : data::Dataset {
-  int64_t n;
-  explicit SizedSet(int64_t n) : n(n) {}
-  int64_t size() const override { return n; }
-  data::Example get(int64_t i) const override { return {full({2}, double(i)), full({}, i, kInt64)}; }
-};
-}  // namespace
-
 TEST(BadInputCatalogue, ZeroDimsAndEmptyLists) {
   Catalogue cat;
   const Tensor s = full({}, 2.0);
@@ -1629,10 +1620,10 @@ TEST(BadInputCatalogue, ZeroDimsAndEmptyLists) {
   for (int workers : {0, 2})
     cat.add(
         "DataLoader shuffling an empty dataset workers " + std::to_string(workers), "DataLoader", Kind::Value,
-        [=] { data::DataLoader l(SizedSet(0), {.batch_size = 2, .shuffle = true, .num_workers = workers}); });
+        [=] { data::DataLoader l(Sized(0), {.batch_size = 2, .shuffle = true, .num_workers = workers}); });
   for (int64_t n : {int64_t(-1), kMin})
     cat.add("DataLoader dataset of size " + str(n), "DataLoader", Kind::Value,
-            [=] { data::DataLoader l(SizedSet(n), {.batch_size = 2}); });
+            [=] { data::DataLoader l(Sized(n), {.batch_size = 2}); });
   run_catalogue(cat, "zero dims and empty lists");
 }
 
@@ -1785,7 +1776,7 @@ TEST(BadInputCatalogue, EdgeValuesWherePyTorchReturns) {
   EXPECT_EQ(bn->num_batches_tracked.item<int64_t>(), 2);
   // An empty dataset without shuffling has no batches; AdamW's options in an Adam group are
   // of Adam's kind.
-  data::DataLoader empty_loader(SizedSet(0), {.batch_size = 2});
+  data::DataLoader empty_loader(Sized(0), {.batch_size = 2});
   EXPECT_EQ(empty_loader.size(), 0);
   EXPECT_TRUE(empty_loader.begin() == empty_loader.end());
   Tensor p = ones({1}).requires_grad_(), q = ones({1}).requires_grad_();
