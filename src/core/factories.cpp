@@ -91,7 +91,8 @@ Tensor full_for(IntArrayRef sizes, const Scalar& value, TensorOptions o, const c
 }
 
 Tensor make_tensor(Storage storage, Dtype dtype, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
-  return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), dtype, DimVector(sizes.begin(), sizes.end()),
+  return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), dtype,
+                                               DimVector(sizes.begin(), sizes.end()),
                                                DimVector(strides.begin(), strides.end()), offset));
 }
 
@@ -107,8 +108,10 @@ Tensor finish_factory(Tensor t, const TensorOptions& o) {
 Tensor tensor_from_values(const void* values, Dtype dtype, IntArrayRef sizes, TensorOptions o,
                           const char* op) {
   const size_t nbytes = checked_nbytes(sizes, dtype, op);
-  // torch.tensor checks that each value fits the dtype asked for (300 into uint8 raises).
-  if (std::string_view(op) == "tensor" && o.dtype() != dtype) {
+  // torch.tensor checks that each value fits an integer dtype asked for (300 into uint8 raises);
+  // floating and bool dtypes take any value (1e300 into float32 is inf, as a C cast).
+  if (std::string_view(op) == "tensor" && o.dtype() != dtype && !is_floating_point(o.dtype()) &&
+      o.dtype() != kBool) {
     const int64_t n = int64_t(nbytes) / element_size(dtype);
     for (int64_t i = 0; i < n; ++i) {
       const Scalar v = dtype == kInt64     ? Scalar(static_cast<const int64_t*>(values)[i])
