@@ -58,7 +58,9 @@ void check_nll(const Tensor& input, const Tensor& target, const Tensor& weight) 
   check_defined(input, kNll, "input");
   check_defined(target, kNll, "target");
   WICK_CHECK(input.dim() >= 1, ValueError, kNll, "Expected 1 or more dimensions (got 0)");
-  WICK_CHECK(target.dtype() == kInt64 || target.dtype() == kInt32, TypeError, kNll,
+  // PyTorch's nll_loss takes int64 and uint8 class indices (both go to the kernels as int64);
+  // int32 targets raise "expected scalar type Long but found Int".
+  WICK_CHECK(target.dtype() == kInt64 || target.dtype() == kUInt8, TypeError, kNll,
              "expected scalar type Long but found ", target.dtype());
   WICK_CHECK(is_floating_point(input.dtype()), TypeError, kNll, "\"", kNll, "\" not implemented for '",
              input.dtype(), "'");

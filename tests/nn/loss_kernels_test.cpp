@@ -89,9 +89,10 @@ TEST_P(LossKernels, NllLossEveryReductionWeightAndIgnoreIndex) {
       }
     }
   }
-  // int32 targets are taken as int64 ones.
-  expect_close(F::nll_loss(x.to(dev()), target.to(kInt32).to(dev())),
+  // uint8 targets are taken as int64 ones; int32 targets raise, as PyTorch's nll_loss.
+  expect_close(F::nll_loss(x.to(dev()), target.to(kUInt8).to(dev())),
                nll_ref(xv, N, C, 1, ints(target), {}, -100, "mean", false), 1e-12);
+  EXPECT_THROW(F::nll_loss(x.to(dev()), target.to(kInt32).to(dev())), TypeError);
   // Every target ignored: mean is 0 / 0, as PyTorch.
   EXPECT_TRUE(std::isnan(F::nll_loss(x.to(dev()), full({N}, 3, kInt64).to(dev()), {}, 3).item<double>()));
 }
