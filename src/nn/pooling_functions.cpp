@@ -77,7 +77,17 @@ Tensor avg_pool2d(const Tensor& x, Pair kernel_size, std::optional<Pair> stride,
 
 Tensor adaptive_avg_pool2d(const Tensor& x, Pair output_size) {
   wick::detail::check_defined(x, "adaptive_avg_pool2d", "self");
+  // PyTorch refuses empty non-batch dims (an empty window has no mean) and integer inputs; the
+  // checks come before the pooling below, whose ops would otherwise name themselves.
+  if (x.dim() == 3 || x.dim() == 4)
+    for (int64_t i = 1; i < x.dim(); ++i)
+      WICK_CHECK(x.size(i) > 0, ValueError, "adaptive_avg_pool2d",
+                 "adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch dimensions, "
+                 "but input has sizes ",
+                 x.sizes(), " with dimension ", i, " being empty");
   return detail::batched(x, "adaptive_avg_pool2d", [&](const Tensor& x4) {
+    WICK_CHECK(is_floating_point(x4.dtype()), TypeError, "adaptive_avg_pool2d",
+               "\"adaptive_avg_pool2d\" not implemented for '", x4.dtype(), "'");
     const int64_t h = x4.size(2), w = x4.size(3), oh = output_size.h, ow = output_size.w;
     WICK_CHECK(oh > 0 && ow > 0, ValueError, "adaptive_avg_pool2d", "output_size must be positive");
     if (oh == 1 && ow == 1) return x4.mean({2, 3}, true);
