@@ -33,6 +33,9 @@ Tensor dropout(const Tensor& x, double p, bool training) {
              "dropout probability has to be between 0 and 1, but got ", p);
   if (!training || p == 0) return x;
   if (p == 1) return x * 0;
+  // PyTorch scales the kept elements in the input's dtype: an integer or bool input raises.
+  WICK_CHECK(x.is_floating_point(), TypeError, "dropout", "result type ", get_default_dtype(),
+             " can't be cast to the desired output type ", x.dtype());
   // Keep with probability 1 - p; the kept elements are scaled so the expectation is x.
   Tensor keep = (rand_like(x, TensorOptions(x.is_floating_point() ? x.dtype() : get_default_dtype())) >= p)
                     .to(x.dtype());
