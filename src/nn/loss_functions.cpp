@@ -8,6 +8,7 @@
 #include "autograd/hooks.h"
 #include "core/autocast.h"
 #include "core/loss.h"
+#include "core/tensor_iter.h"
 #include "core/tensor_ops.h"
 #include "wick/nn/functional.h"
 #include "wick/ops.h"
@@ -30,6 +31,15 @@ Tensor reduce(const Tensor& loss, const std::string& reduction, const char* op) 
 void check_same_sizes(const Tensor& input, const Tensor& target, const char* op) {
   WICK_CHECK(input.sizes().equals(target.sizes()), ValueError, op, "Using a target size (", target.sizes(),
              ") that is different to the input size (", input.sizes(), ") is not supported.");
+}
+
+// mse_loss and l1_loss of an input and a target of different sizes: PyTorch warns and
+// broadcasts them as torch.broadcast_tensors does, each expanded (its ExpandBackward0 sums the
+// gradient back to its own shape); sizes that do not broadcast raise, naming op.
+std::pair<Tensor, Tensor> broadcast_pair(const Tensor& input, const Tensor& target, const char* op) {
+  if (input.sizes().equals(target.sizes())) return {input, target};
+  const DimVector shape = wick::detail::broadcast_shapes(input.sizes(), target.sizes(), op);
+  return {input.expand(shape), target.expand(shape)};
 }
 
 // The class weights shaped to broadcast against [N, C, d...] (class dim 1) or [C].
@@ -131,8 +141,8 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& re
     return autocast::run(
         autocast::Policy::Fp32, autocast::Policy::Fp32, "mse_loss",
         [&](const Tensor& i, const Tensor& t) { return mse_loss(i, t, reduction); }, input, target);
-  check_same_sizes(input, target, "mse_loss");
-  return wick::detail::mse_loss(input, target, wick::detail::loss_reduction(reduction, "mse_loss"));
+  const auto [in, tg] = broadcast_pair(input, target, "mse_loss");
+  return wick::detail::mse_loss(in, tg, wick::detail::loss_reduction(reduction, "mse_loss"));
 }
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
@@ -142,8 +152,8 @@ Tensor l1_loss(const Tensor& input, const Tensor& target, const std::string& red
     return autocast::run(
         autocast::Policy::Fp32, autocast::Policy::Fp32, "l1_loss",
         [&](const Tensor& i, const Tensor& t) { return l1_loss(i, t, reduction); }, input, target);
-  check_same_sizes(input, target, "l1_loss");
-  return reduce((input - target).abs(), reduction, "l1_loss");
+  const auto [in, tg] = broadcast_pair(input, target, "l1_loss");
+  return reduce((in - tg).abs(), reduction, "l1_loss");
 }
 
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
