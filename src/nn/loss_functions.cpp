@@ -152,8 +152,12 @@ Tensor l1_loss(const Tensor& input, const Tensor& target, const std::string& red
     return autocast::run(
         autocast::Policy::Fp32, autocast::Policy::Fp32, "l1_loss",
         [&](const Tensor& i, const Tensor& t) { return l1_loss(i, t, reduction); }, input, target);
-  const auto [in, tg] = broadcast_pair(input, target, "l1_loss");
-  return reduce((in - tg).abs(), reduction, "l1_loss");
+  // Composed of sub, abs and a reduction, as PyTorch's: their errors (bool inputs, the mean of
+  // an integer difference) name l1_loss.
+  return wick::detail::as_op("l1_loss", [&] {
+    const auto [in, tg] = broadcast_pair(input, target, "l1_loss");
+    return reduce((in - tg).abs(), reduction, "l1_loss");
+  });
 }
 
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
@@ -169,6 +173,12 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
     wick::detail::check_defined(input, "binary_cross_entropy_with_logits", "self");
     wick::detail::check_defined(target, "binary_cross_entropy_with_logits", "target");
     check_same_sizes(input, target, "binary_cross_entropy_with_logits");
+    // PyTorch takes log_sigmoid of the input and multiplies it into (1 - target) in place: an
+    // integer or bool input or target raises.
+    WICK_CHECK(is_floating_point(input.dtype()), TypeError, "binary_cross_entropy_with_logits",
+               "\"log_sigmoid_forward\" not implemented for '", input.dtype(), "'");
+    WICK_CHECK(is_floating_point(target.dtype()), TypeError, "binary_cross_entropy_with_logits",
+               "result type ", input.dtype(), " can't be cast to the desired output type ", target.dtype());
     return wick::detail::binary_cross_entropy_with_logits(
         input, target, weight, pos_weight,
         wick::detail::loss_reduction(reduction, "binary_cross_entropy_with_logits"));
