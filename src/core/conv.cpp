@@ -114,6 +114,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dPar
   WICK_CHECK(p.stride[0] > 0 && p.stride[1] > 0, ValueError, "conv2d", "non-positive stride is not supported");
   WICK_CHECK(p.dilation[0] > 0 && p.dilation[1] > 0, ValueError, "conv2d", "dilation should be greater than zero");
   WICK_CHECK(p.padding[0] >= 0 && p.padding[1] >= 0, ValueError, "conv2d", "negative padding is not supported");
+  WICK_CHECK(p.groups > 0, ValueError, "conv2d", "non-positive groups is not supported");
   WICK_CHECK(w.dim() != 4 || (w.size(2) > 0 && w.size(3) > 0), ValueError, "conv2d",
              "kernel size should be greater than zero, but got kH: ", w.size(2), " kW: ", w.size(3));
   if (autocast::active()) [[unlikely]]
