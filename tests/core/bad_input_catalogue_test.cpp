@@ -1967,6 +1967,30 @@ TEST(BadInputCatalogue, IndexingViewsAndLayers) {
     cat.add("l1_loss target of " + std::to_string(t.numel()), "l1_loss", Kind::Value,
             [=] { (void)F::l1_loss(logp, t); }, {logp, t});
   }
+  // l1_loss, composed of sub, abs and mean, names itself; binary_cross_entropy_with_logits takes
+  // floating inputs and targets only; conv2d refuses non-positive groups.
+  for (Dtype dt : {kInt64, kInt32, kBool}) {
+    const Tensor i = zeros({2, 3}, dt), f = zeros({2, 3});
+    const std::string d = std::string(wick::name(dt));
+    if (dt != kBool)
+      cat.add("l1_loss mean of " + d, "l1_loss", Kind::Type, [=] { (void)F::l1_loss(i, i); }, {i});
+    else cat.add("l1_loss of bool", "l1_loss", Kind::Type, [=] { (void)F::l1_loss(i, i, "sum"); }, {i});
+    cat.add("L1Loss of " + d, "l1_loss", Kind::Type, [=] { (void)nn::L1Loss()(i, i); }, {i});
+    cat.add("binary_cross_entropy_with_logits input " + d, "binary_cross_entropy_with_logits", Kind::Type,
+            [=] { (void)F::binary_cross_entropy_with_logits(i, f); }, {i, f});
+    cat.add("binary_cross_entropy_with_logits target " + d, "binary_cross_entropy_with_logits", Kind::Type,
+            [=] { (void)F::binary_cross_entropy_with_logits(f, i); }, {i, f});
+    cat.add("BCEWithLogitsLoss target " + d, "binary_cross_entropy_with_logits", Kind::Type,
+            [=] { (void)nn::BCEWithLogitsLoss()(f, i); }, {i, f});
+  }
+  for (int64_t g : {int64_t(0), int64_t(-1), kMin}) {
+    const Tensor x = zeros({1, 2, 4, 4}), w = zeros({2, 2, 3, 3});
+    cat.add("conv2d groups " + str(g), "conv2d", Kind::Value, [=] { (void)F::conv2d(x, w, {}, 1, 0, 1, g); },
+            {x, w});
+    const Tensor wg = zeros({2, 2, 3, 3}).requires_grad_();
+    cat.add("conv2d groups " + str(g) + " with grad", "conv2d", Kind::Value,
+            [=] { (void)F::conv2d(x, wg, {}, 1, 0, 1, g); }, {x, wg});
+  }
   // Schedulers and containers.
   {
     Tensor p = ones({1}).requires_grad_();
@@ -2064,6 +2088,8 @@ TEST(BadInputCatalogue, SecondPassValuesWherePyTorchReturns) {
     ASSERT_EQ(t1.grad().sizes().vec(), std::vector<int64_t>({3}));
     for (size_t j = 0; j < 3; ++j) EXPECT_NEAR(lt[j], -(sgn(d[j]) + sgn(d[j + 3])) * scale, 1e-12);
   }
+  // l1_loss sums an integer difference without raising, as PyTorch (only its mean needs floats).
+  EXPECT_EQ(F::l1_loss(tensor<int64_t>({1, 5}), tensor<int64_t>({3, 2}), "sum").item<int64_t>(), 5);
   // Target [2, 1] against input [1, 3]: both broadcast to [2, 3].
   EXPECT_EQ(F::mse_loss(zeros({1, 3}), ones({2, 1}), "none").sizes().vec(), (std::vector<int64_t>{2, 3}));
 }
