@@ -24,7 +24,7 @@ struct CrossEntropyLossOptions {
 class CrossEntropyLossImpl : public Module {
  public:
   explicit CrossEntropyLossImpl(const CrossEntropyLossOptions& options = {});
-  // input [N, C] (or [N, C, d...], or [C]) logits; target class indices [N] (int64) or class
+  // input [N, C] (or [N, C, d...], or [C]) logits; target class indices [N] (int64 or uint8) or class
   // probabilities shaped like input.
   Tensor forward(const Tensor& input, const Tensor& target);
   CrossEntropyLossOptions options;
