@@ -116,9 +116,12 @@ Tensor new_flat_output(const Tensor& like, Dtype dtype, const char* op) {
   const IntArrayRef sizes = like.impl()->sizes();
   try {
     Storage st = make_storage(size_t(like.impl()->numel()) * element_size(dtype), like.impl()->device());
-    // contiguous_strides(sizes), in place: like has elements, so no product overflows.
-    DimVector strides(sizes.size(), 1);
-    for (size_t i = sizes.size(); i-- > 1;) strides[i - 1] = strides[i] * sizes[i];
+    // contiguous_strides(sizes), in place when like has elements (then no product overflows);
+    // an empty like may have huge other dims, whose products contiguous_strides guards.
+    const bool empty = like.impl()->numel() == 0;
+    DimVector strides = empty ? contiguous_strides(sizes) : DimVector(sizes.size(), 1);
+    if (!empty)
+      for (size_t i = sizes.size(); i-- > 1;) strides[i - 1] = strides[i] * sizes[i];
     return Tensor(IntrusivePtr<TensorImpl>(
         new PooledTensorImpl(std::move(st), dtype, DimVector(sizes), std::move(strides), int64_t(0))));
   } catch (const OutOfMemoryError& e) {
