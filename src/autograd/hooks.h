@@ -177,6 +177,7 @@ Tensor view(const Tensor& t, IntArrayRef sizes);
 Tensor reshape(const Tensor& t, IntArrayRef sizes);
 Tensor permute(const Tensor& t, IntArrayRef dims);
 Tensor transpose(const Tensor& t, int64_t d0, int64_t d1);
+Tensor t(const Tensor& self);
 Tensor unsqueeze(const Tensor& t, int64_t d);
 Tensor squeeze(const Tensor& t);
 Tensor squeeze(const Tensor& t, int64_t d);

@@ -220,9 +220,9 @@ bool any_recordable(std::initializer_list<Tensor> outputs, std::initializer_list
 
 // Whether a node is the backward of a view op (its output shares its input's storage).
 bool is_view_node(const Node& n) {
-  static const char* const kViews[] = {"ViewBackward0",    "SliceBackward0",   "SelectBackward0",
-                                       "ExpandBackward0",  "PermuteBackward0", "TransposeBackward0",
-                                       "SqueezeBackward0", "SqueezeBackward1", "UnsqueezeBackward0"};
+  static const char* const kViews[] = {
+      "ViewBackward0",      "SliceBackward0", "SelectBackward0",  "ExpandBackward0",  "PermuteBackward0",
+      "TransposeBackward0", "TBackward0",     "SqueezeBackward0", "SqueezeBackward1", "UnsqueezeBackward0"};
   const std::string name = n.name();
   return std::any_of(std::begin(kViews), std::end(kViews), [&](const char* v) { return name == v; });
 }

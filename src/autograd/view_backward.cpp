@@ -54,6 +54,12 @@ Tensor transpose(const Tensor& t, int64_t d0, int64_t d1) {
                 [d0, d1](BackwardContext& c) -> variable_list { return {c.grad().transpose(d0, d1)}; });
 }
 
+Tensor t(const Tensor& self) {
+  Tensor out = forward([&] { return self.t(); });
+  return record("TBackward0", {self}, out, {},
+                [](BackwardContext& c) -> variable_list { return {c.grad().t()}; });
+}
+
 Tensor unsqueeze(const Tensor& t, int64_t d) {
   Tensor out = forward([&] { return t.unsqueeze(d); });
   return record(

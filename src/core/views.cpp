@@ -186,7 +186,11 @@ Tensor Tensor::t() const {
   check_defined(*this, "t", "self");
   WICK_CHECK(dim() <= 2, ValueError, "t", "t() expects a tensor with <= 2 dimensions, but self is ", dim(),
              "D");
-  return dim() < 2 ? *this : transpose(0, 1);
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::t(*this);  // TBackward0, as PyTorch records t() itself
+  // A view in every case, as PyTorch's: of fewer than 2 dims, the same layout.
+  if (dim() < 2) return make_view(*this, sizes(), strides(), storage_offset());
+  return transpose(0, 1);
 }
 
 Tensor Tensor::unsqueeze(int64_t d) const {

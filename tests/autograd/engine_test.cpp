@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "gradcheck.h"
 #include "../nn/nn_test_util.h"
+#include "gradcheck.h"
 #include "wick/wick.h"
 
 using namespace wick;
@@ -52,7 +52,8 @@ TEST(Autograd, NodeNames) {
   EXPECT_EQ(mm(a, m).grad_fn()->name(), "MmBackward0");
   EXPECT_EQ(matmul(a, m).grad_fn()->name(), "MmBackward0");
   EXPECT_EQ(a.view({6}).grad_fn()->name(), "ViewBackward0");
-  EXPECT_EQ(a.t().grad_fn()->name(), "TransposeBackward0");
+  EXPECT_EQ(a.t().grad_fn()->name(), "TBackward0");
+  EXPECT_EQ(a.transpose(0, 1).grad_fn()->name(), "TransposeBackward0");
   EXPECT_EQ(a.permute({1, 0}).grad_fn()->name(), "PermuteBackward0");
   EXPECT_EQ(a.unsqueeze(0).grad_fn()->name(), "UnsqueezeBackward0");
   EXPECT_EQ(a.select(0, 1).grad_fn()->name(), "SelectBackward0");
@@ -80,6 +81,33 @@ TEST(Autograd, SimpleGradients) {
   }
   expect_values(a.grad(), ga);
   expect_values(b.grad(), gb);
+}
+
+// t() records TBackward0 as PyTorch does, and is a view for every rank it takes (of a 1-D or
+// 0-d tensor: a new tensor of the same layout, not the input itself).
+TEST(Autograd, TransposeOfUpToTwoDims) {
+  auto a = rnd({2, 3}), w = rnd({3, 2});
+  auto y = a.t();
+  EXPECT_EQ(y.grad_fn()->name(), "TBackward0");
+  (y * w).sum().backward();
+  expect_values(a.grad(), w.t().contiguous().to_vector<double>());
+  for (auto sizes : {std::vector<int64_t>{3}, std::vector<int64_t>{}}) {
+    auto v = rnd(sizes);
+    auto vt = v.t();
+    EXPECT_EQ(vt.grad_fn()->name(), "TBackward0");
+    EXPECT_FALSE(vt.is_same(v));
+    EXPECT_EQ(vt.data_ptr(), v.data_ptr());
+    EXPECT_TRUE(vt.sizes() == v.sizes());
+    (vt * 3.0).sum().backward();
+    expect_values(v.grad(), std::vector<double>(size_t(v.numel()), 3.0));
+  }
+  NoGradGuard no_grad;
+  auto plain = ones({4});
+  auto pt = plain.t();
+  EXPECT_FALSE(pt.is_same(plain));
+  pt.fill_(2.0);  // a view: the write reaches the input
+  expect_values(plain, std::vector<double>(4, 2.0));
+  EXPECT_THROW(ones({2, 2, 2}).t(), ValueError);
 }
 
 TEST(Autograd, AccumulatesAcrossCalls) {
