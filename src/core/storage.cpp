@@ -3,8 +3,6 @@
 // every call (`auto c = a + b` over 16M floats) reuses memory already mapped instead of paying
 // the kernel's page faults on fresh pages each time, which cost more than the op itself: the
 // C allocator hands blocks this large out as fresh mappings and unmaps them when freed.
-#include "wick/detail/storage.h"
-
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -18,6 +16,7 @@
 #include "core/small_blocks.h"
 #include "wick/backends.h"
 #include "wick/cuda.h"
+#include "wick/detail/storage.h"
 #include "wick/error.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -332,8 +331,8 @@ void* small_block_alloc(size_t nbytes) {
     --l.count[c];
     return b;
   }
-  return std::malloc((c + 1) *
-                     kStep);  // the class's full size: any block of the class fits any request of it
+  // The class's full size: any block of the class fits any request of it.
+  return std::malloc((c + 1) * kStep);
 }
 
 void small_block_free(void* p, size_t nbytes) {

@@ -94,8 +94,8 @@ class TensorIter {
   Tensor writeback_;  // the caller's out when ops_[0] is a temporary of another dtype
 };
 
-// A new contiguous tensor of like's shape, on its device, like having elements: the output
-// build_flat makes, without empty()'s checks (out of memory is raised naming op).
+// A new contiguous tensor of like's shape, on its device: the output build_flat makes, without
+// empty()'s size checks (like's sizes are valid already); out of memory is raised naming op.
 Tensor new_flat_output(const Tensor& like, Dtype dtype, const char* op);
 
 // Memory overlap, as PyTorch classifies it: None (disjoint or empty), Full (the same elements

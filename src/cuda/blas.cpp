@@ -32,8 +32,8 @@ namespace wick::detail::gpu {
 namespace blas {
 
 void cublas_fail(cublasStatus_t status, const char* op, const char* expr, const char* file, int line) {
-  raise<DeviceError>(op, "cuBLAS error: ", cublasLtGetStatusName(status), " (",
-                     cublasLtGetStatusString(status), ") (", file, ":", line, ": ", expr, ")");
+  raise<DeviceError>(op, "cuBLAS error: ", cublasLtGetStatusName(status), " (", cublasLtGetStatusString(status),
+                     ") (", file, ":", line, ": ", expr, ")");
 }
 
 cublasLtHandle_t handle(int device) {
@@ -70,8 +70,8 @@ namespace {
 
 // Everything the descriptors and the algorithm depend on; all int64 so the key has no padding.
 struct PlanKey {
-  int64_t device, dtype, precision, trans_a, trans_b, m, n, k, lda, ldb, ldc, batch, stride_a, stride_b,
-      stride_c, align_a, align_b, align_c, bias;
+  int64_t device, dtype, precision, trans_a, trans_b, m, n, k, lda, ldb, ldc, batch, stride_a, stride_b, stride_c,
+      align_a, align_b, align_c, bias;
   bool operator==(const PlanKey& o) const { return std::memcmp(this, &o, sizeof *this) == 0; }
 };
 
@@ -91,21 +91,16 @@ void destroy(Plan& p) {
 
 // The largest power of two up to 16 dividing the address and every step between matrices.
 int64_t alignment(const void* ptr, int64_t ld, int64_t stride, int64_t elem) {
-  uint64_t bits =
-      uint64_t(reinterpret_cast<uintptr_t>(ptr)) | uint64_t(ld * elem) | uint64_t(stride * elem) | 16;
+  uint64_t bits = uint64_t(reinterpret_cast<uintptr_t>(ptr)) | uint64_t(ld * elem) | uint64_t(stride * elem) | 16;
   return int64_t(bits & (~bits + 1));
 }
 
 cudaDataType_t data_type(Dtype t) {
   switch (t) {
-    case kFloat16:
-      return CUDA_R_16F;
-    case kBFloat16:
-      return CUDA_R_16BF;
-    case kFloat32:
-      return CUDA_R_32F;
-    default:
-      return CUDA_R_64F;
+    case kFloat16: return CUDA_R_16F;
+    case kBFloat16: return CUDA_R_16BF;
+    case kFloat32: return CUDA_R_32F;
+    default: return CUDA_R_64F;
   }
 }
 
@@ -115,12 +110,11 @@ cublasLtMatrixLayout_t make_layout(cudaDataType_t type, int64_t rows, int64_t co
   WICK_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, type, uint64_t(rows), uint64_t(cols), ld), "matmul");
   if (batch > 1) {
     const int32_t count = int32_t(batch);
-    WICK_CUBLAS_CHECK(
-        cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count),
-        "matmul");
-    WICK_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-                                                       &stride, sizeof stride),
+    WICK_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count),
                       "matmul");
+    WICK_CUBLAS_CHECK(
+        cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride),
+        "matmul");
   }
   return l;
 }
@@ -141,15 +135,12 @@ Plan make_plan(const PlanKey& key, cublasLtHandle_t h, size_t workspace_bytes) {
     WICK_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p.op, compute, scale), "matmul");
     const cublasOperation_t ta = key.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;  // cuBLASLt's A is our b
     const cublasOperation_t tb = key.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-    WICK_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta),
-                      "matmul");
-    WICK_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb),
-                      "matmul");
+    WICK_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "matmul");
+    WICK_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "matmul");
     if (key.bias) {  // one value per row of cuBLASLt's column-major D: per column of ours
       const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
       WICK_CUBLAS_CHECK(
-          cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue),
-          "matmul");
+          cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue), "matmul");
     }
     // Stored shapes, column-major: our b is n x k (k x n when transposed), our a k x m (m x k).
     p.a = key.trans_b ? make_layout(type, key.k, key.n, key.ldb, key.batch, key.stride_b)
@@ -183,8 +174,8 @@ Plan make_plan(const PlanKey& key, cublasLtHandle_t h, size_t workspace_bytes) {
     }
     cublasLtMatmulPreferenceDestroy(pref);
     WICK_CUBLAS_CHECK(st, "matmul");
-    WICK_CHECK(found > 0, NotImplementedError, "matmul", "cuBLASLt has no algorithm for ", dt, " ", key.m,
-               "x", key.k, " @ ", key.k, "x", key.n, " (batch ", key.batch, ")");
+    WICK_CHECK(found > 0, NotImplementedError, "matmul", "cuBLASLt has no algorithm for ", dt, " ", key.m, "x",
+               key.k, " @ ", key.k, "x", key.n, " (batch ", key.batch, ")");
     p.algo = result.algo;
     p.workspace = result.workspaceSize;
   } catch (...) {
@@ -216,26 +207,10 @@ void lt_gemm(const GemmArgs& g, int64_t batch, const char* a, const char* b, cha
   cudaStream_t stream = current_cuda_stream(device);
   cublasLtHandle_t h = blas::handle(device);
   const blas::Workspace ws = blas::workspace(device, stream);
-  const int64_t sa = batch > 1 ? g.stride_a : 0, sb = batch > 1 ? g.stride_b : 0,
-                sc = batch > 1 ? g.stride_c : 0;
-  const PlanKey key{device,
-                    int64_t(dt),
-                    dt == kFloat32 ? float32_matmul_precision_level() : 0,
-                    g.trans_a,
-                    g.trans_b,
-                    g.m,
-                    g.n,
-                    g.k,
-                    g.lda,
-                    g.ldb,
-                    g.ldc,
-                    batch,
-                    sa,
-                    sb,
-                    sc,
-                    alignment(a, g.lda, sa, es),
-                    alignment(b, g.ldb, sb, es),
-                    alignment(c, g.ldc, sc, es),
+  const int64_t sa = batch > 1 ? g.stride_a : 0, sb = batch > 1 ? g.stride_b : 0, sc = batch > 1 ? g.stride_c : 0;
+  const PlanKey key{device, int64_t(dt), dt == kFloat32 ? float32_matmul_precision_level() : 0,
+                    g.trans_a, g.trans_b, g.m, g.n, g.k, g.lda, g.ldb, g.ldc, batch, sa, sb, sc,
+                    alignment(a, g.lda, sa, es), alignment(b, g.ldb, sb, es), alignment(c, g.ldc, sc, es),
                     g.bias.defined() ? 1 : 0};
   const Plan& p = cached_plan(key, h, ws.bytes);
   const float alpha_f = float(g.alpha), beta_f = float(g.beta);
@@ -246,9 +221,8 @@ void lt_gemm(const GemmArgs& g, int64_t batch, const char* a, const char* b, cha
     static std::mutex bias_mu;
     std::lock_guard<std::mutex> lock(bias_mu);
     const void* bias = g.bias.data_ptr();
-    WICK_CUBLAS_CHECK(
-        cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
-        "matmul");
+    WICK_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
+                      "matmul");
     WICK_CUBLAS_CHECK(cublasLtMatmul(h, p.op, alpha, b, p.a, a, p.b, beta, c, p.c, c, p.c, &p.algo, ws.ptr,
                                      p.workspace, stream),
                       "matmul");

@@ -25,8 +25,6 @@
 // one host thread per GPU (DataParallel) the lock is almost never contended.
 #ifdef WICK_HAVE_CUDNN
 
-#include "cuda/cudnn_conv.h"
-
 #include <algorithm>
 #include <array>
 #include <climits>
@@ -41,6 +39,7 @@
 
 #include "core/conv.h"
 #include "cuda/cuda_check.h"
+#include "cuda/cudnn_conv.h"
 #include "cuda/runtime.h"
 #include "cuda/tool_marks.h"
 #include "cuda/word_hash.h"

@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "../nn/nn_test_util.h"
 #include "gradcheck.h"
+#include "../nn/nn_test_util.h"
 #include "wick/wick.h"
 
 using namespace wick;

@@ -12,16 +12,11 @@ namespace {
 
 double tol(Dtype t) {
   switch (t) {
-    case kFloat16:
-      return 2e-3;
-    case kBFloat16:
-      return 1.6e-2;
-    case kFloat32:
-      return 2e-6;
-    case kFloat64:
-      return 1e-13;
-    default:
-      return 0;
+    case kFloat16: return 2e-3;
+    case kBFloat16: return 1.6e-2;
+    case kFloat32: return 2e-6;
+    case kFloat64: return 1e-13;
+    default: return 0;
   }
 }
 
@@ -33,18 +28,12 @@ TEST(CudaOpsElementwise, UnaryMathLarge) {
   const int64_t n = (int64_t(1) << 20) + 3;
   using Op = Tensor (*)(const Tensor&);
   const std::pair<const char*, Op> ops[] = {
-      {"neg", [](const Tensor& x) { return neg(x); }},
-      {"abs", [](const Tensor& x) { return abs(x); }},
-      {"exp", [](const Tensor& x) { return exp(x); }},
-      {"log", [](const Tensor& x) { return log(abs(x) + 0.5); }},
-      {"sqrt", [](const Tensor& x) { return sqrt(abs(x)); }},
-      {"rsqrt", [](const Tensor& x) { return rsqrt(abs(x) + 0.5); }},
-      {"sin", [](const Tensor& x) { return sin(x); }},
-      {"cos", [](const Tensor& x) { return cos(x); }},
-      {"tanh", [](const Tensor& x) { return tanh(x); }},
-      {"sigmoid", [](const Tensor& x) { return sigmoid(x); }},
-      {"relu", [](const Tensor& x) { return relu(x); }},
-      {"gelu", [](const Tensor& x) { return gelu(x); }},
+      {"neg", [](const Tensor& x) { return neg(x); }},      {"abs", [](const Tensor& x) { return abs(x); }},
+      {"exp", [](const Tensor& x) { return exp(x); }},      {"log", [](const Tensor& x) { return log(abs(x) + 0.5); }},
+      {"sqrt", [](const Tensor& x) { return sqrt(abs(x)); }}, {"rsqrt", [](const Tensor& x) { return rsqrt(abs(x) + 0.5); }},
+      {"sin", [](const Tensor& x) { return sin(x); }},      {"cos", [](const Tensor& x) { return cos(x); }},
+      {"tanh", [](const Tensor& x) { return tanh(x); }},    {"sigmoid", [](const Tensor& x) { return sigmoid(x); }},
+      {"relu", [](const Tensor& x) { return relu(x); }},    {"gelu", [](const Tensor& x) { return gelu(x); }},
       {"gelu tanh", [](const Tensor& x) { return gelu(x, "tanh"); }},
       {"silu", [](const Tensor& x) { return silu(x); }},
       {"pow 3.5", [](const Tensor& x) { return pow(abs(x), 3.5); }},
@@ -62,8 +51,7 @@ TEST(CudaOpsElementwise, UnaryMathLarge) {
         auto want = f(x.to(kFloat64)).to(t);
         auto got = f(g);
         const double scale = std::string(name) == "remainder" || std::string(name) == "pow 3.5" ? 8 : 2;
-        expect_close(got, want, tol(t) * scale,
-                     std::string(name) + " " + dt(t) + " shift " + std::to_string(shift));
+        expect_close(got, want, tol(t) * scale, std::string(name) + " " + dt(t) + " shift " + std::to_string(shift));
       }
     }
   }
@@ -96,12 +84,10 @@ TEST(CudaOpsElementwise, TensorOperandsCompareWhere) {
       expect_equal(where(gt(ga, gb), ga, gc), where(gt(a, b), a, c), "where " + what);
       expect_equal(clamp(ga, gc, gb), clamp(a, c, b), "clamp tensors " + what);
       expect_equal(clamp_min(ga, gc), clamp_min(a, c), "clamp_min " + what);
-      expect_equal(clamp_max(ga.t(), gc.unsqueeze(1)), clamp_max(a.t(), c.unsqueeze(1)),
-                   "clamp_max transposed " + what);
-      for (auto [name, got, want] :
-           {std::tuple{"eq", eq(ga, gb), eq(a, b)}, std::tuple{"ne", ne(ga, gc), ne(a, c)},
-            std::tuple{"lt", lt(ga, gb), lt(a, b)}, std::tuple{"le", le(ga.t(), 3), le(a.t(), 3)},
-            std::tuple{"gt", gt(ga, gc), gt(a, c)}, std::tuple{"ge", ge(ga, 2), ge(a, 2)}})
+      expect_equal(clamp_max(ga.t(), gc.unsqueeze(1)), clamp_max(a.t(), c.unsqueeze(1)), "clamp_max transposed " + what);
+      for (auto [name, got, want] : {std::tuple{"eq", eq(ga, gb), eq(a, b)}, std::tuple{"ne", ne(ga, gc), ne(a, c)},
+                                     std::tuple{"lt", lt(ga, gb), lt(a, b)}, std::tuple{"le", le(ga.t(), 3), le(a.t(), 3)},
+                                     std::tuple{"gt", gt(ga, gc), gt(a, c)}, std::tuple{"ge", ge(ga, 2), ge(a, 2)}})
         expect_equal(got, want, std::string(name) + " " + what);
       // pow and remainder of tensors (nonzero divisors).
       auto d = where(eq(b, 0), ones_like(b), b);
@@ -135,8 +121,7 @@ TEST(CudaOpsElementwise, ErrorsLeaveOutputsUntouched) {
   EXPECT_THROW(gather(src, 0, full({2, 10}, -1, TensorOptions(kInt64).device("cuda"))), IndexError);
   // After the errors the device still works.
   // Rows 9 and 0: 90 + ... + 99 and 0 + ... + 9.
-  expect_equal(index_select(src, 0, tensor({9, 0}).to("cuda")).sum(), full({}, 990.0),
-               "index_select after an error");
+  expect_equal(index_select(src, 0, tensor({9, 0}).to("cuda")).sum(), full({}, 990.0), "index_select after an error");
 }
 
 TEST(CudaOpsElementwise, GatherAndIndexSelectLarge) {
@@ -148,8 +133,7 @@ TEST(CudaOpsElementwise, GatherAndIndexSelectLarge) {
     auto idx32 = random_cpu({700}, kInt32, rng, 0, 1001);
     auto g = on_cuda(x, 1);
     expect_equal(index_select(g, 0, idx.to("cuda")), index_select(x, 0, idx), "index_select dim 0 " + dt(t));
-    expect_equal(index_select(g, 1, on_cuda(idx32, 1)), index_select(x, 1, idx32),
-                 "index_select dim 1 int32 " + dt(t));
+    expect_equal(index_select(g, 1, on_cuda(idx32, 1)), index_select(x, 1, idx32), "index_select dim 1 int32 " + dt(t));
     auto gidx = random_cpu({300, 64}, kInt64, rng, 0, 1001);
     expect_equal(gather(g, 1, gidx.to("cuda")), gather(x, 1, gidx), "gather " + dt(t));
     expect_equal(gather(g.t(), 0, gidx.t().contiguous().to("cuda")), gather(x.t(), 0, gidx.t().contiguous()),
@@ -170,14 +154,12 @@ TEST(CudaOpsElementwise, SoftmaxEveryKernel) {
         const std::string what = dt(t) + " n " + std::to_string(n) + " shift " + std::to_string(shift);
         // Probabilities are small: compare them by relative norm, log-probabilities one by one.
         EXPECT_LT(rel_error(softmax(g, 1), softmax(x.to(kFloat64), 1)), tol(t) * 2) << "softmax " << what;
-        expect_close(log_softmax(g, -1), log_softmax(x.to(kFloat64), -1).to(t), tol(t) * 8,
-                     "log_softmax " + what);
+        expect_close(log_softmax(g, -1), log_softmax(x.to(kFloat64), -1).to(t), tol(t) * 8, "log_softmax " + what);
       }
     }
     // Over a dim that is not the last (the column kernel), and a long one.
     auto x = random_cpu({3, 2000, 7}, t, rng, -8, 8);
-    EXPECT_LT(rel_error(softmax(on_cuda(x), 1), softmax(x.to(kFloat64), 1)), tol(t) * 2)
-        << "softmax dim 1 " << dt(t);
+    EXPECT_LT(rel_error(softmax(on_cuda(x), 1), softmax(x.to(kFloat64), 1)), tol(t) * 2) << "softmax dim 1 " << dt(t);
     expect_close(log_softmax(on_cuda(x, 1), 0), log_softmax(x.to(kFloat64), 0).to(t), tol(t) * 8,
                  "log_softmax dim 0 " + dt(t));
   }

@@ -24,15 +24,15 @@
  */
 #pragma once
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <type_traits>
 #include <utility>
-
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
 
 #include "core/op_math.h"
 #include "cuda/cuda_check.h"
@@ -47,8 +47,7 @@ inline constexpr int kBlock = 256;
 
 // ---- conversions on the device (the hardware instructions for 16-bit floats)
 
-template <class T>
-inline constexpr bool is_half_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+template <class T> inline constexpr bool is_half_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
 template <class T>
 __device__ __forceinline__ float half_to_float(T v) {
@@ -58,8 +57,7 @@ __device__ __forceinline__ float half_to_float(T v) {
 
 template <class T>
 __device__ __forceinline__ T float_to_half(float f) {
-  if constexpr (std::is_same_v<T, Half>)
-    return T(__half_as_ushort(__float2half_rn(f)), typename T::from_bits_t{});
+  if constexpr (std::is_same_v<T, Half>) return T(__half_as_ushort(__float2half_rn(f)), typename T::from_bits_t{});
   else return T(__bfloat16_as_ushort(__float2bfloat16_rn(f)), typename T::from_bits_t{});
 }
 
@@ -107,8 +105,7 @@ struct alignas(sizeof(T) * N) Vec {
   T v[N];
 };
 
-template <class... T>
-struct Types {};
+template <class... T> struct Types {};
 
 // ---- the strided path
 
@@ -235,8 +232,7 @@ template <int Inputs>
 inline constexpr int kUnrollFor = Inputs <= 1 ? 1 : 4;
 
 // One vector of each input.
-template <int VEC, class... T>
-struct VecRegs {};
+template <int VEC, class... T> struct VecRegs {};
 template <int VEC, class T, class... R>
 struct VecRegs<VEC, T, R...> {
   Vec<T, VEC> head;

@@ -47,8 +47,7 @@ struct Running {
 template <class M>
 __device__ __forceinline__ Running<M> warp_merge(Running<M> r) {
 #pragma unroll
-  for (int d = 16; d > 0; d /= 2)
-    r.merge(Running<M>{__shfl_down_sync(0xffffffffu, r.m, d), __shfl_down_sync(0xffffffffu, r.s, d)});
+  for (int d = 16; d > 0; d /= 2) r.merge(Running<M>{__shfl_down_sync(0xffffffffu, r.m, d), __shfl_down_sync(0xffffffffu, r.s, d)});
   return r;
 }
 
@@ -72,8 +71,7 @@ __device__ __forceinline__ M block_all_reduce(M v) {
 }
 
 template <class T>
-__global__ void __launch_bounds__(kBlock)
-    cached_kernel(const T* in, T* out, int64_t rows, int64_t n, bool log) {
+__global__ void __launch_bounds__(kBlock) cached_kernel(const T* in, T* out, int64_t rows, int64_t n, bool log) {
   using M = opmath_t<T>;
   constexpr int VEC = int(16 / sizeof(T));
   const int64_t nvec = n / VEC;
@@ -125,8 +123,8 @@ __global__ void __launch_bounds__(kBlock)
 }
 
 template <class T>
-__global__ void __launch_bounds__(kBlock)
-    online_kernel(const T* in, T* out, int64_t rows, int64_t n, int group, bool log) {
+__global__ void __launch_bounds__(kBlock) online_kernel(const T* in, T* out, int64_t rows, int64_t n, int group,
+                                                        bool log) {
   using M = opmath_t<T>;
   __shared__ M pair[2];
   const int lane = int(threadIdx.x) % group;
@@ -167,11 +165,10 @@ __global__ void __launch_bounds__(kBlock)
 }
 
 template <class T>
-__global__ void __launch_bounds__(kBlock)
-    column_kernel(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool log) {
+__global__ void __launch_bounds__(kBlock) column_kernel(const T* in, T* out, int64_t outer, int64_t n, int64_t inner,
+                                                        bool log) {
   using M = opmath_t<T>;
-  for (int64_t c = int64_t(blockIdx.x) * kBlock + threadIdx.x; c < outer * inner;
-       c += int64_t(gridDim.x) * kBlock) {
+  for (int64_t c = int64_t(blockIdx.x) * kBlock + threadIdx.x; c < outer * inner; c += int64_t(gridDim.x) * kBlock) {
     const int64_t o = c / inner, j = c % inner;
     const T* x = in + o * n * inner + j;
     T* y = out + o * n * inner + j;
