@@ -162,6 +162,37 @@ TEST_P(LossKernels, CrossEntropyFromLogitsWithAndWithoutGrad) {
                nll_ref(big.to_vector<double>(), 2, 3, 1, {0, 2}, {}, -100, "none", true), 1e-12);
 }
 
+// Rows wide enough for the CUDA kernel's chunked loads (several 16-byte vectors per thread
+// before any arithmetic), then a remainder: random rows, a row whose first half is -inf, and
+// rows with a NaN first in a chunk, late in a row, or in the remainder.
+TEST_P(LossKernels, CrossEntropyWideRows) {
+  const int64_t N = 6, C = 8200;  // 8192 = 2 chunks of 4 x 256 float4 vectors, then 8 more
+  Tensor x = randn({N, C}, kFloat64) * 4;
+  x.select(0, 1).narrow(0, 0, C / 2).fill_(-INFINITY);
+  Tensor t = tensor({3, 5000, 8199, 0, 17, 8195});
+  for (Dtype dt : {kFloat64, kFloat32}) {
+    const double tol = dt == kFloat64 ? 1e-11 : 1e-4;
+    Tensor xd = x.to(dev(), dt);
+    const auto xv = xd.cpu().to(kFloat64).to_vector<double>();  // the values as dt holds them
+    for (std::string red : {"none", "mean", "sum"}) {
+      const double scale = red == "sum" ? double(N) : 1.0;
+      expect_close(F::cross_entropy(xd, t.to(dev()), {}, -100, red),
+                   nll_ref(xv, N, C, 1, ints(t), {}, -100, red, true), tol * scale,
+                   red + " " + std::string(name(dt)));
+    }
+  }
+  Tensor xn = x.clone();
+  xn.select(0, 2).select(0, 0).fill_(NAN);     // first element of the first chunk
+  xn.select(0, 3).select(0, 6001).fill_(NAN);  // inside the second chunk
+  xn.select(0, 5).select(0, 8197).fill_(NAN);  // in the remainder
+  for (Dtype dt : {kFloat64, kFloat32}) {
+    const auto l = F::cross_entropy(xn.to(dev(), dt), t.to(dev()), {}, -100, "none").cpu().to_vector<double>();
+    ASSERT_EQ(l.size(), size_t(N));
+    for (int64_t i = 0; i < N; ++i)
+      EXPECT_EQ(std::isnan(l[size_t(i)]), i == 2 || i == 3 || i == 5) << "row " << i << " " << dt;
+  }
+}
+
 TEST_P(LossKernels, CrossEntropyLabelSmoothingMatchesComposite) {
   // The composite formulas written out: (1 - ls) nll + ls / C * smooth, smooth normalized by the
   // weights of the targets kept ("mean").

@@ -31,6 +31,7 @@ namespace wick::detail::gpu {
 namespace {
 
 constexpr int kReduceThreads = 1024;
+constexpr int kChunk = 4;  // rows_kernel: vectors each thread loads before it computes
 
 // slot[0]: 1 once a bad target was met; slot[1]: its value. Mapped pinned memory, portable
 // to every device; with unified addressing the host pointer is also the device pointer.
@@ -98,9 +99,28 @@ struct LogSumExp {
       s += m_exp(x - m);  // a NaN x makes s NaN
     }
   }
+  // Adds N values at once: their max, then one exp each; a NaN among them makes s NaN.
+  template <int N>
+  __device__ __forceinline__ void add_chunk(const M (&x)[N]) {
+    M cm = x[0];
+#pragma unroll
+    for (int i = 1; i < N; ++i) cm = x[i] > cm ? x[i] : cm;
+    if (cm != cm) {  // x[0] is NaN (a later NaN reaches cs below)
+      s = cm;
+      return;
+    }
+    if (cm == M(-INFINITY)) return;  // all -inf: nothing to add
+    M cs = 0;
+#pragma unroll
+    for (int i = 0; i < N; ++i) cs += m_exp(x[i] - cm);
+    merge(cm, cs);
+  }
   __device__ __forceinline__ void merge(M om, M os) {
     const M nm = m < om ? om : m;
-    if (nm == M(-INFINITY)) return;  // nothing but -inf on either side
+    if (nm == M(-INFINITY)) {  // nothing but -inf (or a NaN) on either side
+      if (os != os) s = os;
+      return;
+    }
     s = (s == M(0) ? M(0) : s * m_exp(m - nm)) + (os == M(0) ? M(0) : os * m_exp(om - nm));
     m = nm;
   }
@@ -199,8 +219,23 @@ __global__ void __launch_bounds__(kBlock)
         const T* xr = x + row * c;
         LogSumExp<M> r;
         if constexpr (VEC > 1) {
+          // kChunk vectors are loaded before any arithmetic, so each thread has that many loads
+          // in flight; each chunk then costs one exp per element and one rescale (add_chunk).
           const auto* xv = reinterpret_cast<const Vec<T, VEC>*>(xr);
-          for (int64_t k = threadIdx.x; k < c / VEC; k += kBlock) {
+          const int64_t nv = c / VEC;
+          int64_t k = threadIdx.x;
+          for (; k + (kChunk - 1) * kBlock < nv; k += kChunk * kBlock) {
+            Vec<T, VEC> a[kChunk];
+#pragma unroll
+            for (int u = 0; u < kChunk; ++u) a[u] = xv[k + u * kBlock];
+            M e[kChunk * VEC];
+#pragma unroll
+            for (int u = 0; u < kChunk; ++u)
+#pragma unroll
+              for (int j = 0; j < VEC; ++j) e[u * VEC + j] = cast<M>(a[u].v[j]);
+            r.add_chunk(e);
+          }
+          for (; k < nv; k += kBlock) {
             const Vec<T, VEC> a = xv[k];
 #pragma unroll
             for (int j = 0; j < VEC; ++j) r.add(cast<M>(a.v[j]));
