@@ -13,6 +13,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <sys/sysinfo.h>
+
 #include "core/small_blocks.h"
 #include "wick/backends.h"
 #include "wick/cuda.h"
@@ -63,6 +65,19 @@ constexpr size_t kDefaultLimit = size_t(1) << 30;
 size_t size_class(size_t n) {
   const size_t step = size_t(1) << (std::bit_width(n) - 1 - 3);
   return (n + step - 1) & ~(step - 1);
+}
+
+// The machine's memory and swap in bytes (SIZE_MAX when unknown). A request beyond it can never
+// be backed; where the kernel overcommits (vm.overcommit_memory=1) malloc would still return it
+// and the process would be killed when the op touched the pages, so it is refused up front.
+size_t host_memory_ceiling() {
+  static const size_t ceiling = [] {
+    struct sysinfo si {};
+    if (sysinfo(&si) != 0 || si.totalram == 0) return SIZE_MAX;
+    const unsigned __int128 total = (unsigned __int128)(si.totalram + si.totalswap) * si.mem_unit;
+    return total > SIZE_MAX ? SIZE_MAX : size_t(total);
+  }();
+  return ceiling;
 }
 
 void* host_alloc(size_t nbytes) {
@@ -199,6 +214,9 @@ class CpuAllocator final : public Allocator {
  public:
   DataPtr allocate(size_t nbytes) override {
     if (nbytes == 0) return DataPtr(nullptr, nullptr, nullptr, Device(kCPU));
+    if (nbytes >= kCacheMin && nbytes > host_memory_ceiling()) [[unlikely]]
+      raise<OutOfMemoryError>("cpu", "failed to allocate ", nbytes, " bytes of host memory (the machine has ",
+                              host_memory_ceiling(), " bytes of memory and swap)");
     if (nbytes >= kCacheMin && nbytes <= kCacheMax) {
       HostCache& cache = HostCache::get();
       if (cache.limit() > 0) {

@@ -5,6 +5,9 @@
 #include <cstring>
 #include <random>
 #include <sstream>
+#include <string>
+
+#include <sys/sysinfo.h>
 
 #include "wick/wick.h"
 
@@ -129,6 +132,29 @@ TEST(Scalar, KindsAndConversion) {
   EXPECT_EQ(i.dtype(), kInt64);
   EXPECT_EQ(d.dtype(), kFloat32);
   EXPECT_EQ(b.dtype(), kBool);
+}
+
+// A host tensor larger than the machine's memory and swap can never be backed: it raises
+// OutOfMemoryError naming the op, also where the kernel would overcommit and hand out the
+// address space (the process would be killed once the op touched the pages).
+TEST(Errors, HostTensorLargerThanTheMachineRaises) {
+  struct sysinfo si {};
+  ASSERT_EQ(sysinfo(&si), 0);
+  const int64_t machine = int64_t(si.totalram + si.totalswap) * int64_t(si.mem_unit);
+  const int64_t n = machine / 4 + (int64_t(1) << 20);  // float32 elements: 4 MiB more than the machine
+  for (auto make : {+[](int64_t k) { (void)ones({k}); }, +[](int64_t k) { (void)empty({k}); }}) {
+    try {
+      make(n);
+      FAIL() << "no OutOfMemoryError for " << 4 * n << " bytes";
+    } catch (const OutOfMemoryError& e) {
+      const std::string m = e.what();
+      EXPECT_TRUE(m.rfind("[ones]", 0) == 0 || m.rfind("[empty]", 0) == 0) << m;
+      EXPECT_NE(m.find("bytes of memory and swap"), std::string::npos) << m;
+    }
+  }
+  const Tensor keep = full({1}, 2.0);
+  EXPECT_THROW((void)keep.expand({n}).contiguous(), OutOfMemoryError);
+  EXPECT_EQ(keep.item<double>(), 2.0);
 }
 
 TEST(Errors, HierarchyAndPrefix) {
