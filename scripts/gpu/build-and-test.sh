@@ -227,19 +227,25 @@ fi
 if ((sanitize)); then
   # The tools at once (each is slow and mostly on the CPU), each over WICK_SANITIZER_SHARDS
   # shards of the tests (gtest's sharding), caching off so that memcheck sees every
-  # allocation's bounds. WICK_SANITIZERS picks tools (default: all four). Left out: child-process
-  # tests (Subprocess*: one makes an illegal access on purpose), the out-of-memory test (its
-  # failing cudaMalloc is an API error to memcheck, on purpose), and the >2^31-element test (too
-  # slow instrumented).
-  filter='Cuda*:*cuda*:*Cuda*:-*Subprocess*:CudaKernels.OverTwoBillionElements:CudaAllocator.OutOfMemory*'
+  # allocation's bounds. WICK_SANITIZERS picks tools (default: all four). Left out: tests that run
+  # CUDA work in child processes (Subprocess*, one of which makes an illegal access on purpose;
+  # wick-train's; the graph tests rerun with expandable segments), which
+  # --target-processes application-only does not instrument and which crash inside the tool's
+  # injected library they inherit; the out-of-memory test (its failing cudaMalloc is an API
+  # error to memcheck, on purpose); and the >2^31-element test (too slow instrumented). racecheck also leaves out the test that runs NCCL's kernels (DdpCuda): the
+  # tool stops there with its own "Internal Sanitizer Error: Detected a failure to track a kernel
+  # launch"; memcheck, synccheck and initcheck run it.
+  filter='Cuda*:*cuda*:*Cuda*:-*Subprocess*:CudaExpandable.GraphTestsPassWithExpandableSegments:WickTrain.*'
+  filter+=':CudaKernels.OverTwoBillionElements:CudaAllocator.OutOfMemory*'
   tools=${WICK_SANITIZERS:-memcheck racecheck synccheck initcheck}
   shards=${WICK_SANITIZER_SHARDS:-1}
   for tool in $tools; do
     step "compute-sanitizer --tool $tool, $shards shard(s) (WICK_NO_CUDA_MEMORY_CACHING=1)"
     for ((i = 0; i < shards; i++)); do
-      GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i WICK_NO_CUDA_MEMORY_CACHING=1 timeout 540 \
+      GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i WICK_NO_CUDA_MEMORY_CACHING=1 timeout ${WICK_SANITIZER_TIMEOUT:-540} \
         compute-sanitizer --tool $tool --target-processes application-only $([[ $tool == initcheck ]] && echo --nvtx yes) \
-        $build/tests/wick_tests --gtest_filter="$filter" >"$OUT/sanitizer_${tool}_$i.log" 2>&1 &
+        $build/tests/wick_tests --gtest_filter="$filter$([[ $tool == racecheck ]] && echo :DdpCuda.*)" \
+        >"$OUT/sanitizer_${tool}_$i.log" 2>&1 &
     done
   done
   wait

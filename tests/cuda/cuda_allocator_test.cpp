@@ -209,6 +209,9 @@ TEST(CudaAllocator, EmptyCacheReturnsMemoryToTheDriver) {
   EXPECT_EQ(cuda::memory_reserved() - reserved0, test::caching_disabled() ? 0 : 256 * MiB);
   cuda::empty_cache();
   EXPECT_EQ(cuda::memory_reserved(), reserved0);
+  // A tool injected into the CUDA runtime (compute-sanitizer's racecheck) may keep freed device
+  // memory for itself: the driver's count of free memory then says nothing about wick.
+  if (test::cuda_tool_injected()) GTEST_SKIP() << "CUDA_INJECTION64_PATH is set: the driver's free memory is the tool's";
   EXPECT_GE(cuda::mem_get_info().first - free_with, 256 * MiB);
 }
 

@@ -63,6 +63,7 @@ TEST(CudaGraph, ReplayRunsTheCapturedOpsOnNewInputs) {
 
 TEST(CudaGraph, RawGraphAfterACaptureOnly) {
   WICK_REQUIRE_CUDA();
+  WICK_REQUIRE_CACHING();
   cuda::Graph g;
   EXPECT_THROW(g.raw_cuda_graph(), ValueError);
   Tensor x = ones({16}, Device("cuda")), y;

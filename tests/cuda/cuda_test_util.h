@@ -27,6 +27,12 @@ inline bool caching_disabled() {
   return v && std::string(v) == "1";
 }
 
+// A CUDA tool (compute-sanitizer, Nsight) is injected into this process.
+inline bool cuda_tool_injected() {
+  const char* v = std::getenv("CUDA_INJECTION64_PATH");
+  return v && *v;
+}
+
 #define WICK_REQUIRE_CACHING() \
   if (::wick::test::caching_disabled()) GTEST_SKIP() << "WICK_NO_CUDA_MEMORY_CACHING=1"
 
