@@ -238,10 +238,10 @@ if ((sanitize)); then
   filter='Cuda*:*cuda*:*Cuda*:-*Subprocess*:CudaExpandable.GraphTestsPassWithExpandableSegments:WickTrain.*'
   filter+=':CudaKernels.OverTwoBillionElements:CudaAllocator.OutOfMemory*'
   tools=${WICK_SANITIZERS:-memcheck racecheck synccheck initcheck}
-  shards=${WICK_SANITIZER_SHARDS:-1}
+  shards=${WICK_SANITIZER_SHARDS:-1}  # WICK_SANITIZER_SHARD_LIST: run only these shards (e.g. "4 10")
   for tool in $tools; do
     step "compute-sanitizer --tool $tool, $shards shard(s) (WICK_NO_CUDA_MEMORY_CACHING=1)"
-    for ((i = 0; i < shards; i++)); do
+    for i in ${WICK_SANITIZER_SHARD_LIST:-$(seq 0 $((shards - 1)))}; do
       GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i WICK_NO_CUDA_MEMORY_CACHING=1 timeout ${WICK_SANITIZER_TIMEOUT:-540} \
         compute-sanitizer --tool $tool --target-processes application-only $([[ $tool == initcheck ]] && echo --nvtx yes) \
         $build/tests/wick_tests --gtest_filter="$filter$([[ $tool == racecheck ]] && echo :DdpCuda.*)" \
@@ -259,7 +259,7 @@ if ((sanitize)); then
     done
   fi
   for tool in $tools; do
-    for ((i = 0; i < shards; i++)); do
+    for i in ${WICK_SANITIZER_SHARD_LIST:-$(seq 0 $((shards - 1)))}; do
       echo "-- $tool shard $i: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer_${tool}_$i.log" | tail -1);" \
         "$(grep -E '^\[  PASSED  \]|^\[  FAILED  \]|tests ran' "$OUT/sanitizer_${tool}_$i.log" | tr '\n' ' ')"
     done

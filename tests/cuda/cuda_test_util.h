@@ -44,8 +44,9 @@ struct ChildResult {
 // Runs the DISABLED_ test `test` (Suite.DISABLED_Name) of this binary in a child process,
 // the command prefixed by env (e.g. "CUDA_VISIBLE_DEVICES=1" or "env -u CUDA_VISIBLE_DEVICES").
 inline ChildResult run_child(const std::string& test, const std::string& env) {
-  std::string cmd = env + " /proc/" + std::to_string(getpid()) + "/exe --gtest_also_run_disabled_tests --gtest_filter=" +
-                    test + " 2>&1";
+  // The child runs its one test whole: a sharded parent's shard variables would leave it none.
+  std::string cmd = "env -u GTEST_TOTAL_SHARDS -u GTEST_SHARD_INDEX " + env + " /proc/" + std::to_string(getpid()) +
+                    "/exe --gtest_also_run_disabled_tests --gtest_filter=" + test + " 2>&1";
   ChildResult r;
   FILE* f = popen(cmd.c_str(), "r");
   if (!f) return r;
