@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/cuda_hooks.h"
+#include "core/host_memory.h"
 #include "core/kernel_table.h"
 #include "core/tensor_ops.h"
 #include "wick/cuda.h"
@@ -194,6 +195,7 @@ namespace {
 template <class T>
 std::vector<T> host_buffer(int64_t n, const char* op) {
   (void)checked_nbytes({n}, dtype_of<T>(), op);
+  check_host_request(n, sizeof(T), op);
   try {
     return std::vector<T>(static_cast<size_t>(n));
   } catch (const std::exception&) {  // bad_alloc, length_error

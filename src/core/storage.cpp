@@ -15,6 +15,7 @@
 
 #include <sys/sysinfo.h>
 
+#include "core/host_memory.h"
 #include "core/small_blocks.h"
 #include "wick/backends.h"
 #include "wick/cuda.h"
@@ -38,6 +39,16 @@
 #endif
 
 namespace wick::detail {
+
+size_t host_memory_ceiling() {
+  static const size_t ceiling = [] {
+    struct sysinfo si {};
+    if (sysinfo(&si) != 0 || si.totalram == 0) return SIZE_MAX;
+    const unsigned __int128 total = (unsigned __int128)(si.totalram + si.totalswap) * si.mem_unit;
+    return total > SIZE_MAX ? SIZE_MAX : size_t(total);
+  }();
+  return ceiling;
+}
 
 namespace {
 
@@ -67,18 +78,6 @@ size_t size_class(size_t n) {
   return (n + step - 1) & ~(step - 1);
 }
 
-// The machine's memory and swap in bytes (SIZE_MAX when unknown). A request beyond it can never
-// be backed; where the kernel overcommits (vm.overcommit_memory=1) malloc would still return it
-// and the process would be killed when the op touched the pages, so it is refused up front.
-size_t host_memory_ceiling() {
-  static const size_t ceiling = [] {
-    struct sysinfo si {};
-    if (sysinfo(&si) != 0 || si.totalram == 0) return SIZE_MAX;
-    const unsigned __int128 total = (unsigned __int128)(si.totalram + si.totalswap) * si.mem_unit;
-    return total > SIZE_MAX ? SIZE_MAX : size_t(total);
-  }();
-  return ceiling;
-}
 
 void* host_alloc(size_t nbytes) {
   size_t rounded = (nbytes + 63) & ~size_t(63);

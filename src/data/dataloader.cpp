@@ -16,6 +16,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/host_memory.h"
 #include "wick/cuda.h"
 #include "wick/random.h"
 
@@ -63,6 +64,7 @@ namespace {
 // n indices, or OutOfMemoryError "[op] ..." where the host cannot hold them.
 std::vector<int64_t> index_buffer(int64_t n, const char* op) {
   try {
+    wick::detail::check_host_request(n, sizeof(int64_t), op);
     return std::vector<int64_t>(size_t(n > 0 ? n : 0));
   } catch (const std::exception&) {  // bad_alloc, length_error
     wick::detail::raise<OutOfMemoryError>(op, "cannot hold the ", n, " indices of an epoch in host memory");

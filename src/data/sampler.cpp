@@ -1,5 +1,6 @@
 #include "wick/data/sampler.h"
 
+#include "core/host_memory.h"
 #include "wick/data/dataloader.h"
 #include "wick/distributed.h"
 #include "wick/error.h"
@@ -43,6 +44,7 @@ std::vector<int64_t> DistributedSampler::indices() const {
   std::vector<int64_t> order, out;
   try {
     order = sample_order(dataset_size_, options_.shuffle, splitmix64(options_.seed + epoch_));
+    wick::detail::check_host_request(num_samples_, sizeof(int64_t), kOp);
     out.reserve(size_t(num_samples_));
   } catch (const std::exception&) {  // bad_alloc, length_error, sample_order's OutOfMemoryError
     wick::detail::raise<OutOfMemoryError>("DistributedSampler", "cannot hold the ", dataset_size_,

@@ -155,6 +155,26 @@ TEST(Errors, HostTensorLargerThanTheMachineRaises) {
   const Tensor keep = full({1}, 2.0);
   EXPECT_THROW((void)keep.expand({n}).contiguous(), OutOfMemoryError);
   EXPECT_EQ(keep.item<double>(), 2.0);
+  // Host buffers sized by an argument, not by a tensor that exists: the same.
+  const int64_t n8 = machine / 8 + (int64_t(1) << 20);  // 8-byte items
+  EXPECT_THROW((void)arange(n8), OutOfMemoryError);
+  EXPECT_THROW((void)arange(0.0, double(n8), 1.0), OutOfMemoryError);
+  EXPECT_THROW((void)linspace(0, 1, n8), OutOfMemoryError);
+  struct Big : data::Dataset {
+    int64_t n;
+    explicit Big(int64_t n) : n(n) {}
+    int64_t size() const override { return n; }
+    data::Example get(int64_t) const override { return {ones({1}), ones({})}; }
+  };
+  try {
+    data::DataLoader loader(Big(n8), {.batch_size = 2, .shuffle = true});
+    for (auto& b : loader) (void)b;
+    FAIL() << "no OutOfMemoryError";
+  } catch (const OutOfMemoryError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("[DataLoader]", 0), 0u) << e.what();
+  }
+  data::DistributedSampler sampler(n8, {.num_replicas = 2, .rank = 1});
+  EXPECT_THROW((void)sampler.indices(), OutOfMemoryError);
 }
 
 TEST(Errors, HierarchyAndPrefix) {

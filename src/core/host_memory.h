@@ -1,0 +1,27 @@
+// How much host memory a request may ask for. A request larger than the machine's memory and
+// swap can never be backed; where the kernel overcommits (vm.overcommit_memory=1) malloc or
+// new would still hand out the address space and the process would be killed once the pages
+// were touched, so such requests raise OutOfMemoryError before anything is allocated.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "wick/error.h"
+
+namespace wick::detail {
+
+// The machine's memory and swap in bytes (SIZE_MAX when unknown).
+size_t host_memory_ceiling();
+
+// OutOfMemoryError "[op] failed to allocate ..." when n items of item_bytes each exceed
+// host_memory_ceiling() (or overflow).
+inline void check_host_request(int64_t n, size_t item_bytes, const char* op) {
+  if (n <= 0) return;
+  const size_t ceiling = host_memory_ceiling();
+  if (uint64_t(n) > ceiling / item_bytes) [[unlikely]]
+    raise<OutOfMemoryError>(op, "failed to allocate ", n, " items of ", item_bytes,
+                            " bytes of host memory (the machine has ", ceiling, " bytes of memory and swap)");
+}
+
+}  // namespace wick::detail
