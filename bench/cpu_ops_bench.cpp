@@ -58,6 +58,46 @@ void BM_TinyView(benchmark::State& state) {
 }
 BENCHMARK(BM_TinyView);
 
+// ---- host time of a tiny training step (Linear(8,8), ReLU, Linear(8,2), batch 2, SGD with
+// momentum, cross-entropy): the autograd engine's and the optimizer's per-step overhead
+struct TinyMlp {
+  static wick::nn::Sequential make_net() {
+    wick::manual_seed(0);
+    return wick::nn::Sequential(wick::nn::Linear(8, 8), wick::nn::ReLU(), wick::nn::Linear(8, 2));
+  }
+  wick::Tensor loss() { return wick::nn::functional::cross_entropy(net->forward(x), y); }
+  wick::nn::Sequential net = make_net();
+  wick::optim::SGD opt{net->parameters(), wick::optim::SGDOptions(0.01).momentum(0.9)};
+  wick::Tensor x = wick::randn({2, 8});
+  wick::Tensor y = wick::randint(2, {2}, wick::TensorOptions(wick::kInt64));
+};
+
+// zero_grad, forward, loss, backward and step
+void BM_TinyMlpStep(benchmark::State& state) {
+  TinyMlp m;
+  for (auto _ : state) {
+    m.opt.zero_grad();
+    auto loss = m.loss();
+    loss.backward();
+    m.opt.step();
+    benchmark::DoNotOptimize(loss.data_ptr());
+  }
+}
+BENCHMARK(BM_TinyMlpStep);
+
+// backward() alone, over a fresh graph each time (the rest of the step untimed)
+void BM_TinyBackward(benchmark::State& state) {
+  TinyMlp m;
+  for (auto _ : state) {
+    state.PauseTiming();
+    m.opt.zero_grad();
+    auto loss = m.loss();
+    state.ResumeTiming();
+    loss.backward();
+  }
+}
+BENCHMARK(BM_TinyBackward);
+
 // ---- bandwidth on large float32 tensors; bytes = what the op must read and write
 void set_bytes(benchmark::State& state, int64_t tensors, int64_t n) {
   state.SetBytesProcessed(int64_t(state.iterations()) * tensors * n * int64_t(sizeof(float)));

@@ -9,10 +9,10 @@
 // One thread runs the whole graph. PyTorch runs one worker thread per device so that CPU and
 // GPU parts overlap; with kernels queued asynchronously on CUDA streams the host loop rarely
 // waits, and a single thread keeps ordering and errors simple.
+#include <algorithm>
 #include <functional>
-#include <queue>
-#include <unordered_map>
-#include <unordered_set>
+#include <memory>
+#include <vector>
 
 #include "autograd/function.h"
 #include "autograd/meta.h"
@@ -25,6 +25,7 @@ namespace {
 
 struct NodeTask {
   Node* node;
+  uint32_t state;  // its number in the task's Scratch
   // The top of the queue: eager nodes first, then the latest created.
   bool operator<(const NodeTask& o) const {
     if (node->eager_ != o.node->eager_) return o.node->eager_;
@@ -83,14 +84,164 @@ struct Pending {
   cuda::Event ready;
 };
 
+// autograd::grad: a wanted gradient, that of input input_nr of node, summed into *out.
+struct Capture {
+  Node* node;
+  uint32_t input_nr;
+  Tensor* out;
+};
+
 struct GraphTask {
   bool keep_graph = false;
   // autograd::grad: where each wanted gradient is captured; AccumulateGrad nodes do not run.
-  std::unordered_map<Node*, std::vector<std::pair<uint32_t, Tensor*>>> captures;
+  std::vector<Capture> captures;
   bool capturing = false;
   // queue_callback's callbacks, run once every node has run.
   std::vector<std::function<void()>> final_callbacks;
 };
+
+// What a graph task knows of one reachable node while it runs.
+struct NodeState {
+  Node* node = nullptr;
+  uint32_t slot = 0;  // where Scratch::index_ refers to it
+  int deps = 0;       // edges into it that have yet to deliver
+  bool queued = false;
+  // autograd::grad: its captures, GraphTask::captures[captures_begin, captures_end)
+  uint32_t captures_begin = 0, captures_end = 0;
+  variable_list buffer;          // the gradients of its outputs, summed (empty until one comes)
+  std::vector<Pending> pending;  // gradients delivered from other streams (rare)
+};
+
+// The working state of one graph task: a flat table of the reachable nodes' states, found by
+// node through an open-addressing index, the ready queue and the streams the nodes ran on.
+// A thread keeps the ones its finished tasks used (see ScratchLease), so that a backward pass
+// over a graph no larger than an earlier one allocates nothing here. Nothing in it is shared
+// between threads, and a task that nests in another (a node, hook or callback running a
+// backward pass of its own) takes one of its own: nodes themselves are never written.
+class Scratch {
+ public:
+  std::vector<NodeState> states;
+  std::vector<Node*> stack;           // discovery's work list
+  std::vector<NodeTask> ready;        // a max-heap (std::push_heap) of NodeTask
+  std::vector<cuda::Stream> streams;  // the CUDA streams nodes ran on, each once
+
+  // n's state number, and whether it was added just now.
+  std::pair<uint32_t, bool> add(Node* n) {
+    if ((states.size() + 1) * 2 > index_.size()) rehash(std::max<size_t>(64, index_.size() * 2));
+    const size_t mask = index_.size() - 1;
+    for (size_t slot = hash(n) & mask;; slot = (slot + 1) & mask) {
+      uint32_t k = index_[slot];
+      if (k == kEmpty) {
+        k = uint32_t(states.size());
+        states.emplace_back().node = n;
+        states.back().slot = uint32_t(slot);
+        index_[slot] = k;
+        return {k, true};
+      }
+      if (states[k].node == n) return {k, false};
+    }
+  }
+
+  // n's state number, or kEmpty if n is not reachable.
+  uint32_t find(Node* n) const {
+    if (index_.empty()) return kEmpty;
+    const size_t mask = index_.size() - 1;
+    for (size_t slot = hash(n) & mask;; slot = (slot + 1) & mask) {
+      uint32_t k = index_[slot];
+      if (k == kEmpty || states[k].node == n) return k;
+    }
+  }
+
+  // State i's input buffer, one slot per output of its node.
+  variable_list& buffer_of(uint32_t i) {
+    variable_list& b = states[i].buffer;
+    if (b.empty()) {
+      if (!spare_buffers_.empty()) {
+        b = std::move(spare_buffers_.back());
+        spare_buffers_.pop_back();
+      }
+      b.resize(states[i].node->num_outputs());
+    }
+    return b;
+  }
+
+  // A buffer done with: its gradients dropped, its memory kept for another node.
+  void recycle(variable_list&& b) {
+    b.clear();
+    if (b.capacity() > 0 && spare_buffers_.size() < kMaxSpareBuffers) spare_buffers_.push_back(std::move(b));
+  }
+
+  // Empties it for the next task, dropping every tensor it holds; memory a very large graph
+  // needed is given back.
+  void clear() noexcept {
+    if (index_.size() > kMaxKeptIndex) {
+      *this = Scratch();
+      return;
+    }
+    for (const NodeState& st : states) index_[st.slot] = kEmpty;
+    states.clear();
+    stack.clear();
+    ready.clear();
+    streams.clear();
+  }
+
+  static constexpr uint32_t kEmpty = ~uint32_t(0);
+
+ private:
+  static constexpr size_t kMaxSpareBuffers = 64;
+  static constexpr size_t kMaxKeptIndex = size_t(1) << 14;
+
+  static size_t hash(const Node* n) {
+    uint64_t x = uint64_t(reinterpret_cast<uintptr_t>(n));
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return size_t(x);
+  }
+
+  void rehash(size_t size) {
+    index_.assign(size, kEmpty);
+    const size_t mask = size - 1;
+    for (uint32_t k = 0; k < states.size(); ++k) {
+      size_t slot = hash(states[k].node) & mask;
+      while (index_[slot] != kEmpty) slot = (slot + 1) & mask;
+      index_[slot] = k;
+      states[k].slot = uint32_t(slot);
+    }
+  }
+
+  std::vector<uint32_t> index_;  // a power of two of slots, at most half full: kEmpty or a state
+  std::vector<variable_list> spare_buffers_;
+};
+
+// A Scratch for one graph task, taken from those this thread keeps and given back cleared.
+class ScratchLease {
+ public:
+  ScratchLease() {
+    if (spare_.empty()) {
+      scratch_ = std::make_unique<Scratch>();
+    } else {
+      scratch_ = std::move(spare_.back());
+      spare_.pop_back();
+    }
+  }
+  ~ScratchLease() {
+    scratch_->clear();
+    try {
+      spare_.push_back(std::move(scratch_));
+    } catch (...) {  // out of memory: dropped instead of kept
+    }
+  }
+  ScratchLease(const ScratchLease&) = delete;
+  ScratchLease& operator=(const ScratchLease&) = delete;
+  Scratch& operator*() const { return *scratch_; }
+
+ private:
+  std::unique_ptr<Scratch> scratch_;
+  static thread_local std::vector<std::unique_ptr<Scratch>> spare_;
+};
+
+thread_local std::vector<std::unique_ptr<Scratch>> ScratchLease::spare_;
 
 // The graph task this thread is running (what queue_callback adds to); tasks nest when a node,
 // hook or callback runs a backward pass of its own.
@@ -113,72 +264,81 @@ void execute(const std::vector<Edge>& roots, const variable_list& root_grads, Gr
   // is called from.
   wick::detail::autocast::Exclude no_autocast;
   CurrentTaskGuard current(task);
+  ScratchLease lease;
+  Scratch& sc = *lease;
 
   // 1. Dependencies of every node reachable from the roots.
-  std::unordered_map<Node*, int> deps;
-  std::unordered_set<Node*> seen;
-  std::vector<Node*> stack;
   for (const Edge& e : roots) {
-    if (e.function && seen.insert(e.function.get()).second) stack.push_back(e.function.get());
+    if (e.function && sc.add(e.function.get()).second) sc.stack.push_back(e.function.get());
   }
-  while (!stack.empty()) {
-    Node* n = stack.back();
-    stack.pop_back();
+  while (!sc.stack.empty()) {
+    Node* n = sc.stack.back();
+    sc.stack.pop_back();
     for (const Edge& e : n->next_edges()) {
       if (!e.function) continue;
-      ++deps[e.function.get()];
-      if (seen.insert(e.function.get()).second) stack.push_back(e.function.get());
+      auto [k, added] = sc.add(e.function.get());
+      ++sc.states[k].deps;
+      if (added) sc.stack.push_back(e.function.get());
     }
   }
+  if (task.capturing) {
+    // each reachable node's captures, a range of them sorted by node
+    auto& caps = task.captures;
+    std::sort(caps.begin(), caps.end(),
+              [](const Capture& a, const Capture& b) { return std::less<Node*>()(a.node, b.node); });
+    for (size_t b = 0, e = 0; b < caps.size(); b = e) {
+      for (e = b + 1; e < caps.size() && caps[e].node == caps[b].node;) ++e;
+      if (uint32_t k = sc.find(caps[b].node); k != Scratch::kEmpty) {
+        sc.states[k].captures_begin = uint32_t(b);
+        sc.states[k].captures_end = uint32_t(e);
+      }
+    }
+  }
+  auto make_ready = [&sc](uint32_t k) {
+    NodeState& st = sc.states[k];
+    if (st.deps != 0 || st.queued) return;
+    st.queued = true;
+    sc.ready.push_back({st.node, k});
+    std::push_heap(sc.ready.begin(), sc.ready.end());
+  };
 
   // 2. The roots' gradients, from the caller's streams.
-  std::unordered_map<Node*, variable_list> buffers;
-  auto buffer_of = [&](Node* n) -> variable_list& {
-    auto& b = buffers[n];
-    if (b.empty()) b.resize(n->num_outputs());
-    return b;
-  };
-  std::unordered_map<Node*, std::vector<Pending>> pending;
-  std::priority_queue<NodeTask> ready;
-  std::unordered_set<Node*> queued;
-  std::unordered_set<const void*> used_streams;
-  std::vector<cuda::Stream> streams;
   for (size_t i = 0; i < roots.size(); ++i) {
     Node* n = roots[i].function.get();
     if (!n) continue;
     order_streams(current_stream_of(root_grads[i].device()), n->stream_);
-    accumulate(buffer_of(n)[roots[i].input_nr], root_grads[i]);
+    accumulate(sc.buffer_of(sc.find(n))[roots[i].input_nr], root_grads[i]);
   }
   for (const Edge& e : roots) {
-    Node* n = e.function.get();
-    if (n && deps[n] == 0 && queued.insert(n).second) ready.push({n});
+    if (e.function) make_ready(sc.find(e.function.get()));
   }
 
   // 3. Run nodes as they become ready.
-  while (!ready.empty()) {
-    Node* node = ready.top().node;
-    ready.pop();
-    if (auto it = pending.find(node); it != pending.end()) {
+  while (!sc.ready.empty()) {
+    std::pop_heap(sc.ready.begin(), sc.ready.end());
+    const auto [node, k] = sc.ready.back();
+    sc.ready.pop_back();
+    if (!sc.states[k].pending.empty()) {
       // the node's stream waits for each producer, then the gradients are summed there
       cuda::StreamGuard guard(*node->stream_);
-      variable_list& slots = buffer_of(node);
+      variable_list& slots = sc.buffer_of(k);
       if (node->wants_input_events_) {
         node->input_ready_.clear();
         node->input_ready_.resize(node->num_outputs());
       }
-      for (Pending& p : it->second) {
+      std::vector<Pending>& pending = sc.states[k].pending;
+      for (Pending& p : pending) {
         p.ready.wait(*node->stream_);
         accumulate(slots[p.input_nr], std::move(p.grad));
         if (node->wants_input_events_) node->input_ready_[p.input_nr].push_back(std::move(p.ready));
       }
-      pending.erase(it);
+      pending.clear();
     }
-    variable_list grads = std::move(buffer_of(node));
-    buffers.erase(node);
+    variable_list grads = std::move(sc.buffer_of(k));
 
     if (task.capturing) {
-      if (auto it = task.captures.find(node); it != task.captures.end())
-        for (auto& [nr, out] : it->second) accumulate(*out, grads[nr]);
+      for (uint32_t c = sc.states[k].captures_begin; c < sc.states[k].captures_end; ++c)
+        accumulate(*task.captures[c].out, grads[task.captures[c].input_nr]);
     } else {
       for (auto& [nr, slot] : node->retained_) {
         if (!grads[nr].defined()) continue;
@@ -199,8 +359,10 @@ void execute(const std::vector<Edge>& roots, const variable_list& root_grads, Gr
       } else {
         outs = node->apply(std::move(grads));
       }
-      if (node->stream_ && used_streams.insert(node->stream_->native()).second)
-        streams.push_back(*node->stream_);
+      if (node->stream_ && std::none_of(sc.streams.begin(), sc.streams.end(), [&](const cuda::Stream& s) {
+            return s.native() == node->stream_->native();
+          }))
+        sc.streams.push_back(*node->stream_);
     }
     if (!task.keep_graph) node->release_variables();
 
@@ -208,22 +370,25 @@ void execute(const std::vector<Edge>& roots, const variable_list& root_grads, Gr
       const Edge& e = node->next_edge(i);
       if (!e.function) continue;
       Node* next = e.function.get();
+      const uint32_t nk = sc.add(next).first;  // found: every reachable node has a state
       if (i < outs.size() && outs[i].defined()) {
         Tensor g = validate(std::move(outs[i]), node->input_metadata_[i], *node, i);
         if (crosses_streams(node->stream_, next->stream_)) {
           Pending p{e.input_nr, std::move(g), cuda::Event()};
           p.ready.record(*node->stream_);
-          pending[next].push_back(std::move(p));
+          sc.states[nk].pending.push_back(std::move(p));
         } else {
-          accumulate(buffer_of(next)[e.input_nr], std::move(g));
+          accumulate(sc.buffer_of(nk)[e.input_nr], std::move(g));
         }
       }
-      if (--deps[next] == 0 && queued.insert(next).second) ready.push({next});
+      --sc.states[nk].deps;
+      make_ready(nk);
     }
+    sc.recycle(std::move(grads));
   }
 
   // 4. The caller's streams wait for the backward's, so grad() is ready to use on them.
-  for (const auto& s : streams) order_streams(s, cuda::current_stream(s.device_index()));
+  for (const auto& s : sc.streams) order_streams(s, cuda::current_stream(s.device_index()));
 
   // 5. The callbacks queued while it ran (and those they queue).
   for (size_t i = 0; i < task.final_callbacks.size(); ++i) {
@@ -298,7 +463,7 @@ variable_list grad(const variable_list& outputs, const variable_list& inputs,
     WICK_CHECK(inputs[i].defined() && inputs[i].requires_grad(), ValueError, "grad",
                "One of the differentiated Tensors does not require grad");
     input_edges.push_back(gradient_edge(inputs[i]));
-    task.captures[input_edges.back().function.get()].emplace_back(input_edges.back().input_nr, &result[i]);
+    task.captures.push_back({input_edges.back().function.get(), input_edges.back().input_nr, &result[i]});
   }
   try {
     execute(roots, grads, task);

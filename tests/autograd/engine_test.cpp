@@ -3,6 +3,8 @@
 // counter check. Gradient values are checked against hand-derived formulas evaluated on the
 // inputs (float64), or against central differences.
 #include <cmath>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -301,6 +303,125 @@ TEST(Autograd, MultipleRoots) {
   autograd::backward({a, b});
   auto xv = x.to_vector<double>();
   expect_values(x.grad(), {2 + 2 * xv[0], 2 + 2 * xv[1]});
+}
+
+TEST(Autograd, NestedBackwardThroughNodesTheOuterPassHasYetToRun) {
+  // A hook on h runs a backward pass of its own through y's node and the accumulators of x and
+  // w while the outer pass has still to run them (h's accumulator is the latest node, so it
+  // runs first). Each pass keeps its own count of what each node is waiting for.
+  auto x = rnd({2}), w = rnd({2}), h = rnd({2});
+  auto y = x * w;
+  auto outer = (y * y).sum() + (h * 1).sum();
+  auto inner = (y * 3).sum();
+  int nested = 0;
+  autograd::register_post_accumulate_grad_hook(h, [&](const Tensor&) {
+    ++nested;
+    inner.backward({}, /*retain_graph=*/true);
+  });
+  outer.backward();
+  EXPECT_EQ(nested, 1);
+  auto xv = x.to_vector<double>(), wv = w.to_vector<double>();
+  std::vector<double> want_x, want_w;
+  for (size_t i = 0; i < 2; ++i) {
+    const double yi = xv[i] * wv[i];
+    want_x.push_back((2 * yi + 3) * wv[i]);
+    want_w.push_back((2 * yi + 3) * xv[i]);
+  }
+  expect_values(x.grad(), want_x);
+  expect_values(w.grad(), want_w);
+  expect_values(h.grad(), {1, 1});
+}
+
+TEST(Autograd, GradOfTheSameInputTwiceAndOfAnUnreachedOne) {
+  auto x = rnd({2}), u = rnd({2});
+  auto y = (x * x).sum();
+  auto g = autograd::grad({y}, {x, u, x}, {}, /*retain_graph=*/false, /*allow_unused=*/true);
+  auto xv = x.to_vector<double>();
+  expect_values(g[0], {2 * xv[0], 2 * xv[1]});
+  EXPECT_FALSE(g[1].defined());
+  expect_values(g[2], {2 * xv[0], 2 * xv[1]});
+}
+
+TEST(Autograd, LargeGraphThenSmallOne) {
+  // About 40000 nodes (a balanced sum of x * k, k = 1..n), then a small pass on the same thread.
+  constexpr int n = 20000;
+  auto x = rnd({2});
+  std::vector<Tensor> terms;
+  for (int k = 1; k <= n; ++k) terms.push_back(x * double(k));
+  while (terms.size() > 1) {
+    std::vector<Tensor> next;
+    for (size_t i = 0; i + 1 < terms.size(); i += 2) next.push_back(terms[i] + terms[i + 1]);
+    if (terms.size() % 2) next.push_back(terms.back());
+    terms = std::move(next);
+  }
+  terms[0].sum().backward();
+  const double want = double(n) * (n + 1) / 2;
+  expect_values(x.grad(), {want, want});
+  auto z = rnd({2});
+  (z * z).sum().backward();
+  auto zv = z.to_vector<double>();
+  expect_values(z.grad(), {2 * zv[0], 2 * zv[1]});
+}
+
+TEST(Autograd, ConcurrentBackwardOnSeparateGraphs) {
+  // Two threads, each with its own leaves, run many backward passes at once.
+  constexpr int threads = 2, steps = 200;
+  std::vector<Tensor> xs, ws;
+  for (int t = 0; t < threads; ++t) {
+    xs.push_back(rnd({3}));
+    ws.push_back(rnd({3}));
+  }
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      for (int s = 0; s < steps; ++s) ((xs[t] * ws[t]).exp() + xs[t]).sum().backward();
+    });
+  }
+  for (auto& th : pool) th.join();
+  for (int t = 0; t < threads; ++t) {
+    auto xv = xs[t].to_vector<double>(), wv = ws[t].to_vector<double>();
+    std::vector<double> want_x, want_w;
+    for (size_t i = 0; i < 3; ++i) {
+      const double e = std::exp(xv[i] * wv[i]);
+      want_x.push_back(steps * (wv[i] * e + 1));
+      want_w.push_back(steps * xv[i] * e);
+    }
+    expect_values(xs[t].grad(), want_x, 1e-9);
+    expect_values(ws[t].grad(), want_w, 1e-9);
+  }
+}
+
+TEST(Autograd, ConcurrentGradThroughASharedSubgraph) {
+  // Two threads differentiate, at once and many times, graphs that share y = w * w (kept with
+  // retain_graph) and the accumulator of the leaf w.
+  constexpr int threads = 2, steps = 200;
+  auto w = rnd({3});
+  auto y = w * w;
+  std::vector<Tensor> cs;
+  for (int t = 0; t < threads; ++t) cs.push_back(rnd({3}));
+  std::vector<std::vector<Tensor>> last(threads);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      AutoGradMode on(true);
+      for (int s = 0; s < steps; ++s) {
+        auto loss = (y * cs[t]).sum();
+        auto g = autograd::grad({loss}, {w, cs[t]}, {}, /*retain_graph=*/true);
+        if (s == 0 || s == steps - 1) last[t].insert(last[t].end(), g.begin(), g.end());
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  auto wv = w.to_vector<double>();
+  for (int t = 0; t < threads; ++t) {
+    auto cv = cs[t].to_vector<double>();
+    ASSERT_EQ(last[t].size(), 4u);
+    for (int r = 0; r < 2; ++r) {
+      expect_values(last[t][2 * r], {2 * wv[0] * cv[0], 2 * wv[1] * cv[1], 2 * wv[2] * cv[2]});
+      expect_values(last[t][2 * r + 1], {wv[0] * wv[0], wv[1] * wv[1], wv[2] * wv[2]});
+    }
+  }
+  EXPECT_FALSE(w.grad().defined());
 }
 
 }  // namespace
