@@ -70,6 +70,42 @@ std::string type_name(const Tensor& t) {
 
 Node::Node() : sequence_nr_(next_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {}
 
+// The first node destroyed on a thread runs the loop; the destructors it sets off (and any
+// other node destroyed meanwhile on this thread) hand their edges to it instead of dropping
+// them, so the depth stays constant whatever the length of the graph. Members of a subclass
+// (saved tensors, captures) are destroyed before this body runs, while next_edges_ still holds
+// the nodes they lead to, so they only lower counts. If the list cannot grow, the edge is
+// dropped in place (the recursion this avoids, for that one edge).
+Node::~Node() {
+  thread_local std::vector<std::shared_ptr<Node>>* pending = nullptr;
+  auto hand_over = [](std::vector<Edge>& edges, std::vector<std::shared_ptr<Node>>& to) {
+    for (Edge& e : edges) {
+      if (!e.function) continue;
+      try {
+        to.push_back(std::move(e.function));
+      } catch (...) {
+        e.function.reset();
+      }
+    }
+  };
+  if (pending) {
+    hand_over(next_edges_, *pending);
+    return;
+  }
+  bool any = false;
+  for (const Edge& e : next_edges_) any = any || (e.function && e.function.use_count() == 1);
+  if (!any) return;  // nothing would be destroyed: no loop needed
+  std::vector<std::shared_ptr<Node>> local;
+  hand_over(next_edges_, local);
+  pending = &local;
+  while (!local.empty()) {
+    std::shared_ptr<Node> n = std::move(local.back());
+    local.pop_back();
+    n.reset();
+  }
+  pending = nullptr;
+}
+
 AutogradMeta& meta_or_create(const Tensor& t) {
   if (auto* m = meta(t)) return *m;
   auto m = std::make_unique<AutogradMeta>();
