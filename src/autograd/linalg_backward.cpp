@@ -2,6 +2,7 @@
 // broadcast batch dims are summed away and 1-D operands get their dim back.
 #include "autograd/function.h"
 #include "autograd/hooks.h"
+#include "core/tensor_ops.h"
 #include "wick/ops.h"
 
 namespace wick::autograd {
@@ -101,10 +102,22 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
   return record(
       "AddmmBackward0", {input, a, b}, out,
       {if_needed(b.requires_grad(), a), if_needed(a.requires_grad(), b)},
-      [beta, alpha, a_cm = column_major(a), b_cm = column_major(b)](BackwardContext& c) -> variable_list {
+      [beta, alpha, a_cm = column_major(a), b_cm = column_major(b), in_sizes = DimVector(input.sizes()),
+       row = input.dim() >= 1 && input.numel() == out.size(1) && input.size(-1) == out.size(1)](
+          BackwardContext& c) -> variable_list {
         const double be = beta.to<double>(), al = alpha.to<double>();
         Tensor g = c.grad();
         variable_list r(3);
+        // linear's bias (one row added to every row of the product) and its weight: the bias
+        // gradient, g summed over the batch, comes out of the weight gradient's GEMM on CUDA.
+        if (row && be == 1 && al == 1 && c.needs(0) && c.needs(2) && g.is_cuda() && g.dim() == 2) {
+          Tensor sums;
+          r[2] = b_cm ? wick::detail::mm_with_sums(g.t(), c.saved(0), 1, sums).t()
+                      : wick::detail::mm_with_sums(c.saved(0).t(), g, 2, sums);
+          r[0] = sums.view(in_sizes);
+          if (c.needs(1)) r[1] = mm_a_grad(g, c.saved(1), a_cm);
+          return r;
+        }
         if (c.needs(0)) r[0] = be == 1 ? g : g * be;
         auto scaled = [al](Tensor t) { return al == 1 ? t : t * al; };
         if (c.needs(1)) r[1] = scaled(mm_a_grad(g, c.saved(1), a_cm));

@@ -63,6 +63,13 @@ struct GemmArgs {
   // CUDA only, batch 1: a contiguous row of n values added to every row of c after the product
   // (cuBLASLt's bias epilogue); c is not read (beta 0).
   Tensor bias;
+  // CUDA only, batch 1, beta 0, no bias: when operand_sums is 1 (2), the contiguous vector sums
+  // receives the sums over k of op(a) (of op(b)): m (n) values, a linear layer's bias gradient
+  // made by cuBLASLt's bias-gradient epilogue. The backend sets *sums_done when it wrote them;
+  // where the library has no such algorithm it leaves sums alone and the caller sums.
+  int operand_sums = 0;
+  Tensor sums = Tensor();
+  bool* sums_done = nullptr;
 };
 
 // A 2-D convolution's geometry: (h, w) pairs; weight [O, C / groups, kh, kw].

@@ -66,6 +66,39 @@ Tensor mm_impl(const Tensor& a, const Tensor& b, const char* op) {
 
 }  // namespace
 
+namespace detail {
+
+Tensor mm_with_sums(const Tensor& a, const Tensor& b, int which, Tensor& sums) {
+  static const bool enabled = [] {
+    const char* v = std::getenv("WICK_GEMM_BIAS_GRAD");
+    return !(v && std::string(v) == "0");
+  }();
+  const Dtype dt = a.dtype();
+  const bool fused = enabled && a.is_cuda() && a.dim() == 2 && b.dim() == 2 && b.dtype() == dt &&
+                     a.size(1) == b.size(0) && a.size(0) > 0 && b.size(1) > 0 && a.size(1) > 0 &&
+                     (dt == kFloat32 || dt == kFloat16 || dt == kBFloat16) && b.device() == a.device();
+  if (!fused) {
+    sums = which == 1 ? a.sum(1) : b.sum(0);
+    return mm(a, b);
+  }
+  NoGradGuard no_grad;
+  const int64_t m = a.size(0), n = b.size(1);
+  Tensor c = empty_for({m, n}, a.options(), "matmul");
+  Tensor s = empty_for({which == 1 ? m : n}, a.options(), "matmul");
+  bool done = false;
+  GemmOperand oa = gemm_operand(a), ob = gemm_operand(b);
+  GemmArgs g{oa.t,     ob.t,     c,        1,        m,   n,   a.size(1), oa.ld, ob.ld, std::max<int64_t>(n, 1), 0,
+             0,        0,        oa.trans, ob.trans, 1.0, 0.0, Tensor()};
+  g.operand_sums = which;
+  g.sums = s;
+  g.sums_done = &done;
+  kernel<&KernelTable::gemm>(a.device(), "matmul")(g);
+  sums = done ? s : (which == 1 ? a.sum(1) : b.sum(0));
+  return c;
+}
+
+}  // namespace detail
+
 Tensor mm(const Tensor& a, const Tensor& b) {
   check_defined(a, "mm", "self");
   check_defined(b, "mm", "b");

@@ -137,8 +137,11 @@ Plan make_plan(const PlanKey& key, cublasLtHandle_t h, size_t workspace_bytes) {
     const cublasOperation_t tb = key.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
     WICK_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "matmul");
     WICK_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "matmul");
-    if (key.bias) {  // one value per row of cuBLASLt's column-major D: per column of ours
-      const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    if (key.bias) {  // 1: one value per row of cuBLASLt's column-major D (per column of ours);
+      // 2 (3): sums over k of cuBLASLt's B, our a (of its A, our b)
+      const cublasLtEpilogue_t epilogue = key.bias == 1   ? CUBLASLT_EPILOGUE_BIAS
+                                          : key.bias == 2 ? CUBLASLT_EPILOGUE_BGRADB
+                                                          : CUBLASLT_EPILOGUE_BGRADA;
       WICK_CUBLAS_CHECK(
           cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue), "matmul");
     }
@@ -173,6 +176,10 @@ Plan make_plan(const PlanKey& key, cublasLtHandle_t h, size_t workspace_bytes) {
       throw;
     }
     cublasLtMatmulPreferenceDestroy(pref);
+    if (key.bias >= 2 && (st != CUBLAS_STATUS_SUCCESS || found == 0)) {  // no such algorithm: the
+      destroy(p);                                                        // caller sums instead
+      return Plan{};
+    }
     WICK_CUBLAS_CHECK(st, "matmul");
     WICK_CHECK(found > 0, NotImplementedError, "matmul", "cuBLASLt has no algorithm for ", dt, " ", key.m, "x",
                key.k, " @ ", key.k, "x", key.n, " (batch ", key.batch, ")");
@@ -208,19 +215,29 @@ void lt_gemm(const GemmArgs& g, int64_t batch, const char* a, const char* b, cha
   cublasLtHandle_t h = blas::handle(device);
   const blas::Workspace ws = blas::workspace(device, stream);
   const int64_t sa = batch > 1 ? g.stride_a : 0, sb = batch > 1 ? g.stride_b : 0, sc = batch > 1 ? g.stride_c : 0;
-  const PlanKey key{device, int64_t(dt), dt == kFloat32 ? float32_matmul_precision_level() : 0,
-                    g.trans_a, g.trans_b, g.m, g.n, g.k, g.lda, g.ldb, g.ldc, batch, sa, sb, sc,
-                    alignment(a, g.lda, sa, es), alignment(b, g.ldb, sb, es), alignment(c, g.ldc, sc, es),
-                    g.bias.defined() ? 1 : 0};
-  const Plan& p = cached_plan(key, h, ws.bytes);
+  PlanKey key{device, int64_t(dt), dt == kFloat32 ? float32_matmul_precision_level() : 0,
+              g.trans_a, g.trans_b, g.m, g.n, g.k, g.lda, g.ldb, g.ldc, batch, sa, sb, sc,
+              alignment(a, g.lda, sa, es), alignment(b, g.ldb, sb, es), alignment(c, g.ldc, sc, es),
+              g.bias.defined() ? 1 : 0};
+  const bool sums = g.operand_sums != 0 && batch == 1 && g.sums.defined() && !g.bias.defined() && g.beta == 0;
+  if (sums) key.bias = 1 + g.operand_sums;
+  const Plan* pp = &cached_plan(key, h, ws.bytes);
+  if (sums && !pp->op) {  // the library has no bias-gradient algorithm here: a plain GEMM
+    key.bias = 0;
+    pp = &cached_plan(key, h, ws.bytes);
+  }
+  const Plan& p = *pp;
+  const void* epilogue_ptr = nullptr;
+  if (g.bias.defined()) epilogue_ptr = g.bias.data_ptr();
+  else if (key.bias >= 2) epilogue_ptr = g.sums.data_ptr();
   const float alpha_f = float(g.alpha), beta_f = float(g.beta);
   const void* alpha = dt == kFloat64 ? static_cast<const void*>(&g.alpha) : &alpha_f;
   const void* beta = dt == kFloat64 ? static_cast<const void*>(&g.beta) : &beta_f;
-  if (g.bias.defined()) {
+  if (epilogue_ptr) {
     // The bias address lives in the plan's (shared) descriptor: set and used under one lock.
     static std::mutex bias_mu;
     std::lock_guard<std::mutex> lock(bias_mu);
-    const void* bias = g.bias.data_ptr();
+    const void* bias = epilogue_ptr;
     WICK_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
                       "matmul");
     WICK_CUBLAS_CHECK(cublasLtMatmul(h, p.op, alpha, b, p.a, a, p.b, beta, c, p.c, c, p.c, &p.algo, ws.ptr,
@@ -232,6 +249,10 @@ void lt_gemm(const GemmArgs& g, int64_t batch, const char* a, const char* b, cha
                       "matmul");
   }
   WICK_CUDA_AFTER_LAUNCH("matmul", stream);
+  if (key.bias >= 2) {
+    mark_initialized(g.sums.data_ptr(), size_t(g.sums.numel() * es), stream);
+    if (g.sums_done) *g.sums_done = true;
+  }
   // c's rows: n elements every ldc, batch items every sc. One range when they are dense.
   const int64_t rows = batch * g.m;
   if (g.ldc == g.n && (batch == 1 || sc == g.m * g.ldc)) mark_initialized(c, size_t(rows * g.n * es), stream);

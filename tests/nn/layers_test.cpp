@@ -1,6 +1,8 @@
 // Layers against references computed with plain loops in float64, their initialization, and
 // gradient checks (central differences) of their functional forms; CPU and, when present, CUDA.
 #include <cmath>
+#include <string>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -77,6 +79,44 @@ TEST_P(Layers, LinearMatchesLoopsAndInit) {
   // Higher-rank input: the last dim is the feature dim.
   auto y3 = fc(x.to(dev()).view({2, 2, 5}));
   expect_close(y3.reshape({4, 3}), want, 1e-5);
+}
+
+// Linear's and addmm's bias and weight gradients (on CUDA the bias gradient comes out of the
+// weight gradient's GEMM): against float64 sums and products on the CPU, for float32, float16 and
+// bfloat16, odd sizes, a weight stored as is (linear: w.t() is column-major) and a row-major
+// mat2 (addmm), and a [1, n] bias.
+TEST_P(Layers, LinearBiasAndWeightGradients) {
+  for (Dtype dt : {kFloat32, kFloat16, kBFloat16}) {
+    const double tol = dt == kFloat32 ? 1e-4 : dt == kFloat16 ? 2e-2 : 1.5e-1;
+    for (auto [batch, in, out] : {std::tuple<int64_t, int64_t, int64_t>{64, 784, 128}, {37, 53, 29}, {300, 16, 8}}) {
+      Tensor x = randn({batch, in}, kFloat64), w = randn({out, in}, kFloat64) * 0.1, b = randn({out}, kFloat64);
+      Tensor gy = randn({batch, out}, kFloat64);
+      // The references, in float64 from the values as dt holds them.
+      Tensor xr = x.to(dt).to(kFloat64), wr = w.to(dt).to(kFloat64), gr = gy.to(dt).to(kFloat64);
+      const Tensor want_b = gr.sum(0), want_w = matmul(gr.t(), xr), want_x = matmul(gr, wr);
+      // linear (weight [out, in]: mat2 is w.t())
+      Tensor xd = x.to(dev(), dt).requires_grad_(), wd = w.to(dev(), dt).requires_grad_();
+      Tensor bd = b.to(dev(), dt).requires_grad_();
+      Tensor y = nn::functional::linear(xd, wd, bd);
+      EXPECT_EQ(y.grad_fn()->name(), "AddmmBackward0");
+      y.backward(gy.to(dev(), dt));
+      const std::string what = std::string(name(dt)) + " " + std::to_string(batch) + "x" + std::to_string(in);
+      expect_close(bd.grad().to(kFloat64), want_b, tol * std::sqrt(double(batch)), tol, what + " bias");
+      expect_close(wd.grad().to(kFloat64), want_w, tol * std::sqrt(double(batch)), tol, what + " weight");
+      expect_close(xd.grad().to(kFloat64), want_x, tol * std::sqrt(double(out)), tol, what + " input");
+      // addmm with a row-major mat2 [in, out] and a [1, out] bias
+      Tensor m2 = w.t().contiguous().to(dev(), dt).requires_grad_();
+      Tensor b2 = b.view({1, out}).to(dev(), dt).requires_grad_();
+      Tensor y2 = addmm(b2, x.to(dev(), dt), m2);
+      y2.backward(gy.to(dev(), dt));
+      expect_close(b2.grad().to(kFloat64).view({out}), want_b, tol * std::sqrt(double(batch)), tol, what + " [1, n] bias");
+      expect_close(m2.grad().to(kFloat64), want_w.t(), tol * std::sqrt(double(batch)), tol, what + " mat2");
+      // Only the bias needs a gradient: no GEMM for it.
+      Tensor b3 = b.to(dev(), dt).requires_grad_();
+      nn::functional::linear(x.to(dev(), dt), w.to(dev(), dt), b3).backward(gy.to(dev(), dt));
+      expect_close(b3.grad().to(kFloat64), want_b, tol * std::sqrt(double(batch)), tol, what + " bias alone");
+    }
+  }
 }
 
 TEST_P(Layers, Conv2dMatchesLoops) {
