@@ -11,7 +11,8 @@
 
 namespace wick::detail {
 
-// The machine's memory and swap in bytes (SIZE_MAX when unknown).
+// The memory and swap this process can have, in bytes: the machine's, or its cgroup's memory
+// limit (a container's) plus swap where that is lower (SIZE_MAX when unknown).
 size_t host_memory_ceiling();
 
 // OutOfMemoryError "[op] failed to allocate ..." when n items of item_bytes each exceed
@@ -21,7 +22,8 @@ inline void check_host_request(int64_t n, size_t item_bytes, const char* op) {
   const size_t ceiling = host_memory_ceiling();
   if (uint64_t(n) > ceiling / item_bytes) [[unlikely]]
     raise<OutOfMemoryError>(op, "failed to allocate ", n, " items of ", item_bytes,
-                            " bytes of host memory (the machine has ", ceiling, " bytes of memory and swap)");
+                            " bytes of host memory (more than the ", ceiling,
+                            " bytes of memory and swap this process can have)");
 }
 
 }  // namespace wick::detail

@@ -7,8 +7,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -40,11 +42,45 @@
 
 namespace wick::detail {
 
+namespace {
+
+// The number in a cgroup's limit file ("max" or a missing file: none).
+std::optional<uint64_t> cgroup_limit(const std::string& path) {
+  std::ifstream in(path);
+  std::string v;
+  if (!(in >> v) || v.empty() || v == "max") return std::nullopt;
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+  if (*end != 0) return std::nullopt;
+  return uint64_t(n);
+}
+
+// The memory limit of this process's cgroup (v2: memory.max of its own group, or of the root
+// of the namespace; v1: the memory controller's limit_in_bytes), if any.
+std::optional<uint64_t> cgroup_memory_limit() {
+  std::ifstream self("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(self, line)) {
+    if (line.rfind("0::", 0) == 0) {
+      if (auto v = cgroup_limit("/sys/fs/cgroup" + line.substr(3) + "/memory.max")) return v;
+    }
+  }
+  if (auto v = cgroup_limit("/sys/fs/cgroup/memory.max")) return v;
+  return cgroup_limit("/sys/fs/cgroup/memory/memory.limit_in_bytes");
+}
+
+}  // namespace
+
 size_t host_memory_ceiling() {
   static const size_t ceiling = [] {
     struct sysinfo si {};
     if (sysinfo(&si) != 0 || si.totalram == 0) return SIZE_MAX;
-    const unsigned __int128 total = (unsigned __int128)(si.totalram + si.totalswap) * si.mem_unit;
+    const unsigned __int128 ram = (unsigned __int128)si.totalram * si.mem_unit;
+    const unsigned __int128 swap = (unsigned __int128)si.totalswap * si.mem_unit;
+    unsigned __int128 total = ram + swap;
+    // A container's limit below the machine's memory is the real ceiling (its swap counted
+    // generously: the machine's).
+    if (auto limit = cgroup_memory_limit(); limit && *limit < ram) total = *limit + swap;
     return total > SIZE_MAX ? SIZE_MAX : size_t(total);
   }();
   return ceiling;
@@ -214,8 +250,8 @@ class CpuAllocator final : public Allocator {
   DataPtr allocate(size_t nbytes) override {
     if (nbytes == 0) return DataPtr(nullptr, nullptr, nullptr, Device(kCPU));
     if (nbytes >= kCacheMin && nbytes > host_memory_ceiling()) [[unlikely]]
-      raise<OutOfMemoryError>("cpu", "failed to allocate ", nbytes, " bytes of host memory (the machine has ",
-                              host_memory_ceiling(), " bytes of memory and swap)");
+      raise<OutOfMemoryError>("cpu", "failed to allocate ", nbytes, " bytes of host memory (more than the ",
+                              host_memory_ceiling(), " bytes of memory and swap this process can have)");
     if (nbytes >= kCacheMin && nbytes <= kCacheMax) {
       HostCache& cache = HostCache::get();
       if (cache.limit() > 0) {
