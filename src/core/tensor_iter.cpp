@@ -42,14 +42,20 @@ bool is_non_overlapping_and_dense(const Tensor& t) {
   if (n == 0 || t.numel() == 0) return true;  // an empty tensor has no element to overlap
   IntArrayRef sizes = t.sizes(), strides = t.strides();
   if (n == 1) return sizes[0] < 2 || strides[0] == 1;
-  // Dims by increasing stride, those of size < 2 last (they take no memory of their own).
-  DimVector perm(size_t(n), 0);
-  for (int64_t i = 0; i < n; ++i) perm[size_t(i)] = i;
-  std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
+  if (t.is_contiguous()) return true;
+  // Dims by increasing stride, those of size < 2 last (they take no memory of their own): an
+  // insertion sort, stable and without the temporary buffer std::stable_sort allocates.
+  auto before = [&](int64_t a, int64_t b) {
     if (sizes[a] < 2) return false;
     if (sizes[b] < 2) return true;
     return strides[a] < strides[b];
-  });
+  };
+  DimVector perm(size_t(n), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t j = i;
+    for (; j > 0 && before(i, perm[size_t(j - 1)]); --j) perm[size_t(j)] = perm[size_t(j - 1)];
+    perm[size_t(j)] = i;
+  }
   int64_t expected = 1;
   for (int64_t d : perm) {
     if (sizes[d] < 2) return true;
