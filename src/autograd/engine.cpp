@@ -12,11 +12,13 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "autograd/function.h"
 #include "autograd/meta.h"
 #include "core/autocast.h"
+#include "core/tensor_ops.h"
 #include "wick/ops.h"
 
 namespace wick::autograd {
@@ -470,8 +472,8 @@ variable_list grad(const variable_list& outputs, const variable_list& inputs,
   } catch (const ValueError& e) {
     // The graph's own errors (freed saved tensors, a saved tensor modified in place) name the
     // op called: grad here.
-    const std::string m = e.what();
-    if (m.rfind("[backward] ", 0) == 0) throw ValueError("[grad] " + m.substr(11));
+    if (std::string_view(e.what()).starts_with("[backward] "))
+      throw ValueError(wick::detail::renamed_message(e, "grad"));
     throw;
   }
   for (size_t i = 0; i < inputs.size(); ++i) {

@@ -109,8 +109,9 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
         Tensor g = c.grad();
         variable_list r(3);
         // linear's bias (one row added to every row of the product) and its weight: the bias
-        // gradient, g summed over the batch, comes out of the weight gradient's GEMM on CUDA.
-        if (row && be == 1 && al == 1 && c.needs(0) && c.needs(2) && g.is_cuda() && g.dim() == 2) {
+        // gradient, g summed over the batch, with the weight gradient (one GEMM where the backend
+        // can, mm_with_sums).
+        if (row && be == 1 && al == 1 && c.needs(0) && c.needs(2) && g.dim() == 2) {
           Tensor sums;
           r[2] = b_cm ? wick::detail::mm_with_sums(g.t(), c.saved(0), 1, sums).t()
                       : wick::detail::mm_with_sums(c.saved(0).t(), g, 2, sums);

@@ -74,13 +74,14 @@ Node::Node() : sequence_nr_(next_sequence_nr.fetch_add(1, std::memory_order_rela
 // other node destroyed meanwhile on this thread) hand their edges to it instead of dropping
 // them, so the depth stays constant whatever the length of the graph. Members of a subclass
 // (saved tensors, captures) are destroyed before this body runs, while next_edges_ still holds
-// the nodes they lead to, so they only lower counts. If the list cannot grow, the edge is
-// dropped in place (the recursion this avoids, for that one edge).
+// the nodes they lead to, so they only lower counts. Only edges holding the last reference are
+// handed over (the others are dropped where they are, destroying nothing); if the list cannot
+// grow, the edge is dropped in place (the recursion this avoids, for that one edge).
 Node::~Node() {
   thread_local std::vector<std::shared_ptr<Node>>* pending = nullptr;
   auto hand_over = [](std::vector<Edge>& edges, std::vector<std::shared_ptr<Node>>& to) {
     for (Edge& e : edges) {
-      if (!e.function) continue;
+      if (!e.function || e.function.use_count() > 1) continue;
       try {
         to.push_back(std::move(e.function));
       } catch (...) {

@@ -1,7 +1,6 @@
 // Factory functions: empty and friends, from_blob, tensor(), *_like and new_*.
 #include <cmath>
 #include <cstring>
-#include <string_view>
 #include <vector>
 
 #include "core/cuda_hooks.h"
@@ -106,13 +105,28 @@ Tensor finish_factory(Tensor t, const TensorOptions& o) {
   return t;
 }
 
+namespace {
+
+// A tensor of o's dtype and device holding the host values (of dtype, contiguous, sizes).
+Tensor from_host_values(const void* values, Dtype dtype, IntArrayRef sizes, size_t nbytes, TensorOptions o,
+                        const char* op) {
+  Tensor src = make_tensor(
+      Storage::make(DataPtr(const_cast<void*>(values), nullptr, nullptr, Device(kCPU)), nbytes, nullptr),
+      dtype, sizes, contiguous_strides(sizes), 0);
+  Tensor out =
+      empty_for(sizes, TensorOptions(o.dtype()).device(o.device()).pinned_memory(o.pinned_memory()), op);
+  copy_values(out, src, false);
+  return finish_factory(out, o);
+}
+
+}  // namespace
+
 Tensor tensor_from_values(const void* values, Dtype dtype, IntArrayRef sizes, TensorOptions o,
                           const char* op) {
   const size_t nbytes = checked_nbytes(sizes, dtype, op);
   // torch.tensor checks that each value fits an integer dtype asked for (300 into uint8 raises);
   // floating and bool dtypes take any value (1e300 into float32 is inf, as a C cast).
-  if (std::string_view(op) == "tensor" && o.dtype() != dtype && !is_floating_point(o.dtype()) &&
-      o.dtype() != kBool) {
+  if (o.dtype() != dtype && !is_floating_point(o.dtype()) && o.dtype() != kBool) {
     const int64_t n = int64_t(nbytes) / element_size(dtype);
     for (int64_t i = 0; i < n; ++i) {
       const Scalar v = dtype == kInt64     ? Scalar(static_cast<const int64_t*>(values)[i])
@@ -121,13 +135,7 @@ Tensor tensor_from_values(const void* values, Dtype dtype, IntArrayRef sizes, Te
       check_fits(v, o.dtype(), op);
     }
   }
-  Tensor src = make_tensor(
-      Storage::make(DataPtr(const_cast<void*>(values), nullptr, nullptr, Device(kCPU)), nbytes, nullptr),
-      dtype, sizes, contiguous_strides(sizes), 0);
-  Tensor out =
-      empty_for(sizes, TensorOptions(o.dtype()).device(o.device()).pinned_memory(o.pinned_memory()), op);
-  copy_values(out, src, false);
-  return finish_factory(out, o);
+  return from_host_values(values, dtype, sizes, nbytes, o, op);
 }
 
 }  // namespace detail
@@ -222,11 +230,11 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
     std::vector<int64_t> iv = host_buffer<int64_t>(n, "arange");
     int64_t si = start.to<int64_t>(), sti = step.to<int64_t>();
     for (int64_t i = 0; i < n; ++i) iv[size_t(i)] = si + i * sti;
-    return tensor_from_values(iv.data(), kInt64, {n}, o, "arange");
+    return from_host_values(iv.data(), kInt64, {n}, size_t(n) * sizeof(int64_t), o, "arange");
   }
   std::vector<double> v = host_buffer<double>(n, "arange");
   for (int64_t i = 0; i < n; ++i) v[size_t(i)] = s + double(i) * st;
-  return tensor_from_values(v.data(), kFloat64, {n}, o, "arange");
+  return from_host_values(v.data(), kFloat64, {n}, size_t(n) * sizeof(double), o, "arange");
 }
 
 Tensor linspace(double start, double end, int64_t steps, TensorOptions o) {
@@ -242,7 +250,7 @@ Tensor linspace(double start, double end, int64_t steps, TensorOptions o) {
     for (int64_t i = 0; i < steps; ++i)  // symmetric from both ends, as PyTorch computes it
       v[size_t(i)] = i < half ? start + step * double(i) : end - step * double(steps - i - 1);
   }
-  return tensor_from_values(v.data(), kFloat64, {steps}, o, "linspace");
+  return from_host_values(v.data(), kFloat64, {steps}, size_t(steps) * sizeof(double), o, "linspace");
 }
 
 Tensor eye(int64_t n, TensorOptions o) { return eye(n, n, o); }

@@ -15,14 +15,19 @@ namespace wick::detail {
 // limit (a container's) plus swap where that is lower (SIZE_MAX when unknown).
 size_t host_memory_ceiling();
 
-// OutOfMemoryError "[op] failed to allocate ..." when n items of item_bytes each exceed
-// host_memory_ceiling() (or overflow).
+// OutOfMemoryError "[op] failed to allocate ..." when a request of bytes exceeds
+// host_memory_ceiling().
+inline void check_host_bytes(uint64_t bytes, const char* op) {
+  if (bytes > host_memory_ceiling()) [[unlikely]]
+    raise<OutOfMemoryError>(op, "failed to allocate ", bytes, " bytes of host memory (more than the ",
+                            host_memory_ceiling(), " bytes of memory and swap this process can have)");
+}
+
+// The same for n items of item_bytes each (n <= 0: nothing to check).
 inline void check_host_request(int64_t n, size_t item_bytes, const char* op) {
-  if (n <= 0) return;
-  const size_t ceiling = host_memory_ceiling();
-  if (uint64_t(n) > ceiling / item_bytes) [[unlikely]]
+  if (n > 0 && uint64_t(n) > host_memory_ceiling() / item_bytes) [[unlikely]]
     raise<OutOfMemoryError>(op, "failed to allocate ", n, " items of ", item_bytes,
-                            " bytes of host memory (more than the ", ceiling,
+                            " bytes of host memory (more than the ", host_memory_ceiling(),
                             " bytes of memory and swap this process can have)");
 }
 

@@ -73,6 +73,9 @@ Tensor mm_with_sums(const Tensor& a, const Tensor& b, int which, Tensor& sums) {
     const char* v = std::getenv("WICK_GEMM_BIAS_GRAD");
     return !(v && std::string(v) == "0");
   }();
+  NoGradGuard no_grad;
+  // CUDA's GEMM has the epilogue, for the dtypes below; whether an algorithm takes this problem
+  // is the backend's to say (sums_done).
   const Dtype dt = a.dtype();
   const bool fused = enabled && a.is_cuda() && a.dim() == 2 && b.dim() == 2 && b.dtype() == dt &&
                      a.size(1) == b.size(0) && a.size(0) > 0 && b.size(1) > 0 && a.size(1) > 0 &&
@@ -81,7 +84,6 @@ Tensor mm_with_sums(const Tensor& a, const Tensor& b, int which, Tensor& sums) {
     sums = which == 1 ? a.sum(1) : b.sum(0);
     return mm(a, b);
   }
-  NoGradGuard no_grad;
   const int64_t m = a.size(0), n = b.size(1);
   Tensor c = empty_for({m, n}, a.options(), "matmul");
   Tensor s = empty_for({which == 1 ? m : n}, a.options(), "matmul");

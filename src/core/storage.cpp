@@ -249,9 +249,7 @@ class CpuAllocator final : public Allocator {
  public:
   DataPtr allocate(size_t nbytes) override {
     if (nbytes == 0) return DataPtr(nullptr, nullptr, nullptr, Device(kCPU));
-    if (nbytes >= kCacheMin && nbytes > host_memory_ceiling()) [[unlikely]]
-      raise<OutOfMemoryError>("cpu", "failed to allocate ", nbytes, " bytes of host memory (more than the ",
-                              host_memory_ceiling(), " bytes of memory and swap this process can have)");
+    if (nbytes >= kCacheMin) check_host_bytes(nbytes, "cpu");
     if (nbytes >= kCacheMin && nbytes <= kCacheMax) {
       HostCache& cache = HostCache::get();
       if (cache.limit() > 0) {
