@@ -375,7 +375,7 @@ Block* DeviceCachingAllocator::map_expandable(ExpandableSegment& seg, size_t siz
   Block* u = *it;
   // Grow the free mapped block just before the range in place, when there is one.
   Block* p = u->prev;
-  const bool extend = p && p->mapped && !p->allocated && p->event_count == 0 && p->size < size;
+  const bool extend = p && p->mapped && !p->allocated && !p->parked && p->event_count == 0 && p->size < size;
   const size_t need = extend ? size - p->size : size;
   const size_t bytes = round_up(need, seg.page);  // <= u->size: both are whole pages
   if (fraction_set_ && size_t(stats_.reserved_bytes[kStatAll].current) + bytes > allowed_max_) {
@@ -416,6 +416,7 @@ Block* DeviceCachingAllocator::map_expandable(ExpandableSegment& seg, size_t siz
 
 void DeviceCachingAllocator::release_expandable_pages() {
   if (expandable_.empty()) return;
+  flush_parked();
   // Free blocks with at least one whole page.
   std::vector<Block*> frees;
   for (BlockPool* pool : {&small_, &large_})
@@ -509,7 +510,7 @@ void DeviceCachingAllocator::split(Block* b, size_t size) {
   b->size = size;
   // In an expandable segment the block may have been mapped just before a free block: merge
   // the rest with it so that free space stays in one piece.
-  if (Block* n = rest->next; rest->segment && n && n->mapped && !n->allocated && n->event_count == 0) {
+  if (Block* n = rest->next; rest->segment && n && n->mapped && !n->allocated && !n->parked && n->event_count == 0) {
     pool_erase(n);
     rest->size += n->size;
     rest->next = n->next;
@@ -528,6 +529,22 @@ Block* DeviceCachingAllocator::malloc(size_t requested, cudaStream_t stream) {
   if (!events_.empty() && captures_.empty()) process_events();
   const AllocConfig& cfg = alloc_config();
   const size_t size = round_size(requested);
+
+  if (num_parked_ != 0 && !priv && size <= kSmallSize) {
+    if (Block* b = unpark(size, stream)) {
+      // What the end of this function does for a block of the pool (it is split to this size
+      // already, with its free remainder where the split would put it).
+      b->allocated = true;
+      b->requested = requested;
+      update_stats(stats_.allocation, b->pool, 1);
+      update_stats(stats_.allocated_bytes, b->pool, int64_t(b->size));
+      update_stats(stats_.active, b->pool, 1);
+      update_stats(stats_.active_bytes, b->pool, int64_t(b->size));
+      update_stats(stats_.requested_bytes, b->pool, int64_t(requested));
+      if (b->size >= cfg.max_split_size) stats_.oversize_allocations.increase(1);
+      return b;
+    }
+  }
 
   if (!cfg.caching) {  // one cudaMalloc per tensor, counted as a large-pool segment of its own
     Block* b = alloc_segment(&large_, size, stream);
@@ -548,6 +565,12 @@ Block* DeviceCachingAllocator::malloc(size_t requested, cudaStream_t stream) {
                                          : large_;
   const size_t alloc_size = allocation_size(size);
   Block* b = find_free_block(pool, size, stream);
+  if (!b && num_parked_ != 0 && &pool == &small_) {
+    // The parked blocks, merged with their free neighbours, may hold room for it: no new
+    // segment while they do.
+    flush_parked();
+    b = find_free_block(pool, size, stream);
+  }
   // Graphs' private pools keep cudaMalloc'd segments: a captured graph holds on to the
   // addresses it was recorded with, and those must stay mapped for as long as the graph
   // lives; fixed segments that go back only when the pool is released give that for free.
@@ -598,6 +621,7 @@ Block* DeviceCachingAllocator::malloc(size_t requested, cudaStream_t stream) {
 
 void DeviceCachingAllocator::throw_oom(std::unique_lock<std::mutex>& lock, size_t requested,
                                        size_t alloc_size) {
+  flush_parked();
   ++stats_.num_ooms;
   const int64_t allocated = stats_.allocated_bytes[kStatAll].current;
   const int64_t reserved = stats_.reserved_bytes[kStatAll].current;
@@ -664,21 +688,75 @@ void DeviceCachingAllocator::free(Block* b) {
     b->stream_uses.clear();
     return;
   }
+  // Not while a graph is being captured: what a capture sees of the pools stays as it was.
+  if (b->pool == &small_ && captures_.empty()) [[likely]] {
+    park(b);
+    return;
+  }
   free_block(b);
 }
 
 void DeviceCachingAllocator::free_block(Block* b) {
   update_stats(stats_.active, b->pool, -1);
   update_stats(stats_.active_bytes, b->pool, -int64_t(b->size));
-  // Merge with free neighbours (not allocated, no pending events: they are in the pool).
+  insert_free(b);
+}
+
+void DeviceCachingAllocator::insert_free(Block* b) {
+  // Merge with free neighbours (not allocated, not parked, no pending events: they are in the
+  // pool).
   for (Block* n : {b->prev, b->next}) {
-    if (!n || n->allocated || n->event_count > 0 || !n->mapped) continue;
+    if (!n || n->allocated || n->parked || n->event_count > 0 || !n->mapped) continue;
     pool_erase(n);
     absorb(b, n);
     delete_block(n);
   }
   pool_insert(b);
   if (b->pool->retired && !b->is_split() && captures_.empty()) release_segment(b);
+}
+
+// The active counts go down here, as free_block's do: a parked block is not in use, and its
+// statistics must read the same whether or not an allocation in between takes it back. The
+// pool's side (the merge and the inactive split counts) waits for the flush.
+void DeviceCachingAllocator::park(Block* b) {
+  update_stats(stats_.active, b->pool, -1);
+  update_stats(stats_.active_bytes, b->pool, -int64_t(b->size));
+  b->parked = true;  // before the oldest goes to the pool: it must not merge with b
+  b->freed_at = ++tick_;
+  if (num_parked_ == kMaxParked) {
+    Block* oldest = parked_[0];
+    std::copy(parked_ + 1, parked_ + num_parked_, parked_);
+    --num_parked_;
+    oldest->parked = false;
+    const uint64_t t = oldest->freed_at;
+    insert_free(oldest);
+    oldest->freed_at = t;
+  }
+  parked_[num_parked_++] = b;
+}
+
+Block* DeviceCachingAllocator::unpark(size_t size, cudaStream_t stream) {
+  for (size_t i = num_parked_; i-- > 0;) {
+    Block* b = parked_[i];
+    if (b->size != size || b->stream != stream) continue;
+    std::copy(parked_ + i + 1, parked_ + num_parked_, parked_ + i);
+    --num_parked_;
+    b->parked = false;
+    return b;
+  }
+  return nullptr;
+}
+
+void DeviceCachingAllocator::flush_parked() {
+  for (size_t i = 0; i < num_parked_; ++i) {
+    Block* b = parked_[i];
+    b->parked = false;
+    // The age garbage collection sorts by is the time of the free, as if it had not waited.
+    const uint64_t t = b->freed_at;
+    insert_free(b);
+    b->freed_at = t;
+  }
+  num_parked_ = 0;
 }
 
 void DeviceCachingAllocator::release_segment(Block* b) {
@@ -695,6 +773,7 @@ void DeviceCachingAllocator::release_segment(Block* b) {
 }
 
 void DeviceCachingAllocator::release_cached_blocks() {
+  flush_parked();
   synchronize_and_free_events();
   for (BlockPool* pool : {&small_, &large_}) {
     std::vector<Block*> whole;
@@ -710,6 +789,7 @@ void DeviceCachingAllocator::release_cached_blocks() {
 void DeviceCachingAllocator::garbage_collect() {
   const double limit = alloc_config().garbage_collection_threshold * double(allowed_max_);
   if (double(stats_.reserved_bytes[kStatAll].current) <= limit) return;
+  flush_parked();
   // Expandable segments: all their free pages go back at once (no ages per page).
   if (!expandable_.empty()) release_expandable_pages();
   std::vector<Block*> whole;
@@ -779,6 +859,7 @@ void DeviceCachingAllocator::release_retired() {
 
 void DeviceCachingAllocator::begin_capture(std::pair<uint64_t, uint64_t> id, cudaStream_t stream) {
   std::lock_guard<std::mutex> lock(mu_);
+  flush_parked();
   auto& p = private_pools_[id];
   if (!p) p = std::make_unique<PrivatePool>();
   ++p->use_count;
@@ -788,6 +869,7 @@ void DeviceCachingAllocator::begin_capture(std::pair<uint64_t, uint64_t> id, cud
 
 void DeviceCachingAllocator::end_capture(cudaStream_t stream) {
   std::lock_guard<std::mutex> lock(mu_);
+  flush_parked();
   for (auto it = captures_.begin(); it != captures_.end(); ++it)
     if (it->first == stream) {
       captures_.erase(it);
@@ -797,6 +879,7 @@ void DeviceCachingAllocator::end_capture(cudaStream_t stream) {
 
 void DeviceCachingAllocator::release_pool(std::pair<uint64_t, uint64_t> id) {
   std::lock_guard<std::mutex> lock(mu_);
+  flush_parked();
   auto it = private_pools_.find(id);
   if (it == private_pools_.end() || it->second->use_count == 0) return;
   if (--it->second->use_count > 0) return;
@@ -811,11 +894,13 @@ bool DeviceCachingAllocator::capturing() {
 
 DeviceStats DeviceCachingAllocator::stats() {
   std::lock_guard<std::mutex> lock(mu_);
+  flush_parked();  // the inactive split counts as if no block had been parked
   return stats_;
 }
 
 void DeviceCachingAllocator::reset_peak_stats() {
   std::lock_guard<std::mutex> lock(mu_);
+  flush_parked();
   auto reset = [](Stat& s) { s.peak = s.current; };
   for (StatArray* a :
        {&stats_.allocation, &stats_.segment, &stats_.active, &stats_.inactive_split, &stats_.allocated_bytes,
@@ -827,6 +912,7 @@ void DeviceCachingAllocator::reset_peak_stats() {
 
 void DeviceCachingAllocator::reset_accumulated_stats() {
   std::lock_guard<std::mutex> lock(mu_);
+  flush_parked();
   auto reset = [](Stat& s) { s.allocated = s.freed = 0; };
   for (StatArray* a :
        {&stats_.allocation, &stats_.segment, &stats_.active, &stats_.inactive_split, &stats_.allocated_bytes,
@@ -847,12 +933,14 @@ void DeviceCachingAllocator::set_memory_fraction(double fraction) {
     WICK_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), "set_per_process_memory_fraction");
   }
   std::lock_guard<std::mutex> lock(mu_);
+  flush_parked();
   fraction_set_ = true;
   allowed_max_ = size_t(fraction * double(total_b));
 }
 
 std::vector<std::pair<size_t, std::vector<std::pair<size_t, bool>>>> DeviceCachingAllocator::segments() {
   std::lock_guard<std::mutex> lock(mu_);
+  flush_parked();
   // Segment heads are free blocks without prev in a pool, or reachable from allocated blocks;
   // walk the pools' heads and the chains of their neighbours.
   std::set<Block*> heads;

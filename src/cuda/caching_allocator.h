@@ -79,6 +79,9 @@ struct Block {
   // they sit in their segment's `unmapped` set. Null for blocks of cudaMalloc'd segments.
   ExpandableSegment* segment = nullptr;
   bool mapped = true;
+  // Freed but parked (DeviceCachingAllocator::park): in no pool, and not a free neighbour to
+  // merge with until it is flushed into the pool.
+  bool parked = false;
   bool is_split() const { return prev != nullptr || next != nullptr; }
 };
 
@@ -181,6 +184,17 @@ class DeviceCachingAllocator {
   Block* alloc_segment(BlockPool* pool, size_t size, cudaStream_t stream);
   void split(Block* block, size_t size);
   void free_block(Block* block);
+  // free_block after the active counts went down: merges block with its free neighbours and
+  // puts the result in its pool.
+  void insert_free(Block* block);
+  // Parking: a freed small-pool block is kept out of the pool on a short list, as it is, so
+  // that the next request of its size on its stream takes it back without the pool's tree
+  // operations (the merge with its free neighbour on free, the search and split on malloc).
+  // Everything that reads or changes the pools as a whole flushes the list first (in the order
+  // the blocks were freed), so that what can be observed is what the pool alone would show.
+  void park(Block* block);
+  Block* unpark(size_t size, cudaStream_t stream);  // the newest match, or null
+  void flush_parked();
   void release_segment(Block* block);
   void release_cached_blocks();
   void garbage_collect();
@@ -222,6 +236,9 @@ class DeviceCachingAllocator {
   void release_retired();
   std::vector<std::unique_ptr<ExpandableSegment>> expandable_;
   std::vector<Block*> spare_blocks_;  // recycled Block objects
+  static constexpr size_t kMaxParked = 16;
+  Block* parked_[kMaxParked] = {};  // oldest first
+  size_t num_parked_ = 0;
   DeviceStats stats_;
   uint64_t tick_ = 0;
   bool fraction_set_ = false;
