@@ -166,6 +166,158 @@ TEST(CudaAllocator, BlocksStayWithTheirStream) {
   }
 }
 
+// A freed small block is parked (docs/design.md, "The caching allocator") and handed straight
+// back to the next request of its rounded size on its stream.
+TEST(CudaAllocator, FreedSmallBlockIsReusedBySameSizeOnSameStream) {
+  WICK_REQUIRE_CUDA();
+  WICK_REQUIRE_CACHING();
+  FreshStream fs;
+  StatDelta d;
+  auto t = empty({1}, Device("cuda"));
+  void* p = t.data_ptr();
+  t = Tensor();
+  for (int i = 0; i < 3; ++i) {
+    auto u = empty({100}, Device("cuda"));  // 400 B: rounded to 512 B as well
+    EXPECT_EQ(u.data_ptr(), p) << i;
+  }
+  EXPECT_EQ(d("num_device_alloc"), 1);
+  EXPECT_EQ(d("segment.small_pool.current"), 1);
+  EXPECT_EQ(d("allocation.all.current"), 0);
+  EXPECT_EQ(d("active.all.current"), 0);
+  EXPECT_EQ(d("active.all.allocated"), 4);
+  EXPECT_EQ(d("active.all.freed"), 4);
+  // a + b on one-element tensors: each result takes the block of the one before.
+  auto a = full({1}, 2.0, Device("cuda")), b = full({1}, 3.0, Device("cuda"));
+  void* first = nullptr;
+  for (int i = 0; i < 4; ++i) {
+    auto c = a + b;
+    if (i == 0) first = c.data_ptr();
+    EXPECT_EQ(c.data_ptr(), first) << i;
+    EXPECT_EQ(c.cpu().to_vector<float>(), std::vector<float>{5.f});
+  }
+  EXPECT_EQ(d("num_device_alloc"), 1);
+}
+
+TEST(CudaAllocator, FreedSmallBlockIsNotReusedByAnotherStream) {
+  WICK_REQUIRE_CUDA();
+  WICK_REQUIRE_CACHING();
+  FreshStream fs;
+  auto other = cuda::Stream::create();
+  StatDelta d;
+  auto t = empty({1}, Device("cuda"));
+  void* p = t.data_ptr();
+  t = Tensor();
+  {
+    cuda::StreamGuard g(other);
+    auto u = empty({1}, Device("cuda"));
+    EXPECT_NE(u.data_ptr(), p);
+  }
+  EXPECT_EQ(d("segment.small_pool.current"), 2);
+  auto v = empty({1}, Device("cuda"));  // back on the first stream: its block again
+  EXPECT_EQ(v.data_ptr(), p);
+  {
+    cuda::StreamGuard g(other);  // and the other stream's block stays its own
+    auto u = empty({1}, Device("cuda"));
+    EXPECT_NE(u.data_ptr(), p);
+  }
+  EXPECT_EQ(d("segment.small_pool.current"), 2);
+}
+
+// The statistics of a mix of small sizes, freed and reused: what the pool alone gives (the
+// blocks held back for reuse are put back before the statistics are read).
+TEST(CudaAllocator, SmallBlockStatsAfterFreeAndReuse) {
+  WICK_REQUIRE_CUDA();
+  WICK_REQUIRE_CACHING();
+  FreshStream fs;
+  cuda::reset_peak_memory_stats();
+  StatDelta d;
+  // Rounded: 512, 512, 1024, 1024, 4096, 100352, 1 MiB, one after the other in a new 2 MiB
+  // segment; the rest (2 MiB - 1156096 B) stays free.
+  const int64_t req[] = {1, 512, 513, 1000, 4096, 100000, MiB};
+  const int64_t rounded[] = {512, 512, 1024, 1024, 4096, 100352, MiB};
+  std::vector<DataPtr> p;
+  for (int64_t n : req) p.push_back(alloc(n));
+  for (size_t i = 1; i < p.size(); ++i) EXPECT_EQ(addr(p[i]) - addr(p[i - 1]), rounded[i - 1]) << i;
+  const int64_t rest = 2 * MiB - 1156096;
+  EXPECT_EQ(d("segment.small_pool.current"), 1);
+  EXPECT_EQ(d("inactive_split.small_pool.current"), 1);
+  EXPECT_EQ(d("inactive_split_bytes.small_pool.current"), rest);
+  char* third = addr(p[3]);
+  for (size_t i : {1, 3, 5}) p[i].reset();  // each between two allocated blocks: three free pieces
+  EXPECT_EQ(d("allocation.small_pool.current"), 4);
+  EXPECT_EQ(d("active.small_pool.current"), 4);
+  EXPECT_EQ(d("allocated_bytes.small_pool.current"), 512 + 1024 + 4096 + MiB);
+  EXPECT_EQ(d("active_bytes.small_pool.current"), 512 + 1024 + 4096 + MiB);
+  EXPECT_EQ(d("requested_bytes.small_pool.current"), 1 + 513 + 4096 + MiB);
+  EXPECT_EQ(d("inactive_split.small_pool.current"), 4);
+  EXPECT_EQ(d("inactive_split_bytes.small_pool.current"), 512 + 1024 + 100352 + rest);
+  EXPECT_EQ(d("active.all.allocated"), 7);
+  EXPECT_EQ(d("active.all.freed"), 3);
+  EXPECT_EQ(d("active.all.peak"), 7);
+  EXPECT_EQ(d("allocated_bytes.all.peak"), 1156096);
+  // 1000 B: the best fit is the freed 1024 B block.
+  auto q = alloc(1000);
+  EXPECT_EQ(addr(q), third);
+  EXPECT_EQ(d("allocation.small_pool.current"), 5);
+  EXPECT_EQ(d("active_bytes.small_pool.current"), 512 + 2 * 1024 + 4096 + MiB);
+  EXPECT_EQ(d("requested_bytes.small_pool.current"), 1 + 513 + 1000 + 4096 + MiB);
+  EXPECT_EQ(d("inactive_split.small_pool.current"), 3);
+  EXPECT_EQ(d("inactive_split_bytes.small_pool.current"), 512 + 100352 + rest);
+  EXPECT_EQ(d("active.all.allocated"), 8);
+  EXPECT_EQ(d("num_device_alloc"), 1);
+  // Everything freed: the segment is one free block again (nothing split), then goes back.
+  q.reset();
+  for (auto& x : p) x.reset();
+  EXPECT_EQ(d("allocation.all.current"), 0);
+  EXPECT_EQ(d("active.all.current"), 0);
+  EXPECT_EQ(d("active_bytes.all.current"), 0);
+  EXPECT_EQ(d("requested_bytes.all.current"), 0);
+  EXPECT_EQ(d("inactive_split.all.current"), 0);
+  EXPECT_EQ(d("inactive_split_bytes.all.current"), 0);
+  EXPECT_EQ(d("active.all.freed"), 8);
+  EXPECT_EQ(d("reserved_bytes.small_pool.current"), 2 * MiB);
+  cuda::empty_cache();
+  EXPECT_EQ(d("reserved_bytes.all.current"), 0);
+  EXPECT_EQ(d("segment.all.current"), 0);
+  EXPECT_EQ(d("num_device_free"), 1);
+}
+
+// More freed small blocks than are held back for reuse, on two streams: the counts stay those
+// of the pool, and empty_cache gives every segment back.
+TEST(CudaAllocator, ManyFreedSmallBlocksMergeBack) {
+  WICK_REQUIRE_CUDA();
+  WICK_REQUIRE_CACHING();
+  FreshStream fs;
+  auto other = cuda::Stream::create();
+  StatDelta d;
+  std::vector<DataPtr> p;
+  for (int i = 0; i < 40; ++i) {
+    cuda::StreamGuard g(i % 2 ? other : fs.stream);
+    p.push_back(alloc(512 * (i % 5 + 1)));  // 512 B to 2560 B, all multiples of 512
+  }
+  EXPECT_EQ(d("segment.small_pool.current"), 2);
+  EXPECT_EQ(d("inactive_split.small_pool.current"), 2);
+  for (size_t i = 0; i < p.size(); ++i)  // 20 of them, on both streams: more than are held back
+    if (i % 4 < 2) p[i].reset();
+  for (int i = 0; i < 10; ++i) {  // reuse of some, in between
+    cuda::StreamGuard g(i % 2 ? other : fs.stream);
+    p.push_back(alloc(512 * (i % 3 + 1)));
+  }
+  for (auto& x : p) x.reset();
+  EXPECT_EQ(d("allocation.all.current"), 0);
+  EXPECT_EQ(d("active.all.current"), 0);
+  EXPECT_EQ(d("active_bytes.all.current"), 0);
+  EXPECT_EQ(d("inactive_split.all.current"), 0);
+  EXPECT_EQ(d("inactive_split_bytes.all.current"), 0);
+  EXPECT_EQ(d("active.all.allocated"), 50);
+  EXPECT_EQ(d("active.all.freed"), 50);
+  EXPECT_EQ(d("segment.small_pool.current"), 2);
+  EXPECT_EQ(d("reserved_bytes.small_pool.current"), 4 * MiB);
+  cuda::empty_cache();
+  EXPECT_EQ(d("reserved_bytes.all.current"), 0);
+  EXPECT_EQ(d("num_device_free"), 2);
+}
+
 TEST(CudaAllocator, RecordStreamKeepsMemoryUntilTheStreamIsDone) {
   WICK_REQUIRE_CUDA();
   WICK_REQUIRE_CACHING();

@@ -242,8 +242,140 @@ static void check_stats(DeviceCachingAllocator& a, const std::vector<Live>& live
   if (s.inactive_split[kStatAll].current != 0) FAIL("inactive split for expandable");
 }
 
-int main(int argc, char**) {
+// Fixed segments: the segments' block lists agree with the statistics (after stats(), which
+// puts parked blocks back in the pool): every segment's free blocks merged, the inactive split
+// counts those of split segments, the reserved bytes what cudaMalloc handed out.
+static void check_segments(DeviceCachingAllocator& a, const std::vector<Live>& live) {
+  DeviceStats s = a.stats();
+  int64_t seg_bytes = 0, allocated = 0, splits = 0, split_bytes = 0, nseg = 0;
+  for (const auto& [total, blocks] : a.segments()) {
+    ++nseg;
+    seg_bytes += int64_t(total);
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      if (blocks[i].second) ++allocated;
+      if (!blocks[i].second && i > 0 && !blocks[i - 1].second) FAIL("two free neighbours not merged");
+      if (!blocks[i].second && blocks.size() > 1) {
+        ++splits;
+        split_bytes += int64_t(blocks[i].first);
+      }
+    }
+  }
+  // segments() lists the segments with a free block: a wholly allocated one is left out.
+  if (seg_bytes > int64_t(g_malloc)) FAIL("segments %lld > cudaMalloc'd %zu", (long long)seg_bytes, g_malloc);
+  if (s.reserved_bytes[kStatAll].current != int64_t(g_malloc)) FAIL("reserved != cudaMalloc'd");
+  if (s.inactive_split[kStatAll].current != splits)
+    FAIL("inactive_split %lld != %lld", (long long)s.inactive_split[kStatAll].current, (long long)splits);
+  if (s.inactive_split_bytes[kStatAll].current != split_bytes)
+    FAIL("inactive_split_bytes %lld != %lld", (long long)s.inactive_split_bytes[kStatAll].current,
+         (long long)split_bytes);
+  if (s.active[kStatAll].current != int64_t(live.size()) || s.allocation[kStatAll].current != int64_t(live.size()))
+    FAIL("active %lld, allocation %lld, live %zu", (long long)s.active[kStatAll].current,
+         (long long)s.allocation[kStatAll].current, live.size());
+  int64_t bytes = 0;
+  for (const Live& l : live) bytes += int64_t(l.b->size);
+  if (s.active_bytes[kStatAll].current != bytes || s.allocated_bytes[kStatAll].current != bytes)
+    FAIL("active/allocated bytes");
+  if (allocated > int64_t(live.size())) FAIL("more allocated blocks than live ones");
+  if (nseg > s.segment[kStatAll].current) FAIL("segment count");
+}
+
+// A freed small block waits, parked, for the next request of its size on its stream.
+static void park_run() {
+  DeviceCachingAllocator a(0);
+  cudaStream_t s1 = reinterpret_cast<cudaStream_t>(0x1000), s2 = reinterpret_cast<cudaStream_t>(0x2000);
+  const int64_t MiB = 1 << 20;
+  {
+    Block* x = a.malloc(1000, s1);
+    void* px = x->ptr;
+    a.free(x);
+    Block* y = a.malloc(600, s1);  // 1024 B too: x's block
+    if (y->ptr != px) FAIL("park: not reused");
+    a.free(y);
+    Block* z = a.malloc(1000, s2);  // another stream: a segment of its own
+    if (z->ptr == px) FAIL("park: reused across streams");
+    if (a.stats().num_device_alloc != 2) FAIL("park: %lld segments", (long long)a.stats().num_device_alloc);
+    Block* w = a.malloc(1024, s1);  // x's block again (the stats call put it back in the pool)
+    if (w->ptr != px) FAIL("park: not reused after a flush");
+    a.free(w);
+    a.free(z);
+    DeviceStats st = a.stats();
+    if (st.active[kStatAll].allocated != 4 || st.active[kStatAll].freed != 4 || st.active[kStatAll].peak != 2)
+      FAIL("park: active totals");
+    a.empty_cache();
+    if (g_malloc != 0 || a.stats().reserved_bytes[kStatAll].current != 0) FAIL("park: not all returned");
+  }
+  {
+    // One 2 MiB segment holds them all, in order.
+    const size_t req[] = {1, 512, 513, 1000, 4096, 100000, 1 << 20};
+    std::vector<Block*> b;
+    for (size_t n : req) b.push_back(a.malloc(n, s1));
+    for (size_t i = 1; i < b.size(); ++i)
+      if (static_cast<char*>(b[i]->ptr) != static_cast<char*>(b[i - 1]->ptr) + b[i - 1]->size) FAIL("mix: order");
+    for (size_t i : {1, 3, 5}) a.free(b[i]);
+    DeviceStats st = a.stats();
+    if (st.allocation[kStatAll].current != 4 || st.active[kStatAll].current != 4) FAIL("mix: counts");
+    if (st.allocated_bytes[kStatAll].current != 512 + 1024 + 4096 + MiB) FAIL("mix: allocated");
+    if (st.active_bytes[kStatAll].current != 512 + 1024 + 4096 + MiB) FAIL("mix: active");
+    if (st.requested_bytes[kStatAll].current != 1 + 513 + 4096 + MiB) FAIL("mix: requested");
+    if (st.inactive_split[kStatSmallPool].current != 4) FAIL("mix: inactive_split");
+    const int64_t rest = 2 * MiB - (512 + 512 + 1024 + 1024 + 4096 + 100352 + MiB);
+    if (st.inactive_split_bytes[kStatSmallPool].current != 512 + 1024 + 100352 + rest)
+      FAIL("mix: inactive_split_bytes %lld", (long long)st.inactive_split_bytes[kStatSmallPool].current);
+    for (size_t i : {0, 2, 4, 6}) a.free(b[i]);
+    auto segs = a.segments();
+    if (segs.size() != 1 || segs[0].second.size() != 1 || segs[0].second[0].second ||
+        segs[0].first != size_t(2 * MiB))
+      FAIL("mix: not one free segment");
+    st = a.stats();
+    if (st.inactive_split[kStatAll].current != 0 || st.allocation[kStatAll].current != 0 ||
+        st.active_bytes[kStatAll].current != 0)
+      FAIL("mix: not all free");
+    a.empty_cache();
+    if (g_malloc != 0) FAIL("mix: not returned");
+  }
+  // Random: more than the parking list holds, two streams, both pools.
+  std::mt19937_64 rng(7);
+  std::vector<Live> live;
+  for (int step = 0; step < 30000; ++step) {
+    if (rng() % 100 < 50 || live.empty()) {
+      const size_t n = rng() % 20 == 0 ? 1 + rng() % (30 << 20) : 1 + rng() % (rng() % 2 ? 2048 : (1 << 20));
+      Block* b = a.malloc(n, rng() % 4 == 0 ? s2 : s1);
+      const unsigned char tag = (unsigned char)(rng() % 250 + 1);
+      tag_block(b->ptr, n, tag);
+      live.push_back({b, n, tag});
+    } else {
+      const size_t k = rng() % live.size();
+      a.free(live[k].b);
+      live.erase(live.begin() + std::ptrdiff_t(k));
+    }
+    if (live.size() > 60)
+      while (live.size() > 20) {
+        const size_t k = rng() % live.size();
+        a.free(live[k].b);
+        live.erase(live.begin() + std::ptrdiff_t(k));
+      }
+    if (step % 997 == 0) a.empty_cache();
+    if (step % 53 == 0) {
+      check_live(live);
+      check_segments(a, live);
+    }
+  }
+  for (auto& l : live) a.free(l.b);
+  live.clear();
+  check_segments(a, live);
+  for (const auto& [total, blocks] : a.segments())
+    if (blocks.size() != 1) FAIL("random: a segment not merged back");
+  a.empty_cache();
+  if (g_malloc != 0) FAIL("random: not all returned");
+  std::printf("park: ok (%lld allocations)\n", (long long)a.stats().allocation[kStatAll].allocated);
+}
+
+int main(int argc, char** argv) {
   const size_t MiB0 = 1 << 20;
+  if (argc > 1 && std::strcmp(argv[1], "park") == 0) {
+    park_run();
+    return 0;
+  }
   if (argc > 1) {  // fixed segments: the fragmentation pattern runs out of memory
     DeviceCachingAllocator a(0);
     cudaStream_t s1 = reinterpret_cast<cudaStream_t>(0x2000);
