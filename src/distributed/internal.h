@@ -73,5 +73,14 @@ std::shared_ptr<ProcessGroup> make_mpi_group(const RankInfo& info, const InitOpt
 std::shared_ptr<ProcessGroup> make_nccl_group(const RankInfo& info, const InitOptions& options,
                                               Bootstrap& bootstrap);
 
+// group.all_reduce, for a collective that runs while the compute stream is busy. The nccl
+// group runs it on a second communicator that takes at most WICK_DDP_OVERLAP_CTAS thread blocks
+// (8; 0 keeps the group's own communicator): docs/distributed.md. Every rank must make the
+// same calls in the same order, as for any collective.
+Work all_reduce_beside_compute(ProcessGroup& group, Tensor& tensor, ReduceOp op);
+// Makes that second communicator now (a collective call) rather than on the first
+// all_reduce_beside_compute.
+void prepare_beside_compute(ProcessGroup& group);
+
 }  // namespace detail
 }  // namespace wick::distributed

@@ -31,6 +31,7 @@
 
 #include "cuda/nccl_types.h"
 #include "cuda/runtime.h"
+#include "wick/autograd.h"
 #include "wick/cuda.h"
 #include "wick/ops.h"
 
@@ -135,6 +136,12 @@ class NcclGroup final : public ProcessGroup, public std::enable_shared_from_this
   Work barrier() override;
   Work send(const Tensor& tensor, int dst, int tag) override;
   Work recv(Tensor& tensor, int src, int tag) override;
+  // all_reduce on a second communicator that takes at most overlap_ctas() thread blocks: for
+  // collectives that run while the compute stream is busy (DDP's buckets), which then leave more
+  // of the device to the compute. Made on the first call, which every rank must make.
+  Work all_reduce_beside_compute(Tensor& tensor, ReduceOp op);
+  // The communicator of all_reduce_beside_compute, made on the first call (collective).
+  ncclComm_t overlap_comm(const char* op);
 
   // Raises the group's error, naming op, once the group is broken.
   void check_usable(const std::string& op) const;
@@ -174,11 +181,14 @@ class NcclGroup final : public ProcessGroup, public std::enable_shared_from_this
   void watchdog();
   // Waits until NCCL has taken the communicator's last call (non-blocking mode), at most the
   // timeout: then the group is aborted and DistributedError raised naming op.
-  ncclResult_t settle(const char* op, const char* what);
+  ncclResult_t settle(const char* op, const char* what, ncclComm_t comm = nullptr);
 
   int rank_, size_, device_;
   std::chrono::milliseconds timeout_;
   ncclComm_t comm_ = nullptr;
+  std::atomic<ncclComm_t> overlap_comm_{nullptr};  // made by overlap_comm()
+  ncclComm_t issuing_comm_ = nullptr;              // issue_locked's NCCL calls' (issue_mu_): null is comm_
+  std::mutex overlap_mu_;                          // held while overlap_comm_ is made
   std::optional<cuda::Stream> stream_;
   cuda::Event ready_;
 
@@ -266,15 +276,17 @@ NcclGroup::~NcclGroup() {
     while (!w->done() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::microseconds(200));
   // Abort frees the communicator without talking to the peers, which may be gone already
   // (ncclCommDestroy may wait for them).
+  if (ncclComm_t c = overlap_comm_.load()) (void)ncclCommAbort(c);
   (void)ncclCommAbort(comm_);
 }
 
-ncclResult_t NcclGroup::settle(const char* op, const char* what) {
+ncclResult_t NcclGroup::settle(const char* op, const char* what, ncclComm_t comm) {
+  if (!comm) comm = comm_;
   const auto start = Clock::now();
   int spins = 0;
   for (;;) {
     ncclResult_t st = ncclSuccess;
-    ncclResult_t q = ncclCommGetAsyncError(comm_, &st);
+    ncclResult_t q = ncclCommGetAsyncError(comm, &st);
     if (q != ncclSuccess) return q;
     if (st != ncclInProgress) return st;
     if (Clock::now() - start > timeout_) {
@@ -301,6 +313,7 @@ void NcclGroup::abort(const std::string& reason) {
   error_ = reason;
   broken_.store(true, std::memory_order_release);
   // Ends the communicator's kernels: no stream stays blocked on a collective that cannot finish.
+  if (ncclComm_t c = overlap_comm_.load()) (void)ncclCommAbort(c);
   (void)ncclCommAbort(comm_);
 }
 
@@ -321,11 +334,16 @@ void NcclGroup::watchdog() {
         }
     }
     ncclResult_t async = ncclSuccess;
+    ncclComm_t failed = comm_;
     (void)ncclCommGetAsyncError(comm_, &async);
+    if (ncclComm_t c = overlap_comm_.load(); c && (async == ncclSuccess || async == ncclInProgress)) {
+      (void)ncclCommGetAsyncError(c, &async);
+      failed = c;
+    }
     if (async != ncclSuccess && async != ncclInProgress) {
       std::ostringstream os;
       os << "NCCL reported an error (" << where() << "): " << ncclGetErrorString(async);
-      if (const char* last = ncclGetLastError(comm_); last && *last) os << " (" << last << ")";
+      if (const char* last = ncclGetLastError(failed); last && *last) os << " (" << last << ")";
       os << "; a peer may have died. The process group can no longer be used";
       abort(os.str());
     } else if (late) {
@@ -389,11 +407,12 @@ std::shared_ptr<NcclWork> NcclGroup::issue_locked(const char* op, const std::vec
   if (r == ncclSuccess) r = calls(stream_->native());
   ncclResult_t r2 = ncclGroupEnd();
   if (r == ncclSuccess || r == ncclInProgress) r = r2;
-  if (r == ncclInProgress) r = settle(op, op);
+  ncclComm_t used = issuing_comm_ ? issuing_comm_ : comm_;
+  if (r == ncclInProgress) r = settle(op, op, used);
   if (r != ncclSuccess) {
     std::ostringstream os;
     os << "NCCL error (" << where() << "): " << ncclGetErrorString(r);
-    if (const char* last = ncclGetLastError(comm_); last && *last) os << " (" << last << ")";
+    if (const char* last = ncclGetLastError(used); last && *last) os << " (" << last << ")";
     raise<DistributedError>(op, os.str());
   }
   if (!after(stream_->native()))
@@ -464,6 +483,80 @@ Work NcclGroup::all_reduce(Tensor& tensor, ReduceOp rop) {
   void* p = tensor.data_ptr();
   const size_t n = size_t(tensor.numel());
   return issue(op, {tensor}, [&](cudaStream_t s) { return ncclAllReduce(p, p, n, ty, nop, comm_, s); });
+}
+
+int overlap_ctas() {
+  static const int n = [] {
+    const char* v = std::getenv("WICK_DDP_OVERLAP_CTAS");
+    if (!v || !*v) return 8;
+    char* end = nullptr;
+    const long x = std::strtol(v, &end, 10);
+    return (*end == '\0' && x >= 0 && x <= 1024) ? int(x) : 8;
+  }();
+  return n;
+}
+
+ncclComm_t NcclGroup::overlap_comm(const char* op) {
+  if (ncclComm_t c = overlap_comm_.load()) return c;
+  std::lock_guard<std::mutex> lock(overlap_mu_);
+  if (ncclComm_t c = overlap_comm_.load()) return c;
+  wick::detail::gpu::CudaDeviceScope scope(device_);
+  // A communicator of its own (ncclCommSplit of a non-blocking one hands the new communicator
+  // over only once it is ready, with nothing to wait on): rank 0's unique id goes to the others
+  // through the group itself.
+  ncclUniqueId id;
+  std::memset(&id, 0, sizeof id);
+  if (rank_ == 0) {
+    ncclResult_t r = ncclGetUniqueId(&id);
+    if (r != ncclSuccess)
+      raise<DistributedError>(op, "ncclGetUniqueId failed (", where(), "): ", ncclGetErrorString(r));
+  }
+  {
+    NoGradGuard no_grad;
+    Tensor bytes = from_blob(&id, {int64_t(sizeof id)}, TensorOptions().dtype(kUInt8)).to(Device(kCUDA, device_));
+    broadcast(bytes, 0).wait();
+    Tensor host = bytes.cpu();
+    std::memcpy(&id, host.data_ptr(), sizeof id);
+  }
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  config.maxCTAs = overlap_ctas();
+  ncclComm_t c = nullptr;
+  ncclResult_t r = ncclCommInitRankConfig(&c, size_, id, rank_, &config);
+  if (r == ncclInProgress && c) r = settle(op, "ncclCommInitRank", c);
+  if (r != ncclSuccess || !c) {
+    std::ostringstream os;
+    os << "could not make the communicator for collectives beside the compute (" << where()
+       << "): " << ncclGetErrorString(r) << ". The process group can no longer be used";
+    if (c) (void)ncclCommAbort(c);
+    abort(os.str());
+    raise<DistributedError>(op, os.str());
+  }
+  overlap_comm_.store(c);
+  return c;
+}
+
+Work NcclGroup::all_reduce_beside_compute(Tensor& tensor, ReduceOp rop) {
+  static const char* op = "all_reduce";
+  if (overlap_ctas() == 0) return all_reduce(tensor, rop);
+  check_tensor(tensor, op, "tensor");
+  const ncclDataType_t ty = reduce_type(tensor, rop, op);
+  const ncclRedOp_t nop = nccl_op(rop, tensor.dtype());
+  void* p = tensor.data_ptr();
+  const size_t n = size_t(tensor.numel());
+  ncclComm_t c = overlap_comm(op);
+  check_usable(op);
+  std::lock_guard<std::mutex> issuing(issue_mu_);
+  flush_p2p_locked();
+  // Both communicators queue on the one communication stream, in the order the ranks issue.
+  issuing_comm_ = c;
+  struct Reset {
+    ncclComm_t& slot;
+    ~Reset() { slot = nullptr; }
+  } reset{issuing_comm_};
+  return Work(issue_locked(
+      op, {tensor}, [&](cudaStream_t s) { return ncclAllReduce(p, p, n, ty, nop, c, s); },
+      [](cudaStream_t) { return true; }));
 }
 
 Work NcclGroup::broadcast(Tensor& tensor, int src) {
@@ -722,6 +815,15 @@ std::shared_ptr<ProcessGroup> make_nccl_group(const RankInfo& info, const InitOp
   return group;
 }
 
+Work all_reduce_beside_compute(ProcessGroup& group, Tensor& tensor, ReduceOp op) {
+  if (auto* g = dynamic_cast<NcclGroup*>(&group)) return g->all_reduce_beside_compute(tensor, op);
+  return group.all_reduce(tensor, op);
+}
+
+void prepare_beside_compute(ProcessGroup& group) {
+  if (auto* g = dynamic_cast<NcclGroup*>(&group); g && overlap_ctas() > 0) g->overlap_comm("DistributedDataParallel");
+}
+
 namespace nccl_timeline {
 
 bool enabled() { return timeline_on(); }
@@ -750,6 +852,12 @@ std::vector<Mark> take(const std::shared_ptr<ProcessGroup>& group) {
 namespace wick::distributed::detail {
 
 // make_nccl_group without NCCL: process_group.cpp.
+
+Work all_reduce_beside_compute(ProcessGroup& group, Tensor& tensor, ReduceOp op) {
+  return group.all_reduce(tensor, op);
+}
+
+void prepare_beside_compute(ProcessGroup&) {}
 
 namespace nccl_timeline {
 bool enabled() { return false; }

@@ -23,6 +23,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "distributed/internal.h"
 #include "wick/autograd.h"
 #include "wick/nn/distributed.h"
 #include "wick/ops.h"
@@ -232,7 +233,12 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
     while (next_bucket < buckets.size() && buckets[next_bucket].pending == 0) {
       Bucket& b = buckets[next_bucket];
       mark("bucket[" + std::to_string(next_bucket) + "].launch");
-      b.work = group->all_reduce(b.flat, distributed::ReduceOp::AVG);
+      // Every bucket but the last runs while the backward still computes: on few thread blocks
+      // (docs/design.md, "DistributedDataParallel").
+      if (next_bucket + 1 < buckets.size())
+        b.work = distributed::detail::all_reduce_beside_compute(*group, b.flat, distributed::ReduceOp::AVG);
+      else
+        b.work = group->all_reduce(b.flat, distributed::ReduceOp::AVG);
       b.launched = true;
       ++next_bucket;
     }
@@ -370,6 +376,8 @@ DistributedDataParallelImpl::DistributedDataParallelImpl(std::shared_ptr<Module>
   }
 
   r->build_buckets(int64_t(options_.bucket_cap_mb() * double(kMiB)));
+  // The communicator of the buckets that overlap the backward, made now, while every rank is here.
+  if (r->buckets.size() > 1 && group->size() > 1) distributed::detail::prepare_beside_compute(*group);
   Reducer* raw = r.get();
   for (size_t i = 0; i < r->params.size(); ++i)
     r->hooks.push_back(autograd::register_post_accumulate_grad_hook(

@@ -263,5 +263,43 @@ TEST(DistributedDataParallel, SgdStepsStayIdenticalAcrossRanks) {
   for (size_t i = 0; i < want.size(); ++i) expect_close(got[i], want[i], 1e-12, "parameter after SGD");
 }
 
+// Three buckets (a first one of 1 MiB that fc2's weight fills, then one per parameter): on the
+// nccl backend every bucket but the last runs on the group's second communicator of few thread
+// blocks, the last on its own; the averages are the same.
+TEST(DistributedDataParallel, ManyBucketsOverlappedAndLastEqualFullBatch) {
+  struct WideImpl : nn::Module {
+    WideImpl() {
+      fc1 = register_module("fc1", nn::Linear(4, 300));
+      fc2 = register_module("fc2", nn::Linear(300, 600));
+      fc3 = register_module("fc3", nn::Linear(600, 3));
+    }
+    Tensor forward(const Tensor& x) { return fc3(tanh(fc2(tanh(fc1(x))))); }
+    nn::Linear fc1{nullptr}, fc2{nullptr}, fc3{nullptr};
+  };
+  auto make = [](uint64_t seed) {
+    manual_seed(seed);
+    auto m = std::make_shared<WideImpl>();
+    m->to(dev());
+    m->to(kFloat64);
+    return m;
+  };
+  auto [x, y] = batch(11, 3);
+  auto ref = make(0);
+  auto net = make(rank() == 0 ? 0 : uint64_t(70 + rank()));
+  DistributedDataParallel ddp(net, DistributedDataParallelOptions().bucket_cap_mb(0.001));
+  const auto buckets = ddp->bucket_parameter_names();
+  ASSERT_EQ(buckets.size(), 3u);
+  EXPECT_EQ(buckets[0], (std::vector<std::string>{"fc3.bias", "fc3.weight", "fc2.bias", "fc2.weight"}));
+  EXPECT_EQ(buckets[2], (std::vector<std::string>{"fc1.weight"}));
+  for (int step = 0; step < 3; ++step) {
+    ref->zero_grad();
+    net->zero_grad();
+    const Tensor xs = x * double(step + 1);
+    loss_of(ref->forward(xs), y).backward();
+    loss_of(ddp(shard(xs, rank())), shard(y, rank())).backward();
+    expect_grads(*net, *ref, "grad of step " + std::to_string(step));
+  }
+}
+
 }  // namespace
 }  // namespace wick
