@@ -13,6 +13,7 @@
 #include "cuda/blas.h"
 
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -163,6 +164,12 @@ Plan make_plan(const PlanKey& key, cublasLtHandle_t h, size_t workspace_bytes) {
     cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
     try {
       set_pref(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspace_bytes);
+      // No split-K over a short k: its partial products then cost less than the extra kernel
+      // that adds them up (docs/design.md, "GEMM").
+      static const int64_t no_split_max_k = [] {
+        const char* v = std::getenv("WICK_GEMM_NO_SPLIT_K_MAX");
+        return v && *v ? std::atoll(v) : int64_t(256);
+      }();
       for (auto [attr, v] : {std::pair{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align[0]},
                              std::pair{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align[1]},
                              std::pair{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align[2]},
@@ -170,7 +177,18 @@ Plan make_plan(const PlanKey& key, cublasLtHandle_t h, size_t workspace_bytes) {
         uint32_t v32 = v;
         WICK_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, attr, &v32, sizeof v32), "matmul");
       }
+      auto set_reduction = [&](uint32_t mask) {
+        WICK_CUBLAS_CHECK(
+            cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof mask),
+            "matmul");
+      };
+      if (key.k <= no_split_max_k) set_reduction(CUBLASLT_REDUCTION_SCHEME_NONE);
       st = cublasLtMatmulAlgoGetHeuristic(h, p.op, p.a, p.b, p.c, p.c, pref, 1, &result, &found);
+      if (key.k <= no_split_max_k && (st != CUBLAS_STATUS_SUCCESS || found == 0)) {  // none without split-K
+        set_reduction(CUBLASLT_REDUCTION_SCHEME_MASK);
+        found = 0;
+        st = cublasLtMatmulAlgoGetHeuristic(h, p.op, p.a, p.b, p.c, p.c, pref, 1, &result, &found);
+      }
     } catch (...) {
       cublasLtMatmulPreferenceDestroy(pref);
       throw;
