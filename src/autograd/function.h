@@ -35,6 +35,7 @@ class BackwardContext {
   Tensor saved(size_t i) const { return saved_[i].unpack(node_); }
   // Whether input i's gradient is wanted.
   bool needs(size_t i) const { return node_.needs_input_grad(i); }
+  const Node& node() const { return node_; }
 
  private:
   const Node& node_;

@@ -113,8 +113,10 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
         // can, mm_with_sums).
         if (row && be == 1 && al == 1 && c.needs(0) && c.needs(2) && g.dim() == 2) {
           Tensor sums;
-          r[2] = b_cm ? wick::detail::mm_with_sums(g.t(), c.saved(0), 1, sums).t()
-                      : wick::detail::mm_with_sums(c.saved(0).t(), g, 2, sums);
+          // Straight into the weight's gradient destination when it has one (a DDP bucket).
+          Tensor dst = take_grad_destination(c.node(), 2);
+          r[2] = b_cm ? wick::detail::mm_with_sums(g.t(), c.saved(0), 1, sums, dst.defined() ? dst.t() : dst).t()
+                      : wick::detail::mm_with_sums(c.saved(0).t(), g, 2, sums, dst);
           r[0] = sums.view(in_sizes);
           if (c.needs(1)) r[1] = mm_a_grad(g, c.saved(1), a_cm);
           return r;

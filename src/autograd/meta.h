@@ -25,6 +25,10 @@ struct AutogradMeta : detail::AutogradMetaBase {
   uint32_t output_nr = 0;                // which output of grad_fn this tensor is
   std::shared_ptr<Tensor> retained;      // non-leaves after retain_grad(): the slot grad() reads
   std::shared_ptr<PostAccumulateGradHooks> post_accumulate_hooks;  // leaves: run by AccumulateGrad
+  // Leaves: where a backward formula may write this leaf's gradient when grad() is undefined
+  // (take_grad_destination); taken by one formula per pass, given back by AccumulateGrad.
+  Tensor grad_destination;
+  bool grad_destination_taken = false;
 };
 
 // The tensor's meta, or null.
@@ -43,6 +47,18 @@ void set_history(const Tensor& t, const std::shared_ptr<Node>& fn, uint32_t outp
 
 // Whether n is the backward node of a view op (ViewBackward0, SliceBackward0, ...).
 bool is_view_node(const Node& n);
+
+// Gradient destinations. set_grad_destination(leaf, dst): while leaf's grad() is undefined, the
+// backward formula that makes its whole gradient may write it into dst (same sizes and dtype,
+// contiguous) instead of new memory, and the leaf's grad() then becomes dst itself: DDP's bucket
+// views (docs/design.md 12.1), which then need no copy. An undefined dst removes it.
+void set_grad_destination(const Tensor& leaf, const Tensor& dst);
+// For the formula of node: where its input i's gradient may be written, shaped as that input, or
+// undefined. Input i must lead straight to a leaf's AccumulateGrad, or through one TBackward0
+// (then the result is the destination transposed); the leaf's grad() must be undefined and its
+// destination not taken yet in this pass (a second path to the same leaf computes its own).
+// Marks it taken.
+Tensor take_grad_destination(const Node& node, size_t i);
 
 // A new TensorImpl over t's storage and geometry, without autograd meta: what saved tensors
 // and detach() hold (sharing the storage keeps the version counter).

@@ -37,12 +37,18 @@ class AccumulateGrad final : public Node {
     if (!g.defined()) return {};
     NoGradGuard no_grad;
     AutogradMeta& m = meta_or_create(leaf_);
+    m.grad_destination_taken = false;
     if (!m.grad.defined()) {
-      // Take the gradient when nothing else refers to it (its memory is ours); else copy, so
-      // that zero_() or an optimizer's in-place update never reaches another tensor.
+      // Take the gradient when nothing else refers to it (its memory is ours) or when it was
+      // written into the leaf's gradient destination; else copy, so that zero_() or an
+      // optimizer's in-place update never reaches another tensor.
       bool owned = g.use_count() == 1 && g.impl()->storage().use_count() == 1 && g.is_contiguous() &&
                    g.impl()->autograd_meta() == nullptr;
-      m.grad = owned ? std::move(g) : g.clone();
+      if (!owned && m.grad_destination.defined() && same_view(g, m.grad_destination) &&
+          g.impl()->autograd_meta() == nullptr)
+        m.grad = m.grad_destination;
+      else
+        m.grad = owned ? std::move(g) : g.clone();
     } else {
       m.grad.add_(g);
     }
@@ -113,6 +119,32 @@ AutogradMeta& meta_or_create(const Tensor& t) {
   AutogradMeta* p = m.get();
   t.impl()->set_autograd_meta(std::move(m));
   return *p;
+}
+
+void set_grad_destination(const Tensor& leaf, const Tensor& dst) {
+  AutogradMeta& m = meta_or_create(leaf);
+  m.grad_destination = dst;
+  m.grad_destination_taken = false;
+}
+
+Tensor take_grad_destination(const Node& node, size_t i) {
+  if (i >= node.num_inputs()) return {};
+  const Node* f = node.next_edge(i).function.get();
+  bool transposed = false;
+  if (f && f->num_inputs() == 1 && f->name() == "TBackward0") {
+    f = f->next_edge(0).function.get();
+    transposed = true;
+  }
+  const auto* acc = dynamic_cast<const AccumulateGrad*>(f);
+  if (!acc) return {};
+  AutogradMeta* m = meta(acc->variable());
+  if (!m || m->grad.defined() || !m->grad_destination.defined() || m->grad_destination_taken) return {};
+  const Tensor& d = m->grad_destination;
+  if (!d.is_contiguous() || !d.sizes().equals(acc->variable().sizes()) || d.dtype() != acc->variable().dtype() ||
+      d.device() != acc->variable().device())
+    return {};
+  m->grad_destination_taken = true;
+  return transposed ? d.t() : d;
 }
 
 std::shared_ptr<Node> grad_accumulator(const Tensor& leaf) {

@@ -68,7 +68,7 @@ Tensor mm_impl(const Tensor& a, const Tensor& b, const char* op) {
 
 namespace detail {
 
-Tensor mm_with_sums(const Tensor& a, const Tensor& b, int which, Tensor& sums) {
+Tensor mm_with_sums(const Tensor& a, const Tensor& b, int which, Tensor& sums, const Tensor& out) {
   static const bool enabled = [] {
     const char* v = std::getenv("WICK_GEMM_BIAS_GRAD");
     return !(v && std::string(v) == "0");
@@ -80,12 +80,19 @@ Tensor mm_with_sums(const Tensor& a, const Tensor& b, int which, Tensor& sums) {
   const bool fused = enabled && a.is_cuda() && a.dim() == 2 && b.dim() == 2 && b.dtype() == dt &&
                      a.size(1) == b.size(0) && a.size(0) > 0 && b.size(1) > 0 && a.size(1) > 0 &&
                      (dt == kFloat32 || dt == kFloat16 || dt == kBFloat16) && b.device() == a.device();
+  const bool into = out.defined() && a.dim() == 2 && b.dim() == 2 && out.dim() == 2 && out.is_contiguous() &&
+                    out.size(0) == a.size(0) && out.size(1) == b.size(1) && out.dtype() == dt &&
+                    out.device() == a.device();
   if (!fused) {
     sums = which == 1 ? a.sum(1) : b.sum(0);
-    return mm(a, b);
+    Tensor c = mm(a, b);
+    if (!into) return c;
+    Tensor dst = out;
+    dst.copy_(c);
+    return dst;
   }
   const int64_t m = a.size(0), n = b.size(1);
-  Tensor c = empty_for({m, n}, a.options(), "matmul");
+  Tensor c = into ? out : empty_for({m, n}, a.options(), "matmul");
   Tensor s = empty_for({which == 1 ? m : n}, a.options(), "matmul");
   bool done = false;
   GemmOperand oa = gemm_operand(a), ob = gemm_operand(b);

@@ -68,7 +68,9 @@ decltype(auto) as_op(const char* op, F&& f) {
 // (which 2: b.sum(0), n values): a linear layer's weight and bias gradients. On CUDA one GEMM
 // with cuBLASLt's bias-gradient epilogue where the library has it (WICK_GEMM_BIAS_GRAD=0 turns
 // it off), else the GEMM and a sum. No autograd recording (backward formulas call it).
-Tensor mm_with_sums(const Tensor& a, const Tensor& b, int which, Tensor& sums);
+// out (optional: contiguous, m x n, a's dtype and device) receives the product, which is then
+// returned; otherwise new memory.
+Tensor mm_with_sums(const Tensor& a, const Tensor& b, int which, Tensor& sums, const Tensor& out = Tensor());
 
 // Marks an in-place write (autograd's version counter).
 inline void bump_version(const Tensor& t) { t.impl()->storage()->bump_version(); }

@@ -23,6 +23,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "autograd/meta.h"
 #include "distributed/internal.h"
 #include "wick/autograd.h"
 #include "wick/nn/distributed.h"
@@ -198,6 +199,8 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
         b.views.push_back(b.flat.narrow(0, offset, p.numel()).view(p.sizes()));
         offset += p.numel();
         location[b.params[k]] = {buckets.size(), k};
+        // The weight-gradient GEMM writes straight into the view when grad() is undefined.
+        autograd::set_grad_destination(p, b.views.back());
         // A gradient already there moves into the bucket.
         Tensor& g = p.mutable_grad();
         if (g.defined()) {
@@ -389,6 +392,7 @@ DistributedDataParallelImpl::DistributedDataParallelImpl(std::shared_ptr<Module>
 DistributedDataParallelImpl::~DistributedDataParallelImpl() {
   if (!reducer_) return;
   for (auto& h : reducer_->hooks) h.remove();
+  for (const Tensor& p : reducer_->params) autograd::set_grad_destination(p, Tensor());
   // Collectives still writing into the buckets finish first.
   try {
     reducer_->synchronize_launched();
