@@ -123,8 +123,10 @@ CudaDeviceScope::CudaDeviceScope(int device) {
   const int wick_current = tl_target_device >= 0 ? tl_target_device : runtime;
   if (runtime != device) set_runtime_device(device, "cuda");
   else mark_device_used(device);
-  if (wick_current == device) tl_target_device = -1;
-  else restore_ = wick_current;
+  // Inside the scope the current device is device, for nested scopes too (a pending switch to
+  // another device, tl_target_device, is what the scope restores at its end).
+  tl_target_device = -1;
+  if (wick_current != device) restore_ = wick_current;
 }
 
 CudaDeviceScope::~CudaDeviceScope() {

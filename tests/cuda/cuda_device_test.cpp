@@ -309,3 +309,30 @@ TEST(CudaDevice, DevicesByFreeMemory) {
   EXPECT_NE(order.front(), 0);
   EXPECT_EQ(order.back(), 0);
 }
+
+// A process that only ever uses cuda:1 (a second rank's): nested device scopes inside a copy
+// (the staging buffers' pinned memory, their events) must keep cuda:1 current; the pending
+// switch back to the never-used cuda:0 once made them record cuda:1's events on cuda:0's
+// stream ("invalid resource handle").
+TEST(CudaDevice, DISABLED_ChildOnlySecondDevice) {
+  try {
+    const Tensor host = arange(300 * 600, TensorOptions(kFloat32)).view({300, 600});  // 720 KB: staged
+    Tensor a = host.to(Device("cuda:1"));
+    Tensor b = (a * 2).cpu();
+    Tensor c = randn({512, 512}).to(Device("cuda:1")).cpu();
+    std::printf("SUM=%.1f\n", b.to(kFloat64).sum().item<double>());
+    std::printf("SHAPE=%lld\n", (long long)c.numel());
+  } catch (const Error& e) {
+    std::printf("ERROR=%s\n", e.what());
+  }
+}
+
+TEST(CudaDevice, SubprocessUsingOnlyTheSecondDevice) {
+  WICK_REQUIRE_CUDA();
+  if (std::getenv("CUDA_VISIBLE_DEVICES") || cuda::device_count() < 2) GTEST_SKIP() << "needs two GPUs";
+  auto r = wick::test::run_child("CudaDevice.DISABLED_ChildOnlySecondDevice", "env");
+  // 2 * sum(0 .. 179999) = 179999 * 180000
+  EXPECT_EQ(child_value(r.output, "SUM"), "32399820000.0") << r.output;
+  EXPECT_EQ(child_value(r.output, "SHAPE"), "262144") << r.output;
+  EXPECT_EQ(child_value(r.output, "ERROR"), "") << r.output;
+}
