@@ -92,6 +92,12 @@ inline void report(const char* name, double value, const char* unit) {
 }
 
 // argv[1], when given, is a substring that selects workloads.
-inline bool selected(int argc, char** argv, const char* name) { return argc < 2 || std::strstr(name, argv[1]); }
+// The workloads whose name contains argv[1] (all without one); "name$" picks that one alone.
+inline bool selected(int argc, char** argv, const char* name) {
+  if (argc < 2) return true;
+  const size_t n = std::strlen(argv[1]);
+  if (n > 0 && argv[1][n - 1] == '$') return std::strlen(name) == n - 1 && std::strncmp(name, argv[1], n - 1) == 0;
+  return std::strstr(name, argv[1]) != nullptr;
+}
 
 }  // namespace compare
