@@ -138,6 +138,9 @@ Tensor clamp_max(const Tensor& t, const Tensor& max);
 // ---- softmax, selections, moments, norms (reduce_ops_backward.cpp)
 Tensor softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype);
 Tensor log_softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype);
+// Records LogSoftmaxBackward0 for out = log_softmax(t, dim) already computed (cross_entropy's
+// one-kernel forward shares it with log_softmax above); returns out.
+Tensor record_log_softmax(const Tensor& t, const Tensor& out, int64_t dim);
 Tensor max(const Tensor& t);
 Tensor min(const Tensor& t);
 std::tuple<Tensor, Tensor> max(const Tensor& t, int64_t dim, bool keepdim);
@@ -168,6 +171,12 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const wick::det
 // ---- fused losses (loss_backward.cpp): nll_loss returns (loss, total_weight)
 std::tuple<Tensor, Tensor> nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
                                     int64_t ignore_index, wick::detail::LossReduction reduction);
+// Records nll_loss's node (NllLossBackward0, NllLoss2DBackward0) for (loss, total_weight) =
+// nll_loss(input, ...) already computed (nll_loss above and cross_entropy's one-kernel
+// forward); returns them, loss now with its history.
+std::tuple<Tensor, Tensor> record_nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
+                                           int64_t ignore_index, wick::detail::LossReduction reduction,
+                                           const Tensor& loss, const Tensor& total_weight);
 Tensor mse_loss(const Tensor& input, const Tensor& target, wick::detail::LossReduction reduction);
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
                                         const Tensor& pos_weight, wick::detail::LossReduction reduction);

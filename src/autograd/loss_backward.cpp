@@ -13,20 +13,26 @@ using wick::detail::LossReduction;
 std::tuple<Tensor, Tensor> nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
                                     int64_t ignore_index, LossReduction reduction) {
   auto r = forward([&] { return wick::detail::nll_loss(input, target, weight, ignore_index, reduction); });
+  return record_nll_loss(input, target, weight, ignore_index, reduction, r.loss, r.total_weight);
+}
+
+std::tuple<Tensor, Tensor> record_nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
+                                           int64_t ignore_index, LossReduction reduction, const Tensor& result,
+                                           const Tensor& total_weight) {
   DimVector sizes(input.sizes().begin(), input.sizes().end());
   // PyTorch's names: nll_loss for [C] and [N, C], nll_loss2d beyond, whose per-element result
   // PyTorch computes as [N, 1, S] and views back unless the input is 4-D.
   const bool spatial = input.dim() >= 3;
   const bool viewed = spatial && input.dim() != 4 && reduction == LossReduction::None;
-  Tensor out = viewed ? r.loss.view({input.size(0), 1, -1}) : r.loss;
+  Tensor out = viewed ? result.view({input.size(0), 1, -1}) : result;
   Tensor loss = record(spatial ? "NllLoss2DBackward0" : "NllLossBackward0", {input}, out,
-                       {target, weight, r.total_weight},
+                       {target, weight, total_weight},
                        [sizes, ignore_index, reduction, viewed](BackwardContext& c) -> variable_list {
                          Tensor g = viewed ? c.grad().reshape({-1}) : c.grad();
                          return {wick::detail::nll_loss_backward(g, sizes, c.saved(0), c.saved(1), c.saved(2),
                                                                  ignore_index, reduction)};
                        });
-  return {viewed ? loss.view(r.loss.sizes()) : loss, r.total_weight};
+  return {viewed ? loss.view(result.sizes()) : loss, total_weight};
 }
 
 namespace {

@@ -44,11 +44,15 @@ Tensor softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype) {
   });
 }
 
-Tensor log_softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype) {
-  Tensor out = forward([&] { return wick::log_softmax(t, dim, dtype); });
+Tensor record_log_softmax(const Tensor& t, const Tensor& out, int64_t dim) {
   return record("LogSoftmaxBackward0", {t}, out, {out}, [dim](BackwardContext& c) -> variable_list {
     return {wick::detail::softmax_backward(true, c.grad(), c.saved(0), dim)};
   });
+}
+
+Tensor log_softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype) {
+  Tensor out = forward([&] { return wick::log_softmax(t, dim, dtype); });
+  return record_log_softmax(t, out, dim);
 }
 
 // ---- max and min: the gradient goes to the selected elements (shared evenly among ties

@@ -169,6 +169,14 @@ struct KernelTable {
   void (*nll_loss_backward)(const Tensor& grad_input, const Tensor& grad_out, const Tensor& target,
                             const Tensor& weight, const Tensor& total_weight, int64_t ignore_index,
                             LossReduction reduction);
+  // cross_entropy's forward from logits that need grad, in one kernel: contiguous input [N, C]
+  // (small: the CUDA entry is one thread block; see docs/design.md), target [N] and weight as
+  // above. Writes logp [N, C] = log_softmax of input over C (the values the softmax entry
+  // writes), then out and total_weight of nll_loss_forward(logp) (bad targets as there).
+  // CUDA only (null on the CPU, where cross_entropy takes log_softmax then nll_loss).
+  void (*log_softmax_nll_loss_forward)(const Tensor& logp, const Tensor& out, const Tensor& total_weight,
+                                       const Tensor& input, const Tensor& target, const Tensor& weight,
+                                       int64_t ignore_index, LossReduction reduction);
 
   // 2-D convolution (cross-correlation), checked by core (src/core/conv.cpp): x [N, C, H, W],
   // w [O, C / groups, kh, kw], b [O] or undefined, one dtype and device, output at least 1x1.

@@ -2,6 +2,8 @@
 // entries or the pointwise family's loss ops, and the autograd hand-off of each op.
 #include "core/loss.h"
 
+#include <cstdlib>
+
 #include "autograd/hooks.h"
 #include "core/tensor_iter.h"
 #include "core/tensor_ops.h"
@@ -121,6 +123,35 @@ NllResult nll_loss(const Tensor& input, const Tensor& target, const Tensor& weig
                                                                weight_for_kernel(weight, input.dtype()),
                                                                ignore_index, reduction, logits);
   return {out, total};
+}
+
+bool log_softmax_nll_loss_applies(const Tensor& input) {
+  static const bool enabled = [] {
+    const char* v = std::getenv("WICK_CE_FUSED");
+    return !(v && std::string(v) == "0");
+  }();
+  constexpr int64_t kMaxClasses = 1024, kMaxElements = 65536;
+  if (!enabled || !input.defined() || !input.is_cuda() || input.dim() != 2 || !is_floating_point(input.dtype()))
+    return false;
+  const int64_t n = input.size(0), c = input.size(1);
+  return n >= 1 && c >= 1 && c <= kMaxClasses && n <= kMaxElements / c;
+}
+
+LogSoftmaxNllResult log_softmax_nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
+                                         int64_t ignore_index, LossReduction reduction) {
+  check_nll(input, target, weight);
+  WICK_CHECK(input.dim() == 2, ValueError, kNll, "log_softmax_nll_loss takes a 2-D input, got ", input.dim(),
+             "-D");
+  auto entry = kernel<&KernelTable::log_softmax_nll_loss_forward>(input.device(), kNll);
+  const NllShape sh = nll_shape(input.sizes());
+  Tensor in = input.contiguous();
+  Tensor logp = empty(input.sizes(), input.options());
+  Tensor out =
+      reduction == LossReduction::None ? empty(target.sizes(), input.options()) : empty({}, input.options());
+  Tensor total = empty({}, input.options());
+  entry(logp, out, total, in, target_for_kernel(target, sh), weight_for_kernel(weight, input.dtype()),
+        ignore_index, reduction);
+  return {logp, out, total};
 }
 
 Tensor nll_loss_backward(const Tensor& grad, IntArrayRef input_sizes, const Tensor& target,

@@ -27,6 +27,22 @@ struct NllResult {
 // (cross_entropy's forward when nothing needs grad; never recorded).
 NllResult nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
                    LossReduction reduction, bool logits = false);
+
+struct LogSoftmaxNllResult {
+  Tensor logp;  // log_softmax(input, 1)
+  Tensor loss;
+  Tensor total_weight;  // as NllResult's
+};
+// Whether cross_entropy of these logits (grad wanted, no label smoothing) takes
+// log_softmax_nll_loss: a CUDA [N, C] floating input with 1 <= C <= 1024 and N * C <= 65536
+// (one thread block's work; the reasons in docs/design.md), unless the environment sets
+// WICK_CE_FUSED=0 (read once).
+bool log_softmax_nll_loss_applies(const Tensor& input);
+// log_softmax(input, 1) and nll_loss of it, for input [N, C] and target [N], in one kernel
+// (the device's log_softmax_nll_loss_forward): the values of the two ops, with nll_loss's
+// checks and errors. No recording: cross_entropy records the two ops' nodes over the results.
+LogSoftmaxNllResult log_softmax_nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
+                                         int64_t ignore_index, LossReduction reduction);
 // nll_loss's input gradient (input_sizes) from grad, in one kernel.
 Tensor nll_loss_backward(const Tensor& grad, IntArrayRef input_sizes, const Tensor& target,
                          const Tensor& weight, const Tensor& total_weight, int64_t ignore_index,

@@ -27,6 +27,7 @@ const KernelTable& cuda_kernels() {
       .gather = &gpu::gather,
       .nll_loss_forward = &gpu::nll_loss_forward,
       .nll_loss_backward = &gpu::nll_loss_backward,
+      .log_softmax_nll_loss_forward = &gpu::log_softmax_nll_loss_forward,
 #ifdef WICK_HAVE_CUDNN
       .conv2d_forward = &gpu::cudnn_conv2d_forward,
       .conv2d_backward = &gpu::cudnn_conv2d_backward,

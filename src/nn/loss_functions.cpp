@@ -1,7 +1,8 @@
 // The loss functions of nn::functional. nll_loss, mse_loss and binary_cross_entropy_with_logits
 // are core's fused ops (core/loss.h: one kernel forward, one backward node named as PyTorch's);
 // cross_entropy is log_softmax + nll_loss (LogSoftmaxBackward0 under NllLossBackward0, as
-// PyTorch), or a single kernel from the logits when nothing needs a gradient; label smoothing
+// PyTorch), or a single kernel from the logits when nothing needs a gradient or (small CUDA
+// inputs) one kernel writing both log_softmax and the loss, recorded as the two; label smoothing
 // and class-probability targets are composed as in PyTorch, with its node names.
 #include <cmath>
 
@@ -99,6 +100,17 @@ Tensor cross_entropy_impl(const Tensor& input, const Tensor& target, const Tenso
   // Nothing to differentiate: one kernel reads the logits (log_softmax is never written).
   if (label_smoothing == 0 && input.is_floating_point() && !wick::detail::needs_grad(input, weight))
     return wick::detail::nll_loss(input, target, weight, ignore_index, r, /*logits=*/true).loss;
+  // Small CUDA logits that need grad: log_softmax and nll_loss in one kernel (a training step
+  // of a small model is bound by launches; docs/design.md), recorded as the two ops it does.
+  if (label_smoothing == 0 && wick::detail::needs_grad(input) && wick::detail::log_softmax_nll_loss_applies(input)) {
+    wick::detail::LogSoftmaxNllResult f;
+    {
+      NoGradGuard no_grad;  // nothing of the forward (a contiguous copy, casts) is recorded
+      f = wick::detail::log_softmax_nll_loss(input, target, weight, ignore_index, r);
+    }
+    Tensor logp = wick::autograd::record_log_softmax(input, f.logp, 1);
+    return std::get<0>(wick::autograd::record_nll_loss(logp, target, weight, ignore_index, r, f.loss, f.total_weight));
+  }
 
   const int64_t class_dim = input.dim() == 1 ? 0 : 1;
   const int64_t c = input.size(class_dim);

@@ -9,6 +9,10 @@
  *   (max, sum of exp) pair over the row, 16-byte loads where aligned, so the logits are read
  *   once and log_softmax is never written; per-row results go to sum_kernel for mean/sum.
  *   cols_kernel: the same for S > 1, one thread per (n, s).
+ * - log_softmax_nll_kernel (cross_entropy's forward when small logits [N, C] need grad): one
+ *   block writes log_softmax (a warp per row, log_softmax's own arithmetic) and then the loss
+ *   of it as reduce_kernel or none_kernel would: one launch instead of log_softmax's and
+ *   nll_loss's.
  * - backward_kernel writes the whole gradient, -w[t] * g at the target class, 0 elsewhere.
  *
  * Bad targets. The host never waits for a check of the targets (gather's scan would cost a
@@ -25,6 +29,7 @@
 #include "cuda/kernels/device_math.cuh"
 #include "cuda/kernels/elementwise.cuh"
 #include "cuda/kernels/op_kernels.h"
+#include "cuda/kernels/softmax_rows.cuh"
 
 namespace wick::detail::gpu {
 
@@ -154,10 +159,12 @@ __device__ LogSumExp<M> block_lse(LogSumExp<M> r) {
   return r;
 }
 
+// reduce_kernel's work, for a block of kReduceThreads threads (log_softmax_nll_kernel runs it
+// too, so that its loss is the two-kernel path's bit for bit).
 template <class T>
-__global__ void __launch_bounds__(kReduceThreads)
-    reduce_kernel(const T* x, const int64_t* tgt, const T* w, int64_t ns, int64_t c, int64_t s,
-                  int64_t ignore, bool mean, T* out, T* total, long long* slot) {
+__device__ __forceinline__ void reduce_block(const T* x, const int64_t* tgt, const T* w, int64_t ns, int64_t c,
+                                             int64_t s, int64_t ignore, bool mean, T* out, T* total,
+                                             long long* slot) {
   using M = opmath_t<T>;
   M sum = 0, wsum = 0;
   for (int64_t i = threadIdx.x; i < ns; i += kReduceThreads) {
@@ -182,23 +189,69 @@ __global__ void __launch_bounds__(kReduceThreads)
 }
 
 template <class T>
+__global__ void __launch_bounds__(kReduceThreads)
+    reduce_kernel(const T* x, const int64_t* tgt, const T* w, int64_t ns, int64_t c, int64_t s,
+                  int64_t ignore, bool mean, T* out, T* total, long long* slot) {
+  reduce_block(x, tgt, w, ns, c, s, ignore, mean, out, total, slot);
+}
+
+// none_kernel's loss of element i.
+template <class T>
+__device__ __forceinline__ T none_element(const T* x, const int64_t* tgt, const T* w, int64_t i, int64_t c,
+                                          int64_t s, int64_t ignore, long long* slot) {
+  using M = opmath_t<T>;
+  const int64_t v = tgt[i];
+  M loss = 0;
+  if (v != ignore) {
+    if (v < 0 || v >= c) {
+      report_bad_target(slot, v);
+      loss = nan_value<M>();
+    } else {
+      const int64_t n = i / s, j = i - n * s;
+      loss = -(w ? cast<M>(w[v]) : M(1)) * cast<M>(x[(n * c + v) * s + j]);
+    }
+  }
+  return cast<T>(loss);
+}
+
+template <class T>
 __global__ void __launch_bounds__(kBlock)
     none_kernel(const T* x, const int64_t* tgt, const T* w, int64_t ns, int64_t c, int64_t s, int64_t ignore,
                 T* out, long long* slot) {
+  for (int64_t i = int64_t(blockIdx.x) * kBlock + threadIdx.x; i < ns; i += int64_t(gridDim.x) * kBlock)
+    out[i] = none_element(x, tgt, w, i, c, s, ignore, slot);
+}
+
+// cross_entropy's forward when the logits need grad ([N, C], S = 1, small): one block of
+// kReduceThreads threads. A warp per row takes the row's (max, sum of exp) pair as
+// log_softmax's online_kernel does for rows of up to 1024 values (the same Running pair, the
+// same order) and writes logp[row, k] = (x - max) - log(sum); then, after a barrier (the
+// block's writes of logp are visible to the whole block), the loss of logp exactly as
+// nll_loss's reduce_kernel (mean/sum) or none_kernel (none) computes it. One launch for the
+// two of log_softmax then nll_loss.
+template <class T>
+__global__ void __launch_bounds__(kReduceThreads)
+    log_softmax_nll_kernel(const T* x, const int64_t* tgt, const T* w, int64_t rows, int64_t c, int64_t ignore,
+                           LossReduction reduction, T* logp, T* out, T* total, long long* slot) {
   using M = opmath_t<T>;
-  for (int64_t i = int64_t(blockIdx.x) * kBlock + threadIdx.x; i < ns; i += int64_t(gridDim.x) * kBlock) {
-    const int64_t v = tgt[i];
-    M loss = 0;
-    if (v != ignore) {
-      if (v < 0 || v >= c) {
-        report_bad_target(slot, v);
-        loss = nan_value<M>();
-      } else {
-        const int64_t n = i / s, j = i - n * s;
-        loss = -(w ? cast<M>(w[v]) : M(1)) * cast<M>(x[(n * c + v) * s + j]);
-      }
-    }
-    out[i] = cast<T>(loss);
+  const int lane = int(threadIdx.x) % 32;
+  for (int64_t row = threadIdx.x / 32; row < rows; row += kReduceThreads / 32) {
+    const T* xr = x + row * c;
+    T* yr = logp + row * c;
+    Running<M> r{M(-INFINITY), M(0)};
+    for (int64_t k = lane; k < c; k += 32) r.add(cast<M>(xr[k]));
+    r = warp_merge(r);
+    r.m = __shfl_sync(0xffffffffu, r.m, 0);
+    r.s = __shfl_sync(0xffffffffu, r.s, 0);
+    const M lsum = m_log(r.s);
+    for (int64_t k = lane; k < c; k += 32) yr[k] = cast<T>((cast<M>(xr[k]) - r.m) - lsum);
+  }
+  __syncthreads();
+  if (reduction == LossReduction::None) {
+    for (int64_t i = threadIdx.x; i < rows; i += kReduceThreads)
+      out[i] = none_element<T>(logp, tgt, w, i, c, 1, ignore, slot);
+  } else {
+    reduce_block<T>(logp, tgt, w, rows, c, 1, ignore, reduction == LossReduction::Mean, out, total, slot);
   }
 }
 
@@ -454,6 +507,26 @@ void nll_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const T
     backward_typed<T>(grad_input, grad_out, target, weight, total_weight, ignore_index, reduction, stream);
   });
   WICK_CUDA_AFTER_LAUNCH("nll_loss_backward", stream);
+}
+
+void log_softmax_nll_loss_forward(const Tensor& logp, const Tensor& out, const Tensor& total_weight,
+                                  const Tensor& input, const Tensor& target, const Tensor& weight,
+                                  int64_t ignore_index, LossReduction reduction) {
+  raise_pending_target_error();
+  const int device = input.device().index();
+  CudaDeviceScope scope(device);
+  long long* slot = target_error_slot();
+  cudaStream_t stream = current_cuda_stream(device);
+  const int64_t n = input.size(0), c = input.size(1);
+  if (reduction == LossReduction::None && n == 0) return;
+  WICK_DISPATCH_FLOATING(input.dtype(), "cross_entropy", [&]<class T>() {
+    log_softmax_nll_kernel<T><<<1, kReduceThreads, 0, stream>>>(
+        static_cast<const T*>(input.data_ptr()), static_cast<const int64_t*>(target.data_ptr()),
+        weight.defined() ? static_cast<const T*>(weight.data_ptr()) : nullptr, n, c, ignore_index, reduction,
+        static_cast<T*>(logp.data_ptr()), static_cast<T*>(out.data_ptr()),
+        static_cast<T*>(total_weight.data_ptr()), slot);
+  });
+  WICK_CUDA_AFTER_LAUNCH("cross_entropy", stream);
 }
 
 }  // namespace wick::detail::gpu

@@ -8,7 +8,8 @@
  *   8192 x 8192 benchmark.
  * - online_kernel (inner == 1, any n): a warp per row (n <= 1024) or a block per row keeps a
  *   running (max, sum of exp) pair, rescaling the sum when the max grows, so one read gives
- *   both; a second read (mostly from L2) writes the outputs.
+ *   both; a second read (mostly from L2) writes the outputs. The pair is softmax_rows.cuh's,
+ *   which loss.cu's one-block cross_entropy kernel shares for log_softmax values bit for bit.
  * - column_kernel (inner > 1): one thread per column, the same running pair down the column;
  *   adjacent threads read adjacent addresses.
  * The backward (softmax_backward) is one kernel too: a block per row (inner == 1) or a thread
@@ -19,37 +20,13 @@
 #include "cuda/kernels/device_math.cuh"
 #include "cuda/kernels/elementwise.cuh"
 #include "cuda/kernels/op_kernels.h"
+#include "cuda/kernels/softmax_rows.cuh"
 
 namespace wick::detail::gpu {
 
 namespace {
 
 constexpr int kCachedVecs = 8;  // 16-byte vectors per thread in cached_kernel
-
-template <class M>
-__device__ __forceinline__ M max_of(M a, M b) {
-  return a < b ? b : a;  // NaN in b is ignored, as std::max(mx, x) on the CPU; the sum turns it to nan
-}
-
-// The running pair: sum of exp(x - m) over the values seen, m their maximum.
-template <class M>
-struct Running {
-  M m, s;
-  __device__ void merge(const Running& o) {
-    const M nm = max_of(m, o.m);
-    if (nm == M(-INFINITY)) s = s + o.s;  // only -inf (or nothing) so far
-    else s = s * m_exp(m - nm) + o.s * m_exp(o.m - nm);
-    m = nm;
-  }
-  __device__ void add(M x) { merge(Running{x, M(1)}); }
-};
-
-template <class M>
-__device__ __forceinline__ Running<M> warp_merge(Running<M> r) {
-#pragma unroll
-  for (int d = 16; d > 0; d /= 2) r.merge(Running<M>{__shfl_down_sync(0xffffffffu, r.m, d), __shfl_down_sync(0xffffffffu, r.s, d)});
-  return r;
-}
 
 // Reduces v over the block (max or sum) and gives every thread the result.
 template <bool MAX, class M>
