@@ -485,13 +485,16 @@ Work NcclGroup::all_reduce(Tensor& tensor, ReduceOp rop) {
   return issue(op, {tensor}, [&](cudaStream_t s) { return ncclAllReduce(p, p, n, ty, nop, comm_, s); });
 }
 
-int overlap_ctas() {
-  static const int n = [] {
+// WICK_DDP_OVERLAP_CTAS: 8 unless set; 0 keeps every collective on the group's communicator.
+int overlap_ctas(const char* op) {
+  static const int n = [op] {
     const char* v = std::getenv("WICK_DDP_OVERLAP_CTAS");
     if (!v || !*v) return 8;
     char* end = nullptr;
     const long x = std::strtol(v, &end, 10);
-    return (*end == '\0' && x >= 0 && x <= 1024) ? int(x) : 8;
+    WICK_CHECK(*end == '\0' && x >= 0 && x <= 1024, ValueError, op,
+               "WICK_DDP_OVERLAP_CTAS must be a whole number of thread blocks from 0 to 1024, got '", v, "'");
+    return int(x);
   }();
   return n;
 }
@@ -520,7 +523,7 @@ ncclComm_t NcclGroup::overlap_comm(const char* op) {
   }
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
-  config.maxCTAs = overlap_ctas();
+  config.maxCTAs = overlap_ctas(op);
   ncclComm_t c = nullptr;
   ncclResult_t r = ncclCommInitRankConfig(&c, size_, id, rank_, &config);
   if (r == ncclInProgress && c) r = settle(op, "ncclCommInitRank", c);
@@ -538,7 +541,7 @@ ncclComm_t NcclGroup::overlap_comm(const char* op) {
 
 Work NcclGroup::all_reduce_beside_compute(Tensor& tensor, ReduceOp rop) {
   static const char* op = "all_reduce";
-  if (overlap_ctas() == 0) return all_reduce(tensor, rop);
+  if (size_ == 1 || overlap_ctas(op) == 0) return all_reduce(tensor, rop);
   check_tensor(tensor, op, "tensor");
   const ncclDataType_t ty = reduce_type(tensor, rop, op);
   const ncclRedOp_t nop = nccl_op(rop, tensor.dtype());
@@ -821,7 +824,8 @@ Work all_reduce_beside_compute(ProcessGroup& group, Tensor& tensor, ReduceOp op)
 }
 
 void prepare_beside_compute(ProcessGroup& group) {
-  if (auto* g = dynamic_cast<NcclGroup*>(&group); g && overlap_ctas() > 0) g->overlap_comm("DistributedDataParallel");
+  static const char* op = "DistributedDataParallel";
+  if (auto* g = dynamic_cast<NcclGroup*>(&group); g && g->size() > 1 && overlap_ctas(op) > 0) g->overlap_comm(op);
 }
 
 namespace nccl_timeline {
