@@ -423,6 +423,8 @@ Tensor root_grad(const Tensor& t, const variable_list& grads, size_t i, const ch
 
 }  // namespace
 
+bool running_backward_into_leaves() { return current_task != nullptr && !current_task->capturing; }
+
 void queue_callback(std::function<void()> callback) {
   WICK_CHECK(current_task != nullptr, ValueError, "queue_callback",
              "Final callbacks can only be installed during backward pass.");

@@ -57,8 +57,12 @@ void set_grad_destination(const Tensor& leaf, const Tensor& dst);
 // undefined. Input i must lead straight to a leaf's AccumulateGrad, or through one TBackward0
 // (then the result is the destination transposed); the leaf's grad() must be undefined and its
 // destination not taken yet in this pass (a second path to the same leaf computes its own).
-// Marks it taken.
+// Marks it taken. Only in a backward pass that accumulates into the leaves (not autograd::grad,
+// whose results must not alias anything).
 Tensor take_grad_destination(const Node& node, size_t i);
+// Whether this thread runs a backward pass whose AccumulateGrad nodes run (backward(), not
+// autograd::grad).
+bool running_backward_into_leaves();
 
 // A new TensorImpl over t's storage and geometry, without autograd meta: what saved tensors
 // and detach() hold (sharing the storage keeps the version counter).

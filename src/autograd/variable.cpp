@@ -128,7 +128,7 @@ void set_grad_destination(const Tensor& leaf, const Tensor& dst) {
 }
 
 Tensor take_grad_destination(const Node& node, size_t i) {
-  if (i >= node.num_inputs()) return {};
+  if (i >= node.num_inputs() || !running_backward_into_leaves()) return {};
   const Node* f = node.next_edge(i).function.get();
   bool transposed = false;
   if (f && f->num_inputs() == 1 && f->name() == "TBackward0") {

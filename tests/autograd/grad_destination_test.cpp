@@ -99,4 +99,29 @@ TEST(GradDestination, TwoPathsToOneLeafAddUp) {
   }
 }
 
+// autograd::grad returns gradients without touching grad(): they must be new tensors, never
+// the destination (which a later backward would write over), and the destination stays
+// available to the next backward.
+TEST(GradDestination, AutogradGradDoesNotUseIt) {
+  for (Device dev : devices()) {
+    SCOPED_TRACE(dev.str());
+    manual_seed(5);
+    const auto opt = TensorOptions(kFloat64).device(dev);
+    Tensor w = randn({3, 6}, opt).requires_grad_();
+    Tensor b = zeros({3}, opt).requires_grad_();
+    const Tensor x = randn({2, 6}, opt);
+    Tensor dst = zeros({3, 6}, opt);
+    autograd::set_grad_destination(w, dst);
+    auto g = autograd::grad({nn::functional::linear(x, w, b).sum()}, {w, b});
+    ASSERT_EQ(g.size(), 2u);
+    EXPECT_NE(g[0].data_ptr(), dst.data_ptr());
+    EXPECT_FALSE(w.grad().defined());
+    EXPECT_EQ(dst.abs().sum().item<double>(), 0.0);
+    expect_equal(g[0], x.sum(0).unsqueeze(0).expand({3, 6}), "autograd::grad's weight gradient");
+    nn::functional::linear(x, w, b).sum().backward();
+    EXPECT_EQ(w.grad().data_ptr(), dst.data_ptr());
+    expect_equal(w.grad(), g[0], "backward's weight gradient");
+  }
+}
+
 }  // namespace
