@@ -121,14 +121,24 @@ AutogradMeta& meta_or_create(const Tensor& t) {
   return *p;
 }
 
+namespace {
+// Leaves that name a destination (an upper bound: a leaf freed with one still counts). While it
+// is 0, as in every program without DistributedDataParallel, a backward formula's lookup costs
+// one load.
+std::atomic<int64_t> g_grad_destinations{0};
+}  // namespace
+
 void set_grad_destination(const Tensor& leaf, const Tensor& dst) {
   AutogradMeta& m = meta_or_create(leaf);
+  if (m.grad_destination.defined() != dst.defined()) g_grad_destinations.fetch_add(dst.defined() ? 1 : -1);
   m.grad_destination = dst;
   m.grad_destination_taken = false;
 }
 
 Tensor take_grad_destination(const Node& node, size_t i) {
-  if (i >= node.num_inputs() || !running_backward_into_leaves()) return {};
+  if (g_grad_destinations.load(std::memory_order_relaxed) == 0 || i >= node.num_inputs() ||
+      !running_backward_into_leaves())
+    return {};
   const Node* f = node.next_edge(i).function.get();
   bool transposed = false;
   if (f && f->num_inputs() == 1 && f->name() == "TBackward0") {

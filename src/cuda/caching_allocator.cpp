@@ -531,19 +531,8 @@ Block* DeviceCachingAllocator::malloc(size_t requested, cudaStream_t stream) {
   const size_t size = round_size(requested);
 
   if (num_parked_ != 0 && !priv && size <= kSmallSize) {
-    if (Block* b = unpark(size, stream)) {
-      // What the end of this function does for a block of the pool (it is split to this size
-      // already, with its free remainder where the split would put it).
-      b->allocated = true;
-      b->requested = requested;
-      update_stats(stats_.allocation, b->pool, 1);
-      update_stats(stats_.allocated_bytes, b->pool, int64_t(b->size));
-      update_stats(stats_.active, b->pool, 1);
-      update_stats(stats_.active_bytes, b->pool, int64_t(b->size));
-      update_stats(stats_.requested_bytes, b->pool, int64_t(requested));
-      if (b->size >= cfg.max_split_size) stats_.oversize_allocations.increase(1);
-      return b;
-    }
+    // Split to this size already, its free remainder where the split would put it.
+    if (Block* b = unpark(size, stream)) return hand_out(b, requested);
   }
 
   if (!cfg.caching) {  // one cudaMalloc per tensor, counted as a large-pool segment of its own
@@ -607,7 +596,10 @@ Block* DeviceCachingAllocator::malloc(size_t requested, cudaStream_t stream) {
   const bool do_split = pool.small ? remaining >= kMinBlockSize
                                    : (size < cfg.max_split_size || b->segment) && remaining > kSmallSize;
   if (do_split) split(b, size);
+  return hand_out(b, requested);
+}
 
+Block* DeviceCachingAllocator::hand_out(Block* b, size_t requested) {
   b->allocated = true;
   b->requested = requested;
   update_stats(stats_.allocation, b->pool, 1);
@@ -615,7 +607,7 @@ Block* DeviceCachingAllocator::malloc(size_t requested, cudaStream_t stream) {
   update_stats(stats_.active, b->pool, 1);
   update_stats(stats_.active_bytes, b->pool, int64_t(b->size));
   update_stats(stats_.requested_bytes, b->pool, int64_t(requested));
-  if (b->size >= cfg.max_split_size) stats_.oversize_allocations.increase(1);
+  if (b->size >= alloc_config().max_split_size) stats_.oversize_allocations.increase(1);
   return b;
 }
 

@@ -184,6 +184,8 @@ class DeviceCachingAllocator {
   Block* alloc_segment(BlockPool* pool, size_t size, cudaStream_t stream);
   void split(Block* block, size_t size);
   void free_block(Block* block);
+  // Marks a pool block (split to its size) allocated for requested bytes, with its statistics.
+  Block* hand_out(Block* block, size_t requested);
   // free_block after the active counts went down: merges block with its free neighbours and
   // puts the result in its pool.
   void insert_free(Block* block);

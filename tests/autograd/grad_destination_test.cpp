@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "gradcheck.h"
+#include "../nn/nn_test_util.h"
 #include "autograd/meta.h"
 #include "wick/wick.h"
 
@@ -14,22 +16,16 @@ using namespace wick;
 
 namespace {
 
-std::vector<Device> devices() {
-  std::vector<Device> d{Device(kCPU)};
-  if (cuda::is_available()) d.push_back(Device(kCUDA, 0));
-  return d;
-}
+using wick::testing::test_devices;
 
+// Values in float64, whatever the dtypes compared.
 void expect_equal(const Tensor& got, const Tensor& want, const std::string& what) {
   ASSERT_TRUE(got.defined()) << what;
-  ASSERT_EQ(got.sizes().vec(), want.sizes().vec()) << what;
-  const auto g = got.detach().cpu().to(kFloat64).contiguous().to_vector<double>();
-  const auto w = want.detach().cpu().to(kFloat64).contiguous().to_vector<double>();
-  for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], w[i], 1e-5 * (1 + std::abs(w[i]))) << what << " [" << i << "]";
+  wick::testing::expect_close(got.to(kFloat64), want.to(kFloat64), 1e-5, 1e-5, what);
 }
 
 TEST(GradDestination, LinearWeightGradientLandsInTheDestination) {
-  for (Device dev : devices()) {
+  for (Device dev : test_devices()) {
     for (Dtype dt : {kFloat32, kFloat64}) {
       SCOPED_TRACE(dev.str() + (dt == kFloat32 ? " float32" : " float64"));
       manual_seed(3);
@@ -76,7 +72,7 @@ TEST(GradDestination, LinearWeightGradientLandsInTheDestination) {
 // One weight on two paths: each formula sees grad() undefined, but only the first takes the
 // destination; the engine sums both into it.
 TEST(GradDestination, TwoPathsToOneLeafAddUp) {
-  for (Device dev : devices()) {
+  for (Device dev : test_devices()) {
     SCOPED_TRACE(dev.str());
     manual_seed(4);
     const auto opt = TensorOptions(kFloat64).device(dev);
@@ -103,7 +99,7 @@ TEST(GradDestination, TwoPathsToOneLeafAddUp) {
 // the destination (which a later backward would write over), and the destination stays
 // available to the next backward.
 TEST(GradDestination, AutogradGradDoesNotUseIt) {
-  for (Device dev : devices()) {
+  for (Device dev : test_devices()) {
     SCOPED_TRACE(dev.str());
     manual_seed(5);
     const auto opt = TensorOptions(kFloat64).device(dev);
