@@ -80,6 +80,48 @@ void BM_Matmul(benchmark::State& st) {  // Args: n, dtype (0 fp32, 1 tf32, 2 fp1
 BENCHMARK(BM_Matmul)->Args({4096, 0})->Args({8192, 1})->Args({8192, 2})->Args({8192, 3})->Args({1024, 2})
     ->UseManualTime();
 
+// Small float32 products, as a small layer's forward and backward make them: 20 dependent
+// calls captured once as a CUDA graph and replayed, so a figure is device time only, each
+// product with its launch gap as a replayed step pays it (the Time column is 20 products).
+// Args: m, n, k, a transposed, b transposed, bias (1). Compare with
+// WICK_GEMM_SMALL_MAX_MACS=0 (cuBLASLt throughout).
+void BM_SmallGemm(benchmark::State& st) {
+  if (!cuda::is_available()) return st.SkipWithError("no CUDA device");
+  const int64_t m = st.range(0), n = st.range(1), k = st.range(2);
+  const bool ta = st.range(3) != 0, tb = st.range(4) != 0, with_bias = st.range(5) == 1;
+  const Device gpu("cuda");
+  auto a = ta ? randn({k, m}, gpu).t() : randn({m, k}, gpu);
+  auto b = tb ? randn({n, k}, gpu).t() : randn({k, n}, gpu);
+  auto bias = randn({n}, gpu);
+  Tensor keep;
+  auto calls = [&] {
+    for (int i = 0; i < 20; ++i) keep = with_bias ? addmm(bias, a, b) : mm(a, b);
+  };
+  calls();  // plans and handles outside the capture
+  cuda::synchronize();
+  cuda::Graph graph;
+  {
+    cuda::GraphCapture capture(graph);
+    calls();
+  }
+  timed(st, [&] { graph.replay(); });
+}
+// The small MLP's step (784-128-10, batch 64): forward with bias, weight gradients, input
+// gradient; then squares around the kernel's bound.
+BENCHMARK(BM_SmallGemm)
+    ->Args({64, 128, 784, 0, 1, 1})
+    ->Args({64, 10, 128, 0, 1, 1})
+    ->Args({10, 128, 64, 1, 0, 0})
+    ->Args({128, 784, 64, 1, 0, 0})
+    ->Args({64, 128, 10, 0, 0, 0})
+    ->Args({128, 128, 128, 0, 0, 0})
+    ->Args({256, 256, 128, 0, 0, 0})
+    ->Args({200, 200, 200, 0, 0, 0})
+    ->Args({512, 512, 32, 0, 0, 0})
+    ->Args({1024, 1024, 8, 0, 0, 0})
+    ->Args({32, 32, 8192, 0, 0, 0})
+    ->UseManualTime();
+
 void BM_Unary(benchmark::State& st) {  // Arg: 0 relu, 1 gelu, 2 exp, 3 sigmoid; 64M floats
   if (!cuda::is_available()) return st.SkipWithError("no CUDA device");
   auto x = randn({int64_t(64) << 20}, Device("cuda"));

@@ -2,6 +2,7 @@
 // sizes that are not multiples of any tile, every transpose combination, unaligned operands,
 // batches with and without a broadcast operand, addmm's beta/alpha, integer dtypes (exact,
 // wrapping), and the TF32 switch of set_float32_matmul_precision.
+#include "core/tensor_ops.h"
 #include "ops_test_util.h"
 #include "wick/backends.h"
 
@@ -166,4 +167,85 @@ TEST(CudaOpsGemm, Float32PrecisionSwitchesTf32) {
   }
   EXPECT_EQ(get_float32_matmul_precision(), "highest");
   EXPECT_LT(rel_error(mm(ga, gb), want), 1e-6) << "back to float32 products";
+}
+
+// Small float32 products take one kernel of wick's own (a few million multiply-adds or fewer):
+// shapes on and off its 16 x 16 tiles and 32-long k chunks, k split over clusters of 1 to 8
+// blocks, every transpose pair, padded rows,
+// alpha/beta, the bias row and the operand sums of a linear layer's backward, against float64
+// products on the CPU. The largest shape here is past the kernel's bound and runs on cuBLASLt.
+TEST(CudaOpsGemm, SmallFloat32Products) {
+  WICK_REQUIRE_CUDA();
+  std::mt19937 rng(17);
+  const int64_t shapes[][3] = {{1, 1, 1},   {1, 1, 70},   {16, 16, 32},  {17, 15, 33},  {64, 128, 784},
+                               {64, 10, 128}, {10, 128, 64}, {128, 784, 64}, {3, 300, 7},  {100, 1, 50},
+                               {1, 100, 500}, {2000, 3, 2},  {33, 47, 300}, {200, 200, 220}, {5, 7, 8000},
+                               {20, 33, 2100}, {31, 17, 257}};
+  for (auto [m, n, k] : shapes) {
+    for (int ta = 0; ta < 2; ++ta) {
+      for (int tb = 0; tb < 2; ++tb) {
+        const std::string what = std::to_string(m) + "x" + std::to_string(k) + "@" + std::to_string(k) + "x" +
+                                 std::to_string(n) + " trans " + std::to_string(ta) + std::to_string(tb);
+        auto a = random_cpu({m, k}, kFloat32, rng), b = random_cpu({k, n}, kFloat32, rng);
+        auto a64 = a.to(kFloat64), b64 = b.to(kFloat64);
+        auto ga = stored(a.to("cuda"), ta), gb = stored(b.to("cuda"), tb);
+        EXPECT_LT(rel_error(mm(ga, gb), mm(a64, b64)), 1e-5) << what;
+        auto in = random_cpu({m, n}, kFloat32, rng);
+        EXPECT_LT(rel_error(addmm(in.to("cuda"), ga, gb, 0.5, -1.5), addmm(in.to(kFloat64), a64, b64, 0.5, -1.5)),
+                  1e-5)
+            << what << " addmm";
+        auto bias = random_cpu({n}, kFloat32, rng);
+        EXPECT_LT(rel_error(addmm(bias.to("cuda"), ga, gb), addmm(bias.to(kFloat64), a64, b64)), 1e-5)
+            << what << " bias row";
+        // The bias gradient of a linear layer: sums over k of either operand, with the product.
+        for (int which : {1, 2}) {
+          Tensor sums;
+          auto got = wick::detail::mm_with_sums(ga, gb, which, sums);
+          EXPECT_LT(rel_error(got, mm(a64, b64)), 1e-5) << what << " with sums " << which;
+          auto want_sums = which == 1 ? a64.sum(1) : b64.sum(0);
+          ASSERT_TRUE(sums.defined()) << what;
+          EXPECT_LT(rel_error(sums, want_sums), 1e-5) << what << " sums " << which;
+        }
+      }
+    }
+  }
+  // Rows padded past their length (a narrowed wider matrix), on both operands.
+  auto wa = random_cpu({37, 90}, kFloat32, rng), wb = random_cpu({60, 51}, kFloat32, rng);
+  auto na = wa.to("cuda").narrow(1, 3, 60), nb = wb.to("cuda").narrow(1, 1, 29);
+  EXPECT_LT(rel_error(mm(na, nb), mm(wa.narrow(1, 3, 60).to(kFloat64), wb.narrow(1, 1, 29).to(kFloat64))), 1e-5)
+      << "padded rows";
+  EXPECT_LT(rel_error(mm(nb.t(), na.t()), mm(wb.narrow(1, 1, 29).t().to(kFloat64), wa.narrow(1, 3, 60).t().to(kFloat64))),
+            1e-5)
+      << "padded columns";
+  // Special values go through: inf and nan in an operand reach the outputs they touch.
+  auto x = zeros({4, 5}, TensorOptions(kFloat32).device("cuda")), y = ones({5, 3}, TensorOptions(kFloat32).device("cuda"));
+  x.select(0, 1).select(0, 2).fill_(INFINITY);
+  x.select(0, 3).select(0, 0).fill_(NAN);
+  auto p = mm(x, y).cpu();
+  EXPECT_EQ(p.select(0, 0).sum().item<float>(), 0.f);
+  EXPECT_TRUE(std::isinf(p.select(0, 1).select(0, 2).item<float>()));
+  EXPECT_TRUE(std::isnan(p.select(0, 3).select(0, 1).item<float>()));
+}
+
+// A small linear layer's gradients (weight GEMM with the bias gradient in it, input GEMM)
+// against float64 on the CPU.
+TEST(CudaOpsGemm, SmallLinearGradients) {
+  WICK_REQUIRE_CUDA();
+  std::mt19937 rng(18);
+  for (auto [batch, in_f, out_f] : {std::tuple{64, 784, 128}, std::tuple{64, 128, 10}, std::tuple{5, 3, 7}}) {
+    auto x = random_cpu({batch, in_f}, kFloat32, rng), w = random_cpu({out_f, in_f}, kFloat32, rng);
+    auto b = random_cpu({out_f}, kFloat32, rng), go = random_cpu({batch, out_f}, kFloat32, rng);
+    auto run = [&](const Device& d, Dtype t) {
+      auto xv = x.to(t).to(d).requires_grad_(), wv = w.to(t).to(d).requires_grad_(),
+           bv = b.to(t).to(d).requires_grad_();
+      linear(xv, wv, bv).backward(go.to(t).to(d));
+      return std::tuple{xv.grad(), wv.grad(), bv.grad()};
+    };
+    auto [gx, gw, gb] = run(Device("cuda"), kFloat32);
+    auto [rx, rw, rb] = run(Device("cpu"), kFloat64);
+    const std::string what = std::to_string(batch) + "x" + std::to_string(in_f) + "->" + std::to_string(out_f);
+    EXPECT_LT(rel_error(gx, rx), 1e-5) << what << " input";
+    EXPECT_LT(rel_error(gw, rw), 1e-5) << what << " weight";
+    EXPECT_LT(rel_error(gb, rb), 1e-5) << what << " bias";
+  }
 }
