@@ -1,5 +1,7 @@
 #include "cuda/cuda_check.h"
 
+#include <cuda.h>  // the driver's types only: cuLaunchKernel comes from the runtime
+
 #include <cstdlib>
 #include <cstring>
 
@@ -64,6 +66,50 @@ void cuda_after_launch_impl(const char* op, cudaStream_t stream, const char* fil
     e = cudaStreamSynchronize(stream);
     if (e != cudaSuccess) cuda_fail(e, op, "kernel (CUDA_LAUNCH_BLOCKING=1)", file, line);
   }
+}
+
+namespace {
+
+using DriverLaunch = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                  CUstream, void**, void**);
+
+// cuLaunchKernel, as the runtime hands it out (wick does not link libcuda), or null.
+DriverLaunch driver_launch() {
+  static const DriverLaunch fn = [] {
+    if (const char* v = std::getenv("WICK_CUDA_DRIVER_LAUNCH"); v && std::strcmp(v, "0") == 0) return DriverLaunch{};
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+    cudaError_t e = cudaGetDriverEntryPointByVersion("cuLaunchKernel", &p, 12000, cudaEnableDefault, &q);
+#else
+    cudaError_t e = cudaGetDriverEntryPoint("cuLaunchKernel", &p, cudaEnableDefault, &q);
+#endif
+    if (e != cudaSuccess) (void)cudaGetLastError();
+    return e == cudaSuccess && q == cudaDriverEntryPointSuccess ? reinterpret_cast<DriverLaunch>(p) : DriverLaunch{};
+  }();
+  return fn;
+}
+
+}  // namespace
+
+void launch_kernel(const void* kernel, std::atomic<void*>& handle, dim3 grid, dim3 block, cudaStream_t stream,
+                   void** args, const char* op) {
+  const DriverLaunch launch = driver_launch();
+  void* fn = handle.load(std::memory_order_acquire);
+  if (launch && !fn) [[unlikely]] {
+    cudaFunction_t h = nullptr;
+    if (cudaGetFuncBySymbol(&h, kernel) == cudaSuccess && h) {
+      fn = reinterpret_cast<void*>(h);
+      handle.store(fn, std::memory_order_release);
+    } else {
+      (void)cudaGetLastError();
+    }
+  }
+  if (launch && fn &&
+      launch(static_cast<CUfunction>(fn), grid.x, grid.y, grid.z, block.x, block.y, block.z, 0,
+             reinterpret_cast<CUstream>(stream), args, nullptr) == CUDA_SUCCESS) [[likely]]
+    return;
+  WICK_CUDA_CHECK(cudaLaunchKernel(kernel, grid, block, args, 0, stream), op);
 }
 
 }  // namespace wick::detail::gpu

@@ -6,6 +6,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
+
 namespace wick::detail::gpu {
 
 // Throws DeviceError (OutOfMemoryError for cudaErrorMemoryAllocation) naming op, the CUDA
@@ -18,6 +20,16 @@ bool cuda_launch_blocking();
 // After a kernel launch on stream: reports a launch error as op's; with CUDA_LAUNCH_BLOCKING=1
 // waits for the kernel and reports its failure as op's too.
 void cuda_after_launch_impl(const char* op, cudaStream_t stream, const char* file, int line);
+
+// Launches kernel (a __global__ function's address) with args (pointers to its parameters, in
+// order) through the driver's cuLaunchKernel and a function handle cached in *handle (one per
+// kernel and device; null until the first launch): about 0.3 us of host time less than the
+// runtime's launch (docs/design.md, "Host cost of a launch"). Falls back to cudaLaunchKernel
+// where the driver's entry point or the handle is missing, or the driver refuses the launch
+// (a thread without the device's context current, a bad configuration: the runtime then
+// binds the context or reports the error). A failed launch raises DeviceError naming op.
+void launch_kernel(const void* kernel, std::atomic<void*>& handle, dim3 grid, dim3 block, cudaStream_t stream,
+                   void** args, const char* op);
 
 }  // namespace wick::detail::gpu
 

@@ -285,6 +285,10 @@ __global__ void __launch_bounds__(kBlock) contiguous_kernel(int64_t n, F f, Oper
 
 // ---- the launcher
 
+// The driver's handle of a kernel on each device, for launch_kernel (cuda_check.h).
+template <auto Kernel>
+inline std::atomic<void*> kernel_handle[kMaxCudaDevices];
+
 // Runs out = f(in...) over p (operands out, in...: their C++ types) on the current stream of
 // p's device: the contiguous kernel when every operand is dense and 16-byte-vector aligned,
 // else the strided one.
@@ -305,7 +309,12 @@ void launch_elementwise(const char* op, const Plan& p, const F& f) {
   for (int k = 0; k < N; ++k) ops.ptrs[k] = p.ptrs[k];
   constexpr int64_t per_block = kBlock * kUnrollFor<int(sizeof...(In))>;
   const int64_t blocks = std::max<int64_t>(1, (p.numel / VEC + per_block - 1) / per_block);
-  contiguous_kernel<VEC, F, Out, In...><<<unsigned(blocks), kBlock, 0, stream>>>(p.numel, f, ops);
+  int64_t n = p.numel;
+  F fn = f;
+  void* args[] = {&n, &fn, &ops};
+  constexpr auto kernel = &contiguous_kernel<VEC, F, Out, In...>;
+  launch_kernel(reinterpret_cast<const void*>(kernel), kernel_handle<kernel>[p.device], dim3(unsigned(blocks)),
+                dim3(kBlock), stream, args, op);
   WICK_CUDA_AFTER_LAUNCH(op, stream);
 }
 
