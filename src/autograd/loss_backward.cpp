@@ -70,10 +70,12 @@ Tensor fused_cross_entropy_backward(BackwardContext& c, CrossEntropyLogSoftmaxNo
       !lsm->retained_.empty() || GradMode::is_enabled() || !running_backward_pass())
     return {};
   const Tensor& g = c.grad();
+  // this node's saved tensors first, as its own formula unpacks them (the same error first)
+  Tensor target = c.saved(0), weight = c.saved(1), total_weight = c.saved(2);
   Tensor logp = lsm->saved_[0].unpack(*lsm);
   if (!g.defined() || g.dtype() != logp.dtype() || g.device() != logp.device()) return {};
-  Tensor gi = wick::detail::log_softmax_nll_loss_backward(g, logp, c.saved(0), c.saved(1), c.saved(2),
-                                                          ignore_index, reduction);
+  Tensor gi = wick::detail::log_softmax_nll_loss_backward(g, logp, target, weight, total_weight, ignore_index,
+                                                          reduction);
   lsm->handed_ = gi;
   return gi;
 }
