@@ -2,7 +2,8 @@
 // (core/loss.h's log_softmax_nll_loss), recorded as LogSoftmaxBackward0 under
 // NllLossBackward0. Values and input gradients against float64 CPU references computed the
 // composite way (log_softmax, then nll_loss), the two-kernel path's results bit for bit, node
-// names, errors, and finite differences.
+// names, errors, and finite differences. Its backward, one kernel to the logits where nothing
+// can observe the gradient wrt log_softmax: the same gradients, and the two kernels elsewhere.
 #include <cmath>
 #include <memory>
 #include <string>
