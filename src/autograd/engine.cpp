@@ -425,6 +425,8 @@ Tensor root_grad(const Tensor& t, const variable_list& grads, size_t i, const ch
 
 bool running_backward_into_leaves() { return current_task != nullptr && !current_task->capturing; }
 
+bool running_backward_pass() { return current_task != nullptr; }
+
 void queue_callback(std::function<void()> callback) {
   WICK_CHECK(current_task != nullptr, ValueError, "queue_callback",
              "Final callbacks can only be installed during backward pass.");

@@ -138,8 +138,7 @@ Tensor clamp_max(const Tensor& t, const Tensor& max);
 // ---- softmax, selections, moments, norms (reduce_ops_backward.cpp)
 Tensor softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype);
 Tensor log_softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype);
-// Records LogSoftmaxBackward0 for out = log_softmax(t, dim) already computed (cross_entropy's
-// one-kernel forward shares it with log_softmax above); returns out.
+// Records LogSoftmaxBackward0 for out = log_softmax(t, dim) already computed; returns out.
 Tensor record_log_softmax(const Tensor& t, const Tensor& out, int64_t dim);
 Tensor max(const Tensor& t);
 Tensor min(const Tensor& t);
@@ -172,11 +171,18 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const wick::det
 std::tuple<Tensor, Tensor> nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
                                     int64_t ignore_index, wick::detail::LossReduction reduction);
 // Records nll_loss's node (NllLossBackward0, NllLoss2DBackward0) for (loss, total_weight) =
-// nll_loss(input, ...) already computed (nll_loss above and cross_entropy's one-kernel
-// forward); returns them, loss now with its history.
+// nll_loss(input, ...) already computed; returns them, loss now with its history.
 std::tuple<Tensor, Tensor> record_nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
                                            int64_t ignore_index, wick::detail::LossReduction reduction,
                                            const Tensor& loss, const Tensor& total_weight);
+// Records cross_entropy's one-kernel forward of input [N, C] (logp = log_softmax(input, 1), then
+// (loss, total_weight) = nll_loss(logp, ...), already computed) as PyTorch records the two ops:
+// LogSoftmaxBackward0 under NllLossBackward0; returns loss with its history. Their backward is
+// one kernel straight to the logits (core/loss.h's log_softmax_nll_loss_backward) wherever
+// nothing can observe the gradient wrt logp, else the two nodes' own kernels.
+Tensor record_log_softmax_nll_loss(const Tensor& input, const Tensor& logp, const Tensor& target,
+                                  const Tensor& weight, int64_t ignore_index, wick::detail::LossReduction reduction,
+                                  const Tensor& loss, const Tensor& total_weight);
 Tensor mse_loss(const Tensor& input, const Tensor& target, wick::detail::LossReduction reduction);
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
                                         const Tensor& pos_weight, wick::detail::LossReduction reduction);

@@ -4,6 +4,7 @@
 #include "autograd/function.h"
 #include "autograd/hooks.h"
 #include "core/loss.h"
+#include "core/softmax.h"
 #include "wick/ops.h"
 
 namespace wick::autograd {
@@ -37,6 +38,48 @@ std::tuple<Tensor, Tensor> record_nll_loss(const Tensor& input, const Tensor& ta
 
 namespace {
 
+// LogSoftmaxBackward0 of cross_entropy's one-kernel forward: log_softmax's formula over dim 1,
+// except for the one gradient its NllLossBackward0 handed it (handed_), which that node's
+// one-kernel backward computed wrt the logits already and which passes through unchanged.
+class CrossEntropyLogSoftmaxNode final : public SavingNode {
+ public:
+  std::string name() const override { return "LogSoftmaxBackward0"; }
+  variable_list apply(variable_list&& grads) override {
+    if (handed_.defined() && grads[0].is_same(handed_)) {
+      handed_ = Tensor();
+      return {std::move(grads[0])};
+    }
+    return {wick::detail::softmax_backward(true, grads[0], saved_[0].unpack(*this), 1)};
+  }
+  // Held (not a bare address) so that no other tensor can come to share its identity.
+  Tensor handed_;
+};
+
+// NllLossBackward0's one-kernel backward to the logits, or undefined where the two kernels
+// must run. It runs only where nothing can tell the gradient wrt logp was never made: inside
+// an engine pass (not a hand call of apply), grad mode off (no graph of the backward is being
+// built), logp's node reached by this node's edge alone (its only holder: no other edge into
+// it, no tensor with it as grad_fn, no one holding it) with no retain_grad slot, and no
+// gradient of an earlier pass still handed to it (a pass that failed midway, or one nested in
+// it). Their gradient then reaches that node as this one returns it (no sum with another, the
+// dtype it validates to), and the node hands it on to the logits.
+Tensor fused_cross_entropy_backward(BackwardContext& c, CrossEntropyLogSoftmaxNode* lsm, int64_t ignore_index,
+                                    LossReduction reduction) {
+  const Edge& e = c.node().next_edge(0);
+  if (e.function.get() != lsm || e.function.use_count() != 1 || lsm->handed_.defined() ||
+      !lsm->retained_.empty() || GradMode::is_enabled() || !running_backward_pass())
+    return {};
+  const Tensor& g = c.grad();
+  // this node's saved tensors first, as its own formula unpacks them (the same error first)
+  Tensor target = c.saved(0), weight = c.saved(1), total_weight = c.saved(2);
+  Tensor logp = lsm->saved_[0].unpack(*lsm);
+  if (!g.defined() || g.dtype() != logp.dtype() || g.device() != logp.device()) return {};
+  Tensor gi = wick::detail::log_softmax_nll_loss_backward(g, logp, target, weight, total_weight, ignore_index,
+                                                          reduction);
+  lsm->handed_ = gi;
+  return gi;
+}
+
 // The incoming gradient of a reduced loss scaled for "mean" (1 / numel of the input).
 Tensor scaled_grad(const Tensor& g, LossReduction reduction, int64_t numel) {
   return reduction == LossReduction::Mean ? g / double(numel) : g;
@@ -47,6 +90,29 @@ Tensor as_grad_of(const Tensor& g, const Tensor& like) {
 }
 
 }  // namespace
+
+Tensor record_log_softmax_nll_loss(const Tensor& input, const Tensor& logp, const Tensor& target,
+                                  const Tensor& weight, int64_t ignore_index, LossReduction reduction,
+                                  const Tensor& loss, const Tensor& total_weight) {
+  if (!detail::any_recordable({logp}, {input})) [[unlikely]] {
+    Tensor lp = record_log_softmax(input, logp, 1);
+    return std::get<0>(record_nll_loss(lp, target, weight, ignore_index, reduction, loss, total_weight));
+  }
+  auto node = std::make_shared<CrossEntropyLogSoftmaxNode>();
+  node->saved_.emplace_back(detail::to_save(logp), true);
+  detail::init_node(*node, {input});
+  set_history(logp, node, 0);
+  CrossEntropyLogSoftmaxNode* lsm = node.get();
+  node.reset();  // the edge of the NllLossBackward0 below is to be its one holder
+  DimVector sizes(logp.sizes().begin(), logp.sizes().end());
+  return record("NllLossBackward0", {logp}, loss, {target, weight, total_weight},
+                [sizes, lsm, ignore_index, reduction](BackwardContext& c) -> variable_list {
+                  if (Tensor gi = fused_cross_entropy_backward(c, lsm, ignore_index, reduction); gi.defined())
+                    return {gi};
+                  return {wick::detail::nll_loss_backward(c.grad(), sizes, c.saved(0), c.saved(1), c.saved(2),
+                                                          ignore_index, reduction)};
+                });
+}
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, LossReduction reduction) {
   Tensor out = forward([&] { return wick::detail::mse_loss(input, target, reduction); });

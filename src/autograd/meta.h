@@ -63,6 +63,10 @@ Tensor take_grad_destination(const Node& node, size_t i);
 // Whether this thread runs a backward pass whose AccumulateGrad nodes run (backward(), not
 // autograd::grad).
 bool running_backward_into_leaves();
+// Whether this thread runs a backward pass of the engine (backward() or autograd::grad), as
+// opposed to a node's apply called by hand: a formula that hands work on to the node after it
+// (cross_entropy's one-kernel backward) does so only inside one.
+bool running_backward_pass();
 
 // A new TensorImpl over t's storage and geometry, without autograd meta: what saved tensors
 // and detach() hold (sharing the storage keeps the version counter).

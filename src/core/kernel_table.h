@@ -177,6 +177,16 @@ struct KernelTable {
   void (*log_softmax_nll_loss_forward)(const Tensor& logp, const Tensor& out, const Tensor& total_weight,
                                        const Tensor& input, const Tensor& target, const Tensor& weight,
                                        int64_t ignore_index, LossReduction reduction);
+  // cross_entropy's backward to the logits in one kernel, for the logits whose forward was
+  // log_softmax_nll_loss_forward: contiguous grad_input [N, C] = what nll_loss_backward then
+  // softmax_backward (log) write, bit for bit. With gt the value nll_loss_backward writes at
+  // class t of row n (0 for a row ignored or of a bad target), grad_input[n, k] =
+  // ([k == t] ? gt : 0) - exp(logp[n, k]) * gt. logp is contiguous [N, C], grad_out [N] (None;
+  // any stride) or 0-d, target contiguous int64 [N], weight contiguous [C] of logp's dtype or
+  // undefined. CUDA only (null on the CPU, where cross_entropy never takes this path).
+  void (*log_softmax_nll_loss_backward)(const Tensor& grad_input, const Tensor& grad_out, const Tensor& logp,
+                                        const Tensor& target, const Tensor& weight, const Tensor& total_weight,
+                                        int64_t ignore_index, LossReduction reduction);
 
   // 2-D convolution (cross-correlation), checked by core (src/core/conv.cpp): x [N, C, H, W],
   // w [O, C / groups, kh, kw], b [O] or undefined, one dtype and device, output at least 1x1.

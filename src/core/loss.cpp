@@ -154,6 +154,18 @@ LogSoftmaxNllResult log_softmax_nll_loss(const Tensor& input, const Tensor& targ
   return {logp, out, total};
 }
 
+Tensor log_softmax_nll_loss_backward(const Tensor& grad, const Tensor& logp, const Tensor& target,
+                                     const Tensor& weight, const Tensor& total_weight, int64_t ignore_index,
+                                     LossReduction reduction) {
+  Tensor gi = empty(logp.sizes(), logp.options());
+  // target and weight as nll_loss_backward hands them (no copy when they already are).
+  Tensor t = target.dtype() == kInt64 && target.is_contiguous() ? target : target.to(kInt64).contiguous();
+  kernel<&KernelTable::log_softmax_nll_loss_backward>(logp.device(), "cross_entropy_backward")(
+      gi, grad, logp.contiguous(), t, weight_for_kernel(weight, logp.dtype()), total_weight, ignore_index,
+      reduction);
+  return gi;
+}
+
 Tensor nll_loss_backward(const Tensor& grad, IntArrayRef input_sizes, const Tensor& target,
                          const Tensor& weight, const Tensor& total_weight, int64_t ignore_index,
                          LossReduction reduction) {

@@ -43,6 +43,13 @@ bool log_softmax_nll_loss_applies(const Tensor& input);
 // checks and errors. No recording: cross_entropy records the two ops' nodes over the results.
 LogSoftmaxNllResult log_softmax_nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
                                          int64_t ignore_index, LossReduction reduction);
+// cross_entropy's gradient wrt the logits [N, C] of log_softmax_nll_loss, from the loss's
+// gradient grad ([N] for None, 0-d otherwise, logp's dtype), the saved logp and nll_loss's
+// saved target, weight and total_weight: nll_loss_backward then log_softmax's backward, bit for
+// bit, in one kernel (the device's log_softmax_nll_loss_backward; CUDA only, as the forward).
+Tensor log_softmax_nll_loss_backward(const Tensor& grad, const Tensor& logp, const Tensor& target,
+                                     const Tensor& weight, const Tensor& total_weight, int64_t ignore_index,
+                                     LossReduction reduction);
 // nll_loss's input gradient (input_sizes) from grad, in one kernel.
 Tensor nll_loss_backward(const Tensor& grad, IntArrayRef input_sizes, const Tensor& target,
                          const Tensor& weight, const Tensor& total_weight, int64_t ignore_index,

@@ -176,6 +176,7 @@ const KernelTable& cpu_kernels() {
       .nll_loss_forward = cpu::cpu_nll_loss_forward,
       .nll_loss_backward = cpu::cpu_nll_loss_backward,
       .log_softmax_nll_loss_forward = nullptr,  // CUDA only: cross_entropy composes on the CPU
+      .log_softmax_nll_loss_backward = nullptr,  // CUDA only, as the forward above
       .conv2d_forward = cpu::cpu_conv2d_forward,
       .conv2d_backward = cpu::cpu_conv2d_backward,
       .sgd_step = cpu::cpu_sgd_step,

@@ -28,6 +28,7 @@ const KernelTable& cuda_kernels() {
       .nll_loss_forward = &gpu::nll_loss_forward,
       .nll_loss_backward = &gpu::nll_loss_backward,
       .log_softmax_nll_loss_forward = &gpu::log_softmax_nll_loss_forward,
+      .log_softmax_nll_loss_backward = &gpu::log_softmax_nll_loss_backward,
 #ifdef WICK_HAVE_CUDNN
       .conv2d_forward = &gpu::cudnn_conv2d_forward,
       .conv2d_backward = &gpu::cudnn_conv2d_backward,

@@ -101,15 +101,16 @@ Tensor cross_entropy_impl(const Tensor& input, const Tensor& target, const Tenso
   if (label_smoothing == 0 && input.is_floating_point() && !wick::detail::needs_grad(input, weight))
     return wick::detail::nll_loss(input, target, weight, ignore_index, r, /*logits=*/true).loss;
   // Small CUDA logits that need grad: log_softmax and nll_loss in one kernel (a training step
-  // of a small model is bound by launches; docs/design.md), recorded as the two ops it does.
+  // of a small model is bound by launches; docs/design.md), recorded as the two ops it does,
+  // whose backward is one kernel too where nothing can tell (autograd/hooks.h).
   if (label_smoothing == 0 && wick::detail::needs_grad(input) && wick::detail::log_softmax_nll_loss_applies(input)) {
     wick::detail::LogSoftmaxNllResult f;
     {
       NoGradGuard no_grad;  // nothing of the forward (a contiguous copy, casts) is recorded
       f = wick::detail::log_softmax_nll_loss(input, target, weight, ignore_index, r);
     }
-    Tensor logp = wick::autograd::record_log_softmax(input, f.logp, 1);
-    return std::get<0>(wick::autograd::record_nll_loss(logp, target, weight, ignore_index, r, f.loss, f.total_weight));
+    return wick::autograd::record_log_softmax_nll_loss(input, f.logp, target, weight, ignore_index, r, f.loss,
+                                                       f.total_weight);
   }
 
   const int64_t class_dim = input.dim() == 1 ? 0 : 1;

@@ -14,6 +14,9 @@
  *   of it as reduce_kernel or none_kernel would: one launch instead of log_softmax's and
  *   nll_loss's.
  * - backward_kernel writes the whole gradient, -w[t] * g at the target class, 0 elsewhere.
+ * - log_softmax_nll_backward_kernel (cross_entropy's backward after log_softmax_nll_kernel):
+ *   the gradient wrt the logits, backward_kernel's values passed through log_softmax's
+ *   backward in the same launch, a thread per element: one launch instead of two.
  *
  * Bad targets. The host never waits for a check of the targets (gather's scan would cost a
  * synchronization per training step). A kernel meeting a target outside [0, C) that is not
@@ -400,6 +403,33 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
+// cross_entropy's backward to the logits [N, C] (S = 1), a thread per element: what
+// backward_kernel writes (gt at the target class, 0 elsewhere, stored as T) and then
+// backward_rows_kernel of log_softmax makes of it, g - exp(y) * sum(g), with the row sum
+// being gt itself. The same expressions in the same types, so the same bits as the two
+// kernels (ignored rows and bad targets have gt = 0, so a NaN logp still gives NaN there).
+template <class T>
+__global__ void __launch_bounds__(kBlock)
+    log_softmax_nll_backward_kernel(T* gi, const T* g, int64_t g_stride, const T* logp, const int64_t* tgt,
+                                    const T* w, const T* total, int64_t rows, int64_t c, int64_t ignore,
+                                    LossReduction reduction) {
+  using M = opmath_t<T>;
+  M scale = M(1);
+  if (reduction != LossReduction::None) scale = cast<M>(g[0]);
+  if (reduction == LossReduction::Mean) scale /= cast<M>(*total);
+  const int64_t numel = rows * c;
+  for (int64_t i = int64_t(blockIdx.x) * kBlock + threadIdx.x; i < numel; i += int64_t(gridDim.x) * kBlock) {
+    const int64_t row = i / c, k = i - row * c;
+    const int64_t v = tgt[row];
+    M val = 0;
+    if (v != ignore && v >= 0 && v < c)
+      val = -(w ? cast<M>(w[v]) : M(1)) * (reduction == LossReduction::None ? cast<M>(g[row * g_stride]) : scale);
+    const M s = cast<M>(cast<T>(val));  // the row's one nonzero gradient wrt logp, as stored
+    const M gv = k == v ? s : M(0), yv = cast<M>(logp[i]);
+    gi[i] = cast<T>(gv - m_exp(yv) * s);
+  }
+}
+
 int64_t grid_cap(int device) { return int64_t(cuda_sm_count(device)) * (2048 / kBlock) * 4; }
 
 template <class T>
@@ -527,6 +557,28 @@ void log_softmax_nll_loss_forward(const Tensor& logp, const Tensor& out, const T
         static_cast<T*>(total_weight.data_ptr()), slot);
   });
   WICK_CUDA_AFTER_LAUNCH("cross_entropy", stream);
+}
+
+void log_softmax_nll_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const Tensor& logp,
+                                   const Tensor& target, const Tensor& weight, const Tensor& total_weight,
+                                   int64_t ignore_index, LossReduction reduction) {
+  raise_pending_target_error();
+  const int device = grad_input.device().index();
+  CudaDeviceScope scope(device);
+  cudaStream_t stream = current_cuda_stream(device);
+  const int64_t n = grad_input.size(0), c = grad_input.size(1);
+  if (n * c == 0) return;
+  const int64_t g_stride = grad_out.dim() == 1 ? grad_out.stride(0) : 0;
+  const int grid = int(std::min((n * c + kBlock - 1) / kBlock, grid_cap(device)));
+  WICK_DISPATCH_FLOATING(grad_input.dtype(), "cross_entropy_backward", [&]<class T>() {
+    log_softmax_nll_backward_kernel<T><<<grid, kBlock, 0, stream>>>(
+        static_cast<T*>(grad_input.data_ptr()), static_cast<const T*>(grad_out.data_ptr()), g_stride,
+        static_cast<const T*>(logp.data_ptr()), static_cast<const int64_t*>(target.data_ptr()),
+        weight.defined() ? static_cast<const T*>(weight.data_ptr()) : nullptr,
+        total_weight.defined() ? static_cast<const T*>(total_weight.data_ptr()) : nullptr, n, c, ignore_index,
+        reduction);
+  });
+  WICK_CUDA_AFTER_LAUNCH("cross_entropy_backward", stream);
 }
 
 }  // namespace wick::detail::gpu

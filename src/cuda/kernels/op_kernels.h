@@ -32,6 +32,9 @@ void nll_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const T
 void log_softmax_nll_loss_forward(const Tensor& logp, const Tensor& out, const Tensor& total_weight,
                                   const Tensor& input, const Tensor& target, const Tensor& weight,
                                   int64_t ignore_index, LossReduction reduction);
+void log_softmax_nll_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const Tensor& logp,
+                                   const Tensor& target, const Tensor& weight, const Tensor& total_weight,
+                                   int64_t ignore_index, LossReduction reduction);
 void raise_pending_target_error();
 // optim.cu: the multi-tensor optimizer steps.
 void sgd_step(std::span<const Tensor> params, std::span<const Tensor> grads, std::span<const Tensor> bufs,
