@@ -25,6 +25,7 @@ Tensor run_gather(const Tensor& src, int64_t d, const Tensor& index_r, const cha
   cfg.names[1] = "index";
   cfg.compute_dtype = src.dtype();
   cfg.keep_dtype = 2;  // the index keeps its integer dtype
+  cfg.contiguous_output = true;
   auto it = TensorIter::build({}, {src_r, index_r}, cfg);
   if (it.numel() == 0) return it.result();  // nothing to gather (an empty src's strides may be huge)
   kernel<&KernelTable::gather>(it.device(), op)(it, src.stride(d) * src.element_size(), src.size(d), op);

@@ -1,5 +1,5 @@
-// Memory formats as PyTorch keeps them (torch.preserve_format): clone, to and the *_like
-// factories keep a dense input's strides (transposed, permuted, channels-last),
+// Memory formats as PyTorch keeps them (torch.preserve_format): clone, to, the *_like factories
+// and elementwise results keep a dense input's strides (transposed, permuted, channels-last),
 // pack an input with gaps or repeats densely in its stride order, and take an explicit format
 // (contiguous, channels_last) where one is asked for. Strides expected are PyTorch's; values
 // are checked against the same op on a row-major copy.
@@ -256,6 +256,101 @@ TEST_P(MemoryFormatTest, ContiguousAndIsContiguousWithFormats) {
   Tensor r2 = iota({2, 3, 4}).permute({2, 0, 1}).reshape({8, 3});
   EXPECT_EQ(strides(r2), (Strides{3, 1}));
   EXPECT_EQ(values(r2), values(iota({2, 3, 4}).permute({2, 0, 1}).contiguous().view({8, 3})));
+}
+
+TEST_P(MemoryFormatTest, UnaryResultsFollowTheInputLayout) {
+  for (const Layout& l : layouts(device())) {
+    // A dense input's strides; anything else row-major unless its strides order the dims
+    // (gaps keep the order, as TensorIterator's output does).
+    Tensor y = wick::neg(l.t);
+    expect_same_values(y, wick::neg(l.t.contiguous()), l.name);
+    Tensor e = wick::exp(l.t / 100);
+    expect_same_values(e, wick::exp(l.t.contiguous() / 100), l.name);
+    Tensor r = wick::relu(l.t - 3);
+    expect_same_values(r, wick::relu(l.t.contiguous() - 3), l.name);
+    Tensor g = l.t > 2;
+    expect_same_values(g, l.t.contiguous() > 2, l.name);
+    if (l.t.numel() > 0) {
+      EXPECT_EQ(strides(y), strides(l.t.clone())) << l.name;
+      EXPECT_EQ(strides(e), strides(l.t.clone())) << l.name;
+      EXPECT_EQ(strides(r), strides(l.t.clone())) << l.name;
+      EXPECT_EQ(strides(g), strides(l.t.clone())) << l.name;
+    }
+  }
+  Tensor x = randn({3, 4}, device());
+  EXPECT_EQ(strides(wick::relu(x.t())), (Strides{1, 4}));
+  EXPECT_FALSE(wick::relu(x.t()).is_contiguous());
+  EXPECT_EQ(strides(wick::sigmoid(x.t().to(kFloat64))), (Strides{1, 4}));
+  // An integer input made float keeps the layout too.
+  EXPECT_EQ(strides(wick::sqrt(iota({3, 4}, kInt64).t())), (Strides{1, 4}));
+  // An empty tensor's result is row-major (every empty tensor counts as contiguous).
+  EXPECT_TRUE(wick::neg(iota({0, 3}).t()).is_contiguous());
+}
+
+TEST_P(MemoryFormatTest, BinaryResultsFollowTheFirstOrderingInput) {
+  Tensor a = iota({3, 4}), b = iota({3, 4}) * 10;
+  Tensor at = iota({4, 3}).t(), bt = (iota({4, 3}) * 10).t();  // [3, 4] in column-major memory
+  auto check = [&](const Tensor& got, const Tensor& want, Strides st, const char* what) {
+    EXPECT_EQ(strides(got), st) << what;
+    expect_same_values(got, want, what);
+  };
+  check(at + bt, at.contiguous() + bt.contiguous(), {1, 3}, "both transposed");
+  check(at * bt, at.contiguous() * bt.contiguous(), {1, 3}, "both transposed, mul");
+  // Mixed: the first input decides.
+  check(a + bt, a + bt.contiguous(), {4, 1}, "row-major first");
+  check(at + b, at.contiguous() + b, {1, 3}, "transposed first");
+  check(at - b, at.contiguous() - b, {1, 3}, "transposed first, sub");
+  // A broadcast operand can't order the dims: the other one does.
+  Tensor row = iota({4}) + 100;
+  check(row + at, row + at.contiguous(), {1, 3}, "broadcast row first");
+  check(at + row, at.contiguous() + row, {1, 3}, "broadcast row second");
+  Tensor col = iota({3, 1}) + 100;
+  check(at / (col + 1), at.contiguous() / (col + 1), {1, 3}, "broadcast column");
+  // Both broadcast: row-major.
+  check(row + col, row.contiguous() + col, {4, 1}, "outer sum");
+  // Promotion: float32 and float64, the layout of the first.
+  Tensor bt64 = bt.to(kFloat64);
+  Tensor mixed = at + bt64;
+  EXPECT_EQ(mixed.dtype(), kFloat64);
+  check(mixed, at.contiguous().to(kFloat64) + bt64.contiguous(), {1, 3}, "promoted");
+  // With a scalar.
+  check(at * 2, at.contiguous() * 2, {1, 3}, "scalar");
+  check(2 - at, 2 - at.contiguous(), {1, 3}, "scalar first");
+  // Comparisons and where.
+  check(at < bt, at.contiguous() < bt.contiguous(), {1, 3}, "lt");
+  Tensor cond = at > 5;
+  check(wick::where(cond, at, bt), wick::where(cond.contiguous(), at.contiguous(), bt.contiguous()), {1, 3},
+        "where");
+  // Channels-last operands give a channels-last result.
+  Tensor x = iota({2, 3, 4, 5}), y = iota({2, 3, 4, 5}) + 1;
+  Tensor xc = x.contiguous(MemoryFormat::ChannelsLast), yc = y.contiguous(MemoryFormat::ChannelsLast);
+  check(xc + yc, x + y, {60, 1, 15, 3}, "channels last");
+  check(xc * 3, x * 3, {60, 1, 15, 3}, "channels last with a scalar");
+  Tensor bias = iota({3, 1, 1});
+  check(xc + bias, x + bias, {60, 1, 15, 3}, "channels last with a broadcast bias");
+  // Permuted 3-D, both alike.
+  Tensor p = iota({2, 3, 4}).permute({2, 0, 1}), q = (iota({2, 3, 4}) + 7).permute({2, 0, 1});
+  check(p * q, p.contiguous() * q.contiguous(), {1, 12, 4}, "permuted 3-D");
+  // Gaps in both: dense in their order.
+  Tensor g1 = iota({4, 6}).slice(1, 0, 6, 2).t(), g2 = iota({4, 6}).slice(1, 1, 6, 2).t();
+  check(g1 + g2, g1.contiguous() + g2.contiguous(), {1, 3}, "gaps");
+  // In place and out= keep the given tensor.
+  Tensor dst = bt.clone();
+  dst.add_(a);
+  EXPECT_EQ(strides(dst), (Strides{1, 3}));
+  expect_same_values(dst, bt + a, "add_");
+}
+
+TEST_P(MemoryFormatTest, IndexingResultsStayRowMajor) {
+  // gather and index_select make row-major results, as PyTorch's.
+  Tensor x = iota({4, 3}).t();
+  Tensor idx = tensor({0, 2}, TensorOptions(kInt64).device(device()));
+  Tensor s = index_select(x, 1, idx);
+  EXPECT_TRUE(s.is_contiguous());
+  expect_same_values(s, index_select(x.contiguous(), 1, idx), "index_select");
+  Tensor gi = zeros({3, 4}, TensorOptions(kInt64).device(device())).t();
+  Tensor g = gather(x.t(), 0, gi);
+  EXPECT_TRUE(g.is_contiguous());
 }
 
 TEST_P(MemoryFormatTest, GradientsFollowTheLeafLayout) {
