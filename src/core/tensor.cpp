@@ -168,7 +168,10 @@ Tensor Tensor::pin_memory() const {
   WICK_CHECK(is_cpu(), ValueError, "pin_memory", "cannot pin '", device(),
              "' memory: only dense CPU tensors can be pinned");
   if (is_pinned()) return *this;
-  Tensor out = empty_for(sizes(), TensorOptions(dtype()).pinned_memory(true), "pin_memory");
+  // As PyTorch: a dense tensor keeps its strides (a transposed one stays transposed).
+  const TensorOptions o = TensorOptions(dtype()).pinned_memory(true);
+  Tensor out = is_non_overlapping_and_dense(*this) ? empty_dense_for(sizes(), strides(), o, "pin_memory")
+                                                   : empty_for(sizes(), o, "pin_memory");
   copy_values(out, *this, false);
   return out;
 }

@@ -139,6 +139,15 @@ TEST_P(MemoryFormatTest, ToKeepsLayout) {
       Tensor back = c.to(device());
       EXPECT_EQ(strides(back), l.preserved) << l.name;
       expect_same_values(back, l.t, l.name);
+      // Pinned copies keep a dense tensor's strides (c is dense), and move as they are.
+      Tensor pinned = c.pin_memory();
+      EXPECT_TRUE(pinned.is_pinned() || c.numel() == 0) << l.name;
+      EXPECT_EQ(strides(pinned), strides(c)) << l.name;
+      expect_same_values(pinned, l.t, l.name);
+      Tensor up = pinned.to(device(), /*non_blocking=*/true);
+      cuda::synchronize();
+      EXPECT_EQ(strides(up), strides(c)) << l.name;
+      expect_same_values(up, l.t, l.name);
     }
     Tensor r = l.t.to(kFloat64, false, false, MemoryFormat::Contiguous);
     EXPECT_TRUE(r.is_contiguous()) << l.name;
