@@ -330,6 +330,10 @@ TEST_P(MemoryFormatTest, BinaryResultsFollowTheFirstOrderingInput) {
   Tensor cond = at > 5;
   check(wick::where(cond, at, bt), wick::where(cond.contiguous(), at.contiguous(), bt.contiguous()), {1, 3},
         "where");
+  // masked_fill fills a row-major copy, as PyTorch's.
+  Tensor filled = wick::masked_fill(at, cond, -1.0);
+  EXPECT_TRUE(filled.is_contiguous());
+  expect_same_values(filled, wick::masked_fill(at.contiguous(), cond.contiguous(), -1.0), "masked_fill");
   // Channels-last operands give a channels-last result.
   Tensor x = iota({2, 3, 4, 5}), y = iota({2, 3, 4, 5}) + 1;
   Tensor xc = x.contiguous(MemoryFormat::ChannelsLast), yc = y.contiguous(MemoryFormat::ChannelsLast);
@@ -360,6 +364,11 @@ TEST_P(MemoryFormatTest, IndexingResultsStayRowMajor) {
   Tensor gi = zeros({3, 4}, TensorOptions(kInt64).device(device())).t();
   Tensor g = gather(x.t(), 0, gi);
   EXPECT_TRUE(g.is_contiguous());
+  expect_same_values(g, gather(x.t().contiguous(), 0, gi.contiguous()), "gather");
+  Tensor classes = wick::remainder(iota({4, 3}, kInt64), 5).t();
+  Tensor oh = one_hot(classes, 5);
+  EXPECT_TRUE(oh.is_contiguous());
+  expect_same_values(oh, one_hot(classes.contiguous(), 5), "one_hot");
 }
 
 TEST_P(MemoryFormatTest, GradientsFollowTheLeafLayout) {
