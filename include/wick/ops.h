@@ -47,10 +47,13 @@ Tensor tensor(std::initializer_list<std::initializer_list<T>> values, TensorOpti
   return detail::tensor_from_values(v.data(), detail::wide_dtype<T>(), {int64_t(values.size()), cols}, o);
 }
 
-Tensor empty_like(const Tensor& t, TensorOptions o = {});
-Tensor zeros_like(const Tensor& t, TensorOptions o = {});
-Tensor ones_like(const Tensor& t, TensorOptions o = {});
-Tensor full_like(const Tensor& t, const Scalar& value, TensorOptions o = {});
+// t's sizes (and dtype and device unless o names them), laid out as memory_format says (none:
+// Preserve, t's strides when t is dense, as torch.empty_like).
+Tensor empty_like(const Tensor& t, TensorOptions o = {}, std::optional<MemoryFormat> memory_format = std::nullopt);
+Tensor zeros_like(const Tensor& t, TensorOptions o = {}, std::optional<MemoryFormat> memory_format = std::nullopt);
+Tensor ones_like(const Tensor& t, TensorOptions o = {}, std::optional<MemoryFormat> memory_format = std::nullopt);
+Tensor full_like(const Tensor& t, const Scalar& value, TensorOptions o = {},
+                 std::optional<MemoryFormat> memory_format = std::nullopt);
 
 // ---- arithmetic (broadcasting, PyTorch's type promotion)
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
@@ -207,6 +210,6 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
 Tensor one_hot(const Tensor& t, int64_t num_classes = -1);
 
 // ---- copies and views
-Tensor clone(const Tensor& t);
+Tensor clone(const Tensor& t, std::optional<MemoryFormat> memory_format = std::nullopt);
 
 }  // namespace wick

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "wick/tensor.h"
 
@@ -25,10 +26,14 @@ Tensor randn(IntArrayRef sizes, TensorOptions o = {});
 Tensor randint(int64_t high, IntArrayRef sizes, TensorOptions o = {});
 Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, TensorOptions o = {});
 
-// The same, with t's sizes, dtype and device unless the options say otherwise.
-Tensor rand_like(const Tensor& t, TensorOptions o = {});
-Tensor randn_like(const Tensor& t, TensorOptions o = {});
-Tensor randint_like(const Tensor& t, int64_t high, TensorOptions o = {});
-Tensor randint_like(const Tensor& t, int64_t low, int64_t high, TensorOptions o = {});
+// The same, with t's sizes, dtype and device unless the options say otherwise, laid out as
+// empty_like lays it out (none: Preserve). Draws go to memory in address order: rand_like of a
+// transposed tensor holds the values rand() of the untransposed shape holds, transposed.
+Tensor rand_like(const Tensor& t, TensorOptions o = {}, std::optional<MemoryFormat> memory_format = std::nullopt);
+Tensor randn_like(const Tensor& t, TensorOptions o = {}, std::optional<MemoryFormat> memory_format = std::nullopt);
+Tensor randint_like(const Tensor& t, int64_t high, TensorOptions o = {},
+                    std::optional<MemoryFormat> memory_format = std::nullopt);
+Tensor randint_like(const Tensor& t, int64_t low, int64_t high, TensorOptions o = {},
+                    std::optional<MemoryFormat> memory_format = std::nullopt);
 
 }  // namespace wick

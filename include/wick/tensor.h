@@ -30,6 +30,13 @@ namespace cuda {
 class Stream;
 }
 
+// How a new tensor lays its elements out in memory (torch.memory_format). Preserve, the default
+// of clone, to and the *_like factories, keeps the source's strides when its elements fill one
+// block without gaps or repeats (a transposed or channels-last tensor), else packs them densely
+// in the order of the source's strides. ChannelsLast is NHWC for 4-D tensors, ChannelsLast3d
+// NDHWC for 5-D ones.
+enum class MemoryFormat : int8_t { Contiguous, Preserve, ChannelsLast, ChannelsLast3d };
+
 // What a factory makes: dtype, device, requires_grad, pinned memory (each optional).
 class TensorOptions {
  public:
@@ -89,6 +96,9 @@ class Tensor {
   bool is_cpu() const { return device().is_cpu(); }
   bool is_pinned() const;
   bool is_contiguous() const { return checked("is_contiguous")->is_contiguous(); }
+  // Whether the strides are those memory_format gives a new tensor of these sizes, dims of
+  // size 1 aside (Preserve: as is_contiguous()).
+  bool is_contiguous(MemoryFormat memory_format) const;
   bool is_floating_point() const { return wick::is_floating_point(dtype()); }
   int64_t element_size() const { return wick::element_size(dtype()); }
   int64_t nbytes() const { return numel() * element_size(); }
@@ -119,9 +129,13 @@ class Tensor {
   std::vector<T> to_vector() const;
 
   // ---- moves and casts (return *this when nothing changes)
-  Tensor to(Device device, bool non_blocking = false, bool copy = false) const;
-  Tensor to(Dtype dtype, bool non_blocking = false, bool copy = false) const;
-  Tensor to(Device device, Dtype dtype, bool non_blocking = false, bool copy = false) const;
+  // A copy, when one is made, is laid out as memory_format says (none: Preserve).
+  Tensor to(Device device, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> memory_format = std::nullopt) const;
+  Tensor to(Dtype dtype, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> memory_format = std::nullopt) const;
+  Tensor to(Device device, Dtype dtype, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> memory_format = std::nullopt) const;
   Tensor to(const char* device, bool non_blocking = false) const { return to(Device(device), non_blocking); }
   Tensor to(const Tensor& other, bool non_blocking = false) const;
   Tensor cuda(int index = -1, bool non_blocking = false) const;
@@ -136,8 +150,10 @@ class Tensor {
   // freed, its memory is not reused until that work is done (torch.Tensor.record_stream).
   // A tensor not on a CUDA device throws NotImplementedError.
   void record_stream(const cuda::Stream& s) const;
-  Tensor clone() const;
-  Tensor contiguous() const;
+  // A copy laid out as memory_format says (none: Preserve, the source's layout when dense).
+  Tensor clone(std::optional<MemoryFormat> memory_format = std::nullopt) const;
+  // *this when is_contiguous(memory_format), else clone(memory_format).
+  Tensor contiguous(MemoryFormat memory_format = MemoryFormat::Contiguous) const;
 
   // ---- views (share storage)
   Tensor view(IntArrayRef sizes) const;

@@ -7,16 +7,17 @@
 
 namespace wick::autograd {
 
-Tensor to(const Tensor& t, Device device, Dtype dtype, bool non_blocking, bool copy) {
-  Tensor out = forward([&] { return t.to(device, dtype, non_blocking, copy); });
+Tensor to(const Tensor& t, Device device, Dtype dtype, bool non_blocking, bool copy,
+          std::optional<MemoryFormat> memory_format) {
+  Tensor out = forward([&] { return t.to(device, dtype, non_blocking, copy, memory_format); });
   return record("ToCopyBackward0", {t}, out, {},
                 [in_device = t.device(), in_dtype = t.dtype()](BackwardContext& c) -> variable_list {
                   return {c.grad().to(in_device, in_dtype)};
                 });
 }
 
-Tensor clone(const Tensor& t) {
-  Tensor out = forward([&] { return t.clone(); });
+Tensor clone(const Tensor& t, std::optional<MemoryFormat> memory_format) {
+  Tensor out = forward([&] { return t.clone(memory_format); });
   return record("CloneBackward0", {t}, out, {},
                 [](BackwardContext& c) -> variable_list { return {c.grad()}; });
 }

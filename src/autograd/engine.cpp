@@ -345,7 +345,7 @@ void execute(const std::vector<Edge>& roots, const variable_list& root_grads, Gr
       for (auto& [nr, slot] : node->retained_) {
         if (!grads[nr].defined()) continue;
         if (slot->defined()) *slot = *slot + grads[nr];
-        else *slot = grads[nr].clone();
+        else *slot = grads[nr].clone(MemoryFormat::Contiguous);  // as PyTorch's retain_grad
       }
     }
 
@@ -418,7 +418,8 @@ Tensor root_grad(const Tensor& t, const variable_list& grads, size_t i, const ch
     return g.dtype() == t.dtype() ? g.detach() : g.detach().to(t.dtype());
   }
   WICK_CHECK(t.numel() == 1, ValueError, op, "grad can be implicitly created only for scalar outputs");
-  return ones_like(t);
+  // As PyTorch's C++ backward: the implicit gradient is row-major (one element: any layout).
+  return ones_like(t, {}, MemoryFormat::Contiguous);
 }
 
 }  // namespace

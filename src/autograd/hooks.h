@@ -203,8 +203,9 @@ Tensor slice(const Tensor& t, int64_t d, std::optional<int64_t> start, std::opti
              int64_t step);
 
 // ---- copies (copy_backward.cpp)
-Tensor to(const Tensor& t, Device device, Dtype dtype, bool non_blocking, bool copy);
-Tensor clone(const Tensor& t);
+Tensor to(const Tensor& t, Device device, Dtype dtype, bool non_blocking, bool copy,
+          std::optional<MemoryFormat> memory_format);
+Tensor clone(const Tensor& t, std::optional<MemoryFormat> memory_format);
 Tensor& copy_(Tensor& self, const Tensor& src, bool non_blocking);
 Tensor& fill_(Tensor& self, const Scalar& value);
 Tensor& zero_(Tensor& self);

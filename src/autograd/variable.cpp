@@ -27,6 +27,25 @@ bool same_view(const Tensor& a, const Tensor& b) {
          a.strides().equals(b.strides()) && a.dtype() == b.dtype();
 }
 
+// PyTorch's layout contract for a leaf's first gradient: a dense leaf's gradient has the leaf's
+// strides (dims of size 1 aside, where a stride 0 is a broadcast view and does not count), any
+// other leaf's is row-major.
+bool obeys_layout_contract(const Tensor& g, const Tensor& leaf) {
+  if (!wick::detail::is_non_overlapping_and_dense(leaf)) return g.is_contiguous();
+  const IntArrayRef sizes = g.sizes(), gs = g.strides(), ls = leaf.strides();
+  for (size_t d = 0; d < sizes.size(); ++d)
+    if (sizes[d] != 1 ? gs[d] != ls[d] : gs[d] == 0) return false;
+  return true;
+}
+
+// A copy of g that obeys the contract: in the leaf's strides, else row-major.
+Tensor clone_obey_contract(const Tensor& g, const Tensor& leaf) {
+  if (!wick::detail::is_non_overlapping_and_dense(leaf)) return g.clone(MemoryFormat::Contiguous);
+  Tensor out = wick::detail::empty_dense_for(leaf.sizes(), leaf.strides(), g.options(), "AccumulateGrad");
+  wick::detail::copy_values(out, g, false);
+  return out;
+}
+
 // Adds each gradient into the leaf's grad() (the sink of every path to a leaf).
 class AccumulateGrad final : public Node {
  public:
@@ -42,13 +61,13 @@ class AccumulateGrad final : public Node {
       // Take the gradient when nothing else refers to it (its memory is ours) or when it was
       // written into the leaf's gradient destination; else copy, so that zero_() or an
       // optimizer's in-place update never reaches another tensor.
-      bool owned = g.use_count() == 1 && g.impl()->storage().use_count() == 1 && g.is_contiguous() &&
-                   g.impl()->autograd_meta() == nullptr;
+      bool owned = g.use_count() == 1 && g.impl()->storage().use_count() == 1 &&
+                   obeys_layout_contract(g, leaf_) && g.impl()->autograd_meta() == nullptr;
       if (!owned && m.grad_destination.defined() && same_view(g, m.grad_destination) &&
           g.impl()->autograd_meta() == nullptr)
         m.grad = m.grad_destination;
       else
-        m.grad = owned ? std::move(g) : g.clone();
+        m.grad = owned ? std::move(g) : clone_obey_contract(g, leaf_);
     } else {
       m.grad.add_(g);
     }

@@ -65,6 +65,8 @@ Tensor where_impl(const Tensor& out, const Tensor& cond, const Tensor& a, const 
              " to be a boolean tensor, but got a tensor with dtype ", cond.dtype());
   cfg.compute_dtype = dtype;
   cfg.keep_dtype = 1;  // the condition stays bool
+  // PyTorch's masked_fill fills a row-major clone of self; where follows its operands' layout.
+  cfg.contiguous_output = masked;
   auto it = TensorIter::build(out, {cond, a, b}, cfg);
   kernel<&KernelTable::where>(it.device(), op)(it);
   it.finish();

@@ -6,6 +6,7 @@
 #include "core/cuda_hooks.h"
 #include "core/host_memory.h"
 #include "core/kernel_table.h"
+#include "core/tensor_iter.h"
 #include "core/tensor_ops.h"
 #include "wick/cuda.h"
 #include "wick/ops.h"
@@ -79,6 +80,88 @@ Tensor empty_for(IntArrayRef sizes, TensorOptions o, const char* op) {
   Device dev = resolve_device(o.device(), op);
   Storage st = allocate_storage(nbytes, dev, o.pinned_memory(), op);
   return finish_factory(make_tensor(std::move(st), o.dtype(), sizes, contiguous_strides(sizes), 0), o);
+}
+
+Tensor empty_dense_for(IntArrayRef sizes, IntArrayRef strides, TensorOptions o, const char* op) {
+  WICK_CHECK(int(o.dtype()) >= 0 && int(o.dtype()) < kNumDtypes, TypeError, op, "invalid dtype (",
+             int(o.dtype()), ")");
+  const size_t nbytes = checked_nbytes(sizes, o.dtype(), op);
+  Device dev = resolve_device(o.device(), op);
+  Storage st = allocate_storage(nbytes, dev, o.pinned_memory(), op);
+  return finish_factory(make_tensor(std::move(st), o.dtype(), sizes, strides, 0), o);
+}
+
+DimVector infer_dense_strides(IntArrayRef sizes, IntArrayRef strides) {
+  const size_t n = sizes.size();
+  if (n == 0) return {};
+  if (n == 1) return {1};
+  // perm[0] is the innermost dim: start from the row-major order (n-1, ..., 0) and insertion-sort
+  // by TensorIterator's comparison, which leaves a pair it can't order (a stride 0) as it is but
+  // keeps looking further out.
+  DimVector perm(n, 0);
+  for (size_t i = 0; i < n; ++i) perm[i] = int64_t(n - 1 - i);
+  auto order = [&](int64_t d0, int64_t d1) {  // 1: d0 goes after d1, -1: before, 0: can't tell
+    const int64_t s0 = strides[size_t(d0)], s1 = strides[size_t(d1)];
+    if (s0 == 0 || s1 == 0) return 0;
+    if (s0 != s1) return s0 < s1 ? -1 : 1;
+    return sizes[size_t(d0)] > sizes[size_t(d1)] ? 1 : 0;
+  };
+  for (size_t i = 1; i < n; ++i) {
+    size_t d1 = i;
+    for (size_t d0 = i; d0-- > 0;) {
+      const int c = order(perm[d0], perm[d1]);
+      if (c > 0) {
+        std::swap(perm[d0], perm[d1]);
+        d1 = d0;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  DimVector out(n, 1);
+  int64_t next = 1;
+  for (int64_t d : perm) {
+    out[size_t(d)] = next;
+    // Sizes 0 and 1 take no room; an empty tensor's huge sizes stop at INT64_MAX.
+    if (sizes[size_t(d)] > 1 && __builtin_mul_overflow(next, sizes[size_t(d)], &next)) next = INT64_MAX;
+  }
+  return out;
+}
+
+DimVector format_strides(IntArrayRef sizes, MemoryFormat memory_format, const char* op) {
+  // Products wrap instead of overflowing: sizes whose product overflows are refused when the
+  // storage is sized.
+  auto mul = [](int64_t a, int64_t b) { return int64_t(uint64_t(a) * uint64_t(b)); };
+  switch (memory_format) {
+    case MemoryFormat::ChannelsLast: {
+      WICK_CHECK(sizes.size() == 4, ValueError, op, "required rank 4 tensor to use channels_last format");
+      DimVector st(4, 1);
+      st[3] = sizes[1];
+      st[2] = mul(st[3], sizes[3]);
+      st[0] = mul(st[2], sizes[2]);
+      return st;
+    }
+    case MemoryFormat::ChannelsLast3d: {
+      WICK_CHECK(sizes.size() == 5, ValueError, op, "required rank 5 tensor to use channels_last_3d format");
+      DimVector st(5, 1);
+      st[4] = sizes[1];
+      st[3] = mul(st[4], sizes[4]);
+      st[2] = mul(st[3], sizes[3]);
+      st[0] = mul(st[2], sizes[2]);
+      return st;
+    }
+    case MemoryFormat::Preserve:
+      raise<ValueError>(op, "preserve memory format is unsupported here");
+    case MemoryFormat::Contiguous:
+      break;
+  }
+  return contiguous_strides(sizes);
+}
+
+DimVector like_strides(const Tensor& t, std::optional<MemoryFormat> memory_format, const char* op) {
+  if (memory_format && *memory_format != MemoryFormat::Preserve) return format_strides(t.sizes(), *memory_format, op);
+  if (is_non_overlapping_and_dense(t)) return DimVector(t.strides());
+  return infer_dense_strides(t.sizes(), t.strides());
 }
 
 Tensor full_for(IntArrayRef sizes, const Scalar& value, TensorOptions o, const char* op) {
@@ -288,29 +371,36 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptio
   return finish_factory(make_tensor(std::move(st), o.dtype(), sizes, strides, 0), o);
 }
 
-Tensor empty_like(const Tensor& t, TensorOptions o) {
-  return wick::detail::as_op("empty_like", [&]() -> Tensor {
-    check_defined(t, "empty_like");
-    return empty(t.sizes(), like_options(t, o, "empty_like"));
+Tensor empty_like(const Tensor& t, TensorOptions o, std::optional<MemoryFormat> memory_format) {
+  check_defined(t, "empty_like");
+  return as_op("empty_like", [&] {
+    return empty_like_for(t, like_options(t, o, "empty_like"), memory_format, "empty_like");
   });
 }
-Tensor zeros_like(const Tensor& t, TensorOptions o) {
-  return wick::detail::as_op("zeros_like", [&]() -> Tensor {
-    check_defined(t, "zeros_like");
-    return zeros(t.sizes(), like_options(t, o, "zeros_like"));
+
+namespace {
+// full_like and its forms: a tensor laid out as empty_like's, every element value.
+Tensor full_like_for(const Tensor& t, const Scalar& value, TensorOptions o,
+                     std::optional<MemoryFormat> memory_format, const char* op) {
+  check_defined(t, op);
+  return as_op(op, [&] {
+    o = like_options(t, o, op);
+    check_fits(value, o.dtype(), op);
+    Tensor out = empty_like_for(t, o.requires_grad(false), memory_format, op);
+    fill_values(out, value, op);
+    return finish_factory(out, o);
   });
 }
-Tensor ones_like(const Tensor& t, TensorOptions o) {
-  return wick::detail::as_op("ones_like", [&]() -> Tensor {
-    check_defined(t, "ones_like");
-    return ones(t.sizes(), like_options(t, o, "ones_like"));
-  });
+}  // namespace
+
+Tensor zeros_like(const Tensor& t, TensorOptions o, std::optional<MemoryFormat> memory_format) {
+  return full_like_for(t, 0, o, memory_format, "zeros_like");
 }
-Tensor full_like(const Tensor& t, const Scalar& v, TensorOptions o) {
-  return wick::detail::as_op("full_like", [&]() -> Tensor {
-    check_defined(t, "full_like");
-    return full(t.sizes(), v, like_options(t, o, "full_like"));
-  });
+Tensor ones_like(const Tensor& t, TensorOptions o, std::optional<MemoryFormat> memory_format) {
+  return full_like_for(t, 1, o, memory_format, "ones_like");
+}
+Tensor full_like(const Tensor& t, const Scalar& v, TensorOptions o, std::optional<MemoryFormat> memory_format) {
+  return full_like_for(t, v, o, memory_format, "full_like");
 }
 
 TensorOptions detail::like_options(const Tensor& t, TensorOptions o, const char* op) {

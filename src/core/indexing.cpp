@@ -25,6 +25,7 @@ Tensor run_gather(const Tensor& src, int64_t d, const Tensor& index_r, const cha
   cfg.names[1] = "index";
   cfg.compute_dtype = src.dtype();
   cfg.keep_dtype = 2;  // the index keeps its integer dtype
+  cfg.contiguous_output = true;
   auto it = TensorIter::build({}, {src_r, index_r}, cfg);
   if (it.numel() == 0) return it.result();  // nothing to gather (an empty src's strides may be huge)
   kernel<&KernelTable::gather>(it.device(), op)(it, src.stride(d) * src.element_size(), src.size(d), op);
@@ -93,9 +94,10 @@ Tensor one_hot(const Tensor& t, int64_t num_classes) {
       if (num_classes == -1) num_classes = hi + 1;
       WICK_CHECK(hi < num_classes, ValueError, "one_hot", "Class values must be smaller than num_classes.");
     }
-    // (t[..., None] == arange(C)) as int64: two existing kernels, no kernel of its own.
+    // (t[..., None] == arange(C)) as int64: two existing kernels, no kernel of its own. The
+    // result is row-major whatever t's layout, as PyTorch's.
     Tensor classes = arange(num_classes, TensorOptions(kInt64).device(t.device()));
-    return eq(t.unsqueeze(-1), classes).to(kInt64);
+    return eq(t.unsqueeze(-1), classes).to(kInt64, false, false, MemoryFormat::Contiguous);
   });
 }
 

@@ -256,21 +256,49 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, TensorOptions o) {
   });
 }
 
-Tensor rand_like(const Tensor& t, TensorOptions o) {
+namespace {
+
+// rand_like and its kin: a tensor laid out as empty_like's, drawn in address order (its
+// elements fill one block, so a 1-D view of that block takes the draw as a contiguous tensor).
+Tensor random_like(const Tensor& t, TensorOptions o, std::optional<MemoryFormat> memory_format, RandomOp op,
+                   double a, double b, const char* name) {
+  Tensor out = empty_like_for(t, o.requires_grad(false), memory_format, name);
+  const int64_t n = out.numel();
+  if (n > 0) fill_random(make_view(out, {n}, {1}, 0), op, a, b);
+  return finish_factory(out, o);
+}
+
+}  // namespace
+
+Tensor rand_like(const Tensor& t, TensorOptions o, std::optional<MemoryFormat> memory_format) {
+  check_defined(t, "rand_like");
   return wick::detail::as_op("rand_like", [&]() -> Tensor {
-    return (check_defined(t, "rand_like"), rand(t.sizes(), like_options(t, o, "rand_like")));
+    o = like_options(t, o, "rand_like");
+    check_floating(o.dtype(), "rand");
+    return random_like(t, o, memory_format, RandomOp::Uniform, 0.0, 1.0, "rand_like");
   });
 }
-Tensor randn_like(const Tensor& t, TensorOptions o) {
+Tensor randn_like(const Tensor& t, TensorOptions o, std::optional<MemoryFormat> memory_format) {
+  check_defined(t, "randn_like");
   return wick::detail::as_op("randn_like", [&]() -> Tensor {
-    return (check_defined(t, "randn_like"), randn(t.sizes(), like_options(t, o, "randn_like")));
+    o = like_options(t, o, "randn_like");
+    check_floating(o.dtype(), "randn");
+    return random_like(t, o, memory_format, RandomOp::Normal, 0.0, 1.0, "randn_like");
   });
 }
-Tensor randint_like(const Tensor& t, int64_t high, TensorOptions o) { return randint_like(t, 0, high, o); }
-Tensor randint_like(const Tensor& t, int64_t low, int64_t high, TensorOptions o) {
+Tensor randint_like(const Tensor& t, int64_t high, TensorOptions o, std::optional<MemoryFormat> memory_format) {
+  return randint_like(t, 0, high, o, memory_format);
+}
+Tensor randint_like(const Tensor& t, int64_t low, int64_t high, TensorOptions o,
+                    std::optional<MemoryFormat> memory_format) {
+  check_defined(t, "randint_like");
   return wick::detail::as_op("randint_like", [&]() -> Tensor {
-    return randint(low, high, (check_defined(t, "randint_like"), t.sizes()),
-                   like_options(t, o, "randint_like"));
+    o = like_options(t, o, "randint_like");
+    check_randint(o.dtype(), low, high);
+    // Checked before drawing, so that a failed call leaves the generator as it was.
+    WICK_CHECK(!o.requires_grad() || is_floating_point(o.dtype()), TypeError, "requires_grad",
+               "only Tensors of floating point dtype can require gradients (got ", o.dtype(), ")");
+    return random_like(t, o, memory_format, RandomOp::RandInt, double(low), double(high), "randint_like");
   });
 }
 

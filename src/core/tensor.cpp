@@ -71,25 +71,83 @@ void check_host_access(const Tensor& t, const char* op) {
 
 // ---- moves and casts
 
-Tensor Tensor::to(Device device, Dtype dtype, bool non_blocking, bool copy) const {
+namespace {
+
+// PyTorch's is_channels_last_strides_2d/_3d: strides ordered like a channels-last layout, C
+// innermost; ambiguous layouts (a size-1 C, N111 shapes) count as row-major.
+bool strides_like_channels_last(IntArrayRef sizes, IntArrayRef strides, std::initializer_list<size_t> order) {
+  if (strides[1] == 0) return false;
+  int64_t min = 0;
+  for (size_t d : order) {
+    if (sizes[d] == 0 || strides[d] < min) return false;
+    if (d == 0 && min == strides[1]) return false;
+    min = strides[d];
+    if (sizes[d] > 1) min *= sizes[d];
+  }
+  return true;
+}
+
+// PyTorch's suggest_memory_format: the format a tensor's strides look like.
+MemoryFormat suggest_memory_format(const Tensor& t) {
+  const IntArrayRef sizes = t.sizes(), strides = t.strides();
+  if (t.dim() == 4 && strides_like_channels_last(sizes, strides, {1, 3, 2, 0})) return MemoryFormat::ChannelsLast;
+  if (t.dim() == 5 && strides_like_channels_last(sizes, strides, {1, 4, 3, 2, 0}))
+    return MemoryFormat::ChannelsLast3d;
+  return MemoryFormat::Contiguous;
+}
+
+}  // namespace
+
+bool Tensor::is_contiguous(MemoryFormat memory_format) const {
+  check_defined(*this, "is_contiguous", "self");
+  switch (memory_format) {
+    case MemoryFormat::Contiguous:
+    case MemoryFormat::Preserve:  // as PyTorch: the row-major answer
+      return is_contiguous();
+    case MemoryFormat::ChannelsLast:
+    case MemoryFormat::ChannelsLast3d: {
+      // Every dim of size > 1 steps as the format's strides do (as PyTorch: sizes 1 don't count).
+      const bool cl = memory_format == MemoryFormat::ChannelsLast;
+      if (dim() != (cl ? 4 : 5)) return false;
+      static constexpr size_t order2d[] = {1, 3, 2, 0}, order3d[] = {1, 4, 3, 2, 0};
+      const IntArrayRef sizes = this->sizes(), strides = this->strides();
+      int64_t expected = 1;
+      for (size_t i = 0; i < size_t(dim()); ++i) {
+        const size_t d = cl ? order2d[i] : order3d[i];
+        if (sizes[d] == 1) continue;
+        if (strides[d] != expected) return false;
+        expected *= sizes[d];
+      }
+      return true;
+    }
+  }
+  return is_contiguous();
+}
+
+Tensor Tensor::to(Device device, Dtype dtype, bool non_blocking, bool copy,
+                  std::optional<MemoryFormat> memory_format) const {
   check_defined(*this, "to", "self");
   if (needs_grad(*this)) [[unlikely]]
-    return autograd::to(*this, device, dtype, non_blocking, copy);
+    return autograd::to(*this, device, dtype, non_blocking, copy, memory_format);
   Device target = resolve_device(device, "to");
   WICK_CHECK(int(dtype) >= 0 && int(dtype) < kNumDtypes, TypeError, "to", "invalid dtype (", int(dtype), ")");
-  if (!copy && target == this->device() && dtype == this->dtype()) return *this;
-  Tensor out = empty_for(sizes(), TensorOptions(dtype).device(target), "to");
+  // As PyTorch: no copy when nothing changes and the format asked for is the one the strides
+  // suggest (a transposed tensor "is" row-major there, so to(..., Contiguous) returns it).
+  const bool keeps_format = !memory_format || *memory_format == MemoryFormat::Preserve ||
+                            suggest_memory_format(*this) == *memory_format;
+  if (!copy && target == this->device() && dtype == this->dtype() && keeps_format) return *this;
+  Tensor out = empty_like_for(*this, TensorOptions(dtype).device(target), memory_format, "to");
   copy_values(out, *this, non_blocking);
   return out;
 }
 
-Tensor Tensor::to(Device device, bool non_blocking, bool copy) const {
+Tensor Tensor::to(Device device, bool non_blocking, bool copy, std::optional<MemoryFormat> memory_format) const {
   check_defined(*this, "to", "self");
-  return to(device, dtype(), non_blocking, copy);
+  return to(device, dtype(), non_blocking, copy, memory_format);
 }
-Tensor Tensor::to(Dtype dtype, bool non_blocking, bool copy) const {
+Tensor Tensor::to(Dtype dtype, bool non_blocking, bool copy, std::optional<MemoryFormat> memory_format) const {
   check_defined(*this, "to", "self");
-  return to(device(), dtype, non_blocking, copy);
+  return to(device(), dtype, non_blocking, copy, memory_format);
 }
 Tensor Tensor::to(const Tensor& other, bool non_blocking) const {
   check_defined(*this, "to", "self");
@@ -110,24 +168,30 @@ Tensor Tensor::pin_memory() const {
   WICK_CHECK(is_cpu(), ValueError, "pin_memory", "cannot pin '", device(),
              "' memory: only dense CPU tensors can be pinned");
   if (is_pinned()) return *this;
-  Tensor out = empty_for(sizes(), TensorOptions(dtype()).pinned_memory(true), "pin_memory");
+  // As PyTorch: a dense tensor keeps its strides (a transposed one stays transposed).
+  const TensorOptions o = TensorOptions(dtype()).pinned_memory(true);
+  Tensor out = is_non_overlapping_and_dense(*this) ? empty_dense_for(sizes(), strides(), o, "pin_memory")
+                                                   : empty_for(sizes(), o, "pin_memory");
   copy_values(out, *this, false);
   return out;
 }
 
-Tensor Tensor::clone() const {
+Tensor Tensor::clone(std::optional<MemoryFormat> memory_format) const {
   check_defined(*this, "clone", "self");
   if (needs_grad(*this)) [[unlikely]]
-    return autograd::clone(*this);
-  Tensor out = empty_for(sizes(), options(), "clone");
+    return autograd::clone(*this, memory_format);
+  Tensor out = empty_like_for(*this, options(), memory_format, "clone");
   copy_values(out, *this, false);
   return out;
 }
-Tensor clone(const Tensor& t) { return t.clone(); }
+Tensor clone(const Tensor& t, std::optional<MemoryFormat> memory_format) { return t.clone(memory_format); }
 
-Tensor Tensor::contiguous() const {
+Tensor Tensor::contiguous(MemoryFormat memory_format) const {
   check_defined(*this, "contiguous", "self");
-  return is_contiguous() ? *this : as_op("contiguous", [&] { return clone(); });
+  if (memory_format == MemoryFormat::Contiguous ? is_contiguous() : is_contiguous(memory_format)) return *this;
+  WICK_CHECK(memory_format != MemoryFormat::Preserve, ValueError, "contiguous",
+             "preserve memory format is unsupported by the contiguous operator");
+  return as_op("contiguous", [&] { return clone(memory_format); });
 }
 
 // ---- in-place writes
@@ -166,6 +230,13 @@ void detail::copy_values(const Tensor& dst, const Tensor& src, bool non_blocking
     if (s.dtype() != dtype && s.is_cpu()) s = s.to(dtype);
     if (s.is_contiguous() && dst.is_contiguous() && s.dtype() == dtype) {
       cuda_copy(dst, s, non_blocking);
+    } else if (s.dtype() == dtype && s.strides().equals(dst.strides()) && is_non_overlapping_and_dense(s) &&
+               is_non_overlapping_and_dense(dst)) {
+      // One dense layout on both sides (a transposed or channels-last tensor moved as it is,
+      // as to() makes it): the same bytes, moved as one block.
+      const int64_t n = dst.numel();
+      cuda_copy(make_view(dst, {n}, {1}, dst.storage_offset()), make_view(s, {n}, {1}, s.storage_offset()),
+                non_blocking);
     } else {
       Tensor src_c = s.contiguous();
       Tensor staging = empty(dst.sizes(), TensorOptions(src_c.dtype()).device(device));

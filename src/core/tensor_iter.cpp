@@ -118,6 +118,80 @@ static_assert(sizeof(PooledTensorImpl) <= kSmallBlockMax);
 
 }  // namespace
 
+namespace {
+
+// PyTorch's TensorIterator dimension order: perm[0] the innermost dim. Starting from row-major,
+// an insertion sort by the operands' strides over shape: the first operand that can order two
+// dims decides (one with a stride 0 there can't); of two dims with equal strides, the larger
+// goes outside, else the next operand is asked; dims no operand orders stay as they were.
+DimVector stride_order(IntArrayRef shape, const DimVector* strides, int n) {
+  const size_t nd = shape.size();
+  DimVector perm(nd, 0);
+  for (size_t i = 0; i < nd; ++i) perm[i] = int64_t(nd - 1 - i);
+  auto order = [&](int64_t d0, int64_t d1) {  // 1: d0 goes outside d1, -1: inside, 0: can't tell
+    for (int k = 0; k < n; ++k) {
+      const int64_t s0 = strides[k][size_t(d0)], s1 = strides[k][size_t(d1)];
+      if (s0 == 0 || s1 == 0) continue;
+      if (s0 != s1) return s0 < s1 ? -1 : 1;
+      if (shape[size_t(d0)] > shape[size_t(d1)]) return 1;
+    }
+    return 0;
+  };
+  for (size_t i = 1; i < nd; ++i) {
+    size_t d1 = i;
+    for (size_t d0 = i; d0-- > 0;) {
+      const int c = order(perm[d0], perm[d1]);
+      if (c > 0) {
+        std::swap(perm[d0], perm[d1]);
+        d1 = d0;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  return perm;
+}
+
+// The strides TensorIterator gives a new output of shape (PyTorch's fast setup, then
+// reorder_dimensions): inputs all of that shape and all channels-last: channels-last; all
+// non-overlapping and dense with equal strides: those strides. Else dense in stride_order of
+// the inputs' strides over the broadcast shape (0 on a broadcast dim); row-major when that
+// order is row-major.
+DimVector new_output_strides(IntArrayRef shape, std::initializer_list<Tensor> inputs) {
+  const size_t nd = shape.size();
+  bool same_shape = inputs.size() > 0, channels_last = nd == 4, same_dense = true;
+  const Tensor& first = *inputs.begin();
+  for (const Tensor& t : inputs) {
+    same_shape = same_shape && t.sizes().equals(shape);
+    channels_last = channels_last && same_shape && t.is_contiguous(MemoryFormat::ChannelsLast);
+    same_dense = same_dense && same_shape && is_non_overlapping_and_dense(t) && t.strides().equals(first.strides());
+  }
+  if (same_shape && channels_last) return format_strides(shape, MemoryFormat::ChannelsLast, "TensorIterator");
+  if (same_shape && same_dense) return DimVector(first.strides());
+  DimVector strides[TensorIter::kMaxOperands];
+  int n = 0;
+  for (const Tensor& t : inputs) {
+    DimVector& st = strides[n++];
+    st.resize(nd, 0);
+    const IntArrayRef sizes = t.sizes(), ts = t.strides();
+    const size_t off = nd - sizes.size();
+    for (size_t d = off; d < nd; ++d) st[d] = sizes[d - off] == 1 && shape[d] != 1 ? 0 : ts[d - off];
+  }
+  const DimVector perm = stride_order(shape, strides, n);
+  bool row_major = true;
+  for (size_t i = 0; i < nd; ++i) row_major = row_major && perm[i] == int64_t(nd - 1 - i);
+  if (row_major) return contiguous_strides(shape);
+  DimVector out(nd, 1);
+  uint64_t next = 1;  // wraps only for an empty shape, whose strides don't matter
+  for (int64_t d : perm) {
+    out[size_t(d)] = int64_t(next);
+    next *= uint64_t(shape[size_t(d)]);
+  }
+  return out;
+}
+
+}  // namespace
+
 Tensor new_flat_output(const Tensor& like, Dtype dtype, const char* op) {
   const IntArrayRef sizes = like.impl()->sizes();
   try {
@@ -272,8 +346,13 @@ TensorIter TensorIter::build(const Tensor& out, std::initializer_list<Tensor> in
     }
   } else if (flat) {
     it.ops_[0] = new_flat_output(first, out_dtype, cfg.op);
-  } else {
+  } else if (cfg.contiguous_output || nin == 0) {
     it.ops_[0] = empty_for(shape, TensorOptions(out_dtype).device(it.device_), cfg.op);
+  } else {
+    // TensorIterator's layout: a transposed or channels-last input gives an output laid out
+    // the same way.
+    it.ops_[0] = empty_dense_for(shape, new_output_strides(shape, inputs),
+                                 TensorOptions(out_dtype).device(it.device_), cfg.op);
   }
   k = 1;
   for (const Tensor& t : inputs) {
@@ -325,9 +404,18 @@ TensorIter TensorIter::build(const Tensor& out, std::initializer_list<Tensor> in
   }
 
   // 5. Coalesce: drop size-1 dims, merge d-1 into d when every operand steps evenly across both.
+  //    Dims go in the order of the output's strides when the plan made the output in another
+  //    order than row-major (a transposed input's result is then one flat run, as its input).
+  DimVector order(nd, 0);
+  for (size_t d = 0; d < nd; ++d) order[d] = int64_t(d);
+  if (!out.defined() && !it.ops_[0].impl()->is_contiguous()) {
+    const DimVector perm = stride_order(shape, &it.strides_[0], 1);
+    for (size_t d = 0; d < nd; ++d) order[d] = perm[nd - 1 - d];
+  }
   DimVector cs;
   DimVector cst[kMaxOperands];
-  for (size_t d = 0; d < nd; ++d) {
+  for (const int64_t od : order) {
+    const size_t d = size_t(od);
     if (shape[d] == 1) continue;
     if (!cs.empty()) {
       bool merge = true;

@@ -32,6 +32,9 @@ struct IterConfig {
   // Refuse a given output that overlaps itself or an input (PyTorch's memory-overlap checks).
   // fill_ turns it off: every element gets the same value, as PyTorch's fill_ allows.
   bool check_overlap = true;
+  // A new output is row-major whatever the inputs' layout (gather, index_select, as PyTorch's),
+  // instead of following the inputs' stride order as TensorIterator's outputs do.
+  bool contiguous_output = false;
 };
 
 class TensorIter {

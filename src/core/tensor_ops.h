@@ -32,6 +32,24 @@ inline void check_defined(const Tensor& t, const char* op, const char* arg = "in
 void check_strides(IntArrayRef sizes, IntArrayRef strides, const char* op);
 // Options o with t's dtype and device where o names none (op names the caller in errors).
 TensorOptions like_options(const Tensor& t, TensorOptions o, const char* op);
+// Dense strides that keep the order of strides' dims (PyTorch's infer_dense_strides, whose
+// ordering is TensorIterator's): dims sorted by increasing stride, a larger size after a smaller
+// one among equal strides, a stride-0 dim where it stands; sizes 0 and 1 take no room.
+DimVector infer_dense_strides(IntArrayRef sizes, IntArrayRef strides);
+// The strides of a new tensor of t's sizes in memory_format (none: Preserve): t's own when t
+// is non-overlapping and dense, else infer_dense_strides. ValueError naming op for a
+// channels-last format of the wrong rank.
+DimVector like_strides(const Tensor& t, std::optional<MemoryFormat> memory_format, const char* op);
+// The strides memory_format (not Preserve) gives a new tensor of these sizes.
+DimVector format_strides(IntArrayRef sizes, MemoryFormat memory_format, const char* op);
+// empty_for with dense strides (a permutation of contiguous ones, any stride on a dim of size
+// 1): the storage holds exactly the elements.
+Tensor empty_dense_for(IntArrayRef sizes, IntArrayRef strides, TensorOptions o, const char* op);
+// A new tensor like t laid out as memory_format says: the output of clone, to and *_like.
+inline Tensor empty_like_for(const Tensor& t, TensorOptions o, std::optional<MemoryFormat> memory_format,
+                             const char* op) {
+  return empty_dense_for(t.sizes(), like_strides(t, memory_format, op), o, op);
+}
 // Copies src (broadcast, cast, any devices) into dst without counting it as an in-place
 // write: for outputs that are being built (factories, to, clone).
 void copy_values(const Tensor& dst, const Tensor& src, bool non_blocking);

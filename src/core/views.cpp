@@ -125,7 +125,7 @@ Tensor Tensor::reshape(IntArrayRef sizes) const {
   DimVector shape = infer_size(sizes, numel(), "reshape");
   if (auto st = view_strides(this->sizes(), strides(), shape))
     return make_view(*this, shape, *st, storage_offset());
-  return clone().view(shape);
+  return clone(MemoryFormat::Contiguous).view(shape);
 }
 
 Tensor Tensor::flatten(int64_t start, int64_t end) const {

@@ -267,7 +267,7 @@ std::vector<Tensor> reduce_flats(const std::vector<std::vector<Tensor>>& flats, 
     const auto& comms = communicators(devices, op);
     nccl_check(ncclGroupStart(), op, devices);
     for (size_t b = 0; b < n_buckets; ++b) {
-      out[b] = empty_like(flats[root][b]);
+      out[b] = empty_like(flats[root][b], {}, MemoryFormat::Contiguous);
       const size_t n = size_t(out[b].numel());
       if (n == 0) continue;
       const ncclDataType_t type = *wick::detail::gpu::nccl_type(out[b].dtype());

@@ -405,7 +405,7 @@ bool run(Direction dir, const Operands& o, const Conv2dParams& p) {
 }
 
 // t packed (NCHW) at a 16-byte aligned address: t itself when it is one, else a copy.
-Tensor packed(const Tensor& t) { return is_plain(t) ? t : t.clone(); }
+Tensor packed(const Tensor& t) { return is_plain(t) ? t : t.clone(MemoryFormat::Contiguous); }
 
 // run, tried once more with packed copies of the inputs when cuDNN refuses them as they are.
 // The outputs are fresh, packed tensors already.

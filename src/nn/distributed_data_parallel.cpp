@@ -74,7 +74,7 @@ void broadcast_coalesced(distributed::ProcessGroup& group, const std::vector<Ten
   for (const auto& chunk : chunks) {
     std::vector<Tensor> pieces;
     for (size_t i : chunk) pieces.push_back(tensors[i].detach().reshape({-1}));
-    Tensor flat = pieces.size() == 1 ? pieces[0].clone() : cat(pieces);
+    Tensor flat = pieces.size() == 1 ? pieces[0].clone(MemoryFormat::Contiguous) : cat(pieces);
     works.push_back(group.broadcast(flat, 0));
     flats.push_back(flat);
   }

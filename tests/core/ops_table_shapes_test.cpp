@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "core/tensor_iter.h"
 #include "op_reference.h"
 
 namespace wick::test {
@@ -293,7 +294,13 @@ TEST_P(OpsTable, CatStackOneHotCloneFill) {
       }
       Tensor c = ts[0].clone();
       expect_matches(c, hs[0], t, what("clone", t, l));
-      EXPECT_TRUE(c.is_contiguous());
+      // PyTorch's preserve_format: a dense source's strides, else dense in the source's order
+      // (tests/core/memory_format_test.cpp checks the orders); row-major when asked for.
+      if (detail::is_non_overlapping_and_dense(ts[0])) {
+        EXPECT_EQ(c.strides().vec(), ts[0].strides().vec()) << what("clone", t, l);
+      }
+      EXPECT_TRUE(detail::is_non_overlapping_and_dense(c)) << what("clone", t, l);
+      EXPECT_TRUE(ts[0].clone(MemoryFormat::Contiguous).is_contiguous()) << what("clone", t, l);
       expect_matches(ts[1].contiguous(), hs[1], t, what("contiguous", t, l));
       ts[2].fill_(3);
       Host threes{s, Values(size_t(numel_of(s)), 3.0)};
