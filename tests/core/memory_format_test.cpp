@@ -422,6 +422,36 @@ TEST_P(MemoryFormatTest, SaveLoadRoundTripsAPreservedCopy) {
   expect_same_values(m.at("cl"), iota({2, 3, 4, 5}), "channels last");
 }
 
+// A format the tensor's rank cannot take: ValueError naming the op called, and the input as
+// it was (values, strides, no history).
+TEST_P(MemoryFormatTest, BadFormatNamesTheOpAndChangesNothing) {
+  Tensor x = iota({3, 4}).t();
+  const Strides before = strides(x);
+  const std::vector<double> vals = values(x);
+  auto expect_error = [&](const char* op, const auto& call) {
+    try {
+      (void)call();
+      ADD_FAILURE() << op << ": no error";
+    } catch (const ValueError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(std::string("[") + op + "] ", 0), 0u) << e.what();
+    }
+    EXPECT_EQ(strides(x), before) << op;
+    EXPECT_EQ(values(x), vals) << op;
+  };
+  expect_error("clone", [&] { return x.clone(MemoryFormat::ChannelsLast); });
+  expect_error("contiguous", [&] { return x.contiguous(MemoryFormat::ChannelsLast3d); });
+  expect_error("contiguous", [&] { return x.contiguous(MemoryFormat::Preserve); });
+  expect_error("to", [&] { return x.to(kFloat64, false, false, MemoryFormat::ChannelsLast); });
+  expect_error("empty_like", [&] { return empty_like(x, {}, MemoryFormat::ChannelsLast); });
+  expect_error("zeros_like", [&] { return zeros_like(x, {}, MemoryFormat::ChannelsLast); });
+  expect_error("ones_like", [&] { return ones_like(x, {}, MemoryFormat::ChannelsLast3d); });
+  expect_error("full_like", [&] { return full_like(x, 2.0, {}, MemoryFormat::ChannelsLast); });
+  expect_error("rand_like", [&] { return rand_like(x, {}, MemoryFormat::ChannelsLast); });
+  expect_error("randn_like", [&] { return randn_like(x, {}, MemoryFormat::ChannelsLast); });
+  expect_error("randint_like", [&] { return randint_like(x, 5, {}, MemoryFormat::ChannelsLast); });
+  EXPECT_FALSE(x.is_contiguous(MemoryFormat::ChannelsLast));  // a question, never an error
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, MemoryFormatTest, ::testing::Values("cpu", "cuda"),
                          [](const auto& info) { return std::string(info.param); });
 
