@@ -91,43 +91,6 @@ Tensor empty_dense_for(IntArrayRef sizes, IntArrayRef strides, TensorOptions o, 
   return finish_factory(make_tensor(std::move(st), o.dtype(), sizes, strides, 0), o);
 }
 
-DimVector infer_dense_strides(IntArrayRef sizes, IntArrayRef strides) {
-  const size_t n = sizes.size();
-  if (n == 0) return {};
-  if (n == 1) return {1};
-  // perm[0] is the innermost dim: start from the row-major order (n-1, ..., 0) and insertion-sort
-  // by TensorIterator's comparison, which leaves a pair it can't order (a stride 0) as it is but
-  // keeps looking further out.
-  DimVector perm(n, 0);
-  for (size_t i = 0; i < n; ++i) perm[i] = int64_t(n - 1 - i);
-  auto order = [&](int64_t d0, int64_t d1) {  // 1: d0 goes after d1, -1: before, 0: can't tell
-    const int64_t s0 = strides[size_t(d0)], s1 = strides[size_t(d1)];
-    if (s0 == 0 || s1 == 0) return 0;
-    if (s0 != s1) return s0 < s1 ? -1 : 1;
-    return sizes[size_t(d0)] > sizes[size_t(d1)] ? 1 : 0;
-  };
-  for (size_t i = 1; i < n; ++i) {
-    size_t d1 = i;
-    for (size_t d0 = i; d0-- > 0;) {
-      const int c = order(perm[d0], perm[d1]);
-      if (c > 0) {
-        std::swap(perm[d0], perm[d1]);
-        d1 = d0;
-      } else if (c < 0) {
-        break;
-      }
-    }
-  }
-  DimVector out(n, 1);
-  int64_t next = 1;
-  for (int64_t d : perm) {
-    out[size_t(d)] = next;
-    // Sizes 0 and 1 take no room; an empty tensor's huge sizes stop at INT64_MAX.
-    if (sizes[size_t(d)] > 1 && __builtin_mul_overflow(next, sizes[size_t(d)], &next)) next = INT64_MAX;
-  }
-  return out;
-}
-
 DimVector format_strides(IntArrayRef sizes, MemoryFormat memory_format, const char* op) {
   // Products wrap instead of overflowing: sizes whose product overflows are refused when the
   // storage is sized.

@@ -192,6 +192,19 @@ DimVector new_output_strides(IntArrayRef shape, std::initializer_list<Tensor> in
 
 }  // namespace
 
+DimVector infer_dense_strides(IntArrayRef sizes, IntArrayRef strides) {
+  const DimVector st(strides.begin(), strides.end());
+  const DimVector perm = stride_order(sizes, &st, 1);  // TensorIterator's order, innermost first
+  DimVector out(sizes.size(), 1);
+  int64_t next = 1;
+  for (int64_t d : perm) {
+    out[size_t(d)] = next;
+    // Sizes 0 and 1 take no room; an empty tensor's huge sizes stop at INT64_MAX.
+    if (sizes[size_t(d)] > 1 && __builtin_mul_overflow(next, sizes[size_t(d)], &next)) next = INT64_MAX;
+  }
+  return out;
+}
+
 Tensor new_flat_output(const Tensor& like, Dtype dtype, const char* op) {
   const IntArrayRef sizes = like.impl()->sizes();
   try {
