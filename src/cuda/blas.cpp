@@ -295,7 +295,7 @@ void gemm(const GemmArgs& g) {
   char* c = static_cast<char*>(g.c.data_ptr());
   // A broadcast operand (batch stride 0) is not a documented cuBLASLt layout: one call per item.
   const bool broadcast = g.batch > 1 && (g.stride_a == 0 || g.stride_b == 0);
-  if (dt == kFloat32 && g.batch == 1 && gemm_small_f32(g)) return;
+  if (gemm_small_f32(g)) return;  // small float32 products: wick's own kernel
   if (!broadcast) return lt_gemm(g, g.batch, a, b, c);
   const int64_t es = element_size(dt);
   for (int64_t i = 0; i < g.batch; ++i)

@@ -272,9 +272,7 @@ bool gemm_small_f32(const GemmArgs& g) {
               float(g.alpha),
               float(g.beta),
               with_sums ? g.operand_sums : 0};
-  const int device = g.c.device().index();
-  CudaDeviceScope scope(device);
-  cudaStream_t stream = current_cuda_stream(device);
+  cudaStream_t stream = current_cuda_stream(g.c.device().index());  // gemm() holds the device scope
   cudaLaunchConfig_t config{};
   config.gridDim = dim3{unsigned(tiles_n), unsigned(tiles_m), unsigned(slices)};
   config.blockDim = dim3{kSmallWarps * 32, 1, 1};

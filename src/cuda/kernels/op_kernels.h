@@ -11,7 +11,8 @@ void gemm(const GemmArgs& g);          // src/cuda/blas.cpp: cuBLASLt for floati
 void gemm_integer(const GemmArgs& g);  // gemm.cu: integer dtypes, a tiled kernel
 // gemm.cu: float32 batch-1 products of at most WICK_GEMM_SMALL_MAX_MACS multiply-adds in one
 // kernel (bias and operand sums included); false (nothing launched) for any other problem, or
-// where the launch is refused (a device without thread-block clusters).
+// where the launch is refused (a device without thread-block clusters). The caller (gemm) holds
+// the device scope of g.c.
 bool gemm_small_f32(const GemmArgs& g);
 void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in, double arg);
 void softmax(bool log, const Tensor& out, const Tensor& in);
