@@ -6,6 +6,7 @@
 #include "core/cuda_hooks.h"
 #include "core/host_memory.h"
 #include "core/kernel_table.h"
+#include "core/small_blocks.h"
 #include "core/tensor_iter.h"
 #include "core/tensor_ops.h"
 #include "wick/cuda.h"
@@ -37,16 +38,27 @@ void check_sizes(IntArrayRef sizes, const char* op) {
     WICK_CHECK(s >= 0, ValueError, op, "Trying to create tensor with negative dimension ", s, ": ", sizes);
 }
 
-int64_t checked_numel(IntArrayRef sizes, const char* op) {
+namespace {
+
+// checked_numel's errors, out of its loop: a negative size first, then the overflow.
+[[noreturn, gnu::cold, gnu::noinline]] void raise_bad_sizes(IntArrayRef sizes, const char* op) {
   check_sizes(sizes, op);
+  raise<ValueError>(op, "Storage size calculation overflowed with sizes=", sizes);
+}
+
+}  // namespace
+
+int64_t checked_numel(IntArrayRef sizes, const char* op) {
   int64_t n = 1;
-  bool overflow = false;
-  for (int64_t s : sizes) overflow |= __builtin_mul_overflow(n, s, &n);
-  bool zero = false;
-  for (int64_t s : sizes) zero |= s == 0;
-  if (zero) return 0;
-  WICK_CHECK(!overflow, ValueError, op, "Storage size calculation overflowed with sizes=", sizes);
-  return n;
+  bool overflow = false, zero = false, negative = false;
+  for (int64_t s : sizes) {
+    negative |= s < 0;
+    zero |= s == 0;
+    overflow |= __builtin_mul_overflow(n, s, &n);
+  }
+  if (negative || (overflow && !zero)) [[unlikely]]
+    raise_bad_sizes(sizes, op);
+  return zero ? 0 : n;
 }
 
 size_t checked_nbytes(IntArrayRef sizes, Dtype dtype, const char* op) {
@@ -79,7 +91,11 @@ Tensor empty_for(IntArrayRef sizes, TensorOptions o, const char* op) {
   const size_t nbytes = checked_nbytes(sizes, o.dtype(), op);
   Device dev = resolve_device(o.device(), op);
   Storage st = allocate_storage(nbytes, dev, o.pinned_memory(), op);
-  return finish_factory(make_tensor(std::move(st), o.dtype(), sizes, contiguous_strides(sizes), 0), o);
+  return finish_factory(
+      Tensor(IntrusivePtr<TensorImpl>(new Pooled<TensorImpl>(std::move(st), o.dtype(), sizes,
+                                                             int64_t(nbytes / element_size(o.dtype())),
+                                                             TensorImpl::Contiguous{}))),
+      o);
 }
 
 Tensor empty_dense_for(IntArrayRef sizes, IntArrayRef strides, TensorOptions o, const char* op) {
@@ -137,9 +153,9 @@ Tensor full_for(IntArrayRef sizes, const Scalar& value, TensorOptions o, const c
 }
 
 Tensor make_tensor(Storage storage, Dtype dtype, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
-  return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), dtype,
-                                               DimVector(sizes.begin(), sizes.end()),
-                                               DimVector(strides.begin(), strides.end()), offset));
+  return Tensor(IntrusivePtr<TensorImpl>(new Pooled<TensorImpl>(
+      std::move(storage), dtype, DimVector(sizes.begin(), sizes.end()), DimVector(strides.begin(), strides.end()),
+      offset)));
 }
 
 Tensor finish_factory(Tensor t, const TensorOptions& o) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <new>
 
 namespace wick::detail {
 
@@ -17,5 +18,20 @@ inline constexpr size_t kSmallBlockMax = 1280;
 void* small_block_alloc(size_t nbytes);
 // Frees a block from small_block_alloc(nbytes), nbytes as given there.
 void small_block_free(void* p, size_t nbytes);
+
+// T with its objects' blocks from the lists above: the TensorImpls and StorageImpls that every op
+// makes and drops. T's destructor must be virtual when objects are deleted through a base.
+template <class T>
+class Pooled final : public T {
+ public:
+  using T::T;
+  static_assert(sizeof(T) <= kSmallBlockMax);
+  static void* operator new(size_t n) {
+    void* p = small_block_alloc(n);
+    if (!p) throw std::bad_alloc();
+    return p;
+  }
+  static void operator delete(void* p, size_t n) { small_block_free(p, n); }
+};
 
 }  // namespace wick::detail

@@ -414,7 +414,7 @@ Storage make_storage(size_t nbytes, Device device, bool pinned) {
     WICK_CHECK(!pinned, ValueError, "empty", "only CPU tensors can be pinned (got ", device, ")");
     alloc = cuda_allocator(device.index());
   }
-  return Storage::make(alloc->allocate(nbytes), nbytes, alloc);
+  return Storage(new Pooled<StorageImpl>(alloc->allocate(nbytes), nbytes, alloc));
 }
 
 }  // namespace wick::detail

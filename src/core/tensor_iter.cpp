@@ -103,19 +103,6 @@ namespace {
 // 0: bool, 1: integer, 2: floating.
 int category(Dtype t) { return t == kBool ? 0 : (is_floating_point(t) ? 2 : 1); }
 
-// The TensorImpl of a new flat output, its block from the per-thread lists of small blocks.
-class PooledTensorImpl final : public TensorImpl {
- public:
-  using TensorImpl::TensorImpl;
-  static void* operator new(size_t n) {
-    void* p = small_block_alloc(n);
-    if (!p) throw std::bad_alloc();
-    return p;
-  }
-  static void operator delete(void* p, size_t n) { small_block_free(p, n); }
-};
-static_assert(sizeof(PooledTensorImpl) <= kSmallBlockMax);
-
 }  // namespace
 
 namespace {
@@ -208,15 +195,10 @@ DimVector infer_dense_strides(IntArrayRef sizes, IntArrayRef strides) {
 Tensor new_flat_output(const Tensor& like, Dtype dtype, const char* op) {
   const IntArrayRef sizes = like.impl()->sizes();
   try {
-    Storage st = make_storage(size_t(like.impl()->numel()) * element_size(dtype), like.impl()->device());
-    // contiguous_strides(sizes), in place when like has elements (then no product overflows);
-    // an empty like may have huge other dims, whose products contiguous_strides guards.
-    const bool empty = like.impl()->numel() == 0;
-    DimVector strides = empty ? contiguous_strides(sizes) : DimVector(sizes.size(), 1);
-    if (!empty)
-      for (size_t i = sizes.size(); i-- > 1;) strides[i - 1] = strides[i] * sizes[i];
+    const int64_t numel = like.impl()->numel();
+    Storage st = make_storage(size_t(numel) * element_size(dtype), like.impl()->device());
     return Tensor(IntrusivePtr<TensorImpl>(
-        new PooledTensorImpl(std::move(st), dtype, DimVector(sizes), std::move(strides), int64_t(0))));
+        new Pooled<TensorImpl>(std::move(st), dtype, sizes, numel, TensorImpl::Contiguous{})));
   } catch (const OutOfMemoryError& e) {
     std::string what = e.what();
     const size_t close = what.find("] ");

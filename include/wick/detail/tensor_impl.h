@@ -23,6 +23,20 @@ class TensorImpl : public IntrusiveTarget {
     refresh();
   }
 
+  // A contiguous tensor of sizes holding numel elements (sizes checked by the caller): its
+  // strides are computed here, and nothing is recomputed from them.
+  struct Contiguous {};
+  TensorImpl(Storage storage, Dtype dtype, IntArrayRef sizes, int64_t numel, Contiguous)
+      : storage_(std::move(storage)), sizes_(sizes), strides_(sizes.size(), 1), numel_(numel), dtype_(dtype) {
+    int64_t s = 1;
+    for (size_t i = sizes.size(); i-- > 0;) {
+      strides_[i] = s;
+      // Only an empty tensor's sizes can overflow here ({0, 2^62, 2^62}); its strides don't
+      // matter, so they stop at INT64_MAX instead of wrapping around.
+      if (__builtin_mul_overflow(s, sizes[i] > 1 ? sizes[i] : 1, &s)) s = INT64_MAX;
+    }
+  }
+
   IntArrayRef sizes() const { return sizes_; }
   IntArrayRef strides() const { return strides_; }
   int64_t dim() const { return int64_t(sizes_.size()); }
