@@ -40,7 +40,7 @@ size_t allocation_size(size_t size) {
 size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
 // The driver's virtual memory calls, for expandable segments. wick does not link libcuda: the
-// runtime hands out the driver's entry points (cudaGetDriverEntryPointByVersion).
+// runtime hands out the driver's entry points (driver_entry_point).
 struct VmmDriver {
   decltype(&::cuGetErrorName) get_error_name = nullptr;
   decltype(&::cuDeviceGet) device_get = nullptr;
@@ -58,15 +58,8 @@ struct VmmDriver {
 
 template <class F>
 void driver_entry(const char* name, F& fn, std::string& missing) {
-  void* p = nullptr;
-  cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-#if CUDART_VERSION >= 12050
-  cudaError_t e = cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &q);
-#else
-  cudaError_t e = cudaGetDriverEntryPoint(name, &p, cudaEnableDefault, &q);
-#endif
-  if (e != cudaSuccess) (void)cudaGetLastError();
-  if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || !p) {
+  void* p = driver_entry_point(name);
+  if (!p) {
     if (missing.empty()) missing = name;
     return;
   }
@@ -139,9 +132,8 @@ std::string format_bytes(int64_t n) {
   return buf;
 }
 
-DeviceCachingAllocator::DeviceCachingAllocator(int device) : device_(device) {
-  const AllocConfig& c = alloc_config();
-  stats_.max_split_size = c.max_split_size == SIZE_MAX ? -1 : int64_t(c.max_split_size);
+DeviceCachingAllocator::DeviceCachingAllocator(int device) : device_(device), cfg_(alloc_config()) {
+  stats_.max_split_size = cfg_.max_split_size == SIZE_MAX ? -1 : int64_t(cfg_.max_split_size);
 }
 
 void DeviceCachingAllocator::update_stats(StatArray& s, BlockPool* pool, int64_t delta) {
@@ -192,7 +184,7 @@ Block* DeviceCachingAllocator::find_free_block(BlockPool& pool, size_t size, cud
   key.size = size;
   auto it = pool.blocks.lower_bound(&key);
   if (it == pool.blocks.end() || (*it)->stream != stream) return nullptr;
-  const size_t max_split = alloc_config().max_split_size;
+  const size_t max_split = cfg_.max_split_size;
   // An unsplittable (oversize) block serves only requests of about its size. Expandable
   // segments' blocks are always split (their free pages are given back by empty_cache).
   if (!(*it)->segment) {
@@ -233,7 +225,7 @@ Block* DeviceCachingAllocator::alloc_segment(BlockPool* pool, size_t size, cudaS
   b->pool = pool;
   update_stats(stats_.segment, pool, 1);
   update_stats(stats_.reserved_bytes, pool, int64_t(size));
-  if (size >= alloc_config().max_split_size) stats_.oversize_segments.increase(1);
+  if (size >= cfg_.max_split_size) stats_.oversize_segments.increase(1);
   ++stats_.num_device_alloc;
   return b;
 }
@@ -527,7 +519,7 @@ Block* DeviceCachingAllocator::malloc(size_t requested, cudaStream_t stream) {
     if (s == stream) priv = p;
   // No event queries while capturing: an event recorded in a capturing stream cannot be queried.
   if (!events_.empty() && captures_.empty()) process_events();
-  const AllocConfig& cfg = alloc_config();
+  const AllocConfig& cfg = cfg_;
   const size_t size = round_size(requested);
 
   if (num_parked_ != 0 && !priv && size <= kSmallSize) {
@@ -607,7 +599,7 @@ Block* DeviceCachingAllocator::hand_out(Block* b, size_t requested) {
   update_stats(stats_.active, b->pool, 1);
   update_stats(stats_.active_bytes, b->pool, int64_t(b->size));
   update_stats(stats_.requested_bytes, b->pool, int64_t(requested));
-  if (b->size >= alloc_config().max_split_size) stats_.oversize_allocations.increase(1);
+  if (b->size >= cfg_.max_split_size) stats_.oversize_allocations.increase(1);
   return b;
 }
 
@@ -657,7 +649,7 @@ void DeviceCachingAllocator::free(Block* b) {
     update_stats(stats_.active_bytes, &large_, -n);
     update_stats(stats_.reserved_bytes, &large_, -n);
     update_stats(stats_.requested_bytes, &large_, -int64_t(b->requested));
-    if (b->size >= alloc_config().max_split_size) stats_.oversize_segments.decrease(1);
+    if (b->size >= cfg_.max_split_size) stats_.oversize_segments.decrease(1);
     ++stats_.num_device_free;
     delete_block(b);
     return;
@@ -665,7 +657,7 @@ void DeviceCachingAllocator::free(Block* b) {
   update_stats(stats_.allocation, b->pool, -1);
   update_stats(stats_.allocated_bytes, b->pool, -int64_t(b->size));
   update_stats(stats_.requested_bytes, b->pool, -int64_t(b->requested));
-  if (b->size >= alloc_config().max_split_size) stats_.oversize_allocations.decrease(1);
+  if (b->size >= cfg_.max_split_size) stats_.oversize_allocations.decrease(1);
   b->requested = 0;
   if (!b->stream_uses.empty()) {
     // Used on other streams: mark the point each of them has reached, and keep the block out of
@@ -759,7 +751,7 @@ void DeviceCachingAllocator::release_segment(Block* b) {
   }
   update_stats(stats_.segment, b->pool, -1);
   update_stats(stats_.reserved_bytes, b->pool, -int64_t(b->size));
-  if (b->size >= alloc_config().max_split_size) stats_.oversize_segments.decrease(1);
+  if (b->size >= cfg_.max_split_size) stats_.oversize_segments.decrease(1);
   ++stats_.num_device_free;
   delete_block(b);
 }
@@ -779,7 +771,7 @@ void DeviceCachingAllocator::release_cached_blocks() {
 // Simpler than PyTorch's age-averaging: give back whole free segments, least recently freed
 // first, until reserved memory is under the threshold share of the allowed memory.
 void DeviceCachingAllocator::garbage_collect() {
-  const double limit = alloc_config().garbage_collection_threshold * double(allowed_max_);
+  const double limit = cfg_.garbage_collection_threshold * double(allowed_max_);
   if (double(stats_.reserved_bytes[kStatAll].current) <= limit) return;
   flush_parked();
   // Expandable segments: all their free pages go back at once (no ages per page).

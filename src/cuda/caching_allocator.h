@@ -52,6 +52,7 @@ struct DeviceStats {
   int64_t max_split_size = 0;
 };
 
+struct AllocConfig;
 struct BlockPool;
 struct ExpandableSegment;
 
@@ -221,6 +222,7 @@ class DeviceCachingAllocator {
   [[noreturn]] void throw_oom(std::unique_lock<std::mutex>& lock, size_t requested, size_t alloc_size);
 
   const int device_;
+  const AllocConfig& cfg_;  // alloc_config(), fixed for the process
   std::mutex mu_;  // see caching_allocator.cpp for why one per device
   BlockPool small_{true}, large_{false};
   struct PendingEvent {

@@ -68,6 +68,18 @@ void cuda_after_launch_impl(const char* op, cudaStream_t stream, const char* fil
   }
 }
 
+void* driver_entry_point(const char* name) {
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+  cudaError_t e = cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &q);
+#else
+  cudaError_t e = cudaGetDriverEntryPoint(name, &p, cudaEnableDefault, &q);
+#endif
+  if (e != cudaSuccess) (void)cudaGetLastError();
+  return e == cudaSuccess && q == cudaDriverEntryPointSuccess ? p : nullptr;
+}
+
 namespace {
 
 using DriverLaunch = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
@@ -77,15 +89,7 @@ using DriverLaunch = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsi
 DriverLaunch driver_launch() {
   static const DriverLaunch fn = [] {
     if (const char* v = std::getenv("WICK_CUDA_DRIVER_LAUNCH"); v && std::strcmp(v, "0") == 0) return DriverLaunch{};
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-#if CUDART_VERSION >= 12050
-    cudaError_t e = cudaGetDriverEntryPointByVersion("cuLaunchKernel", &p, 12000, cudaEnableDefault, &q);
-#else
-    cudaError_t e = cudaGetDriverEntryPoint("cuLaunchKernel", &p, cudaEnableDefault, &q);
-#endif
-    if (e != cudaSuccess) (void)cudaGetLastError();
-    return e == cudaSuccess && q == cudaDriverEntryPointSuccess ? reinterpret_cast<DriverLaunch>(p) : DriverLaunch{};
+    return reinterpret_cast<DriverLaunch>(driver_entry_point("cuLaunchKernel"));
   }();
   return fn;
 }
@@ -107,9 +111,13 @@ void launch_kernel(const void* kernel, std::atomic<void*>& handle, dim3 grid, di
   }
   if (launch && fn &&
       launch(static_cast<CUfunction>(fn), grid.x, grid.y, grid.z, block.x, block.y, block.z, 0,
-             reinterpret_cast<CUstream>(stream), args, nullptr) == CUDA_SUCCESS) [[likely]]
+             reinterpret_cast<CUstream>(stream), args, nullptr) == CUDA_SUCCESS) [[likely]] {
+    if (cuda_launch_blocking()) [[unlikely]]
+      cuda_after_launch_impl(op, stream, __FILE__, __LINE__);
     return;
+  }
   WICK_CUDA_CHECK(cudaLaunchKernel(kernel, grid, block, args, 0, stream), op);
+  cuda_after_launch_impl(op, stream, __FILE__, __LINE__);
 }
 
 }  // namespace wick::detail::gpu

@@ -21,13 +21,19 @@ bool cuda_launch_blocking();
 // waits for the kernel and reports its failure as op's too.
 void cuda_after_launch_impl(const char* op, cudaStream_t stream, const char* file, int line);
 
+// A driver function (its CUDA 12.0 version) as the runtime hands it out, or null: wick does not
+// link libcuda.
+void* driver_entry_point(const char* name);
+
 // Launches kernel (a __global__ function's address) with args (pointers to its parameters, in
 // order) through the driver's cuLaunchKernel and a function handle cached in *handle (one per
 // kernel and device; null until the first launch): about 0.3 us of host time less than the
 // runtime's launch (docs/design.md, "Host cost of a launch"). Falls back to cudaLaunchKernel
 // where the driver's entry point or the handle is missing, or the driver refuses the launch
 // (a thread without the device's context current, a bad configuration: the runtime then
-// binds the context or reports the error). A failed launch raises DeviceError naming op.
+// binds the context or reports the error). A failed launch raises DeviceError naming op. Does
+// what WICK_CUDA_AFTER_LAUNCH does too: the driver's answer is the launch's error, so the
+// runtime's error state needs no query after a launch the driver took.
 void launch_kernel(const void* kernel, std::atomic<void*>& handle, dim3 grid, dim3 block, cudaStream_t stream,
                    void** args, const char* op);
 

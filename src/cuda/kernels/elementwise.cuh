@@ -315,7 +315,6 @@ void launch_elementwise(const char* op, const Plan& p, const F& f) {
   constexpr auto kernel = &contiguous_kernel<VEC, F, Out, In...>;
   launch_kernel(reinterpret_cast<const void*>(kernel), kernel_handle<kernel>[p.device], dim3(unsigned(blocks)),
                 dim3(kBlock), stream, args, op);
-  WICK_CUDA_AFTER_LAUNCH(op, stream);
 }
 
 // ---- checks that must finish before an op writes (an out-of-range index, an integer zero
