@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 
+#include <cuda.h>  // the driver's types only: cuCtxGetCurrent comes from the runtime
+
 #include "core/cuda_hooks.h"
 #include "cuda/cuda_check.h"
 #include "cuda/kernels/op_kernels.h"
@@ -79,9 +81,36 @@ void warn_if_visible_devices_changed() {
                  v ? "'" : "");
 }
 
+// The runtime's current device is the device of the thread's current driver context, when one
+// is current. cudaGetDevice costs about four times cuCtxGetCurrent, and every op asks (a device
+// scope, a tensor made on "cuda"): the thread remembers the context it last asked about and
+// its device, and asks the runtime again only when another context is current (a device
+// switched by cudaSetDevice here or in code beside wick, a context of the user's own). A
+// context's address names it for as long as it lives; after cudaDeviceReset (which wick's
+// cached memory does not survive either) another device's context could take it.
+using CtxGetCurrent = CUresult (*)(CUcontext*);
+
+CtxGetCurrent ctx_get_current() {
+  static const CtxGetCurrent fn = reinterpret_cast<CtxGetCurrent>(driver_entry_point("cuCtxGetCurrent"));
+  return fn;
+}
+
+thread_local CUcontext tl_known_ctx = nullptr;
+thread_local int tl_known_ctx_device = -1;
+
 int runtime_device() {
+  const CtxGetCurrent get = ctx_get_current();
+  CUcontext ctx = nullptr;
+  if (get && get(&ctx) == CUDA_SUCCESS && ctx && ctx == tl_known_ctx) [[likely]]
+    return tl_known_ctx_device;
   int d = 0;
   WICK_CUDA_CHECK(cudaGetDevice(&d), "current_device");
+  // Remembered only with a context current, which cudaGetDevice does not create.
+  ctx = nullptr;
+  if (get && get(&ctx) == CUDA_SUCCESS && ctx) {
+    tl_known_ctx = ctx;
+    tl_known_ctx_device = d;
+  }
   return d;
 }
 

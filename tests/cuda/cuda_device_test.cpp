@@ -182,6 +182,40 @@ TEST(CudaDevice, TensorsLandOnTheCurrentDevice) {
   cuda::set_device(0);
 }
 
+// wick remembers the device of the context it last saw current; a context made current by
+// code beside wick (here the driver's cuCtxSetCurrent) must be seen at once, by the current
+// device, by tensors made on "cuda" and by ops.
+TEST(CudaDevice, ContextSwitchedBehindWicksBack) {
+  WICK_REQUIRE_CUDA();
+  if (cuda::device_count() < 2) GTEST_SKIP() << "needs two GPUs";
+  auto& drv = wick::test::Driver::get();
+  if (!drv.ok()) GTEST_SKIP() << "libcuda.so.1 not loadable";
+  cuda::set_device(0);
+  auto a = full({8}, 1.5, Device("cuda"));
+  ASSERT_EQ(a.device(), Device(kCUDA, 0));
+  void* ctx0 = drv.current_context();
+  void* ctx1 = drv.primary_context(1);
+  ASSERT_NE(ctx0, nullptr);
+  ASSERT_NE(ctx1, nullptr);
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_TRUE(drv.set_current_context(ctx1));
+    EXPECT_EQ(cuda::current_device(), 1);
+    auto b = full({8}, 2.0, Device("cuda"));
+    EXPECT_EQ(b.device(), Device(kCUDA, 1));
+    EXPECT_EQ(drv.device_of(b.data_ptr()), 1);
+    auto c = b * 3.0;  // an op on cuda:1 while cuda:1's context is current
+    EXPECT_EQ(c.cpu().to_vector<float>(), std::vector<float>(8, 6.f));
+    auto d = a + 1.0;  // an op on cuda:0: its device scope switches and restores
+    EXPECT_EQ(d.cpu().to_vector<float>(), std::vector<float>(8, 2.5f));
+    EXPECT_EQ(cuda::current_device(), 1);
+    ASSERT_TRUE(drv.set_current_context(ctx0));
+    EXPECT_EQ(cuda::current_device(), 0);
+    auto e = empty({8}, Device("cuda"));
+    EXPECT_EQ(e.device(), Device(kCUDA, 0));
+    EXPECT_EQ(drv.device_of(e.data_ptr()), 0);
+  }
+}
+
 // ---- CUDA_VISIBLE_DEVICES, in child processes (the driver reads it once per process)
 
 TEST(CudaDevice, DISABLED_ChildPrintDevices) {

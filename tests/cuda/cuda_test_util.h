@@ -95,6 +95,21 @@ class Driver {
     if (pointer_attr_(&ordinal, kDeviceOrdinal, reinterpret_cast<unsigned long long>(p)) != 0) return -1;
     return ordinal;
   }
+  // The calling thread's current context (null when none or without a driver).
+  void* current_context() {
+    void* ctx = nullptr;
+    if (!ok_ || !ctx_get_current_ || ctx_get_current_(&ctx) != 0) return nullptr;
+    return ctx;
+  }
+  // Makes ctx current on the calling thread, behind the runtime's back.
+  bool set_current_context(void* ctx) { return ok_ && ctx_set_current_ && ctx_set_current_(ctx) == 0; }
+  // Device `ordinal`'s primary context (retained), or null.
+  void* primary_context(int ordinal) {
+    int dev = 0;
+    void* ctx = nullptr;
+    if (!ok_ || !primary_retain_ || device_get_(&dev, ordinal) != 0 || primary_retain_(&ctx, dev) != 0) return nullptr;
+    return ctx;
+  }
 
  private:
   Driver() {
@@ -104,12 +119,18 @@ class Driver {
     device_get_ = reinterpret_cast<int (*)(int*, int)>(dlsym(lib, "cuDeviceGet"));
     ctx_state_ = reinterpret_cast<int (*)(int, unsigned*, int*)>(dlsym(lib, "cuDevicePrimaryCtxGetState"));
     pointer_attr_ = reinterpret_cast<int (*)(void*, int, unsigned long long)>(dlsym(lib, "cuPointerGetAttribute"));
+    ctx_get_current_ = reinterpret_cast<int (*)(void**)>(dlsym(lib, "cuCtxGetCurrent"));
+    ctx_set_current_ = reinterpret_cast<int (*)(void*)>(dlsym(lib, "cuCtxSetCurrent"));
+    primary_retain_ = reinterpret_cast<int (*)(void**, int)>(dlsym(lib, "cuDevicePrimaryCtxRetain"));
     ok_ = init && device_get_ && ctx_state_ && pointer_attr_ && init(0) == 0;
   }
   bool ok_ = false;
   int (*device_get_)(int*, int) = nullptr;
   int (*ctx_state_)(int, unsigned*, int*) = nullptr;
   int (*pointer_attr_)(void*, int, unsigned long long) = nullptr;
+  int (*ctx_get_current_)(void**) = nullptr;
+  int (*ctx_set_current_)(void*) = nullptr;
+  int (*primary_retain_)(void**, int) = nullptr;
 };
 
 }  // namespace wick::test
