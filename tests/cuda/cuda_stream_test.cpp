@@ -86,8 +86,9 @@ TEST(CudaStream, WaitStreamOrdersWork) {
   const int fills = 40;                                // ~3.5 ms of writes on an H100
   (empty({8}, Device("cuda")).fill_(1) + 1).fill_(0);  // loads the kernels: a first launch is slow
   cuda::synchronize();
-  auto a = busy_work(fills);
+  // The stream first: making one may take longer than the busy work runs.
   auto s = cuda::Stream::create();
+  auto a = busy_work(fills);
   s.wait_stream(cuda::current_stream());
   Tensor b;
   cuda::Event done;
@@ -108,11 +109,12 @@ TEST(CudaStream, WaitStreamOrdersWork) {
 
 TEST(CudaStream, WaitEventAndTiming) {
   WICK_REQUIRE_CUDA();
+  // The stream first: making one may take longer than the busy work runs.
+  auto s = cuda::Stream::create();
   cuda::Event start(true), end(true);
   start.record();
   auto a = busy_work(20);
   end.record();
-  auto s = cuda::Stream::create();
   s.wait_event(end);
   cuda::Event after;
   after.record(s);
