@@ -7,6 +7,7 @@ side, the DLPack stream rule (the consumer's stream waits for the work the produ
 stream of its own), and each side's deleter freeing the memory once the other lets go.
 Exits 77 (ctest: skipped) when python3 has no torch.
 """
+import contextlib
 import ctypes
 import gc
 import sys
@@ -178,12 +179,14 @@ if torch.cuda.is_available():
 else:
     print("no GPU: only the CPU exchange runs")
 for device in devices:
-    for name in DTYPES:
-        for transpose in (False, True):
-            wick_to_torch(name, device, transpose)
-            torch_to_wick(name, device, transpose)
-    if device >= 0:
-        streams(device)
-        deleters(device)
+    # torch exports a CUDA tensor only while its device is torch's current one.
+    with torch.cuda.device(device) if device >= 0 else contextlib.nullcontext():
+        for name in DTYPES:
+            for transpose in (False, True):
+                wick_to_torch(name, device, transpose)
+                torch_to_wick(name, device, transpose)
+        if device >= 0:
+            streams(device)
+            deleters(device)
 print(f"torch {torch.__version__}, devices {devices}: {len(failures)} failures")
 sys.exit(1 if failures else 0)
