@@ -28,10 +28,15 @@ fi
 ninja -C "$build" -k 0 >"$out/compare_build.log" 2>&1 || grep -E -A8 'error|FAILED' "$out/compare_build.log" | head -60
 
 # One program at a time on the GPU; LibTorch's libraries are found through its own RPATHs.
-"$build/wick_compare" $filter >"$out/compare_wick.txt" 2>"$out/compare_wick.err"
-echo "wick_compare rc=$?"
-"$build/torch_compare" $filter >"$out/compare_torch.txt" 2>"$out/compare_torch.err"
-echo "torch_compare rc=$?"
+# Three rounds, the two programs taking turns, so that neither always runs on a GPU and host
+# the other has just warmed; table.py takes each row's median.
+: >"$out/compare_wick.txt"; : >"$out/compare_torch.txt"; : >"$out/compare_wick.err"; : >"$out/compare_torch.err"
+for round in 1 2 3; do
+  "$build/wick_compare" $filter >>"$out/compare_wick.txt" 2>>"$out/compare_wick.err"
+  echo "wick_compare rc=$? (round $round)"
+  "$build/torch_compare" $filter >>"$out/compare_torch.txt" 2>>"$out/compare_torch.err"
+  echo "torch_compare rc=$? (round $round)"
+done
 "$build/wick_train_step" $filter >>"$out/compare_wick.txt" 2>>"$out/compare_wick.err"
 echo "wick_train_step rc=$?"
 "$build/torch_train_step" $filter >>"$out/compare_torch.txt" 2>>"$out/compare_torch.err"
