@@ -227,3 +227,34 @@ TEST(InPlace, CopyBroadcastsAndCasts) {
   EXPECT_EQ(values(t), (std::vector<double>{0, 1, 2, 3, 4, 5}));
   EXPECT_THROW(a.copy_(ones({4})), ValueError);
 }
+
+// Copies past the size where the CPU copy streams its stores around the caches: every byte
+// lands, whatever the alignment of either end and whatever the byte count's remainder.
+template <class T>
+void check_large_copy(int64_t n, Dtype dtype) {
+  std::vector<T> host(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) host[size_t(i)] = T(uint32_t(i) * 2654435761u % 251u + 1);
+  const Tensor src = from_blob(host.data(), {n}, dtype);
+  auto first_mismatch = [&](const std::vector<T>& got, int64_t at, int64_t from, int64_t count) {
+    for (int64_t i = 0; i < count; ++i)
+      if (got[size_t(at + i)] != host[size_t(from + i)]) return i;
+    return int64_t(-1);
+  };
+  {
+    const auto a = src.clone().template to_vector<T>();  // a new destination
+    EXPECT_EQ(first_mismatch(a, 0, 0, n), -1);
+  }
+  // Destination 1 element and source 3 elements past an aligned start; 8 untouched elements
+  // around the written range stay zero.
+  auto big = zeros({n + 8}, dtype);
+  big.narrow(0, 1, n - 3).copy_(src.narrow(0, 3, n - 3));
+  const auto v = big.template to_vector<T>();
+  EXPECT_EQ(v[0], T(0));
+  EXPECT_EQ(first_mismatch(v, 1, 3, n - 3), -1);
+  for (int64_t i = n - 2; i < n + 8; ++i) EXPECT_EQ(v[size_t(i)], T(0)) << i;
+}
+
+TEST(InPlace, LargeCopiesKeepEveryByte) {
+  check_large_copy<int32_t>((int64_t(17) << 20) + 3, kInt32);  // 68 MB
+  check_large_copy<uint8_t>((int64_t(64) << 20) + 37, kUInt8);  // a byte count that is no multiple of 16
+}
