@@ -85,26 +85,29 @@ Storage allocate_storage(size_t nbytes, Device dev, bool pinned, const char* op)
   }
 }
 
-Tensor empty_for(IntArrayRef sizes, TensorOptions o, const char* op) {
+namespace {
+
+// The storage of a new dense tensor of these sizes, o's dtype, on o's device (errors name op:
+// the dtype, then the sizes, the device, the memory).
+Storage dense_storage(IntArrayRef sizes, const TensorOptions& o, const char* op) {
   WICK_CHECK(int(o.dtype()) >= 0 && int(o.dtype()) < kNumDtypes, TypeError, op, "invalid dtype (",
              int(o.dtype()), ")");
   const size_t nbytes = checked_nbytes(sizes, o.dtype(), op);
-  Device dev = resolve_device(o.device(), op);
-  Storage st = allocate_storage(nbytes, dev, o.pinned_memory(), op);
-  return finish_factory(
-      Tensor(IntrusivePtr<TensorImpl>(new Pooled<TensorImpl>(std::move(st), o.dtype(), sizes,
-                                                             int64_t(nbytes / element_size(o.dtype())),
-                                                             TensorImpl::Contiguous{}))),
-      o);
+  return allocate_storage(nbytes, resolve_device(o.device(), op), o.pinned_memory(), op);
+}
+
+}  // namespace
+
+Tensor empty_for(IntArrayRef sizes, TensorOptions o, const char* op) {
+  Storage st = dense_storage(sizes, o, op);
+  const int64_t numel = int64_t(st->nbytes() / size_t(element_size(o.dtype())));
+  return finish_factory(Tensor(IntrusivePtr<TensorImpl>(new Pooled<TensorImpl>(
+                            std::move(st), o.dtype(), sizes, numel, TensorImpl::Contiguous{}))),
+                        o);
 }
 
 Tensor empty_dense_for(IntArrayRef sizes, IntArrayRef strides, TensorOptions o, const char* op) {
-  WICK_CHECK(int(o.dtype()) >= 0 && int(o.dtype()) < kNumDtypes, TypeError, op, "invalid dtype (",
-             int(o.dtype()), ")");
-  const size_t nbytes = checked_nbytes(sizes, o.dtype(), op);
-  Device dev = resolve_device(o.device(), op);
-  Storage st = allocate_storage(nbytes, dev, o.pinned_memory(), op);
-  return finish_factory(make_tensor(std::move(st), o.dtype(), sizes, strides, 0), o);
+  return finish_factory(make_tensor(dense_storage(sizes, o, op), o.dtype(), sizes, strides, 0), o);
 }
 
 DimVector format_strides(IntArrayRef sizes, MemoryFormat memory_format, const char* op) {
