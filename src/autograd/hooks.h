@@ -32,6 +32,18 @@ inline bool needs_grad(const std::vector<Tensor>& ts) {
   return false;
 }
 
+// Runs an op's computation once. When grad is true the op records one node for itself
+// afterwards, so whatever the computation calls inside (a cast, the ops of a composite) runs
+// with grad mode off and records nothing; otherwise it runs as it is, at no cost.
+template <class F>
+inline decltype(auto) forward_once(bool grad, F&& f) {
+  if (grad) [[unlikely]] {
+    NoGradGuard no_grad;
+    return f();
+  }
+  return f();
+}
+
 }  // namespace wick::detail
 
 namespace wick::autograd {
