@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "wick/detail/op_list.h"
 #include "wick/tensor.h"
 
 namespace wick {
@@ -55,29 +56,16 @@ Tensor ones_like(const Tensor& t, TensorOptions o = {}, std::optional<MemoryForm
 Tensor full_like(const Tensor& t, const Scalar& value, TensorOptions o = {},
                  std::optional<MemoryFormat> memory_format = std::nullopt);
 
-// ---- arithmetic (broadcasting, PyTorch's type promotion)
-Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
-Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha = 1);
-Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
-Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha = 1);
-Tensor mul(const Tensor& a, const Tensor& b);
-Tensor mul(const Tensor& a, const Scalar& b);
-// True division: integer inputs give the default float dtype.
-Tensor div(const Tensor& a, const Tensor& b);
-Tensor div(const Tensor& a, const Scalar& b);
-
-Tensor operator+(const Tensor& a, const Tensor& b);
-Tensor operator-(const Tensor& a, const Tensor& b);
-Tensor operator*(const Tensor& a, const Tensor& b);
-Tensor operator/(const Tensor& a, const Tensor& b);
-Tensor operator+(const Tensor& a, const Scalar& b);
-Tensor operator-(const Tensor& a, const Scalar& b);
-Tensor operator*(const Tensor& a, const Scalar& b);
-Tensor operator/(const Tensor& a, const Scalar& b);
-Tensor operator+(const Scalar& a, const Tensor& b);
-Tensor operator-(const Scalar& a, const Tensor& b);
-Tensor operator*(const Scalar& a, const Tensor& b);
-Tensor operator/(const Scalar& a, const Tensor& b);
+// ---- arithmetic (broadcasting, PyTorch's type promotion): add, sub, mul, div for a tensor or
+// scalar b, and the operators + - * / (wick/detail/op_list.h)
+#define WICK_X(Name, name, op, alpha)                                         \
+  Tensor name(const Tensor& a, const Tensor& b WICK_OP_ALPHA_DECL_##alpha); \
+  Tensor name(const Tensor& a, const Scalar& b WICK_OP_ALPHA_DECL_##alpha); \
+  Tensor operator op(const Tensor& a, const Tensor& b);                      \
+  Tensor operator op(const Tensor& a, const Scalar& b);                      \
+  Tensor operator op(const Scalar& a, const Tensor& b);
+WICK_BINARY_OPS(WICK_X)
+#undef WICK_X
 Tensor operator-(const Tensor& a);
 
 // ---- reductions: all elements, or over dims (keepdim keeps them as size 1)
@@ -114,21 +102,12 @@ Tensor norm(const Tensor& t, const Scalar& p = 2);
 Tensor norm(const Tensor& t, const Scalar& p, IntArrayRef dims, bool keepdim = false);
 
 // ---- elementwise math. Float functions of integer or bool tensors give the default float.
-Tensor neg(const Tensor& t);
-Tensor abs(const Tensor& t);
-Tensor exp(const Tensor& t);
-Tensor expm1(const Tensor& t);  // exp(t) - 1, accurate near 0
-Tensor log(const Tensor& t);
-Tensor sqrt(const Tensor& t);
-Tensor rsqrt(const Tensor& t);
-Tensor sin(const Tensor& t);
-Tensor cos(const Tensor& t);
-Tensor tanh(const Tensor& t);
-Tensor sigmoid(const Tensor& t);
-Tensor relu(const Tensor& t);
+// neg abs exp expm1 log sqrt rsqrt sin cos tanh sigmoid relu silu (wick/detail/op_list.h)
+#define WICK_X(Name, name, kind, autocast, form) WICK_OP_UNARY_FUNCTION_##form(name)
+WICK_UNARY_OPS(WICK_X)
+#undef WICK_X
 // approximate: "none" (the erf form) or "tanh".
 Tensor gelu(const Tensor& t, std::string_view approximate = "none");
-Tensor silu(const Tensor& t);
 Tensor pow(const Tensor& t, const Scalar& exponent);
 Tensor pow(const Tensor& t, const Tensor& exponent);
 Tensor pow(const Scalar& base, const Tensor& exponent);
@@ -144,36 +123,15 @@ Tensor clamp_max(const Tensor& t, const Scalar& max);
 Tensor clamp_max(const Tensor& t, const Tensor& max);
 
 // ---- comparisons (broadcasting, compared in the promoted dtype) give bool tensors
-Tensor eq(const Tensor& a, const Tensor& b);
-Tensor ne(const Tensor& a, const Tensor& b);
-Tensor lt(const Tensor& a, const Tensor& b);
-Tensor le(const Tensor& a, const Tensor& b);
-Tensor gt(const Tensor& a, const Tensor& b);
-Tensor ge(const Tensor& a, const Tensor& b);
-Tensor eq(const Tensor& a, const Scalar& b);
-Tensor ne(const Tensor& a, const Scalar& b);
-Tensor lt(const Tensor& a, const Scalar& b);
-Tensor le(const Tensor& a, const Scalar& b);
-Tensor gt(const Tensor& a, const Scalar& b);
-Tensor ge(const Tensor& a, const Scalar& b);
-Tensor operator==(const Tensor& a, const Tensor& b);
-Tensor operator!=(const Tensor& a, const Tensor& b);
-Tensor operator<(const Tensor& a, const Tensor& b);
-Tensor operator<=(const Tensor& a, const Tensor& b);
-Tensor operator>(const Tensor& a, const Tensor& b);
-Tensor operator>=(const Tensor& a, const Tensor& b);
-Tensor operator==(const Tensor& a, const Scalar& b);
-Tensor operator!=(const Tensor& a, const Scalar& b);
-Tensor operator<(const Tensor& a, const Scalar& b);
-Tensor operator<=(const Tensor& a, const Scalar& b);
-Tensor operator>(const Tensor& a, const Scalar& b);
-Tensor operator>=(const Tensor& a, const Scalar& b);
-Tensor operator==(const Scalar& a, const Tensor& b);
-Tensor operator!=(const Scalar& a, const Tensor& b);
-Tensor operator<(const Scalar& a, const Tensor& b);
-Tensor operator<=(const Scalar& a, const Tensor& b);
-Tensor operator>(const Scalar& a, const Tensor& b);
-Tensor operator>=(const Scalar& a, const Tensor& b);
+// eq ne lt le gt ge and the operators == != < <= > >= (wick/detail/op_list.h)
+#define WICK_X(Name, name, op, mirror)                 \
+  Tensor name(const Tensor& a, const Tensor& b);        \
+  Tensor name(const Tensor& a, const Scalar& b);        \
+  Tensor operator op(const Tensor& a, const Tensor& b); \
+  Tensor operator op(const Tensor& a, const Scalar& b); \
+  Tensor operator op(const Scalar& a, const Tensor& b);
+WICK_COMPARE_OPS(WICK_X)
+#undef WICK_X
 
 // a where cond (bool) is true, b elsewhere; a and b promote together.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "wick/detail/op_list.h"
 #include "wick/detail/tensor_impl.h"
 #include "wick/device.h"
 #include "wick/dtype.h"
@@ -182,30 +183,21 @@ class Tensor {
   Tensor& fill_(const Scalar& v);
   Tensor& zero_();
   Tensor& copy_(const Tensor& src, bool non_blocking = false);
-  Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
-  Tensor& add_(const Scalar& other, const Scalar& alpha = 1);
-  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1);
-  Tensor& sub_(const Scalar& other, const Scalar& alpha = 1);
-  Tensor& mul_(const Tensor& other);
-  Tensor& mul_(const Scalar& other);
-  Tensor& div_(const Tensor& other);
-  Tensor& div_(const Scalar& other);
   Tensor& normal_(double mean = 0, double std = 1);
   Tensor& uniform_(double from = 0, double to = 1);
-  Tensor& operator+=(const Tensor& o) { return add_(o); }
-  Tensor& operator+=(const Scalar& o) { return add_(o); }
-  Tensor& operator-=(const Tensor& o) { return sub_(o); }
-  Tensor& operator-=(const Scalar& o) { return sub_(o); }
-  Tensor& operator*=(const Tensor& o) { return mul_(o); }
-  Tensor& operator*=(const Scalar& o) { return mul_(o); }
-  Tensor& operator/=(const Tensor& o) { return div_(o); }
-  Tensor& operator/=(const Scalar& o) { return div_(o); }
+  // add_ sub_ mul_ div_ for a tensor or scalar other, and += -= *= /= (wick/detail/op_list.h)
+#define WICK_X(Name, name, op, alpha)                                               \
+  Tensor& name##_(const Tensor& other WICK_OP_ALPHA_DECL_##alpha);                  \
+  Tensor& name##_(const Scalar& other WICK_OP_ALPHA_DECL_##alpha);                  \
+  Tensor& operator op##=(const Tensor& other) { return name##_(other); }           \
+  Tensor& operator op##=(const Scalar& other) { return name##_(other); }
+  WICK_BINARY_OPS(WICK_X)
+#undef WICK_X
 
   // ---- math (method forms of the free functions in ops.h)
-  Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
-  Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
-  Tensor mul(const Tensor& other) const;
-  Tensor div(const Tensor& other) const;
+#define WICK_X(Name, name, op, alpha) Tensor name(const Tensor& other WICK_OP_ALPHA_DECL_##alpha) const;
+  WICK_BINARY_OPS(WICK_X)
+#undef WICK_X
   Tensor sum(std::optional<Dtype> dtype = std::nullopt) const;
   Tensor sum(IntArrayRef dims, bool keepdim = false, std::optional<Dtype> dtype = std::nullopt) const;
   Tensor mean(std::optional<Dtype> dtype = std::nullopt) const;
@@ -214,18 +206,10 @@ class Tensor {
   Tensor mm(const Tensor& other) const;
   Tensor bmm(const Tensor& other) const;
   Tensor addmm(const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
-  Tensor neg() const;
-  Tensor abs() const;
-  Tensor exp() const;
-  Tensor expm1() const;
-  Tensor log() const;
-  Tensor sqrt() const;
-  Tensor rsqrt() const;
-  Tensor sin() const;
-  Tensor cos() const;
-  Tensor tanh() const;
-  Tensor sigmoid() const;
-  Tensor relu() const;
+  // neg() neg_() abs() abs_() ... (wick/detail/op_list.h, the lines of form Methods)
+#define WICK_X(Name, name, kind, autocast, form) WICK_OP_UNARY_METHODS_##form(name)
+  WICK_UNARY_OPS(WICK_X)
+#undef WICK_X
   Tensor pow(const Scalar& exponent) const;
   Tensor pow(const Tensor& exponent) const;
   Tensor remainder(const Scalar& other) const;
@@ -234,18 +218,11 @@ class Tensor {
   Tensor clamp(const std::optional<Tensor>& min = {}, const std::optional<Tensor>& max = {}) const;
   Tensor clamp_min(const Scalar& min) const;
   Tensor clamp_max(const Scalar& max) const;
-  Tensor eq(const Tensor& other) const;
-  Tensor ne(const Tensor& other) const;
-  Tensor lt(const Tensor& other) const;
-  Tensor le(const Tensor& other) const;
-  Tensor gt(const Tensor& other) const;
-  Tensor ge(const Tensor& other) const;
-  Tensor eq(const Scalar& other) const;
-  Tensor ne(const Scalar& other) const;
-  Tensor lt(const Scalar& other) const;
-  Tensor le(const Scalar& other) const;
-  Tensor gt(const Scalar& other) const;
-  Tensor ge(const Scalar& other) const;
+#define WICK_X(Name, name, op, mirror) \
+  Tensor name(const Tensor& other) const; \
+  Tensor name(const Scalar& other) const;
+  WICK_COMPARE_OPS(WICK_X)
+#undef WICK_X
   // self where cond is true, other elsewhere (torch.Tensor.where).
   Tensor where(const Tensor& cond, const Tensor& other) const;
   Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
@@ -274,18 +251,6 @@ class Tensor {
   Tensor gather(int64_t dim, const Tensor& index) const;
 
   // ---- more in-place math (the result dtype must cast to this tensor's)
-  Tensor& neg_();
-  Tensor& abs_();
-  Tensor& exp_();
-  Tensor& expm1_();
-  Tensor& log_();
-  Tensor& sqrt_();
-  Tensor& rsqrt_();
-  Tensor& sin_();
-  Tensor& cos_();
-  Tensor& tanh_();
-  Tensor& sigmoid_();
-  Tensor& relu_();
   Tensor& pow_(const Scalar& exponent);
   Tensor& pow_(const Tensor& exponent);
   Tensor& remainder_(const Scalar& other);

@@ -1,17 +1,16 @@
 // How ops record themselves: a FunctionNode runs a backward formula (a lambda) over the
-// incoming gradients and its saved tensors. Each recorded op in src/autograd/*.cpp is
+// incoming gradients and its saved tensors. A core op computes its result once, then calls its
+// family's record hook (hooks.h), whose switch holds one arm per op:
 //
-//   Tensor autograd::mul(const Tensor& a, const Tensor& b) {
-//     Tensor out = forward([&] { return wick::mul(a, b); });        // under NoGradGuard
-//     return record("MulBackward0", {a, b}, out, {a, b}, [](BackwardContext& c) -> variable_list {
+//   case BinaryOp::Mul:
+//     record("MulBackward0", {a, b}, out, {a, b}, [](BackwardContext& c) -> variable_list {
 //       return {c.needs(0) ? c.grad() * c.saved(1) : Tensor(), ...};
 //     });
-//   }
 //
 // Formulas keep tensors only through the saved list (version-checked, released after use);
 // scalars and sizes they need are captured by the lambda. A lambda per node was chosen over
-// one class per op (PyTorch generates ~600 of them): the formula sits next to its forward and
-// the node is still one allocation.
+// one class per op (PyTorch generates ~600 of them): the formula sits in its family's switch
+// and the node is still one allocation.
 #pragma once
 
 #include <initializer_list>

@@ -1,11 +1,14 @@
-// What core's op functions include to hand a differentiable call to autograd. Each such op
-// begins with one line:
+// What core's op functions include to record a differentiable call. Such an op computes its
+// result once and then records its node:
 //
-//   if (detail::needs_grad(a, b)) [[unlikely]] return autograd::add(a, b, alpha);
+//   const bool grad = detail::needs_grad(a, b);
+//   Tensor out = detail::forward_once(grad, [&] { return binary(BinaryOp::Mul, {}, a, b, 1); });
+//   if (grad) [[unlikely]] autograd::record_binary(BinaryOp::Mul, a, &b, nullptr, 1, out);
 //
 // needs_grad reads a flag on each TensorImpl, then the thread's grad mode: no allocation, and
-// nothing else on the path of tensors that do not require grad. The autograd:: form runs the
-// op again with grad mode off and records its node (src/autograd/*_backward.cpp).
+// nothing else on the path of tensors that do not require grad. The record hooks (one per op
+// family, src/autograd/*_backward.cpp) hold the formulas only: autograd never runs an op's
+// forward again.
 #pragma once
 
 #include <optional>
@@ -20,6 +23,9 @@ namespace wick::detail {
 
 struct Conv2dParams;
 enum class LossReduction : uint8_t;
+enum class UnaryOp : uint8_t;
+enum class BinaryOp : uint8_t;
+enum class PointwiseOp : uint8_t;
 
 template <class... Ts>
 inline bool needs_grad(const Ts&... ts) {
@@ -90,23 +96,26 @@ Tensor& inplace(Tensor& self, const char* op, F&& f) {
   return adopt_result(self, result, op);
 }
 
-// ---- arithmetic (arith_backward.cpp)
-Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha);
-Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha);
-Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha);
-Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha);
-Tensor mul(const Tensor& a, const Tensor& b);
-Tensor mul(const Tensor& a, const Scalar& b);
-Tensor div(const Tensor& a, const Tensor& b);
-Tensor div(const Tensor& a, const Scalar& b);
-Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha);
-Tensor& add_(Tensor& self, const Scalar& other, const Scalar& alpha);
-Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha);
-Tensor& sub_(Tensor& self, const Scalar& other, const Scalar& alpha);
-Tensor& mul_(Tensor& self, const Tensor& other);
-Tensor& mul_(Tensor& self, const Scalar& other);
-Tensor& div_(Tensor& self, const Tensor& other);
-Tensor& div_(Tensor& self, const Scalar& other);
+// ---- the elementwise families: each hook records out, the result its op computed (under
+// forward_once), with the family's formulas, one switch arm per op (docs/design.md, "Adding an
+// op"). Node names are PyTorch's.
+
+// out = a op b, or a op *scalar when b is null (arith_backward.cpp).
+void record_binary(wick::detail::BinaryOp op, const Tensor& a, const Tensor* b, const Scalar* scalar,
+                   const Scalar& alpha, const Tensor& out);
+// out = op(self) with the op's scalars a and b, as UnaryOp's kernel takes them (RPow: self is
+// the exponent, a the base); name: the op as called when it is not op_name(op) (clamp_min and
+// clamp_max record nodes of their own). unary_backward.cpp.
+void record_unary(wick::detail::UnaryOp op, const Tensor& self, const Tensor& out, const Scalar* a = nullptr,
+                  const Scalar* b = nullptr, const char* name = nullptr);
+// out = op(x, y[, z]) for the tensor forms of pow, remainder and clamp (Clamp: y and z the
+// bounds, either undefined). unary_backward.cpp.
+void record_pointwise(wick::detail::PointwiseOp op, const Tensor& x, const Tensor& y, const Tensor& z,
+                      const Tensor& out);
+// out = where(cond, a, b), a null operand a scalar; out = masked_fill(self, mask, value), a
+// null value a scalar (index_backward.cpp).
+void record_where(const Tensor& cond, const Tensor* a, const Tensor* b, const Tensor& out);
+void record_masked_fill(const Tensor& self, const Tensor& mask, const Tensor* value, const Tensor& out);
 
 // ---- reductions (reduce_backward.cpp)
 Tensor sum(const Tensor& t, std::optional<Dtype> dtype);
@@ -119,33 +128,6 @@ Tensor mm(const Tensor& a, const Tensor& b);
 Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor bmm(const Tensor& a, const Tensor& b);
 Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha);
-
-// ---- elementwise math (unary_backward.cpp)
-Tensor neg(const Tensor& t);
-Tensor abs(const Tensor& t);
-Tensor exp(const Tensor& t);
-Tensor expm1(const Tensor& t);
-Tensor log(const Tensor& t);
-Tensor sqrt(const Tensor& t);
-Tensor rsqrt(const Tensor& t);
-Tensor sin(const Tensor& t);
-Tensor cos(const Tensor& t);
-Tensor tanh(const Tensor& t);
-Tensor sigmoid(const Tensor& t);
-Tensor relu(const Tensor& t);
-Tensor gelu(const Tensor& t, std::string_view approximate);
-Tensor silu(const Tensor& t);
-Tensor pow(const Tensor& t, const Scalar& exponent);
-Tensor pow(const Tensor& t, const Tensor& exponent);
-Tensor pow(const Scalar& base, const Tensor& exponent);
-Tensor remainder(const Tensor& t, const Scalar& other);
-Tensor remainder(const Tensor& t, const Tensor& other);
-Tensor clamp(const Tensor& t, const std::optional<Scalar>& min, const std::optional<Scalar>& max);
-Tensor clamp(const Tensor& t, const std::optional<Tensor>& min, const std::optional<Tensor>& max);
-Tensor clamp_min(const Tensor& t, const Scalar& min);
-Tensor clamp_min(const Tensor& t, const Tensor& min);
-Tensor clamp_max(const Tensor& t, const Scalar& max);
-Tensor clamp_max(const Tensor& t, const Tensor& max);
 
 // ---- softmax, selections, moments, norms (reduce_ops_backward.cpp)
 Tensor softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype);
@@ -170,11 +152,6 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
 Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int64_t> padding_idx);
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim);
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim);
-Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
-Tensor where(const Tensor& cond, const Tensor& a, const Scalar& b);
-Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b);
-Tensor masked_fill(const Tensor& t, const Tensor& mask, const Scalar& value);
-Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value);
 
 // ---- convolution (conv_backward.cpp)
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const wick::detail::Conv2dParams& p);
@@ -214,12 +191,9 @@ Tensor select(const Tensor& t, int64_t d, int64_t index);
 Tensor slice(const Tensor& t, int64_t d, std::optional<int64_t> start, std::optional<int64_t> end,
              int64_t step);
 
-// ---- copies (copy_backward.cpp)
-Tensor to(const Tensor& t, Device device, Dtype dtype, bool non_blocking, bool copy,
-          std::optional<MemoryFormat> memory_format);
-Tensor clone(const Tensor& t, std::optional<MemoryFormat> memory_format);
-Tensor& copy_(Tensor& self, const Tensor& src, bool non_blocking);
-Tensor& fill_(Tensor& self, const Scalar& value);
-Tensor& zero_(Tensor& self);
+// ---- copies (copy_backward.cpp): out = self.to(...) or self.clone(), or the value
+// copy_(src), fill_ or zero_ gives self (recorded under inplace() on the value, then adopted).
+enum class CopyOp : uint8_t { To, Clone, Copy, Fill, Zero };
+void record_copy(CopyOp op, const Tensor& self, const Tensor& src, const Tensor& out);
 
 }  // namespace wick::autograd

@@ -111,49 +111,41 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
                 });
 }
 
-Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
-  Tensor out = forward([&] { return wick::where(cond, a, b); });
-  return record("WhereBackward0", {cond, a, b}, out, {cond}, [](BackwardContext& c) -> variable_list {
-    Tensor m = c.saved(0), g = c.grad(), zero = wick::zeros_like(g);
-    return {Tensor(), c.needs(1) ? wick::where(m, g, zero) : Tensor(),
-            c.needs(2) ? wick::where(m, zero, g) : Tensor()};
-  });
+void record_where(const Tensor& cond, const Tensor* a, const Tensor* b, const Tensor& out) {
+  if (a && b) {
+    record("WhereBackward0", {cond, *a, *b}, out, {cond}, [](BackwardContext& c) -> variable_list {
+      Tensor m = c.saved(0), g = c.grad(), zero = wick::zeros_like(g);
+      return {Tensor(), c.needs(1) ? wick::where(m, g, zero) : Tensor(),
+              c.needs(2) ? wick::where(m, zero, g) : Tensor()};
+    });
+  } else if (a) {
+    record("WhereBackward0", {cond, *a}, out, {cond}, [](BackwardContext& c) -> variable_list {
+      Tensor g = c.grad();
+      return {Tensor(), wick::where(c.saved(0), g, wick::zeros_like(g))};
+    });
+  } else {
+    record("WhereBackward0", {cond, *b}, out, {cond}, [](BackwardContext& c) -> variable_list {
+      Tensor g = c.grad();
+      return {Tensor(), wick::where(c.saved(0), wick::zeros_like(g), g)};
+    });
+  }
 }
 
-Tensor where(const Tensor& cond, const Tensor& a, const Scalar& b) {
-  Tensor out = forward([&] { return wick::where(cond, a, b); });
-  return record("WhereBackward0", {cond, a}, out, {cond}, [](BackwardContext& c) -> variable_list {
-    Tensor g = c.grad();
-    return {Tensor(), wick::where(c.saved(0), g, wick::zeros_like(g))};
+void record_masked_fill(const Tensor& self, const Tensor& mask, const Tensor* value, const Tensor& out) {
+  if (!value) {
+    record("MaskedFillBackward0", {self, mask}, out, {mask}, [](BackwardContext& c) -> variable_list {
+      Tensor g = c.grad();
+      return {wick::where(c.saved(0), wick::zeros_like(g), g), Tensor()};
+    });
+    return;
+  }
+  record("MaskedFillBackward1", {self, mask, *value}, out, {mask}, [](BackwardContext& c) -> variable_list {
+    Tensor g = c.grad(), m = c.saved(0), zero = wick::zeros_like(g);
+    variable_list r(3);
+    if (c.needs(0)) r[0] = wick::where(m, zero, g);
+    if (c.needs(2)) r[2] = wick::where(m, g, zero).sum();
+    return r;
   });
-}
-
-Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b) {
-  Tensor out = forward([&] { return wick::where(cond, a, b); });
-  return record("WhereBackward0", {cond, b}, out, {cond}, [](BackwardContext& c) -> variable_list {
-    Tensor g = c.grad();
-    return {Tensor(), wick::where(c.saved(0), wick::zeros_like(g), g)};
-  });
-}
-
-Tensor masked_fill(const Tensor& t, const Tensor& mask, const Scalar& value) {
-  Tensor out = forward([&] { return wick::masked_fill(t, mask, value); });
-  return record("MaskedFillBackward0", {t, mask}, out, {mask}, [](BackwardContext& c) -> variable_list {
-    Tensor g = c.grad();
-    return {wick::where(c.saved(0), wick::zeros_like(g), g), Tensor()};
-  });
-}
-
-Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value) {
-  Tensor out = forward([&] { return wick::masked_fill(t, mask, value); });
-  return record("MaskedFillBackward1", {t, mask, value}, out, {mask},
-                [](BackwardContext& c) -> variable_list {
-                  Tensor g = c.grad(), m = c.saved(0), zero = wick::zeros_like(g);
-                  variable_list r(3);
-                  if (c.needs(0)) r[0] = wick::where(m, zero, g);
-                  if (c.needs(2)) r[2] = wick::where(m, g, zero).sum();
-                  return r;
-                });
 }
 
 }  // namespace wick::autograd

@@ -1,5 +1,8 @@
 // + - * / for tensors and scalars, in new and in-place forms, through one path:
 // TensorIter plans (devices, broadcast, promotion, output), the backend's binary kernel runs.
+// The public forms are generated from the op list (WICK_BINARY_OPS in wick/detail/op_list.h).
+#include <type_traits>
+
 #include "autograd/hooks.h"
 #include "core/kernel_table.h"
 #include "core/tensor_ops.h"
@@ -89,57 +92,64 @@ Tensor binary(BinaryOp op, const Tensor& out, const Tensor& a, const Scalar& b, 
   return run(op, it, out, &b, alpha, cfg.op);
 }
 
+// a op b: the result computed once, recorded when an operand requires grad.
+Tensor binary_op(BinaryOp op, const char* name, const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  check_defined(a, name, "self");
+  check_defined(b, name, "other");
+  const bool grad = needs_grad(a, b);
+  Tensor out = forward_once(grad, [&] { return binary(op, {}, a, b, alpha); });
+  if (grad) [[unlikely]] autograd::record_binary(op, a, &b, nullptr, alpha, out);
+  return out;
+}
+Tensor binary_op(BinaryOp op, const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  const bool grad = needs_grad(a);
+  Tensor out = forward_once(grad, [&] { return binary(op, {}, a, b, alpha); });
+  if (grad) [[unlikely]] autograd::record_binary(op, a, nullptr, &b, alpha, out);
+  return out;
+}
+
+// self.op_(other): in place, or with grad the recorded op adopted by self (autograd::inplace).
+template <class Other>
+Tensor& binary_inplace(BinaryOp op, const char* name, Tensor& self, const Other& o, const Scalar& alpha) {
+  constexpr bool tensor = std::is_same_v<Other, Tensor>;
+  bool grad;
+  if constexpr (tensor) grad = needs_grad(self, o);
+  else grad = needs_grad(self);
+  if (grad) [[unlikely]]
+    return autograd::inplace(self, name, [&](const Tensor& t) {
+      if constexpr (tensor) return binary_op(op, op_name(op), t, o, alpha);
+      else return binary_op(op, t, o, alpha);
+    });
+  binary(op, self, self, o, alpha, name);
+  return self;
+}
+
 }  // namespace
 
-Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  check_defined(a, "add", "self");
-  check_defined(b, "add", "other");
-  if (needs_grad(a, b)) [[unlikely]] return autograd::add(a, b, alpha);
-  return binary(BinaryOp::Add, {}, a, b, alpha);
-}
-Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) {
-  if (needs_grad(a)) [[unlikely]] return autograd::add(a, b, alpha);
-  return binary(BinaryOp::Add, {}, a, b, alpha);
-}
-Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  check_defined(a, "sub", "self");
-  check_defined(b, "sub", "other");
-  if (needs_grad(a, b)) [[unlikely]] return autograd::sub(a, b, alpha);
-  return binary(BinaryOp::Sub, {}, a, b, alpha);
-}
-Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
-  if (needs_grad(a)) [[unlikely]] return autograd::sub(a, b, alpha);
-  return binary(BinaryOp::Sub, {}, a, b, alpha);
-}
-Tensor mul(const Tensor& a, const Tensor& b) {
-  check_defined(a, "mul", "self");
-  check_defined(b, "mul", "other");
-  if (needs_grad(a, b)) [[unlikely]] return autograd::mul(a, b);
-  return binary(BinaryOp::Mul, {}, a, b, 1);
-}
-Tensor mul(const Tensor& a, const Scalar& b) {
-  if (needs_grad(a)) [[unlikely]] return autograd::mul(a, b);
-  return binary(BinaryOp::Mul, {}, a, b, 1);
-}
-Tensor div(const Tensor& a, const Tensor& b) {
-  check_defined(a, "div", "self");
-  check_defined(b, "div", "other");
-  if (needs_grad(a, b)) [[unlikely]] return autograd::div(a, b);
-  return binary(BinaryOp::Div, {}, a, b, 1);
-}
-Tensor div(const Tensor& a, const Scalar& b) {
-  if (needs_grad(a)) [[unlikely]] return autograd::div(a, b);
-  return binary(BinaryOp::Div, {}, a, b, 1);
-}
+// The functions, methods and in-place methods of each line of WICK_BINARY_OPS.
+#define WICK_X(Name, name, op, alpha)                                                                        \
+  Tensor name(const Tensor& a, const Tensor& b WICK_OP_ALPHA_PARAM_##alpha) {                             \
+    return binary_op(BinaryOp::Name, #name, a, b, WICK_OP_ALPHA_ARG_##alpha);                             \
+  }                                                                                                          \
+  Tensor name(const Tensor& a, const Scalar& b WICK_OP_ALPHA_PARAM_##alpha) {                             \
+    return binary_op(BinaryOp::Name, a, b, WICK_OP_ALPHA_ARG_##alpha);                                    \
+  }                                                                                                          \
+  Tensor Tensor::name(const Tensor& o WICK_OP_ALPHA_PARAM_##alpha) const {                                \
+    return wick::name(*this, o WICK_OP_ALPHA_PASS_##alpha);                                                 \
+  }                                                                                                          \
+  Tensor& Tensor::name##_(const Tensor& o WICK_OP_ALPHA_PARAM_##alpha) {                                  \
+    check_defined(*this, #name "_", "self");                                                                 \
+    check_defined(o, #name "_", "other");                                                                    \
+    return binary_inplace(BinaryOp::Name, #name "_", *this, o, WICK_OP_ALPHA_ARG_##alpha);                 \
+  }                                                                                                          \
+  Tensor& Tensor::name##_(const Scalar& o WICK_OP_ALPHA_PARAM_##alpha) {                                  \
+    return binary_inplace(BinaryOp::Name, #name "_", *this, o, WICK_OP_ALPHA_ARG_##alpha);                 \
+  }                                                                                                          \
+  Tensor operator op(const Tensor& a, const Tensor& b) { return name(a, b); }                               \
+  Tensor operator op(const Tensor& a, const Scalar& b) { return name(a, b); }
+WICK_BINARY_OPS(WICK_X)
+#undef WICK_X
 
-Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
-Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
-Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
-Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
-Tensor operator+(const Tensor& a, const Scalar& b) { return add(a, b); }
-Tensor operator-(const Tensor& a, const Scalar& b) { return sub(a, b); }
-Tensor operator*(const Tensor& a, const Scalar& b) { return mul(a, b); }
-Tensor operator/(const Tensor& a, const Scalar& b) { return div(a, b); }
 Tensor operator+(const Scalar& a, const Tensor& b) { return add(b, a); }
 Tensor operator*(const Scalar& a, const Tensor& b) { return mul(b, a); }
 // a - b == -b + a; a / b == a * (1 / b) would round differently, so divide a full tensor.
@@ -148,67 +158,5 @@ Tensor operator/(const Scalar& a, const Tensor& b) {
   return div(full_like(b, a, TensorOptions(result_type({b}, &a))), b);
 }
 Tensor operator-(const Tensor& a) { return neg(a); }
-
-Tensor Tensor::add(const Tensor& o, const Scalar& alpha) const { return wick::add(*this, o, alpha); }
-Tensor Tensor::sub(const Tensor& o, const Scalar& alpha) const { return wick::sub(*this, o, alpha); }
-Tensor Tensor::mul(const Tensor& o) const { return wick::mul(*this, o); }
-Tensor Tensor::div(const Tensor& o) const { return wick::div(*this, o); }
-
-Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) {
-  check_defined(*this, "add_", "self");
-  check_defined(o, "add_", "other");
-  if (needs_grad(*this, o)) [[unlikely]]
-    return autograd::add_(*this, o, alpha);
-  binary(BinaryOp::Add, *this, *this, o, alpha, "add_");
-  return *this;
-}
-Tensor& Tensor::add_(const Scalar& o, const Scalar& alpha) {
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::add_(*this, o, alpha);
-  binary(BinaryOp::Add, *this, *this, o, alpha, "add_");
-  return *this;
-}
-Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) {
-  check_defined(*this, "sub_", "self");
-  check_defined(o, "sub_", "other");
-  if (needs_grad(*this, o)) [[unlikely]]
-    return autograd::sub_(*this, o, alpha);
-  binary(BinaryOp::Sub, *this, *this, o, alpha, "sub_");
-  return *this;
-}
-Tensor& Tensor::sub_(const Scalar& o, const Scalar& alpha) {
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::sub_(*this, o, alpha);
-  binary(BinaryOp::Sub, *this, *this, o, alpha, "sub_");
-  return *this;
-}
-Tensor& Tensor::mul_(const Tensor& o) {
-  check_defined(*this, "mul_", "self");
-  check_defined(o, "mul_", "other");
-  if (needs_grad(*this, o)) [[unlikely]]
-    return autograd::mul_(*this, o);
-  binary(BinaryOp::Mul, *this, *this, o, 1, "mul_");
-  return *this;
-}
-Tensor& Tensor::mul_(const Scalar& o) {
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::mul_(*this, o);
-  binary(BinaryOp::Mul, *this, *this, o, 1, "mul_");
-  return *this;
-}
-Tensor& Tensor::div_(const Tensor& o) {
-  check_defined(*this, "div_", "self");
-  check_defined(o, "div_", "other");
-  if (needs_grad(*this, o)) [[unlikely]]
-    return autograd::div_(*this, o);
-  binary(BinaryOp::Div, *this, *this, o, 1, "div_");
-  return *this;
-}
-Tensor& Tensor::div_(const Scalar& o) {
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::div_(*this, o);
-  binary(BinaryOp::Div, *this, *this, o, 1, "div_");
-  return *this;
-}
 
 }  // namespace wick

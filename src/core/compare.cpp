@@ -1,5 +1,6 @@
-// Comparisons (== != < <= > >=, to bool), where and masked_fill. Comparisons promote their
-// operands to a common dtype first, as PyTorch does; where's condition and masked_fill's mask
+// Comparisons (== != < <= > >=, to bool; generated from WICK_COMPARE_OPS in
+// wick/detail/op_list.h), where and masked_fill. Comparisons promote their operands to a
+// common dtype first, as PyTorch does; where's condition and masked_fill's mask
 // must be bool and are read as bool by the kernel (no cast).
 #include "autograd/hooks.h"
 #include "core/kernel_table.h"
@@ -12,15 +13,15 @@ using namespace detail;
 
 namespace {
 
-// a op b mirrored for b op a: 2 < t is t > 2.
+// a op b mirrored for b op a: 2 < t is t > 2 (the op list's Mirror column).
 constexpr CompareOp mirror(CompareOp op) {
   switch (op) {
-    case CompareOp::Lt: return CompareOp::Gt;
-    case CompareOp::Le: return CompareOp::Ge;
-    case CompareOp::Gt: return CompareOp::Lt;
-    case CompareOp::Ge: return CompareOp::Le;
-    default: return op;
+#define WICK_X(Name, name, op, Mirror) \
+  case CompareOp::Name: return CompareOp::Mirror;
+    WICK_COMPARE_OPS(WICK_X)
+#undef WICK_X
   }
+  return op;
 }
 
 Tensor compare(CompareOp op, const Tensor& a, const Tensor& b) {
@@ -87,50 +88,17 @@ Tensor masked_value(const Tensor& value, const Tensor& self, const char* op) {
 
 }  // namespace
 
-Tensor eq(const Tensor& a, const Tensor& b) { return compare(CompareOp::Eq, a, b); }
-Tensor ne(const Tensor& a, const Tensor& b) { return compare(CompareOp::Ne, a, b); }
-Tensor lt(const Tensor& a, const Tensor& b) { return compare(CompareOp::Lt, a, b); }
-Tensor le(const Tensor& a, const Tensor& b) { return compare(CompareOp::Le, a, b); }
-Tensor gt(const Tensor& a, const Tensor& b) { return compare(CompareOp::Gt, a, b); }
-Tensor ge(const Tensor& a, const Tensor& b) { return compare(CompareOp::Ge, a, b); }
-Tensor eq(const Tensor& a, const Scalar& b) { return compare(CompareOp::Eq, a, b); }
-Tensor ne(const Tensor& a, const Scalar& b) { return compare(CompareOp::Ne, a, b); }
-Tensor lt(const Tensor& a, const Scalar& b) { return compare(CompareOp::Lt, a, b); }
-Tensor le(const Tensor& a, const Scalar& b) { return compare(CompareOp::Le, a, b); }
-Tensor gt(const Tensor& a, const Scalar& b) { return compare(CompareOp::Gt, a, b); }
-Tensor ge(const Tensor& a, const Scalar& b) { return compare(CompareOp::Ge, a, b); }
-
-Tensor operator==(const Tensor& a, const Tensor& b) { return eq(a, b); }
-Tensor operator!=(const Tensor& a, const Tensor& b) { return ne(a, b); }
-Tensor operator<(const Tensor& a, const Tensor& b) { return lt(a, b); }
-Tensor operator<=(const Tensor& a, const Tensor& b) { return le(a, b); }
-Tensor operator>(const Tensor& a, const Tensor& b) { return gt(a, b); }
-Tensor operator>=(const Tensor& a, const Tensor& b) { return ge(a, b); }
-Tensor operator==(const Tensor& a, const Scalar& b) { return eq(a, b); }
-Tensor operator!=(const Tensor& a, const Scalar& b) { return ne(a, b); }
-Tensor operator<(const Tensor& a, const Scalar& b) { return lt(a, b); }
-Tensor operator<=(const Tensor& a, const Scalar& b) { return le(a, b); }
-Tensor operator>(const Tensor& a, const Scalar& b) { return gt(a, b); }
-Tensor operator>=(const Tensor& a, const Scalar& b) { return ge(a, b); }
-Tensor operator==(const Scalar& a, const Tensor& b) { return compare(mirror(CompareOp::Eq), b, a); }
-Tensor operator!=(const Scalar& a, const Tensor& b) { return compare(mirror(CompareOp::Ne), b, a); }
-Tensor operator<(const Scalar& a, const Tensor& b) { return compare(mirror(CompareOp::Lt), b, a); }
-Tensor operator<=(const Scalar& a, const Tensor& b) { return compare(mirror(CompareOp::Le), b, a); }
-Tensor operator>(const Scalar& a, const Tensor& b) { return compare(mirror(CompareOp::Gt), b, a); }
-Tensor operator>=(const Scalar& a, const Tensor& b) { return compare(mirror(CompareOp::Ge), b, a); }
-
-Tensor Tensor::eq(const Tensor& o) const { return wick::eq(*this, o); }
-Tensor Tensor::ne(const Tensor& o) const { return wick::ne(*this, o); }
-Tensor Tensor::lt(const Tensor& o) const { return wick::lt(*this, o); }
-Tensor Tensor::le(const Tensor& o) const { return wick::le(*this, o); }
-Tensor Tensor::gt(const Tensor& o) const { return wick::gt(*this, o); }
-Tensor Tensor::ge(const Tensor& o) const { return wick::ge(*this, o); }
-Tensor Tensor::eq(const Scalar& o) const { return wick::eq(*this, o); }
-Tensor Tensor::ne(const Scalar& o) const { return wick::ne(*this, o); }
-Tensor Tensor::lt(const Scalar& o) const { return wick::lt(*this, o); }
-Tensor Tensor::le(const Scalar& o) const { return wick::le(*this, o); }
-Tensor Tensor::gt(const Scalar& o) const { return wick::gt(*this, o); }
-Tensor Tensor::ge(const Scalar& o) const { return wick::ge(*this, o); }
+// The functions, operators and methods of each line of WICK_COMPARE_OPS.
+#define WICK_X(Name, name, op, Mirror)                                                                         \
+  Tensor name(const Tensor& a, const Tensor& b) { return compare(CompareOp::Name, a, b); }                      \
+  Tensor name(const Tensor& a, const Scalar& b) { return compare(CompareOp::Name, a, b); }                      \
+  Tensor operator op(const Tensor& a, const Tensor& b) { return compare(CompareOp::Name, a, b); }               \
+  Tensor operator op(const Tensor& a, const Scalar& b) { return compare(CompareOp::Name, a, b); }               \
+  Tensor operator op(const Scalar& a, const Tensor& b) { return compare(mirror(CompareOp::Name), b, a); }        \
+  Tensor Tensor::name(const Tensor& o) const { return compare(CompareOp::Name, *this, o); }                     \
+  Tensor Tensor::name(const Scalar& o) const { return compare(CompareOp::Name, *this, o); }
+WICK_COMPARE_OPS(WICK_X)
+#undef WICK_X
 
 // ---- where
 
@@ -138,22 +106,32 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   check_defined(cond, "where", "condition");
   check_defined(a, "where", "self");
   check_defined(b, "where", "other");
-  if (needs_grad(a, b)) [[unlikely]] return autograd::where(cond, a, b);
-  return where_impl({}, cond, a, b, result_type({a, b}), "where", false);
+  const bool grad = needs_grad(a, b);
+  Tensor out = forward_once(grad, [&] { return where_impl({}, cond, a, b, result_type({a, b}), "where", false); });
+  if (grad) [[unlikely]] autograd::record_where(cond, &a, &b, out);
+  return out;
 }
 Tensor where(const Tensor& cond, const Tensor& a, const Scalar& b) {
   check_defined(cond, "where", "condition");
   check_defined(a, "where", "self");
-  if (needs_grad(a)) [[unlikely]] return autograd::where(cond, a, b);
-  const Dtype t = result_type({a}, &b);
-  return where(cond, a, scalar_tensor(b, t, a.device()));
+  const bool grad = needs_grad(a);
+  Tensor out = forward_once(grad, [&] {
+    const Dtype t = result_type({a}, &b);
+    return where(cond, a, scalar_tensor(b, t, a.device()));
+  });
+  if (grad) [[unlikely]] autograd::record_where(cond, &a, nullptr, out);
+  return out;
 }
 Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b) {
   check_defined(cond, "where", "condition");
   check_defined(b, "where", "other");
-  if (needs_grad(b)) [[unlikely]] return autograd::where(cond, a, b);
-  const Dtype t = result_type({b}, &a);
-  return where(cond, scalar_tensor(a, t, b.device()), b);
+  const bool grad = needs_grad(b);
+  Tensor out = forward_once(grad, [&] {
+    const Dtype t = result_type({b}, &a);
+    return where(cond, scalar_tensor(a, t, b.device()), b);
+  });
+  if (grad) [[unlikely]] autograd::record_where(cond, nullptr, &b, out);
+  return out;
 }
 Tensor where(const Tensor& cond, const Scalar& a, const Scalar& b) {
   check_defined(cond, "where", "condition");
@@ -171,10 +149,12 @@ Tensor masked_fill(const Tensor& t, const Tensor& mask, const Scalar& value) {
   return wick::detail::as_op("masked_fill", [&]() -> Tensor {
     check_defined(t, "masked_fill", "self");
     check_defined(mask, "masked_fill", "mask");
-    if (needs_grad(t)) [[unlikely]]
-      return autograd::masked_fill(t, mask, value);
-    return where_impl({}, mask, scalar_tensor(value, t.dtype(), t.device()), t, t.dtype(), "masked_fill",
-                      true);
+    const bool grad = needs_grad(t);
+    Tensor out = forward_once(grad, [&] {
+      return where_impl({}, mask, scalar_tensor(value, t.dtype(), t.device()), t, t.dtype(), "masked_fill", true);
+    });
+    if (grad) [[unlikely]] autograd::record_masked_fill(t, mask, nullptr, out);
+    return out;
   });
 }
 Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value) {
@@ -182,9 +162,12 @@ Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value) {
     check_defined(t, "masked_fill", "self");
     check_defined(mask, "masked_fill", "mask");
     check_defined(value, "masked_fill", "value");
-    if (needs_grad(t, value)) [[unlikely]]
-      return autograd::masked_fill(t, mask, value);
-    return where_impl({}, mask, masked_value(value, t, "masked_fill"), t, t.dtype(), "masked_fill", true);
+    const bool grad = needs_grad(t, value);
+    Tensor out = forward_once(grad, [&] {
+      return where_impl({}, mask, masked_value(value, t, "masked_fill"), t, t.dtype(), "masked_fill", true);
+    });
+    if (grad) [[unlikely]] autograd::record_masked_fill(t, mask, &value, out);
+    return out;
   });
 }
 Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& value) const {

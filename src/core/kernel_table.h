@@ -13,37 +13,30 @@
 #include <span>
 
 #include "core/tensor_iter.h"
+#include "wick/detail/op_list.h"
 #include "wick/tensor.h"
 
 namespace wick::detail {
 
-enum class BinaryOp : uint8_t { Add, Sub, Mul, Div };
 // Reductions over the middle dim of [outer, n, inner] (see reduce).
 enum class ReduceOp : uint8_t { Sum, Mean, Max, Min, ArgMax, ArgMin, Var, Std, Norm };
 enum class RandomOp : uint8_t { Uniform, Normal, RandInt };
-// Elementwise ops of one tensor; Pow, RPow, Remainder and Clamp take scalars (see unary).
-enum class UnaryOp : uint8_t {
-  Neg, Abs, Exp, Expm1, Log, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Silu,
-  Pow, RPow, Remainder, Clamp,
-};
-// Elementwise ops of two or three tensors beyond + - * /. The last ones are the pieces of the
-// fused losses and of ReLU's backward (floating dtypes only), operands in this order:
-//   ThresholdBackward (g, y):    y <= 0 ? 0 : g         (PyTorch's threshold_backward at 0)
-//   MseLoss (x, t):              (x - t)^2
-//   MseBackward (x, t, g):       2 (x - t) g
-//   BceLogits (x, t):            (1 - t) x - log(sigmoid(x))             computed stably
-//   BceLogitsPosWeight (x, t, p): (1 - t) x - (1 + (p - 1) t) log(sigmoid(x))
-//   BceLogitsBackward (x, t, g): (sigmoid(x) - t) g
-enum class PointwiseOp : uint8_t {
-  Pow, Remainder, ClampMin, ClampMax, Clamp,
-  ThresholdBackward, MseLoss, MseBackward, BceLogits, BceLogitsPosWeight, BceLogitsBackward,
-};
+// The elementwise families' op codes, one per line of wick/detail/op_list.h (the CUDA and CPU
+// kernels name them: the codes keep their names). UnaryOp: ops of one tensor, Pow, RPow,
+// Remainder and Clamp taking scalars (see unary); PointwiseOp: ops of two or three tensors
+// beyond + - * /, the pieces of the fused losses among them.
+#define WICK_X(Name, ...) Name,
+enum class UnaryOp : uint8_t { WICK_UNARY_OPS(WICK_X) };
+enum class BinaryOp : uint8_t { WICK_BINARY_OPS(WICK_X) };
+enum class CompareOp : uint8_t { WICK_COMPARE_OPS(WICK_X) };
+enum class PointwiseOp : uint8_t { WICK_POINTWISE_OPS(WICK_X) };
+#undef WICK_X
+
 // How a loss reduces its per-element values (PyTorch's "none", "mean", "sum").
 enum class LossReduction : uint8_t { None, Mean, Sum };
-enum class CompareOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
 
-// The op's name as PyTorch spells it in errors ("add", "eq", "clamp_min", ...): the one
-// table (src/core/op_names.cpp) that core and every backend ask.
+// The op's name as PyTorch spells it in errors ("add", "eq", "clamp_min", ...), from the op
+// list (src/core/op_names.cpp): the one table that core and every backend ask.
 const char* op_name(BinaryOp op);
 const char* op_name(CompareOp op);
 const char* op_name(UnaryOp op);  // Gelu and GeluTanh are "gelu"; Pow and RPow "pow"

@@ -1,69 +1,46 @@
 // The op names of the kernel families' op codes, as PyTorch spells them in errors: the one
-// table core and every backend ask (declared in kernel_table.h).
+// table core and every backend ask (declared in kernel_table.h). The elementwise families'
+// come from their lines in wick/detail/op_list.h.
 #include "core/kernel_table.h"
 
 namespace wick::detail {
 
 const char* op_name(BinaryOp op) {
   switch (op) {
-    case BinaryOp::Add: return "add";
-    case BinaryOp::Sub: return "sub";
-    case BinaryOp::Mul: return "mul";
-    case BinaryOp::Div: return "div";
+#define WICK_X(Name, name, ...) \
+  case BinaryOp::Name: return #name;
+    WICK_BINARY_OPS(WICK_X)
+#undef WICK_X
   }
   return "binary";
 }
 
 const char* op_name(CompareOp op) {
   switch (op) {
-    case CompareOp::Eq: return "eq";
-    case CompareOp::Ne: return "ne";
-    case CompareOp::Lt: return "lt";
-    case CompareOp::Le: return "le";
-    case CompareOp::Gt: return "gt";
-    case CompareOp::Ge: return "ge";
+#define WICK_X(Name, name, ...) \
+  case CompareOp::Name: return #name;
+    WICK_COMPARE_OPS(WICK_X)
+#undef WICK_X
   }
   return "compare";
 }
 
 const char* op_name(UnaryOp op) {
   switch (op) {
-    case UnaryOp::Neg: return "neg";
-    case UnaryOp::Abs: return "abs";
-    case UnaryOp::Exp: return "exp";
-    case UnaryOp::Expm1: return "expm1";
-    case UnaryOp::Log: return "log";
-    case UnaryOp::Sqrt: return "sqrt";
-    case UnaryOp::Rsqrt: return "rsqrt";
-    case UnaryOp::Sin: return "sin";
-    case UnaryOp::Cos: return "cos";
-    case UnaryOp::Tanh: return "tanh";
-    case UnaryOp::Sigmoid: return "sigmoid";
-    case UnaryOp::Relu: return "relu";
-    case UnaryOp::Gelu:
-    case UnaryOp::GeluTanh: return "gelu";
-    case UnaryOp::Silu: return "silu";
-    case UnaryOp::Pow:
-    case UnaryOp::RPow: return "pow";
-    case UnaryOp::Remainder: return "remainder";
-    case UnaryOp::Clamp: return "clamp";
+#define WICK_X(Name, name, ...) \
+  case UnaryOp::Name: return #name;
+    WICK_UNARY_OPS(WICK_X)
+#undef WICK_X
   }
   return "unary";
 }
 
 const char* op_name(PointwiseOp op) {
   switch (op) {
-    case PointwiseOp::Pow: return "pow";
-    case PointwiseOp::Remainder: return "remainder";
-    case PointwiseOp::ClampMin: return "clamp_min";
-    case PointwiseOp::ClampMax: return "clamp_max";
-    case PointwiseOp::Clamp: return "clamp";
-    case PointwiseOp::ThresholdBackward: return "threshold_backward";
-    case PointwiseOp::MseLoss: return "mse_loss";
-    case PointwiseOp::MseBackward: return "mse_loss_backward";
-    case PointwiseOp::BceLogits:
-    case PointwiseOp::BceLogitsPosWeight: return "binary_cross_entropy_with_logits";
-    case PointwiseOp::BceLogitsBackward: return "binary_cross_entropy_with_logits_backward";
+#define WICK_X(Name, name) \
+  case PointwiseOp::Name: return name;
+    WICK_POINTWISE_OPS(WICK_X)
+#undef WICK_X
   }
   return "pointwise";
 }

@@ -127,17 +127,20 @@ bool Tensor::is_contiguous(MemoryFormat memory_format) const {
 Tensor Tensor::to(Device device, Dtype dtype, bool non_blocking, bool copy,
                   std::optional<MemoryFormat> memory_format) const {
   check_defined(*this, "to", "self");
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::to(*this, device, dtype, non_blocking, copy, memory_format);
-  Device target = resolve_device(device, "to");
-  WICK_CHECK(int(dtype) >= 0 && int(dtype) < kNumDtypes, TypeError, "to", "invalid dtype (", int(dtype), ")");
-  // As PyTorch: no copy when nothing changes and the format asked for is the one the strides
-  // suggest (a transposed tensor "is" row-major there, so to(..., Contiguous) returns it).
-  const bool keeps_format = !memory_format || *memory_format == MemoryFormat::Preserve ||
-                            suggest_memory_format(*this) == *memory_format;
-  if (!copy && target == this->device() && dtype == this->dtype() && keeps_format) return *this;
-  Tensor out = empty_like_for(*this, TensorOptions(dtype).device(target), memory_format, "to");
-  copy_values(out, *this, non_blocking);
+  const bool grad = needs_grad(*this);
+  Tensor out = forward_once(grad, [&]() -> Tensor {
+    Device target = resolve_device(device, "to");
+    WICK_CHECK(int(dtype) >= 0 && int(dtype) < kNumDtypes, TypeError, "to", "invalid dtype (", int(dtype), ")");
+    // As PyTorch: no copy when nothing changes and the format asked for is the one the strides
+    // suggest (a transposed tensor "is" row-major there, so to(..., Contiguous) returns it).
+    const bool keeps_format = !memory_format || *memory_format == MemoryFormat::Preserve ||
+                              suggest_memory_format(*this) == *memory_format;
+    if (!copy && target == this->device() && dtype == this->dtype() && keeps_format) return *this;
+    Tensor o = empty_like_for(*this, TensorOptions(dtype).device(target), memory_format, "to");
+    copy_values(o, *this, non_blocking);
+    return o;
+  });
+  if (grad) [[unlikely]] autograd::record_copy(autograd::CopyOp::To, *this, {}, out);
   return out;
 }
 
@@ -178,10 +181,13 @@ Tensor Tensor::pin_memory() const {
 
 Tensor Tensor::clone(std::optional<MemoryFormat> memory_format) const {
   check_defined(*this, "clone", "self");
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::clone(*this, memory_format);
-  Tensor out = empty_like_for(*this, options(), memory_format, "clone");
-  copy_values(out, *this, false);
+  const bool grad = needs_grad(*this);
+  Tensor out = forward_once(grad, [&] {
+    Tensor o = empty_like_for(*this, options(), memory_format, "clone");
+    copy_values(o, *this, false);
+    return o;
+  });
+  if (grad) [[unlikely]] autograd::record_copy(autograd::CopyOp::Clone, *this, {}, out);
   return out;
 }
 Tensor clone(const Tensor& t, std::optional<MemoryFormat> memory_format) { return t.clone(memory_format); }
@@ -200,7 +206,15 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
   check_defined(*this, "copy_", "self");
   check_defined(src, "copy_", "src");
   if (needs_grad(*this, src)) [[unlikely]]
-    return autograd::copy_(*this, src, non_blocking);
+    return autograd::inplace(*this, "copy_", [&](const Tensor& t) {
+      Tensor out = forward_once(true, [&] {
+        Tensor o = empty_like(t);
+        o.copy_(src, non_blocking);
+        return o;
+      });
+      autograd::record_copy(autograd::CopyOp::Copy, t, src, out);
+      return out;
+    });
   copy_values(*this, src, non_blocking);
   bump_version(*this);
   return *this;
@@ -260,9 +274,18 @@ void detail::fill_values(const Tensor& out, const Scalar& value, const char* op)
   kernel<&KernelTable::fill>(it.device(), "fill_")(it, value);
 }
 
+// The value fill_ or zero_ gives t, recorded (the grad path's out-of-place form, see inplace).
+static Tensor recorded_fill(const Tensor& t, const Scalar& v, autograd::CopyOp op) {
+  Tensor out = forward_once(true, [&] { return full_like(t, v); });
+  autograd::record_copy(op, t, {}, out);
+  return out;
+}
+
 Tensor& Tensor::fill_(const Scalar& v) {
   check_defined(*this, "fill_", "self");
-  if (needs_grad(*this)) [[unlikely]] return autograd::fill_(*this, v);
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::inplace(*this, "fill_",
+                             [&](const Tensor& t) { return recorded_fill(t, v, autograd::CopyOp::Fill); });
   fill_values(*this, v);
   bump_version(*this);
   return *this;
@@ -271,7 +294,8 @@ Tensor& Tensor::fill_(const Scalar& v) {
 Tensor& Tensor::zero_() {
   check_defined(*this, "zero_", "self");
   if (needs_grad(*this)) [[unlikely]]
-    return autograd::zero_(*this);
+    return autograd::inplace(*this, "zero_",
+                             [&](const Tensor& t) { return recorded_fill(t, 0, autograd::CopyOp::Zero); });
   fill_values(*this, 0);
   bump_version(*this);
   return *this;

@@ -1,7 +1,8 @@
 // Elementwise math: neg abs exp log sqrt rsqrt sin cos tanh sigmoid relu gelu silu, pow,
 // remainder and clamp, in new and in-place forms. Each op plans a TensorIter (promotion by
 // PyTorch's rules: float functions of integer tensors give the default float) and calls the
-// backend's unary or pointwise family.
+// backend's unary or pointwise family. The ops of one tensor are generated from their lines in
+// the op list (WICK_UNARY_OPS, wick/detail/op_list.h); the others are written here.
 #include <cmath>
 #include <string_view>
 
@@ -28,9 +29,17 @@ void check_dtype(Kind kind, Dtype t, const char* op) {
     raise<TypeError>(op, "\"", op, "\" not implemented for '", t, "'");
 }
 
+// Each op's dtype rule: the kind column of its line in the op list.
+constexpr Kind kKinds[] = {
+#define WICK_X(Name, name, kind, ...) Kind::kind,
+    WICK_UNARY_OPS(WICK_X)
+#undef WICK_X
+};
+
 // out undefined: a new tensor; out == t: in place.
-Tensor unary(UnaryOp op, const Tensor& out, const Tensor& t, const char* name, Kind kind,
-             const Scalar* a = nullptr, const Scalar* b = nullptr, std::optional<Dtype> compute = std::nullopt) {
+Tensor unary(UnaryOp op, const Tensor& out, const Tensor& t, const char* name, const Scalar* a = nullptr,
+             const Scalar* b = nullptr, std::optional<Dtype> compute = std::nullopt) {
+  const Kind kind = kKinds[size_t(op)];
   IterConfig cfg;
   cfg.op = name;
   cfg.int_to_float = kind == Kind::Float;
@@ -97,106 +106,86 @@ UnaryOp gelu_op(std::string_view approximate) {
   return approximate == "tanh" ? UnaryOp::GeluTanh : UnaryOp::Gelu;
 }
 
+// out = compute(), recorded as op(t) with the op's scalars when t requires grad.
+template <class F>
+Tensor recorded(UnaryOp op, const Tensor& t, F&& compute, const Scalar* a = nullptr, const Scalar* b = nullptr,
+                const char* name = nullptr) {
+  const bool grad = needs_grad(t);
+  Tensor out = forward_once(grad, compute);
+  if (grad) [[unlikely]] autograd::record_unary(op, t, out, a, b, name);
+  return out;
+}
+
+// out = compute(), recorded as op(x, y, z) when one of them requires grad.
+template <class F>
+Tensor recorded(PointwiseOp op, const Tensor& x, const Tensor& y, const Tensor& z, F&& compute) {
+  const bool grad = needs_grad(x, y, z);
+  Tensor out = forward_once(grad, compute);
+  if (grad) [[unlikely]] autograd::record_pointwise(op, x, y, z, out);
+  return out;
+}
+
+// neg and relu refuse bool with PyTorch's messages of their own.
+template <UnaryOp Op>
+void check_not_bool(const Tensor& t, const char* name, bool in_place) {
+  if constexpr (Op == UnaryOp::Neg) {
+    if (t.dtype() == kBool) [[unlikely]]
+      raise<TypeError>(name, "Negation, the `-` operator, on a bool tensor is not supported.",
+                       in_place ? "" : " If you are trying to invert a mask, use the `~` or `logical_not()` "
+                                       "operator instead.");
+  } else if constexpr (Op == UnaryOp::Relu) {
+    WICK_CHECK(t.dtype() != kBool, TypeError, name, "Boolean inputs not supported for relu");
+  }
+}
+
+// A simple op (one tensor, form Methods or Function in the op list): computed once, recorded
+// when t requires grad; under autocast its line's policy applies (again: the op itself).
+template <UnaryOp Op, autocast::Policy Autocast>
+Tensor simple_unary(const Tensor& t, const char* name, Tensor (*again)(const Tensor&)) {
+  check_defined(t, name, "self");
+  if constexpr (Autocast != autocast::Policy::None)
+    if (autocast::active()) [[unlikely]]
+      return autocast::run(Autocast, autocast::Policy::None, name, again, t);
+  check_not_bool<Op>(t, name, false);
+  return recorded(Op, t, [&] { return unary(Op, {}, t, name); });
+}
+
+// Its in-place form: with grad, the recorded op (again) adopted by self.
+template <UnaryOp Op>
+Tensor& simple_unary_(Tensor& self, const char* name, Tensor (*again)(const Tensor&)) {
+  check_defined(self, name, "self");
+  if (needs_grad(self)) [[unlikely]]
+    return autograd::inplace(self, name, again);
+  check_not_bool<Op>(self, name, true);
+  unary(Op, self, self, name);
+  return self;
+}
+
 }  // namespace
 
-Tensor neg(const Tensor& t) {
-  check_defined(t, "neg", "self");
-  if (needs_grad(t)) [[unlikely]]
-    return autograd::neg(t);
-  WICK_CHECK(
-      t.dtype() != kBool, TypeError, "neg",
-      "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
-      "use the `~` or `logical_not()` operator instead.");
-  return unary(UnaryOp::Neg, {}, t, "neg", Kind::Numeric);
-}
-Tensor abs(const Tensor& t) {
-  check_defined(t, "abs", "self");
-  if (needs_grad(t)) [[unlikely]]
-    return autograd::abs(t);
-  return unary(UnaryOp::Abs, {}, t, "abs", Kind::Numeric);
-}
-Tensor exp(const Tensor& t) {
-  check_defined(t, "exp", "self");
-  if (autocast::active()) [[unlikely]]
-    return autocast::run(
-        autocast::Policy::Fp32, autocast::Policy::None, "exp", [&](const Tensor& x) { return wick::exp(x); },
-        t);
-  if (needs_grad(t)) [[unlikely]] return autograd::exp(t);
-  return unary(UnaryOp::Exp, {}, t, "exp", Kind::Float);
-}
+// The function (and for form Methods the method and in-place method) of each simple op.
+#define WICK_UNARY_DEFINE_Function(Name, name, policy)                              \
+  Tensor name(const Tensor& t) {                                                     \
+    return simple_unary<UnaryOp::Name, autocast::Policy::policy>(t, #name, &wick::name); \
+  }
+#define WICK_UNARY_DEFINE_Methods(Name, name, policy)                                  \
+  WICK_UNARY_DEFINE_Function(Name, name, policy)                                       \
+  Tensor Tensor::name() const { return wick::name(*this); }                            \
+  Tensor& Tensor::name##_() { return simple_unary_<UnaryOp::Name>(*this, #name "_", &wick::name); }
+#define WICK_UNARY_DEFINE_Manual(Name, name, policy)
+#define WICK_X(Name, name, kind, policy, form) WICK_UNARY_DEFINE_##form(Name, name, policy)
+WICK_UNARY_OPS(WICK_X)
+#undef WICK_X
+#undef WICK_UNARY_DEFINE_Function
+#undef WICK_UNARY_DEFINE_Methods
+#undef WICK_UNARY_DEFINE_Manual
 
-Tensor expm1(const Tensor& t) {
-  check_defined(t, "expm1", "self");
-  if (needs_grad(t)) [[unlikely]]
-    return autograd::expm1(t);
-  return unary(UnaryOp::Expm1, {}, t, "expm1", Kind::Float);
-}
-Tensor log(const Tensor& t) {
-  check_defined(t, "log", "self");
-  if (autocast::active()) [[unlikely]]
-    return autocast::run(
-        autocast::Policy::Fp32, autocast::Policy::None, "log", [&](const Tensor& x) { return wick::log(x); },
-        t);
-  if (needs_grad(t)) [[unlikely]] return autograd::log(t);
-  return unary(UnaryOp::Log, {}, t, "log", Kind::Float);
-}
-Tensor sqrt(const Tensor& t) {
-  check_defined(t, "sqrt", "self");
-  if (needs_grad(t)) [[unlikely]]
-    return autograd::sqrt(t);
-  return unary(UnaryOp::Sqrt, {}, t, "sqrt", Kind::Float);
-}
-Tensor rsqrt(const Tensor& t) {
-  check_defined(t, "rsqrt", "self");
-  if (autocast::active()) [[unlikely]]
-    return autocast::run(
-        autocast::Policy::Fp32, autocast::Policy::None, "rsqrt",
-        [&](const Tensor& x) { return wick::rsqrt(x); }, t);
-  if (needs_grad(t)) [[unlikely]] return autograd::rsqrt(t);
-  return unary(UnaryOp::Rsqrt, {}, t, "rsqrt", Kind::Float);
-}
-Tensor sin(const Tensor& t) {
-  check_defined(t, "sin", "self");
-  if (needs_grad(t)) [[unlikely]]
-    return autograd::sin(t);
-  return unary(UnaryOp::Sin, {}, t, "sin", Kind::Float);
-}
-Tensor cos(const Tensor& t) {
-  check_defined(t, "cos", "self");
-  if (needs_grad(t)) [[unlikely]]
-    return autograd::cos(t);
-  return unary(UnaryOp::Cos, {}, t, "cos", Kind::Float);
-}
-Tensor tanh(const Tensor& t) {
-  check_defined(t, "tanh", "self");
-  if (needs_grad(t)) [[unlikely]]
-    return autograd::tanh(t);
-  return unary(UnaryOp::Tanh, {}, t, "tanh", Kind::Float);
-}
-Tensor sigmoid(const Tensor& t) {
-  check_defined(t, "sigmoid", "self");
-  if (needs_grad(t)) [[unlikely]]
-    return autograd::sigmoid(t);
-  return unary(UnaryOp::Sigmoid, {}, t, "sigmoid", Kind::Float);
-}
-Tensor relu(const Tensor& t) {
-  check_defined(t, "relu", "self");
-  if (needs_grad(t)) [[unlikely]]
-    return autograd::relu(t);
-  WICK_CHECK(t.dtype() != kBool, TypeError, "relu", "Boolean inputs not supported for relu");
-  return unary(UnaryOp::Relu, {}, t, "relu", Kind::Numeric);
-}
+// ---- the ops with more arguments than a tensor
+
 Tensor gelu(const Tensor& t, std::string_view approximate) {
   check_defined(t, "gelu", "self");
-  if (needs_grad(t)) [[unlikely]]
-    return autograd::gelu(t, approximate);
-  return unary(gelu_op(approximate), {}, t, "gelu", Kind::FloatOnly);
-}
-Tensor silu(const Tensor& t) {
-  check_defined(t, "silu", "self");
-  if (needs_grad(t)) [[unlikely]]
-    return autograd::silu(t);
-  return unary(UnaryOp::Silu, {}, t, "silu", Kind::FloatOnly);
+  const UnaryOp op = gelu_op(approximate);
+  return recorded(op, t, [&] { return unary(op, {}, t, "gelu"); });
 }
 
 Tensor pow(const Tensor& t, const Scalar& exponent) {
@@ -205,10 +194,14 @@ Tensor pow(const Tensor& t, const Scalar& exponent) {
     return autocast::run(
         autocast::Policy::Fp32, autocast::Policy::None, "pow",
         [&](const Tensor& x) { return wick::pow(x, exponent); }, t);
-  if (needs_grad(t)) [[unlikely]] return autograd::pow(t, exponent);
-  const Dtype c = result_type({t}, &exponent);
-  check_int_exponent(c, exponent, "pow");
-  return unary(UnaryOp::Pow, {}, t, "pow", Kind::Numeric, &exponent, nullptr, c);
+  return recorded(
+      UnaryOp::Pow, t,
+      [&] {
+        const Dtype c = result_type({t}, &exponent);
+        check_int_exponent(c, exponent, "pow");
+        return unary(UnaryOp::Pow, {}, t, "pow", &exponent, nullptr, c);
+      },
+      &exponent);
 }
 Tensor pow(const Tensor& t, const Tensor& exponent) {
   check_defined(t, "pow", "self");
@@ -217,8 +210,8 @@ Tensor pow(const Tensor& t, const Tensor& exponent) {
     return autocast::run(
         autocast::Policy::Fp32, autocast::Policy::None, "pow",
         [&](const Tensor& x, const Tensor& e) { return wick::pow(x, e); }, t, exponent);
-  if (needs_grad(t, exponent)) [[unlikely]] return autograd::pow(t, exponent);
-  return pointwise(PointwiseOp::Pow, {}, {t, exponent}, "pow");
+  return recorded(PointwiseOp::Pow, t, exponent, {},
+                  [&] { return pointwise(PointwiseOp::Pow, {}, {t, exponent}, "pow"); });
 }
 Tensor pow(const Scalar& base, const Tensor& exponent) {
   check_defined(exponent, "pow", "exponent");
@@ -226,83 +219,64 @@ Tensor pow(const Scalar& base, const Tensor& exponent) {
     return autocast::run(
         autocast::Policy::Fp32, autocast::Policy::None, "pow",
         [&](const Tensor& x) { return wick::pow(base, x); }, exponent);
-  if (needs_grad(exponent)) [[unlikely]] return autograd::pow(base, exponent);
-  return unary(UnaryOp::RPow, {}, exponent, "pow", Kind::Numeric, &base, nullptr, result_type({exponent}, &base));
+  return recorded(
+      UnaryOp::RPow, exponent,
+      [&] { return unary(UnaryOp::RPow, {}, exponent, "pow", &base, nullptr, result_type({exponent}, &base)); },
+      &base);
 }
 
 Tensor remainder(const Tensor& t, const Scalar& other) {
   check_defined(t, "remainder", "self");
-  if (needs_grad(t)) [[unlikely]]
-    return autograd::remainder(t, other);
-  const Dtype c = result_type({t}, &other);
-  check_divisor(c, other, "remainder");
-  return unary(UnaryOp::Remainder, {}, t, "remainder", Kind::Numeric, &other, nullptr, c);
+  return recorded(
+      UnaryOp::Remainder, t,
+      [&] {
+        const Dtype c = result_type({t}, &other);
+        check_divisor(c, other, "remainder");
+        return unary(UnaryOp::Remainder, {}, t, "remainder", &other, nullptr, c);
+      },
+      &other);
 }
 Tensor remainder(const Tensor& t, const Tensor& other) {
   check_defined(t, "remainder", "self");
   check_defined(other, "remainder", "other");
-  if (needs_grad(t, other)) [[unlikely]]
-    return autograd::remainder(t, other);
-  return pointwise(PointwiseOp::Remainder, {}, {t, other}, "remainder");
+  return recorded(PointwiseOp::Remainder, t, other, {},
+                  [&] { return pointwise(PointwiseOp::Remainder, {}, {t, other}, "remainder"); });
+}
+
+// clamp with scalar bounds: name is the op as called (clamp, clamp_min, clamp_max).
+static Tensor clamp_scalars(const Tensor& t, const Scalar* lo, const Scalar* hi, const char* name) {
+  check_defined(t, name, "self");
+  return recorded(
+      UnaryOp::Clamp, t, [&] { return unary(UnaryOp::Clamp, {}, t, name, lo, hi, clamp_dtype(t, lo, hi)); }, lo, hi,
+      name);
 }
 
 Tensor clamp(const Tensor& t, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
-  check_defined(t, "clamp", "self");
-  if (needs_grad(t)) [[unlikely]]
-    return autograd::clamp(t, min, max);
-  const Scalar* lo = min ? &*min : nullptr;
-  const Scalar* hi = max ? &*max : nullptr;
-  return unary(UnaryOp::Clamp, {}, t, "clamp", Kind::Numeric, lo, hi, clamp_dtype(t, lo, hi));
+  return clamp_scalars(t, min ? &*min : nullptr, max ? &*max : nullptr, "clamp");
 }
 Tensor clamp(const Tensor& t, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
   check_defined(t, "clamp", "self");
-  if (needs_grad(t, min.value_or(Tensor()), max.value_or(Tensor()))) [[unlikely]]
-    return autograd::clamp(t, min, max);
-  return clamp_tensors({}, t, min, max, "clamp");
+  const Tensor& lo = min ? *min : Tensor();
+  const Tensor& hi = max ? *max : Tensor();
+  return recorded(PointwiseOp::Clamp, t, lo, hi, [&] { return clamp_tensors({}, t, min, max, "clamp"); });
 }
-Tensor clamp_min(const Tensor& t, const Scalar& min) {
-  check_defined(t, "clamp_min", "self");
-  if (needs_grad(t)) [[unlikely]]
-    return autograd::clamp_min(t, min);
-  return unary(UnaryOp::Clamp, {}, t, "clamp_min", Kind::Numeric, &min, nullptr,
-               clamp_dtype(t, &min, nullptr));
-}
+Tensor clamp_min(const Tensor& t, const Scalar& min) { return clamp_scalars(t, &min, nullptr, "clamp_min"); }
 Tensor clamp_min(const Tensor& t, const Tensor& min) {
   check_defined(t, "clamp_min", "self");
   check_defined(min, "clamp_min", "min");
-  if (needs_grad(t, min)) [[unlikely]]
-    return autograd::clamp_min(t, min);
-  return clamp_tensors({}, t, min, std::nullopt, "clamp_min");
+  return recorded(PointwiseOp::ClampMin, t, min, {},
+                  [&] { return clamp_tensors({}, t, min, std::nullopt, "clamp_min"); });
 }
-Tensor clamp_max(const Tensor& t, const Scalar& max) {
-  check_defined(t, "clamp_max", "self");
-  if (needs_grad(t)) [[unlikely]]
-    return autograd::clamp_max(t, max);
-  return unary(UnaryOp::Clamp, {}, t, "clamp_max", Kind::Numeric, nullptr, &max,
-               clamp_dtype(t, nullptr, &max));
-}
+Tensor clamp_max(const Tensor& t, const Scalar& max) { return clamp_scalars(t, nullptr, &max, "clamp_max"); }
 Tensor clamp_max(const Tensor& t, const Tensor& max) {
   check_defined(t, "clamp_max", "self");
   check_defined(max, "clamp_max", "max");
-  if (needs_grad(t, max)) [[unlikely]]
-    return autograd::clamp_max(t, max);
-  return clamp_tensors({}, t, std::nullopt, max, "clamp_max");
+  return recorded(PointwiseOp::ClampMax, t, max, {},
+                  [&] { return clamp_tensors({}, t, std::nullopt, max, "clamp_max"); });
 }
 
 // ---- methods
 
-Tensor Tensor::neg() const { return wick::neg(*this); }
-Tensor Tensor::abs() const { return wick::abs(*this); }
-Tensor Tensor::exp() const { return wick::exp(*this); }
-Tensor Tensor::expm1() const { return wick::expm1(*this); }
-Tensor Tensor::log() const { return wick::log(*this); }
-Tensor Tensor::sqrt() const { return wick::sqrt(*this); }
-Tensor Tensor::rsqrt() const { return wick::rsqrt(*this); }
-Tensor Tensor::sin() const { return wick::sin(*this); }
-Tensor Tensor::cos() const { return wick::cos(*this); }
-Tensor Tensor::tanh() const { return wick::tanh(*this); }
-Tensor Tensor::sigmoid() const { return wick::sigmoid(*this); }
-Tensor Tensor::relu() const { return wick::relu(*this); }
 Tensor Tensor::pow(const Scalar& e) const { return wick::pow(*this, e); }
 Tensor Tensor::pow(const Tensor& e) const { return wick::pow(*this, e); }
 Tensor Tensor::remainder(const Scalar& o) const { return wick::remainder(*this, o); }
@@ -320,100 +294,13 @@ Tensor Tensor::clamp_max(const Scalar& max) const { return wick::clamp_max(*this
 
 // ---- in place: the result dtype must cast to this tensor's (an integer tensor can't take exp)
 
-Tensor& Tensor::neg_() {
-  check_defined(*this, "neg_", "self");
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::inplace(*this, "neg_", [&](const Tensor& t) { return wick::neg(t); });
-  WICK_CHECK(dtype() != kBool, TypeError, "neg_",
-             "Negation, the `-` operator, on a bool tensor is not supported.");
-  unary(UnaryOp::Neg, *this, *this, "neg_", Kind::Numeric);
-  return *this;
-}
-Tensor& Tensor::abs_() {
-  check_defined(*this, "abs_", "self");
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::inplace(*this, "abs_", [&](const Tensor& t) { return wick::abs(t); });
-  unary(UnaryOp::Abs, *this, *this, "abs_", Kind::Numeric);
-  return *this;
-}
-Tensor& Tensor::exp_() {
-  check_defined(*this, "exp_", "self");
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::inplace(*this, "exp_", [&](const Tensor& t) { return wick::exp(t); });
-  unary(UnaryOp::Exp, *this, *this, "exp_", Kind::Float);
-  return *this;
-}
-Tensor& Tensor::expm1_() {
-  check_defined(*this, "expm1_", "self");
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::inplace(*this, "expm1_", [&](const Tensor& t) { return wick::expm1(t); });
-  unary(UnaryOp::Expm1, *this, *this, "expm1_", Kind::Float);
-  return *this;
-}
-Tensor& Tensor::log_() {
-  check_defined(*this, "log_", "self");
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::inplace(*this, "log_", [&](const Tensor& t) { return wick::log(t); });
-  unary(UnaryOp::Log, *this, *this, "log_", Kind::Float);
-  return *this;
-}
-Tensor& Tensor::sqrt_() {
-  check_defined(*this, "sqrt_", "self");
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::inplace(*this, "sqrt_", [&](const Tensor& t) { return wick::sqrt(t); });
-  unary(UnaryOp::Sqrt, *this, *this, "sqrt_", Kind::Float);
-  return *this;
-}
-Tensor& Tensor::rsqrt_() {
-  check_defined(*this, "rsqrt_", "self");
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::inplace(*this, "rsqrt_", [&](const Tensor& t) { return wick::rsqrt(t); });
-  unary(UnaryOp::Rsqrt, *this, *this, "rsqrt_", Kind::Float);
-  return *this;
-}
-Tensor& Tensor::sin_() {
-  check_defined(*this, "sin_", "self");
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::inplace(*this, "sin_", [&](const Tensor& t) { return wick::sin(t); });
-  unary(UnaryOp::Sin, *this, *this, "sin_", Kind::Float);
-  return *this;
-}
-Tensor& Tensor::cos_() {
-  check_defined(*this, "cos_", "self");
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::inplace(*this, "cos_", [&](const Tensor& t) { return wick::cos(t); });
-  unary(UnaryOp::Cos, *this, *this, "cos_", Kind::Float);
-  return *this;
-}
-Tensor& Tensor::tanh_() {
-  check_defined(*this, "tanh_", "self");
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::inplace(*this, "tanh_", [&](const Tensor& t) { return wick::tanh(t); });
-  unary(UnaryOp::Tanh, *this, *this, "tanh_", Kind::Float);
-  return *this;
-}
-Tensor& Tensor::sigmoid_() {
-  check_defined(*this, "sigmoid_", "self");
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::inplace(*this, "sigmoid_", [&](const Tensor& t) { return wick::sigmoid(t); });
-  unary(UnaryOp::Sigmoid, *this, *this, "sigmoid_", Kind::Float);
-  return *this;
-}
-Tensor& Tensor::relu_() {
-  check_defined(*this, "relu_", "self");
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::inplace(*this, "relu_", [&](const Tensor& t) { return wick::relu(t); });
-  WICK_CHECK(dtype() != kBool, TypeError, "relu_", "Boolean inputs not supported for relu");
-  unary(UnaryOp::Relu, *this, *this, "relu_", Kind::Numeric);
-  return *this;
-}
 Tensor& Tensor::pow_(const Scalar& e) {
   check_defined(*this, "pow_", "self");
   if (needs_grad(*this)) [[unlikely]]
     return autograd::inplace(*this, "pow_", [&](const Tensor& t) { return wick::pow(t, e); });
   const Dtype c = result_type({*this}, &e);
   check_int_exponent(c, e, "pow_");
-  unary(UnaryOp::Pow, *this, *this, "pow_", Kind::Numeric, &e, nullptr, c);
+  unary(UnaryOp::Pow, *this, *this, "pow_", &e, nullptr, c);
   return *this;
 }
 Tensor& Tensor::pow_(const Tensor& e) {
@@ -430,7 +317,7 @@ Tensor& Tensor::remainder_(const Scalar& o) {
     return autograd::inplace(*this, "remainder_", [&](const Tensor& t) { return wick::remainder(t, o); });
   const Dtype c = result_type({*this}, &o);
   check_divisor(c, o, "remainder_");
-  unary(UnaryOp::Remainder, *this, *this, "remainder_", Kind::Numeric, &o, nullptr, c);
+  unary(UnaryOp::Remainder, *this, *this, "remainder_", &o, nullptr, c);
   return *this;
 }
 Tensor& Tensor::remainder_(const Tensor& o) {
@@ -447,7 +334,7 @@ Tensor& Tensor::clamp_(const std::optional<Scalar>& min, const std::optional<Sca
     return autograd::inplace(*this, "clamp_", [&](const Tensor& t) { return wick::clamp(t, min, max); });
   const Scalar* lo = min ? &*min : nullptr;
   const Scalar* hi = max ? &*max : nullptr;
-  unary(UnaryOp::Clamp, *this, *this, "clamp_", Kind::Numeric, lo, hi, clamp_dtype(*this, lo, hi));
+  unary(UnaryOp::Clamp, *this, *this, "clamp_", lo, hi, clamp_dtype(*this, lo, hi));
   return *this;
 }
 Tensor& Tensor::clamp_(const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
@@ -462,7 +349,7 @@ Tensor& Tensor::clamp_min_(const Scalar& min) {
   if (needs_grad(*this)) [[unlikely]]
     return autograd::inplace(*this, "clamp_min_", [&](const Tensor& t) { return wick::clamp_min(t, min); });
   const Scalar* lo = &min;
-  unary(UnaryOp::Clamp, *this, *this, "clamp_min_", Kind::Numeric, lo, nullptr,
+  unary(UnaryOp::Clamp, *this, *this, "clamp_min_", lo, nullptr,
         clamp_dtype(*this, lo, nullptr));
   return *this;
 }
@@ -471,7 +358,7 @@ Tensor& Tensor::clamp_max_(const Scalar& max) {
   if (needs_grad(*this)) [[unlikely]]
     return autograd::inplace(*this, "clamp_max_", [&](const Tensor& t) { return wick::clamp_max(t, max); });
   const Scalar* hi = &max;
-  unary(UnaryOp::Clamp, *this, *this, "clamp_max_", Kind::Numeric, nullptr, hi,
+  unary(UnaryOp::Clamp, *this, *this, "clamp_max_", nullptr, hi,
         clamp_dtype(*this, nullptr, hi));
   return *this;
 }

@@ -1,0 +1,100 @@
+// The elementwise ops, one line each (docs/design.md, "Adding an op"). Each family is an
+// X-macro: a reader defines X over a line's columns and expands the list. ops.h and tensor.h
+// expand it for the public declarations, core's kernel_table.h for the op codes of the kernel
+// families, op_names.cpp for the names errors take, core for the simple ops' definitions and
+// autograd for their node names, so an op's line is the one place that names it.
+#pragma once
+
+// ---- one tensor: X(Name, name, kind, autocast, form)
+//   Name      the UnaryOp code; autograd's node is NameBackward0 for the generated ops
+//   name      the op as PyTorch spells it (function, method, in-place method name_, errors)
+//   kind      Float: integer and bool inputs give the default float; Numeric: dtype kept,
+//             bool rejected; FloatOnly: non-float inputs rejected
+//   autocast  the policy under an autocast region on CUDA (Fp32: run in float32); None
+//   form      Methods: wick::name(t), t.name() and t.name_() generated from this line;
+//             Function: wick::name(t) only (PyTorch has no method); Manual: declared and
+//             defined by hand (the op takes more than a tensor), sharing the code and hook
+// Scalars of the Manual ops: Pow x**a, RPow a**x, Remainder x mod a, Clamp between a and b.
+#define WICK_UNARY_OPS(X)                              \
+  X(Neg, neg, Numeric, None, Methods)                  \
+  X(Abs, abs, Numeric, None, Methods)                  \
+  X(Exp, exp, Float, Fp32, Methods)                    \
+  X(Expm1, expm1, Float, None, Methods) /* exp - 1 */  \
+  X(Log, log, Float, Fp32, Methods)                    \
+  X(Sqrt, sqrt, Float, None, Methods)                  \
+  X(Rsqrt, rsqrt, Float, Fp32, Methods)                \
+  X(Sin, sin, Float, None, Methods)                    \
+  X(Cos, cos, Float, None, Methods)                    \
+  X(Tanh, tanh, Float, None, Methods)                  \
+  X(Sigmoid, sigmoid, Float, None, Methods)            \
+  X(Relu, relu, Numeric, None, Methods)                \
+  X(Gelu, gelu, FloatOnly, None, Manual)               \
+  X(GeluTanh, gelu, FloatOnly, None, Manual)           \
+  X(Silu, silu, FloatOnly, None, Function)             \
+  X(Pow, pow, Numeric, Fp32, Manual)                   \
+  X(RPow, pow, Numeric, Fp32, Manual)                  \
+  X(Remainder, remainder, Numeric, None, Manual)       \
+  X(Clamp, clamp, Numeric, None, Manual)
+
+// ---- two operands, + - * /: X(Name, name, operator, alpha)
+//   alpha  Alpha: the op takes alpha (b scaled by it, default 1); NoAlpha
+// Each line declares name(a, b) for a tensor or scalar b, the operators a op b (either side
+// a scalar), t.name(other), t.name_(other) for a tensor or scalar, and t op= other. div is
+// true division: integer inputs give the default float dtype.
+#define WICK_BINARY_OPS(X) \
+  X(Add, add, +, Alpha)    \
+  X(Sub, sub, -, Alpha)    \
+  X(Mul, mul, *, NoAlpha)  \
+  X(Div, div, /, NoAlpha)
+
+// ---- comparisons, to bool: X(Name, name, operator, Mirror)
+//   Mirror  the op with its operands swapped (2 < t is t > 2)
+// Each line declares name(a, b) and t.name(b) for a tensor or scalar b, and the operators.
+#define WICK_COMPARE_OPS(X) \
+  X(Eq, eq, ==, Eq)         \
+  X(Ne, ne, !=, Ne)         \
+  X(Lt, lt, <, Gt)          \
+  X(Le, le, <=, Ge)         \
+  X(Gt, gt, >, Lt)          \
+  X(Ge, ge, >=, Le)
+
+// ---- elementwise ops of two or three tensors beyond + - * /: X(Name, "name"). The first are
+// the tensor forms of pow, remainder and clamp; the others are the pieces of the fused losses
+// and of ReLU's backward (floating dtypes only), operands in this order:
+//   ThresholdBackward (g, y):    y <= 0 ? 0 : g         (PyTorch's threshold_backward at 0)
+//   MseLoss (x, t):              (x - t)^2
+//   MseBackward (x, t, g):       2 (x - t) g
+//   BceLogits (x, t):            (1 - t) x - log(sigmoid(x))             computed stably
+//   BceLogitsPosWeight (x, t, p): (1 - t) x - (1 + (p - 1) t) log(sigmoid(x))
+//   BceLogitsBackward (x, t, g): (sigmoid(x) - t) g
+#define WICK_POINTWISE_OPS(X)                                         \
+  X(Pow, "pow")                                                       \
+  X(Remainder, "remainder")                                           \
+  X(ClampMin, "clamp_min")                                            \
+  X(ClampMax, "clamp_max")                                            \
+  X(Clamp, "clamp")                                                   \
+  X(ThresholdBackward, "threshold_backward")                          \
+  X(MseLoss, "mse_loss")                                              \
+  X(MseBackward, "mse_loss_backward")                                 \
+  X(BceLogits, "binary_cross_entropy_with_logits")                    \
+  X(BceLogitsPosWeight, "binary_cross_entropy_with_logits")           \
+  X(BceLogitsBackward, "binary_cross_entropy_with_logits_backward")
+
+// ---- helpers the readers paste a column onto
+#define WICK_OP_UNARY_FUNCTION_Methods(name) Tensor name(const Tensor& t);
+#define WICK_OP_UNARY_FUNCTION_Function(name) Tensor name(const Tensor& t);
+#define WICK_OP_UNARY_FUNCTION_Manual(name)
+#define WICK_OP_UNARY_METHODS_Methods(name) \
+  Tensor name() const;                      \
+  Tensor& name##_();
+#define WICK_OP_UNARY_METHODS_Function(name)
+#define WICK_OP_UNARY_METHODS_Manual(name)
+// A parameter list's alpha: the declaration's (with its default) and the definition's.
+#define WICK_OP_ALPHA_DECL_Alpha , const Scalar& alpha = 1
+#define WICK_OP_ALPHA_DECL_NoAlpha
+#define WICK_OP_ALPHA_PARAM_Alpha , const Scalar& alpha
+#define WICK_OP_ALPHA_PARAM_NoAlpha
+#define WICK_OP_ALPHA_ARG_Alpha alpha
+#define WICK_OP_ALPHA_ARG_NoAlpha 1
+#define WICK_OP_ALPHA_PASS_Alpha , alpha
+#define WICK_OP_ALPHA_PASS_NoAlpha
