@@ -58,6 +58,17 @@ void reference(const Pool& k, const std::vector<double>& x, const std::vector<do
       }
 }
 
+const std::vector<Pool> kCases = {
+    // n c  h  w kh kw sh sw ph pw dh dw ceil
+    {2, 3, 8, 8, 2, 2, 2, 2, 0, 0, 1, 1, false},  // the CNN's pooling
+    {2, 2, 7, 9, 2, 2, 2, 2, 0, 0, 1, 1, false},  // the same, odd sizes (the last row and column unused)
+    {2, 2, 7, 9, 2, 2, 2, 2, 0, 0, 1, 1, true},   // ceil_mode: windows cut by the edge
+    {2, 2, 7, 9, 3, 3, 2, 2, 1, 1, 1, 1, false},  // overlapping windows, padding
+    {1, 3, 7, 7, 2, 3, 2, 1, 1, 1, 2, 1, true},   // dilation, ceil_mode
+    {2, 2, 5, 6, 3, 2, 3, 2, 1, 0, 1, 2, true},   // windows past the edge
+    {1, 1, 4, 4, 4, 4, 1, 1, 0, 0, 1, 1, false},  // one window
+};
+
 void check(const Pool& k, Dtype dtype, bool strided) {
   SCOPED_TRACE(::testing::Message() << k.h << "x" << k.w << " k" << k.kh << "x" << k.kw << " s" << k.sh << ","
                                     << k.sw << " p" << k.ph << "," << k.pw << " d" << k.dh << "," << k.dw
@@ -106,16 +117,6 @@ detail::Pool2dGeometry geometry(const Pool& k) {
   return g;
 }
 
-const std::vector<Pool> kCases = {
-    // n c  h  w kh kw sh sw ph pw dh dw ceil
-    {2, 3, 8, 8, 2, 2, 2, 2, 0, 0, 1, 1, false},  // the CNN's pooling
-    {2, 2, 7, 9, 2, 2, 2, 2, 0, 0, 1, 1, false},  // the same, odd sizes (the last row and column unused)
-    {2, 2, 7, 9, 2, 2, 2, 2, 0, 0, 1, 1, true},   // ceil_mode: windows cut by the edge
-    {2, 2, 7, 9, 3, 3, 2, 2, 1, 1, 1, 1, false},  // overlapping windows, padding
-    {1, 3, 7, 7, 2, 3, 2, 1, 1, 1, 2, 1, true},   // dilation, ceil_mode
-    {2, 2, 5, 6, 3, 2, 3, 2, 1, 0, 1, 2, true},   // windows past the edge
-    {1, 1, 4, 4, 4, 4, 1, 1, 0, 0, 1, 1, false},  // one window
-};
 
 // The generic implementation called directly (float64, contiguous and strided input), and
 // through nn::functional for bfloat16, a dtype the CPU kernel hands to it: both against the
