@@ -22,6 +22,7 @@
 namespace wick::detail {
 
 struct Conv2dParams;
+struct Pool2dGeometry;
 enum class LossReduction : uint8_t;
 enum class UnaryOp : uint8_t;
 enum class BinaryOp : uint8_t;
@@ -118,47 +119,60 @@ void record_where(const Tensor& cond, const Tensor* a, const Tensor* b, const Te
 void record_masked_fill(const Tensor& self, const Tensor& mask, const Tensor* value, const Tensor& out);
 
 // ---- reductions (reduce_backward.cpp)
-Tensor sum(const Tensor& t, std::optional<Dtype> dtype);
-Tensor sum(const Tensor& t, IntArrayRef dims, bool keepdim, std::optional<Dtype> dtype);
-Tensor mean(const Tensor& t, std::optional<Dtype> dtype);
-Tensor mean(const Tensor& t, IntArrayRef dims, bool keepdim, std::optional<Dtype> dtype);
+//
+// The ops of the record_ declarations (here and in the sections of linear algebra, softmax,
+// indexing, convolution, pooling, losses and views) compute their result once, through
+// detail::forward_once, then record their node: record_<op>(inputs..., outputs..., what the
+// formula needs), called when detail::needs_grad held, after the op's checks passed.
+void record_sum(const Tensor& t, const Tensor& out);
+void record_sum(const Tensor& t, const Tensor& out, IntArrayRef dims, bool keepdim);
+void record_mean(const Tensor& t, const Tensor& out);
+void record_mean(const Tensor& t, const Tensor& out, IntArrayRef dims, bool keepdim);
 
 // ---- linear algebra (linalg_backward.cpp)
-Tensor mm(const Tensor& a, const Tensor& b);
-Tensor matmul(const Tensor& a, const Tensor& b);
-Tensor bmm(const Tensor& a, const Tensor& b);
-Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha);
+void record_mm(const Tensor& a, const Tensor& b, const Tensor& out);
+void record_matmul(const Tensor& a, const Tensor& b, const Tensor& out);
+void record_bmm(const Tensor& a, const Tensor& b, const Tensor& out);
+void record_addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Tensor& out,
+                  const Scalar& beta, const Scalar& alpha);
 
 // ---- softmax, selections, moments, norms (reduce_ops_backward.cpp)
-Tensor softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype);
-Tensor log_softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype);
+void record_softmax(const Tensor& t, const Tensor& out, int64_t dim);
 // Records LogSoftmaxBackward0 for out = log_softmax(t, dim) already computed; returns out.
 Tensor record_log_softmax(const Tensor& t, const Tensor& out, int64_t dim);
-Tensor max(const Tensor& t);
-Tensor min(const Tensor& t);
-std::tuple<Tensor, Tensor> max(const Tensor& t, int64_t dim, bool keepdim);
-std::tuple<Tensor, Tensor> min(const Tensor& t, int64_t dim, bool keepdim);
-Tensor var(const Tensor& t, IntArrayRef dims, bool unbiased, bool keepdim);
-Tensor var(const Tensor& t, IntArrayRef dims, double correction, bool keepdim);
-Tensor std(const Tensor& t, IntArrayRef dims, bool unbiased, bool keepdim);
-Tensor std(const Tensor& t, IntArrayRef dims, double correction, bool keepdim);
-Tensor norm(const Tensor& t, const Scalar& p);
-Tensor norm(const Tensor& t, const Scalar& p, IntArrayRef dims, bool keepdim);
+// max(t) and min(t) over all elements.
+void record_max(const Tensor& t, const Tensor& out);
+void record_min(const Tensor& t, const Tensor& out);
+// (values, indices) = max(t, dim, keepdim), min(...): the node is values'; indices are saved.
+void record_max(const Tensor& t, const Tensor& values, const Tensor& indices, int64_t dim, bool keepdim);
+void record_min(const Tensor& t, const Tensor& values, const Tensor& indices, int64_t dim, bool keepdim);
+void record_var(const Tensor& t, const Tensor& out, IntArrayRef dims, double correction, bool keepdim);
+void record_std(const Tensor& t, const Tensor& out, IntArrayRef dims, double correction, bool keepdim);
+// norm(t, p) is norm(t, p, {}, false).
+void record_norm(const Tensor& t, const Tensor& out, const Scalar& p, IntArrayRef dims, bool keepdim);
 
 // ---- indexing and joining (index_backward.cpp)
-Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);
-Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
-// weight's rows at indices, [*indices.sizes, dim]; padding_idx (in [0, rows)) gets no gradient.
-Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int64_t> padding_idx);
-Tensor cat(const std::vector<Tensor>& tensors, int64_t dim);
-Tensor stack(const std::vector<Tensor>& tensors, int64_t dim);
+void record_index_select(const Tensor& t, const Tensor& index, const Tensor& out, int64_t dim);
+void record_gather(const Tensor& t, const Tensor& index, const Tensor& out, int64_t dim);
+// out = weight's rows at flat_indices (indices.reshape(-1)), [*indices.sizes, dim];
+// padding_idx (in [0, rows)) gets no gradient.
+void record_embedding(const Tensor& weight, const Tensor& flat_indices, const Tensor& out,
+                      std::optional<int64_t> padding_idx);
+void record_cat(const std::vector<Tensor>& tensors, const Tensor& out, int64_t dim);
+void record_stack(const std::vector<Tensor>& tensors, const Tensor& out, int64_t dim);
 
 // ---- convolution (conv_backward.cpp)
-Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const wick::detail::Conv2dParams& p);
+void record_conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y,
+                   const wick::detail::Conv2dParams& p);
 
-// ---- fused losses (loss_backward.cpp): nll_loss returns (loss, total_weight)
-std::tuple<Tensor, Tensor> nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
-                                    int64_t ignore_index, wick::detail::LossReduction reduction);
+// ---- pooling (pool_backward.cpp): MaxPool2DWithIndicesBackward0 saves the forward's window
+// offsets, AvgPool2DBackward0 its divisor (core/pool.h)
+void record_max_pool2d(const Tensor& x, const Tensor& values, const Tensor& offsets,
+                       const wick::detail::Pool2dGeometry& g);
+void record_avg_pool2d(const Tensor& x, const Tensor& y, const Tensor& divisor,
+                       const wick::detail::Pool2dGeometry& g);
+
+// ---- fused losses (loss_backward.cpp)
 // Records nll_loss's node (NllLossBackward0, NllLoss2DBackward0) for (loss, total_weight) =
 // nll_loss(input, ...) already computed; returns them, loss now with its history.
 std::tuple<Tensor, Tensor> record_nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
@@ -172,24 +186,26 @@ std::tuple<Tensor, Tensor> record_nll_loss(const Tensor& input, const Tensor& ta
 Tensor record_log_softmax_nll_loss(const Tensor& input, const Tensor& logp, const Tensor& target,
                                   const Tensor& weight, int64_t ignore_index, wick::detail::LossReduction reduction,
                                   const Tensor& loss, const Tensor& total_weight);
-Tensor mse_loss(const Tensor& input, const Tensor& target, wick::detail::LossReduction reduction);
-Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
-                                        const Tensor& pos_weight, wick::detail::LossReduction reduction);
+void record_mse_loss(const Tensor& input, const Tensor& target, const Tensor& out,
+                     wick::detail::LossReduction reduction);
+void record_binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
+                                             const Tensor& pos_weight, const Tensor& out,
+                                             wick::detail::LossReduction reduction);
 
-// ---- views (view_backward.cpp)
-Tensor view(const Tensor& t, IntArrayRef sizes);
-Tensor reshape(const Tensor& t, IntArrayRef sizes);
-Tensor permute(const Tensor& t, IntArrayRef dims);
-Tensor transpose(const Tensor& t, int64_t d0, int64_t d1);
-Tensor t(const Tensor& self);
-Tensor unsqueeze(const Tensor& t, int64_t d);
-Tensor squeeze(const Tensor& t);
-Tensor squeeze(const Tensor& t, int64_t d);
-Tensor expand(const Tensor& t, IntArrayRef sizes);
-Tensor narrow(const Tensor& t, int64_t d, int64_t start, int64_t length);
-Tensor select(const Tensor& t, int64_t d, int64_t index);
-Tensor slice(const Tensor& t, int64_t d, std::optional<int64_t> start, std::optional<int64_t> end,
-             int64_t step);
+// ---- views (view_backward.cpp): dims and indices as the op took them
+void record_view(const Tensor& t, const Tensor& out);
+void record_reshape(const Tensor& t, const Tensor& out);
+void record_permute(const Tensor& t, const Tensor& out, IntArrayRef dims);
+void record_transpose(const Tensor& t, const Tensor& out, int64_t d0, int64_t d1);
+void record_t(const Tensor& self, const Tensor& out);
+void record_unsqueeze(const Tensor& t, const Tensor& out);
+void record_squeeze(const Tensor& t, const Tensor& out);               // squeeze()
+void record_squeeze(const Tensor& t, const Tensor& out, int64_t dim);  // squeeze(dim)
+void record_expand(const Tensor& t, const Tensor& out);
+void record_narrow(const Tensor& t, const Tensor& out, int64_t d, int64_t start, int64_t length);
+void record_select(const Tensor& t, const Tensor& out, int64_t d, int64_t index);
+void record_slice(const Tensor& t, const Tensor& out, int64_t d, std::optional<int64_t> start,
+                  std::optional<int64_t> end, int64_t step);
 
 // ---- copies (copy_backward.cpp): out = self.to(...) or self.clone(), or the value
 // copy_(src), fill_ or zero_ gives self (recorded under inplace() on the value, then adopted).

@@ -1,5 +1,5 @@
-// Backward formulas of the indexing and joining ops: index_select, gather, embedding, cat, stack,
-// where, masked_fill.
+// Backward formulas of the indexing and joining ops: index_select, gather, embedding, cat, stack
+// (recorded by their ops after the forward, hooks.h), where, masked_fill.
 //
 // Gathering backward scatters gradients to indexed positions, adding where an index repeats.
 // With no scatter-add kernel on every backend, it is written with existing ops: a one-hot
@@ -41,53 +41,47 @@ Tensor scatter_rows(const Tensor& idx, const Tensor& g, int64_t n, const Tensor&
 
 }  // namespace
 
-Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
-  Tensor out = forward([&] { return wick::index_select(t, dim, index); });
+void record_index_select(const Tensor& t, const Tensor& index, const Tensor& out, int64_t dim) {
   const int64_t d = wick::detail::wrap_dim(dim, t.dim(), "index_select");
-  return record("IndexSelectBackward0", {t}, out, {index},
-                [d, sizes = DimVector(t.sizes())](BackwardContext& c) -> variable_list {
-                  Tensor idx = c.saved(0).reshape({-1});
-                  if (sizes.empty()) return {c.grad().reshape({})};
-                  const int64_t n = sizes[size_t(d)];
-                  Tensor g = c.grad().transpose(0, d).contiguous();
-                  DimVector rest(g.sizes());
-                  Tensor r = scatter_rows(idx, g.reshape({g.size(0), -1}), n);
-                  rest[0] = n;
-                  return {r.view(rest).transpose(0, d)};
-                });
+  record("IndexSelectBackward0", {t}, out, {index},
+         [d, sizes = DimVector(t.sizes())](BackwardContext& c) -> variable_list {
+           Tensor idx = c.saved(0).reshape({-1});
+           if (sizes.empty()) return {c.grad().reshape({})};
+           const int64_t n = sizes[size_t(d)];
+           Tensor g = c.grad().transpose(0, d).contiguous();
+           DimVector rest(g.sizes());
+           Tensor r = scatter_rows(idx, g.reshape({g.size(0), -1}), n);
+           rest[0] = n;
+           return {r.view(rest).transpose(0, d)};
+         });
 }
 
-Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
-  Tensor out = forward([&] { return wick::gather(t, dim, index); });
+void record_gather(const Tensor& t, const Tensor& index, const Tensor& out, int64_t dim) {
   const int64_t d = wick::detail::wrap_dim(dim, t.dim(), "gather");
-  return record("GatherBackward0", {t}, out, {index},
-                [d, sizes = DimVector(t.sizes())](BackwardContext& c) -> variable_list {
-                  if (sizes.empty()) return {c.grad()};
-                  return {gather_backward(c.grad(), d, c.saved(0), sizes)};
-                });
+  record("GatherBackward0", {t}, out, {index},
+         [d, sizes = DimVector(t.sizes())](BackwardContext& c) -> variable_list {
+           if (sizes.empty()) return {c.grad()};
+           return {gather_backward(c.grad(), d, c.saved(0), sizes)};
+         });
 }
 
-Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int64_t> padding_idx) {
-  Tensor flat = indices.reshape({-1});
-  DimVector out_sizes(indices.sizes());
-  out_sizes.push_back(weight.size(1));
-  Tensor out = forward([&] { return wick::index_select(weight, 0, flat).view(out_sizes); });
-  return record("EmbeddingBackward0", {weight}, out, {flat},
-                [rows = weight.size(0), padding_idx](BackwardContext& c) -> variable_list {
-                  // The padding row's lookups pass no gradient.
-                  Tensor idx = c.saved(0);
-                  Tensor g = c.grad().reshape({idx.size(0), -1});
-                  return {scatter_rows(idx, g, rows, padding_idx ? idx == *padding_idx : Tensor())};
-                });
+void record_embedding(const Tensor& weight, const Tensor& flat_indices, const Tensor& out,
+                      std::optional<int64_t> padding_idx) {
+  record("EmbeddingBackward0", {weight}, out, {flat_indices},
+         [rows = weight.size(0), padding_idx](BackwardContext& c) -> variable_list {
+           // The padding row's lookups pass no gradient.
+           Tensor idx = c.saved(0);
+           Tensor g = c.grad().reshape({idx.size(0), -1});
+           return {scatter_rows(idx, g, rows, padding_idx ? idx == *padding_idx : Tensor())};
+         });
 }
 
-Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
-  Tensor out = forward([&] { return wick::cat(tensors, dim); });
+void record_cat(const std::vector<Tensor>& tensors, const Tensor& out, int64_t dim) {
   const int64_t d = wick::detail::wrap_dim(dim, out.dim(), "cat");
   std::vector<int64_t> lengths;
   for (const Tensor& t : tensors)
     lengths.push_back(t.dim() == 1 && t.size(0) == 0 && out.dim() > 1 ? -1 : t.size(d));
-  return record("CatBackward0", tensors, out, {}, [d, lengths](BackwardContext& c) -> variable_list {
+  record("CatBackward0", tensors, out, {}, [d, lengths](BackwardContext& c) -> variable_list {
     variable_list r(lengths.size());
     int64_t start = 0;
     for (size_t i = 0; i < lengths.size(); ++i) {
@@ -99,16 +93,14 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   });
 }
 
-Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
-  Tensor out = forward([&] { return wick::stack(tensors, dim); });
+void record_stack(const std::vector<Tensor>& tensors, const Tensor& out, int64_t dim) {
   const int64_t d = wick::detail::wrap_dim(dim, out.dim(), "stack");
-  return record("StackBackward0", tensors, out, {},
-                [d, n = tensors.size()](BackwardContext& c) -> variable_list {
-                  variable_list r(n);
-                  for (size_t i = 0; i < n; ++i)
-                    if (c.needs(i)) r[i] = c.grad().select(d, int64_t(i));
-                  return r;
-                });
+  record("StackBackward0", tensors, out, {}, [d, n = tensors.size()](BackwardContext& c) -> variable_list {
+    variable_list r(n);
+    for (size_t i = 0; i < n; ++i)
+      if (c.needs(i)) r[i] = c.grad().select(d, int64_t(i));
+    return r;
+  });
 }
 
 void record_where(const Tensor& cond, const Tensor* a, const Tensor* b, const Tensor& out) {

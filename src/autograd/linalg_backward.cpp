@@ -1,5 +1,6 @@
 // Backward formulas of mm and matmul: d(a @ b) = g @ b^T for a and a^T @ g for b; matmul's
-// broadcast batch dims are summed away and 1-D operands get their dim back.
+// broadcast batch dims are summed away and 1-D operands get their dim back. Core's ops record
+// these after their forward (hooks.h).
 #include "autograd/function.h"
 #include "autograd/hooks.h"
 #include "core/tensor_ops.h"
@@ -42,69 +43,63 @@ Tensor mm_b_grad(const Tensor& g, const Tensor& a, bool b_cm) {
 
 }  // namespace
 
-Tensor mm(const Tensor& a, const Tensor& b) {
-  Tensor out = forward([&] { return wick::mm(a, b); });
-  return record("MmBackward0", {a, b}, out,
-                {if_needed(b.requires_grad(), a), if_needed(a.requires_grad(), b)},
-                [a_cm = column_major(a), b_cm = column_major(b)](BackwardContext& c) -> variable_list {
-                  return {c.needs(0) ? mm_a_grad(c.grad(), c.saved(1), a_cm) : Tensor(),
-                          c.needs(1) ? mm_b_grad(c.grad(), c.saved(0), b_cm) : Tensor()};
-                });
+void record_mm(const Tensor& a, const Tensor& b, const Tensor& out) {
+  record("MmBackward0", {a, b}, out, {if_needed(b.requires_grad(), a), if_needed(a.requires_grad(), b)},
+         [a_cm = column_major(a), b_cm = column_major(b)](BackwardContext& c) -> variable_list {
+           return {c.needs(0) ? mm_a_grad(c.grad(), c.saved(1), a_cm) : Tensor(),
+                   c.needs(1) ? mm_b_grad(c.grad(), c.saved(0), b_cm) : Tensor()};
+         });
 }
 
-Tensor matmul(const Tensor& a, const Tensor& b) {
-  Tensor out = forward([&] { return wick::matmul(a, b); });
+void record_matmul(const Tensor& a, const Tensor& b, const Tensor& out) {
   const int64_t da = a.dim(), db = b.dim();
-  return record(matmul_name(da, db), {a, b}, out,
-                {if_needed(b.requires_grad(), a), if_needed(a.requires_grad(), b)},
-                [da, db, sa = DimVector(a.sizes()), sb = DimVector(b.sizes()), a_cm = column_major(a),
-                 b_cm = column_major(b)](BackwardContext& c) -> variable_list {
-                  Tensor g = c.grad();
-                  if (da == 2 && db == 2)
-                    return {c.needs(0) ? mm_a_grad(g, c.saved(1), a_cm) : Tensor(),
-                            c.needs(1) ? mm_b_grad(g, c.saved(0), b_cm) : Tensor()};
-                  // Work with both operands at least 2-D, as the forward did.
-                  if (da == 1) g = g.unsqueeze(db == 1 ? 0 : -2);
-                  if (db == 1) g = g.unsqueeze(-1);
-                  variable_list r(2);
-                  if (c.needs(0)) {
-                    Tensor B = c.saved(1);
-                    if (db == 1) B = B.unsqueeze(1);
-                    Tensor ga = wick::matmul(g, mT(B));
-                    DimVector s2 = sa;
-                    if (da == 1) s2.insert(s2.begin(), 1);
-                    r[0] = sum_to(ga, s2).reshape(sa);
-                  }
-                  if (c.needs(1)) {
-                    Tensor A = c.saved(0);
-                    if (da == 1) A = A.unsqueeze(0);
-                    Tensor gb = wick::matmul(mT(A), g);
-                    DimVector s2 = sb;
-                    if (db == 1) s2.push_back(1);
-                    r[1] = sum_to(gb, s2).reshape(sb);
-                  }
-                  return r;
-                });
+  record(matmul_name(da, db), {a, b}, out, {if_needed(b.requires_grad(), a), if_needed(a.requires_grad(), b)},
+         [da, db, sa = DimVector(a.sizes()), sb = DimVector(b.sizes()), a_cm = column_major(a),
+          b_cm = column_major(b)](BackwardContext& c) -> variable_list {
+           Tensor g = c.grad();
+           if (da == 2 && db == 2)
+             return {c.needs(0) ? mm_a_grad(g, c.saved(1), a_cm) : Tensor(),
+                     c.needs(1) ? mm_b_grad(g, c.saved(0), b_cm) : Tensor()};
+           // Work with both operands at least 2-D, as the forward did.
+           if (da == 1) g = g.unsqueeze(db == 1 ? 0 : -2);
+           if (db == 1) g = g.unsqueeze(-1);
+           variable_list r(2);
+           if (c.needs(0)) {
+             Tensor B = c.saved(1);
+             if (db == 1) B = B.unsqueeze(1);
+             Tensor ga = wick::matmul(g, mT(B));
+             DimVector s2 = sa;
+             if (da == 1) s2.insert(s2.begin(), 1);
+             r[0] = sum_to(ga, s2).reshape(sa);
+           }
+           if (c.needs(1)) {
+             Tensor A = c.saved(0);
+             if (da == 1) A = A.unsqueeze(0);
+             Tensor gb = wick::matmul(mT(A), g);
+             DimVector s2 = sb;
+             if (db == 1) s2.push_back(1);
+             r[1] = sum_to(gb, s2).reshape(sb);
+           }
+           return r;
+         });
 }
 
-Tensor bmm(const Tensor& a, const Tensor& b) {
-  Tensor out = forward([&] { return wick::bmm(a, b); });
-  return record("BmmBackward0", {a, b}, out,
-                {if_needed(b.requires_grad(), a), if_needed(a.requires_grad(), b)},
-                [](BackwardContext& c) -> variable_list {
-                  return {c.needs(0) ? wick::bmm(c.grad(), mT(c.saved(1))) : Tensor(),
-                          c.needs(1) ? wick::bmm(mT(c.saved(0)), c.grad()) : Tensor()};
-                });
+void record_bmm(const Tensor& a, const Tensor& b, const Tensor& out) {
+  record("BmmBackward0", {a, b}, out, {if_needed(b.requires_grad(), a), if_needed(a.requires_grad(), b)},
+         [](BackwardContext& c) -> variable_list {
+           return {c.needs(0) ? wick::bmm(c.grad(), mT(c.saved(1))) : Tensor(),
+                   c.needs(1) ? wick::bmm(mT(c.saved(0)), c.grad()) : Tensor()};
+         });
 }
 
-Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
-  Tensor out = forward([&] { return wick::addmm(input, a, b, beta, alpha); });
-  return record(
+void record_addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Tensor& out,
+                  const Scalar& beta, const Scalar& alpha) {
+  record(
       "AddmmBackward0", {input, a, b}, out,
       {if_needed(b.requires_grad(), a), if_needed(a.requires_grad(), b)},
       [beta, alpha, a_cm = column_major(a), b_cm = column_major(b), in_sizes = DimVector(input.sizes()),
-       row = input.dim() >= 1 && input.numel() == out.size(1) && input.size(-1) == out.size(1)](
-          BackwardContext& c) -> variable_list {
+       row = input.dim() >= 1 && input.numel() == out.size(1) &&
+             input.size(-1) == out.size(1)](BackwardContext& c) -> variable_list {
         const double be = beta.to<double>(), al = alpha.to<double>();
         Tensor g = c.grad();
         variable_list r(3);

@@ -1,6 +1,6 @@
-// Backward nodes of the fused losses (core/loss.h), named as PyTorch names them: one node per
-// loss, whose formula is one kernel where the loss allows (nll_loss's backward entry, the
-// pointwise family's mse and bce pieces).
+// Backward nodes of the fused losses (core/loss.h), recorded by the loss ops after their forward
+// and named as PyTorch names them: one node per loss, whose formula is one kernel where the loss
+// allows (nll_loss's backward entry, the pointwise family's mse and bce pieces).
 #include "autograd/function.h"
 #include "autograd/hooks.h"
 #include "core/loss.h"
@@ -10,12 +10,6 @@
 namespace wick::autograd {
 
 using wick::detail::LossReduction;
-
-std::tuple<Tensor, Tensor> nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
-                                    int64_t ignore_index, LossReduction reduction) {
-  auto r = forward([&] { return wick::detail::nll_loss(input, target, weight, ignore_index, reduction); });
-  return record_nll_loss(input, target, weight, ignore_index, reduction, r.loss, r.total_weight);
-}
 
 std::tuple<Tensor, Tensor> record_nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
                                            int64_t ignore_index, LossReduction reduction, const Tensor& result,
@@ -114,10 +108,9 @@ Tensor record_log_softmax_nll_loss(const Tensor& input, const Tensor& logp, cons
                 });
 }
 
-Tensor mse_loss(const Tensor& input, const Tensor& target, LossReduction reduction) {
-  Tensor out = forward([&] { return wick::detail::mse_loss(input, target, reduction); });
+void record_mse_loss(const Tensor& input, const Tensor& target, const Tensor& out, LossReduction reduction) {
   const int64_t numel = input.numel();
-  return record(
+  record(
       "MseLossBackward0", {input, target}, out, {input, target},
       [reduction, numel](BackwardContext& c) -> variable_list {
         Tensor x = c.saved(0), t = c.saved(1);
@@ -128,43 +121,40 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, LossReduction reducti
       });
 }
 
-Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
-                                        const Tensor& pos_weight, LossReduction reduction) {
-  Tensor out = forward([&] {
-    return wick::detail::binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction);
-  });
+void record_binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
+                                             const Tensor& pos_weight, const Tensor& out,
+                                             LossReduction reduction) {
   const int64_t numel = input.numel();
-  return record("BinaryCrossEntropyWithLogitsBackward0", {input, target}, out,
-                {input, target, weight, pos_weight}, [reduction, numel](BackwardContext& c) -> variable_list {
-                  Tensor x = c.saved(0), t = c.saved(1), w = c.saved(2), pw = c.saved(3);
-                  Tensor g = scaled_grad(c.grad(), reduction, numel);
-                  if (w.defined()) g = g * w;
-                  Tensor gi, gt;
-                  if (c.needs(0)) {
-                    if (pw.defined()) {  // ((1 + (pw - 1) t) sigmoid(x) - pw t) g
-                      Tensor pwt = pw * t;
-                      gi = ((pwt + 1.0 - t) * wick::sigmoid(x) - pwt) * g;
-                    } else {
-                      gi = wick::detail::loss_pointwise(wick::detail::PointwiseOp::BceLogitsBackward,
-                                                        {x, t, g},
-                                                        "binary_cross_entropy_with_logits_backward");
-                    }
-                    gi = as_grad_of(gi, x);
-                  }
-                  if (c.needs(1)) {
-                    // d/dt = (pw - 1) (-log sigmoid(x)) - x; without pos_weight, -x.
-                    if (pw.defined()) {
-                      Tensor nls = wick::detail::loss_pointwise(wick::detail::PointwiseOp::BceLogits,
-                                                                {x, wick::ones_like(x)},
-                                                                "binary_cross_entropy_with_logits");
-                      gt = ((pw - 1.0) * nls - x) * g;
-                    } else {
-                      gt = -x * g;
-                    }
-                    gt = as_grad_of(gt, t);
-                  }
-                  return {gi, gt};
-                });
+  record("BinaryCrossEntropyWithLogitsBackward0", {input, target}, out, {input, target, weight, pos_weight},
+         [reduction, numel](BackwardContext& c) -> variable_list {
+           Tensor x = c.saved(0), t = c.saved(1), w = c.saved(2), pw = c.saved(3);
+           Tensor g = scaled_grad(c.grad(), reduction, numel);
+           if (w.defined()) g = g * w;
+           Tensor gi, gt;
+           if (c.needs(0)) {
+             if (pw.defined()) {  // ((1 + (pw - 1) t) sigmoid(x) - pw t) g
+               Tensor pwt = pw * t;
+               gi = ((pwt + 1.0 - t) * wick::sigmoid(x) - pwt) * g;
+             } else {
+               gi = wick::detail::loss_pointwise(wick::detail::PointwiseOp::BceLogitsBackward, {x, t, g},
+                                                 "binary_cross_entropy_with_logits_backward");
+             }
+             gi = as_grad_of(gi, x);
+           }
+           if (c.needs(1)) {
+             // d/dt = (pw - 1) (-log sigmoid(x)) - x; without pos_weight, -x.
+             if (pw.defined()) {
+               Tensor nls =
+                   wick::detail::loss_pointwise(wick::detail::PointwiseOp::BceLogits, {x, wick::ones_like(x)},
+                                                "binary_cross_entropy_with_logits");
+               gt = ((pw - 1.0) * nls - x) * g;
+             } else {
+               gt = -x * g;
+             }
+             gt = as_grad_of(gt, t);
+           }
+           return {gi, gt};
+         });
 }
 
 }  // namespace wick::autograd

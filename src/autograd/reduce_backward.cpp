@@ -1,5 +1,6 @@
-// Backward formulas of sum and mean: the output gradient, with reduced dims restored as size
-// 1, expanded over the input (divided by the count for mean).
+// Backward formulas of sum and mean (recorded by core's ops after their forward, see hooks.h):
+// the output gradient, with reduced dims restored as size 1, expanded over the input (divided
+// by the count for mean).
 #include <algorithm>
 
 #include "autograd/function.h"
@@ -32,35 +33,30 @@ Tensor expand_reduced(Tensor g, IntArrayRef dims, bool keepdim, IntArrayRef size
 
 }  // namespace
 
-Tensor sum(const Tensor& t, std::optional<Dtype> dtype) {
-  Tensor out = forward([&] { return wick::sum(t, dtype); });
-  return record("SumBackward0", {t}, out, {},
-                [sizes = DimVector(t.sizes())](BackwardContext& c) -> variable_list {
-                  return {c.grad().expand(sizes)};
-                });
+void record_sum(const Tensor& t, const Tensor& out) {
+  record("SumBackward0", {t}, out, {}, [sizes = DimVector(t.sizes())](BackwardContext& c) -> variable_list {
+    return {c.grad().expand(sizes)};
+  });
 }
 
-Tensor sum(const Tensor& t, IntArrayRef dims, bool keepdim, std::optional<Dtype> dtype) {
-  Tensor out = forward([&] { return wick::sum(t, dims, keepdim, dtype); });
-  return record("SumBackward1", {t}, out, {},
-                [red = reduced_dims(t, dims), keepdim, sizes = DimVector(t.sizes())](BackwardContext& c)
-                    -> variable_list { return {expand_reduced(c.grad(), red, keepdim, sizes)}; });
+void record_sum(const Tensor& t, const Tensor& out, IntArrayRef dims, bool keepdim) {
+  record("SumBackward1", {t}, out, {},
+         [red = reduced_dims(t, dims), keepdim, sizes = DimVector(t.sizes())](BackwardContext& c)
+             -> variable_list { return {expand_reduced(c.grad(), red, keepdim, sizes)}; });
 }
 
-Tensor mean(const Tensor& t, std::optional<Dtype> dtype) {
-  Tensor out = forward([&] { return wick::mean(t, dtype); });
-  return record("MeanBackward0", {t}, out, {},
-                [sizes = DimVector(t.sizes()), n = t.numel()](BackwardContext& c) -> variable_list {
-                  return {(c.grad() / double(n)).expand(sizes)};
-                });
+void record_mean(const Tensor& t, const Tensor& out) {
+  record("MeanBackward0", {t}, out, {},
+         [sizes = DimVector(t.sizes()), n = t.numel()](BackwardContext& c) -> variable_list {
+           return {(c.grad() / double(n)).expand(sizes)};
+         });
 }
 
-Tensor mean(const Tensor& t, IntArrayRef dims, bool keepdim, std::optional<Dtype> dtype) {
-  Tensor out = forward([&] { return wick::mean(t, dims, keepdim, dtype); });
+void record_mean(const Tensor& t, const Tensor& out, IntArrayRef dims, bool keepdim) {
   const int64_t n = out.numel() ? t.numel() / out.numel() : 0;
-  return record("MeanBackward1", {t}, out, {},
-                [red = reduced_dims(t, dims), keepdim, sizes = DimVector(t.sizes()), n](BackwardContext& c)
-                    -> variable_list { return {expand_reduced(c.grad() / double(n), red, keepdim, sizes)}; });
+  record("MeanBackward1", {t}, out, {},
+         [red = reduced_dims(t, dims), keepdim, sizes = DimVector(t.sizes()), n](BackwardContext& c)
+             -> variable_list { return {expand_reduced(c.grad() / double(n), red, keepdim, sizes)}; });
 }
 
 }  // namespace wick::autograd

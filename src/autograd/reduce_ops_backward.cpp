@@ -1,4 +1,5 @@
-// Backward formulas of softmax, log_softmax, max/min, var/std and norm.
+// Backward formulas of softmax, log_softmax, max/min, var/std and norm, recorded by core's ops
+// after their forward (hooks.h).
 #include <algorithm>
 #include <cmath>
 
@@ -37,9 +38,8 @@ Tensor sign(const Tensor& t) { return (t > 0).to(t.dtype()) - (t < 0).to(t.dtype
 
 // ---- softmax
 
-Tensor softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype) {
-  Tensor out = forward([&] { return wick::softmax(t, dim, dtype); });
-  return record("SoftmaxBackward0", {t}, out, {out}, [dim](BackwardContext& c) -> variable_list {
+void record_softmax(const Tensor& t, const Tensor& out, int64_t dim) {
+  record("SoftmaxBackward0", {t}, out, {out}, [dim](BackwardContext& c) -> variable_list {
     return {wick::detail::softmax_backward(false, c.grad(), c.saved(0), dim)};
   });
 }
@@ -48,11 +48,6 @@ Tensor record_log_softmax(const Tensor& t, const Tensor& out, int64_t dim) {
   return record("LogSoftmaxBackward0", {t}, out, {out}, [dim](BackwardContext& c) -> variable_list {
     return {wick::detail::softmax_backward(true, c.grad(), c.saved(0), dim)};
   });
-}
-
-Tensor log_softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype) {
-  Tensor out = forward([&] { return wick::log_softmax(t, dim, dtype); });
-  return record_log_softmax(t, out, dim);
 }
 
 // ---- max and min: the gradient goes to the selected elements (shared evenly among ties
@@ -65,24 +60,21 @@ Tensor select_all_backward(const Tensor& g, const Tensor& x, const Tensor& y) {
 }
 }  // namespace
 
-Tensor max(const Tensor& t) {
-  Tensor out = forward([&] { return wick::max(t); });
-  return record("MaxBackward1", {t}, out, {t, out}, [](BackwardContext& c) -> variable_list {
+void record_max(const Tensor& t, const Tensor& out) {
+  record("MaxBackward1", {t}, out, {t, out}, [](BackwardContext& c) -> variable_list {
     return {select_all_backward(c.grad(), c.saved(0), c.saved(1))};
   });
 }
 
-Tensor min(const Tensor& t) {
-  Tensor out = forward([&] { return wick::min(t); });
-  return record("MinBackward1", {t}, out, {t, out}, [](BackwardContext& c) -> variable_list {
+void record_min(const Tensor& t, const Tensor& out) {
+  record("MinBackward1", {t}, out, {t, out}, [](BackwardContext& c) -> variable_list {
     return {select_all_backward(c.grad(), c.saved(0), c.saved(1))};
   });
 }
 
 namespace {
-std::tuple<Tensor, Tensor> select_dim(bool is_max, const Tensor& t, int64_t dim, bool keepdim) {
-  auto [values, indices] =
-      forward([&] { return is_max ? wick::max(t, dim, keepdim) : wick::min(t, dim, keepdim); });
+void record_select_dim(bool is_max, const Tensor& t, const Tensor& values, const Tensor& indices, int64_t dim,
+                       bool keepdim) {
   const int64_t d = wick::detail::wrap_dim(dim, t.dim(), is_max ? "max" : "min");
   record(is_max ? "MaxBackward0" : "MinBackward0", {t}, values, {indices},
          [d, keepdim, sizes = DimVector(t.sizes())](BackwardContext& c) -> variable_list {
@@ -94,57 +86,45 @@ std::tuple<Tensor, Tensor> select_dim(bool is_max, const Tensor& t, int64_t dim,
            }
            return {gather_backward(g, d, idx, sizes)};
          });
-  return {values, indices};
 }
 }  // namespace
 
-std::tuple<Tensor, Tensor> max(const Tensor& t, int64_t dim, bool keepdim) {
-  return select_dim(true, t, dim, keepdim);
+void record_max(const Tensor& t, const Tensor& values, const Tensor& indices, int64_t dim, bool keepdim) {
+  record_select_dim(true, t, values, indices, dim, keepdim);
 }
-std::tuple<Tensor, Tensor> min(const Tensor& t, int64_t dim, bool keepdim) {
-  return select_dim(false, t, dim, keepdim);
+void record_min(const Tensor& t, const Tensor& values, const Tensor& indices, int64_t dim, bool keepdim) {
+  record_select_dim(false, t, values, indices, dim, keepdim);
 }
 
 // ---- moments
 
-Tensor var(const Tensor& t, IntArrayRef dims, double correction, bool keepdim) {
-  Tensor out = forward([&] { return wick::var(t, dims, correction, keepdim); });
+void record_var(const Tensor& t, const Tensor& out, IntArrayRef dims, double correction, bool keepdim) {
   DimVector red = reduced(t, dims, "var");
   const int64_t n = out.numel() ? t.numel() / out.numel() : 0;
-  return record(
-      "VarBackward0", {t}, out, {t}, [red, keepdim, n, correction](BackwardContext& c) -> variable_list {
-        Tensor x = c.saved(0);
-        Tensor centered = x - x.mean(red, true);
-        return {keep(c.grad(), red, keepdim, x.dim()) * centered * (2.0 / (double(n) - correction))};
-      });
+  record("VarBackward0", {t}, out, {t}, [red, keepdim, n, correction](BackwardContext& c) -> variable_list {
+    Tensor x = c.saved(0);
+    Tensor centered = x - x.mean(red, true);
+    return {keep(c.grad(), red, keepdim, x.dim()) * centered * (2.0 / (double(n) - correction))};
+  });
 }
 
-Tensor std(const Tensor& t, IntArrayRef dims, double correction, bool keepdim) {
-  Tensor out = forward([&] { return wick::std(t, dims, correction, keepdim); });
+void record_std(const Tensor& t, const Tensor& out, IntArrayRef dims, double correction, bool keepdim) {
   DimVector red = reduced(t, dims, "std");
   const int64_t n = out.numel() ? t.numel() / out.numel() : 0;
-  return record("StdBackward0", {t}, out, {t, out},
-                [red, keepdim, n, correction](BackwardContext& c) -> variable_list {
-                  Tensor x = c.saved(0);
-                  Tensor y = keep(c.saved(1), red, keepdim, x.dim());
-                  Tensor centered = x - x.mean(red, true);
-                  return {keep(c.grad(), red, keepdim, x.dim()) * centered / (y * (double(n) - correction))};
-                });
-}
-
-Tensor var(const Tensor& t, IntArrayRef dims, bool unbiased, bool keepdim) {
-  return autograd::var(t, dims, unbiased ? 1.0 : 0.0, keepdim);
-}
-Tensor std(const Tensor& t, IntArrayRef dims, bool unbiased, bool keepdim) {
-  return autograd::std(t, dims, unbiased ? 1.0 : 0.0, keepdim);
+  record("StdBackward0", {t}, out, {t, out},
+         [red, keepdim, n, correction](BackwardContext& c) -> variable_list {
+           Tensor x = c.saved(0);
+           Tensor y = keep(c.saved(1), red, keepdim, x.dim());
+           Tensor centered = x - x.mean(red, true);
+           return {keep(c.grad(), red, keepdim, x.dim()) * centered / (y * (double(n) - correction))};
+         });
 }
 
 // ---- norm
 
-Tensor norm(const Tensor& t, const Scalar& p, IntArrayRef dims, bool keepdim) {
-  Tensor out = forward([&] { return wick::norm(t, p, dims, keepdim); });
+void record_norm(const Tensor& t, const Tensor& out, const Scalar& p, IntArrayRef dims, bool keepdim) {
   DimVector red = reduced(t, dims, "norm");
-  return record("NormBackward1", {t}, out, {t, out}, [red, keepdim, p](BackwardContext& c) -> variable_list {
+  record("NormBackward1", {t}, out, {t, out}, [red, keepdim, p](BackwardContext& c) -> variable_list {
     Tensor x = c.saved(0);
     Tensor y = keep(c.saved(1), red, keepdim, x.dim());
     Tensor g = keep(c.grad(), red, keepdim, x.dim());
@@ -161,7 +141,5 @@ Tensor norm(const Tensor& t, const Scalar& p, IntArrayRef dims, bool keepdim) {
     return {wick::where(y == 0, zero, g * scaled / y.pow(pv - 1))};
   });
 }
-
-Tensor norm(const Tensor& t, const Scalar& p) { return autograd::norm(t, p, {}, false); }
 
 }  // namespace wick::autograd

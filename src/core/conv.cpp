@@ -1,4 +1,5 @@
-// 2-D convolution: the op, and the generic implementation of the kernel table's conv2d entries.
+// 2-D convolution: the op (its forward computed once, then recorded as ConvolutionBackward0 when
+// an input requires grad), and the generic implementation of the kernel table's conv2d entries.
 //
 // The generic implementation: im2col as a strided view of the padded input (no kernel:
 // [N, C, kh, kw, OH, OW] with strides picking each window element), one copy to make it a
@@ -121,7 +122,6 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dPar
     return autocast::run(
         autocast::Policy::Lower, autocast::Policy::Lower, "conv2d",
         [&](const Tensor& i, const Tensor& k, const Tensor& c) { return conv2d(i, k, c, p); }, x, w, b);
-  if (needs_grad(x, w, b)) [[unlikely]] return autograd::conv2d(x, w, b, p);
   WICK_CHECK(x.dim() == 4, ValueError, "conv2d", "Expected 4D input to conv2d, but got input of size: ",
              x.sizes());
   WICK_CHECK(w.dim() == 4, ValueError, "conv2d", "weight must be 4-D [out, in / groups, kh, kw], got ",
@@ -142,7 +142,11 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dPar
   const int64_t ow = conv_out_size(x.size(3), w.size(3), p.stride[1], p.padding[1], p.dilation[1]);
   WICK_CHECK(oh > 0 && ow > 0, ValueError, "conv2d", "Calculated output size: (", oh, "x", ow,
              "). Output size is too small");
-  return kernel<&KernelTable::conv2d_forward>(x.device(), "conv2d")(x, w, b, p);
+  auto run = kernel<&KernelTable::conv2d_forward>(x.device(), "conv2d");
+  const bool grad = needs_grad(x, w, b);
+  Tensor y = forward_once(grad, [&] { return run(x, w, b, p); });
+  if (grad) [[unlikely]] autograd::record_conv2d(x, w, b, y, p);
+  return y;
 }
 
 std::array<Tensor, 3> conv2d_backward(const Tensor& dy, const Tensor& x, const Tensor& w,

@@ -1,7 +1,8 @@
 // index_select, gather and one_hot. index_select and gather share the backend's gather
 // family: the source is restrided with stride 0 along the indexed dim (and, for index_select,
 // the 1-D index is restrided across the output's shape), so one elementwise pass reads
-// src[..., index[...], ...]. Bounds are checked by the backend before it writes.
+// src[..., index[...], ...]. Bounds are checked by the backend before it writes. With grad, the
+// result is computed once and then recorded (autograd/hooks.h).
 #include "autograd/hooks.h"
 #include "core/kernel_table.h"
 #include "core/tensor_iter.h"
@@ -32,13 +33,32 @@ Tensor run_gather(const Tensor& src, int64_t d, const Tensor& index_r, const cha
   return it.result();
 }
 
+Tensor index_select_impl(const Tensor& t, int64_t dim, const Tensor& index);
+Tensor gather_impl(const Tensor& t, int64_t dim, const Tensor& index);
+
 }  // namespace
 
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
   check_defined(t, "index_select", "self");
   check_defined(index, "index_select", "index");
-  if (needs_grad(t)) [[unlikely]]
-    return autograd::index_select(t, dim, index);
+  const bool grad = needs_grad(t);
+  Tensor out = forward_once(grad, [&] { return index_select_impl(t, dim, index); });
+  if (grad) [[unlikely]] autograd::record_index_select(t, index, out, dim);
+  return out;
+}
+
+Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
+  check_defined(t, "gather", "self");
+  check_defined(index, "gather", "index");
+  const bool grad = needs_grad(t);
+  Tensor out = forward_once(grad, [&] { return gather_impl(t, dim, index); });
+  if (grad) [[unlikely]] autograd::record_gather(t, index, out, dim);
+  return out;
+}
+
+namespace {
+
+Tensor index_select_impl(const Tensor& t, int64_t dim, const Tensor& index) {
   WICK_CHECK(index.dim() <= 1, IndexError, "index_select", "Index is supposed to be a vector");
   WICK_CHECK(index.dtype() == kInt64 || index.dtype() == kInt32, TypeError, "index_select",
              "Expected dtype int32 or int64 for index (got ", index.dtype(), ")");
@@ -56,11 +76,7 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
   return t.dim() == 0 ? out.view({}) : out;
 }
 
-Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
-  check_defined(t, "gather", "self");
-  check_defined(index, "gather", "index");
-  if (needs_grad(t)) [[unlikely]]
-    return autograd::gather(t, dim, index);
+Tensor gather_impl(const Tensor& t, int64_t dim, const Tensor& index) {
   WICK_CHECK(index.dtype() == kInt64, TypeError, "gather", "Expected dtype int64 for index (got ",
              index.dtype(), ")");
   const int64_t d = wrap_dim(dim, t.dim(), "gather");
@@ -76,6 +92,8 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
   Tensor out = run_gather(src, d, idx, "gather");
   return index.dim() == 0 ? out.view({}) : out;
 }
+
+}  // namespace
 
 Tensor one_hot(const Tensor& t, int64_t num_classes) {
   return wick::detail::as_op("one_hot", [&]() -> Tensor {

@@ -1,6 +1,7 @@
 // cat and stack. cat checks shapes, promotes dtypes, allocates the result and copies each
 // input into its slice with the backend's copy family (no kernel of its own); stack is cat of
-// the inputs unsqueezed at dim.
+// the inputs unsqueezed at dim. With grad, the result is computed once and then recorded
+// (autograd/hooks.h).
 #include "autograd/hooks.h"
 #include "core/autocast.h"
 #include "core/kernel_table.h"
@@ -12,12 +13,36 @@ namespace wick {
 
 using namespace detail;
 
+namespace {
+Tensor cat_impl(const std::vector<Tensor>& tensors, int64_t dim);
+Tensor stack_impl(const std::vector<Tensor>& tensors, int64_t dim);
+}  // namespace
+
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   if (autocast::active()) [[unlikely]]
     return autocast::run(
         autocast::Policy::None, autocast::Policy::Promote, "cat",
         [&](const std::vector<Tensor>& ts) { return wick::cat(ts, dim); }, tensors);
-  if (needs_grad(tensors)) [[unlikely]] return autograd::cat(tensors, dim);
+  const bool grad = needs_grad(tensors);
+  Tensor out = forward_once(grad, [&] { return cat_impl(tensors, dim); });
+  if (grad) [[unlikely]] autograd::record_cat(tensors, out, dim);
+  return out;
+}
+
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        autocast::Policy::None, autocast::Policy::Promote, "stack",
+        [&](const std::vector<Tensor>& ts) { return wick::stack(ts, dim); }, tensors);
+  const bool grad = needs_grad(tensors);
+  Tensor out = forward_once(grad, [&] { return stack_impl(tensors, dim); });
+  if (grad) [[unlikely]] autograd::record_stack(tensors, out, dim);
+  return out;
+}
+
+namespace {
+
+Tensor cat_impl(const std::vector<Tensor>& tensors, int64_t dim) {
   WICK_CHECK(!tensors.empty(), ValueError, "cat", "expected a non-empty list of Tensors");
   for (const Tensor& t : tensors) check_defined(t, "cat", "tensors");
   // 1-D empty tensors are skipped in shape checks, as PyTorch still allows for old code.
@@ -57,12 +82,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   return out;
 }
 
-Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
-  if (autocast::active()) [[unlikely]]
-    return autocast::run(
-        autocast::Policy::None, autocast::Policy::Promote, "stack",
-        [&](const std::vector<Tensor>& ts) { return wick::stack(ts, dim); }, tensors);
-  if (needs_grad(tensors)) [[unlikely]] return autograd::stack(tensors, dim);
+Tensor stack_impl(const std::vector<Tensor>& tensors, int64_t dim) {
   WICK_CHECK(!tensors.empty(), ValueError, "stack", "expects a non-empty TensorList");
   for (const Tensor& t : tensors) check_defined(t, "stack", "tensors");
   const int64_t d = wrap_dim(dim, tensors[0].dim() + 1, "stack");
@@ -76,5 +96,7 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
   }
   return as_op("stack", [&] { return cat(parts, d); });
 }
+
+}  // namespace
 
 }  // namespace wick

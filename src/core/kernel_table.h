@@ -71,6 +71,14 @@ struct Conv2dParams {
   int64_t groups;
 };
 
+// A 2-D pooling's geometry over x [N, C, H, W]: window (kh, kw), stride (sh, sw), padding
+// (ph, pw), dilation (dh, dw), output (oh, ow), and (hp, wp) the padded extents the windows
+// reach (left padding plus room on the right for ceil_mode's last windows).
+struct Pool2dGeometry {
+  int64_t kh, kw, sh, sw, ph, pw, dh, dw, oh, ow;
+  int64_t hp, wp;
+};
+
 // One multi-tensor optimizer step (KernelTable's sgd_step and adam_step) over lists of
 // parameters of one dtype and device: operand lists are parallel (element i of each list belongs
 // to parameter i), every tensor contiguous with its parameter's numel. Each element is updated
@@ -190,6 +198,19 @@ struct KernelTable {
   // {dx, dw, db} from dy [N, O, OH, OW]: each one defined when needs[i], undefined otherwise.
   std::array<Tensor, 3> (*conv2d_backward)(const Tensor& dy, const Tensor& x, const Tensor& w,
                                            const Conv2dParams& p, std::array<bool, 3> needs);
+
+  // 2-D max pooling, run by core's op (src/core/pool.cpp) on checked arguments: x [N, C, H, W]
+  // of a floating dtype and its geometry g. Like convolution's entries these allocate their
+  // results; a backend that leaves them null gets core's generic windows implementation
+  // (core/pool.h), not an error.
+  // forward: {values, offsets}, both [N, C, OH, OW]: each window's max over its elements inside
+  // x (the first NaN, else the first maximum, in row-major window order) and the int64 offset
+  // i * kw + j of that element in the window.
+  std::array<Tensor, 2> (*max_pool2d_forward)(const Tensor& x, const Pool2dGeometry& g);
+  // The input gradient, [N, C, H, W] of x_sizes: each dy [N, C, OH, OW] element added at the
+  // input position of its window's offset (offsets as the forward wrote them).
+  Tensor (*max_pool2d_backward)(const Tensor& dy, const Tensor& offsets, IntArrayRef x_sizes,
+                                const Pool2dGeometry& g);
 
   // Multi-tensor optimizer steps (see SgdStepArgs, AdamStepArgs): floating dtypes; CUDA runs
   // one launch per table of up to a few dozen tensors (src/cuda/kernels/optim.cu).

@@ -1,6 +1,6 @@
 // matmul, mm, bmm, addmm and linear. Core shapes the problem as a batched GEMM on matrices
 // that are contiguous in either orientation (a transposed view costs no copy), and the
-// backend runs it.
+// backend runs it. With grad, the result is computed once and then recorded (autograd/hooks.h).
 #include "autograd/hooks.h"
 #include "core/autocast.h"
 #include "core/kernel_table.h"
@@ -64,6 +64,10 @@ Tensor mm_impl(const Tensor& a, const Tensor& b, const char* op) {
   return c;
 }
 
+Tensor matmul_impl(const Tensor& a, const Tensor& b);
+Tensor addmm_impl(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta,
+                  const Scalar& alpha);
+
 }  // namespace
 
 namespace detail {
@@ -114,10 +118,11 @@ Tensor mm(const Tensor& a, const Tensor& b) {
   if (autocast::active()) [[unlikely]]
     return autocast::run(
         Lower, Lower, "mm", [](const Tensor& x, const Tensor& y) { return mm(x, y); }, a, b);
-  if (needs_grad(a, b)) [[unlikely]]
-    return autograd::mm(a, b);
   check_matmul_args(a, b, "mm");
-  return mm_impl(a, b, "mm");
+  const bool grad = needs_grad(a, b);
+  Tensor out = forward_once(grad, [&] { return mm_impl(a, b, "mm"); });
+  if (grad) [[unlikely]] autograd::record_mm(a, b, out);
+  return out;
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
@@ -126,9 +131,17 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   if (autocast::active()) [[unlikely]]
     return autocast::run(
         Lower, Lower, "matmul", [](const Tensor& x, const Tensor& y) { return matmul(x, y); }, a, b);
-  if (needs_grad(a, b)) [[unlikely]]
-    return autograd::matmul(a, b);
   check_matmul_args(a, b, "matmul");
+  const bool grad = needs_grad(a, b);
+  Tensor out = forward_once(grad, [&] { return matmul_impl(a, b); });
+  if (grad) [[unlikely]] autograd::record_matmul(a, b, out);
+  return out;
+}
+
+namespace {
+
+// matmul of checked operands: mm_impl for matrices, one strided-batched GEMM beyond.
+Tensor matmul_impl(const Tensor& a, const Tensor& b) {
   const int64_t da = a.dim(), db = b.dim();
   WICK_CHECK(da > 0 && db > 0, ValueError, "matmul",
              "both arguments to matmul need to be at least 1D, but they are ", da, "D and ", db, "D");
@@ -200,14 +213,14 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   return out;
 }
 
+}  // namespace
+
 Tensor bmm(const Tensor& a, const Tensor& b) {
   check_defined(a, "bmm", "self");
   check_defined(b, "bmm", "b");
   if (autocast::active()) [[unlikely]]
     return autocast::run(
         Lower, Lower, "bmm", [](const Tensor& x, const Tensor& y) { return bmm(x, y); }, a, b);
-  if (needs_grad(a, b)) [[unlikely]]
-    return autograd::bmm(a, b);
   check_matmul_args(a, b, "bmm");
   WICK_CHECK(a.dim() == 3, ValueError, "bmm", "batch1 must be a 3D tensor");
   WICK_CHECK(b.dim() == 3, ValueError, "bmm", "batch2 must be a 3D tensor");
@@ -216,7 +229,11 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
   WICK_CHECK(a.size(2) == b.size(1), ValueError, "bmm",
              "Expected size for first two dimensions of batch2 tensor to be: [", a.size(0), ", ", a.size(2),
              "] but got: [", b.size(0), ", ", b.size(1), "].");
-  return matmul(a, b);  // equal batch sizes: matmul's batched GEMM without broadcasting
+  // equal batch sizes: matmul's batched GEMM without broadcasting
+  const bool grad = needs_grad(a, b);
+  Tensor out = forward_once(grad, [&] { return matmul_impl(a, b); });
+  if (grad) [[unlikely]] autograd::record_bmm(a, b, out);
+  return out;
 }
 
 // beta * input + alpha * (a @ b): input is broadcast into the result, which GEMM accumulates
@@ -230,8 +247,6 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
         Lower, Lower, "addmm",
         [&](const Tensor& i, const Tensor& x, const Tensor& y) { return addmm(i, x, y, beta, alpha); }, input,
         a, b);
-  if (needs_grad(input, a, b)) [[unlikely]]
-    return autograd::addmm(input, a, b, beta, alpha);
   check_matmul_args(a, b, "addmm");
   check_same_device(input, a.device(), "addmm", "self");
   WICK_CHECK(input.dtype() == a.dtype(), TypeError, "addmm",
@@ -247,6 +262,18 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
   WICK_CHECK(IntArrayRef(broadcast_shapes(input.sizes(), {n, m}, "addmm")).equals({n, m}), ValueError,
              "addmm", "self of shape ", input.sizes(), " can't be broadcast to the result's [", n, ", ", m,
              "]");
+  const bool grad = needs_grad(input, a, b);
+  Tensor out = forward_once(grad, [&] { return addmm_impl(input, a, b, beta, alpha); });
+  if (grad) [[unlikely]] autograd::record_addmm(input, a, b, out, beta, alpha);
+  return out;
+}
+
+namespace {
+
+// beta * input + alpha * (a @ b) of checked operands.
+Tensor addmm_impl(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta,
+                  const Scalar& alpha) {
+  const int64_t n = a.size(0), m = b.size(1);
   Tensor c = empty_for({n, m}, a.options(), "addmm");
   const double be = beta.to<double>(), al = alpha.to<double>();
   // linear's case on a GPU: a bias row added by the GEMM's epilogue instead of copied into c
@@ -274,6 +301,8 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
   kernel<&KernelTable::gemm>(a.device(), "matmul")(g);
   return c;
 }
+
+}  // namespace
 
 // x @ w.T + b, with x of any rank >= 1; 2-D and higher inputs with a bias take one addmm.
 namespace {

@@ -1,5 +1,6 @@
 // The fused losses (core/loss.h): argument checks as PyTorch's, then the device's nll_loss
-// entries or the pointwise family's loss ops, and the autograd hand-off of each op.
+// entries or the pointwise family's loss ops; with grad, each op's result is computed once and
+// then recorded (autograd/hooks.h).
 #include "core/loss.h"
 
 #include <cstdlib>
@@ -110,19 +111,24 @@ Tensor weight_for_kernel(const Tensor& weight, Dtype dtype) {
 NllResult nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
                    LossReduction reduction, bool logits) {
   check_nll(input, target, weight);
-  if (!logits && needs_grad(input)) [[unlikely]] {
-    auto [loss, total] = autograd::nll_loss(input, target, weight, ignore_index, reduction);
+  const bool grad = !logits && needs_grad(input);
+  NllResult r = forward_once(grad, [&] {
+    const NllShape sh = nll_shape(input.sizes());
+    Tensor in = input.contiguous().view({sh.n, sh.c, sh.s});
+    Tensor out = reduction == LossReduction::None ? empty(target.sizes(), input.options())
+                                                  : empty({}, input.options());
+    Tensor total = empty({}, input.options());
+    kernel<&KernelTable::nll_loss_forward>(input.device(), kNll)(
+        out, total, in, target_for_kernel(target, sh), weight_for_kernel(weight, input.dtype()), ignore_index,
+        reduction, logits);
+    return NllResult{out, total};
+  });
+  if (grad) [[unlikely]] {
+    auto [loss, total] =
+        autograd::record_nll_loss(input, target, weight, ignore_index, reduction, r.loss, r.total_weight);
     return {loss, total};
   }
-  const NllShape sh = nll_shape(input.sizes());
-  Tensor in = input.contiguous().view({sh.n, sh.c, sh.s});
-  Tensor out =
-      reduction == LossReduction::None ? empty(target.sizes(), input.options()) : empty({}, input.options());
-  Tensor total = empty({}, input.options());
-  kernel<&KernelTable::nll_loss_forward>(input.device(), kNll)(out, total, in, target_for_kernel(target, sh),
-                                                               weight_for_kernel(weight, input.dtype()),
-                                                               ignore_index, reduction, logits);
-  return {out, total};
+  return r;
 }
 
 bool log_softmax_nll_loss_applies(const Tensor& input) {
@@ -185,18 +191,34 @@ Tensor reduce_loss(const Tensor& loss, LossReduction reduction) {
   return loss;
 }
 
+Tensor bce_with_logits_impl(const Tensor& input, const Tensor& target, const Tensor& weight,
+                            const Tensor& pos_weight, LossReduction reduction);
+
 }  // namespace
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, LossReduction reduction) {
-  if (needs_grad(input, target)) [[unlikely]]
-    return autograd::mse_loss(input, target, reduction);
-  return reduce_loss(loss_pointwise(PointwiseOp::MseLoss, {input, target}, "mse_loss"), reduction);
+  const bool grad = needs_grad(input, target);
+  Tensor out = forward_once(grad, [&] {
+    return reduce_loss(loss_pointwise(PointwiseOp::MseLoss, {input, target}, "mse_loss"), reduction);
+  });
+  if (grad) [[unlikely]] autograd::record_mse_loss(input, target, out, reduction);
+  return out;
 }
 
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
                                         const Tensor& pos_weight, LossReduction reduction) {
-  if (needs_grad(input, target)) [[unlikely]]
-    return autograd::binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction);
+  const bool grad = needs_grad(input, target);
+  Tensor out =
+      forward_once(grad, [&] { return bce_with_logits_impl(input, target, weight, pos_weight, reduction); });
+  if (grad) [[unlikely]]
+    autograd::record_binary_cross_entropy_with_logits(input, target, weight, pos_weight, out, reduction);
+  return out;
+}
+
+namespace {
+
+Tensor bce_with_logits_impl(const Tensor& input, const Tensor& target, const Tensor& weight,
+                            const Tensor& pos_weight, LossReduction reduction) {
   const char* name = "binary_cross_entropy_with_logits";
   Tensor loss = pos_weight.defined()
                     ? loss_pointwise(PointwiseOp::BceLogitsPosWeight, {input, target, pos_weight}, name)
@@ -210,5 +232,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
   if (weight.defined()) loss = as_target(loss * weight);
   return reduce_loss(loss, reduction);
 }
+
+}  // namespace
 
 }  // namespace wick::detail

@@ -1,6 +1,7 @@
 // sum and mean over all or some dims. Core plans the input as [outer, n, inner] (dim_plan.h:
 // a view of t whenever its layout allows) and the backend's reduce runs over n. Accumulation
 // dtypes follow PyTorch: integers and bool sum in int64, 16-bit floats accumulate in float32.
+// With grad, the result is computed once and then recorded (autograd/hooks.h).
 #include "autograd/hooks.h"
 #include "core/autocast.h"
 #include "core/dim_plan.h"
@@ -37,8 +38,10 @@ Tensor sum(const Tensor& t, std::optional<Dtype> dtype) {
     return autocast::run(
         autocast::Policy::Fp32, autocast::Policy::None, "sum", [&](const Tensor& x) { return wick::sum(x); },
         t);
-  if (needs_grad(t)) [[unlikely]] return autograd::sum(t, dtype);
-  return reduce(ReduceOp::Sum, t, {}, false, dtype, "sum");
+  const bool grad = needs_grad(t);
+  Tensor out = forward_once(grad, [&] { return reduce(ReduceOp::Sum, t, {}, false, dtype, "sum"); });
+  if (grad) [[unlikely]] autograd::record_sum(t, out);
+  return out;
 }
 Tensor sum(const Tensor& t, IntArrayRef dims, bool keepdim, std::optional<Dtype> dtype) {
   check_defined(t, "sum", "self");
@@ -46,20 +49,24 @@ Tensor sum(const Tensor& t, IntArrayRef dims, bool keepdim, std::optional<Dtype>
     return autocast::run(
         autocast::Policy::Fp32, autocast::Policy::None, "sum",
         [&](const Tensor& x) { return wick::sum(x, dims, keepdim); }, t);
-  if (needs_grad(t)) [[unlikely]] return autograd::sum(t, dims, keepdim, dtype);
-  return reduce(ReduceOp::Sum, t, dims, keepdim, dtype, "sum");
+  const bool grad = needs_grad(t);
+  Tensor out = forward_once(grad, [&] { return reduce(ReduceOp::Sum, t, dims, keepdim, dtype, "sum"); });
+  if (grad) [[unlikely]] autograd::record_sum(t, out, dims, keepdim);
+  return out;
 }
 Tensor mean(const Tensor& t, std::optional<Dtype> dtype) {
   check_defined(t, "mean", "self");
-  if (needs_grad(t)) [[unlikely]]
-    return autograd::mean(t, dtype);
-  return reduce(ReduceOp::Mean, t, {}, false, dtype, "mean");
+  const bool grad = needs_grad(t);
+  Tensor out = forward_once(grad, [&] { return reduce(ReduceOp::Mean, t, {}, false, dtype, "mean"); });
+  if (grad) [[unlikely]] autograd::record_mean(t, out);
+  return out;
 }
 Tensor mean(const Tensor& t, IntArrayRef dims, bool keepdim, std::optional<Dtype> dtype) {
   check_defined(t, "mean", "self");
-  if (needs_grad(t)) [[unlikely]]
-    return autograd::mean(t, dims, keepdim, dtype);
-  return reduce(ReduceOp::Mean, t, dims, keepdim, dtype, "mean");
+  const bool grad = needs_grad(t);
+  Tensor out = forward_once(grad, [&] { return reduce(ReduceOp::Mean, t, dims, keepdim, dtype, "mean"); });
+  if (grad) [[unlikely]] autograd::record_mean(t, out, dims, keepdim);
+  return out;
 }
 
 Tensor Tensor::sum(std::optional<Dtype> dtype) const { return wick::sum(*this, dtype); }

@@ -1,6 +1,7 @@
 // max min argmax argmin var std norm, over all elements or some dims. Core plans the input as
 // [outer, n, inner] (dim_plan.h; no copy for contiguous inputs reduced over adjacent dims, nor
-// for permuted ones that are contiguous in some dim order) and the backend's reduce runs.
+// for permuted ones that are contiguous in some dim order) and the backend's reduce runs. With
+// grad, the result is computed once and then recorded (autograd/hooks.h).
 #include <cmath>
 
 #include "autograd/hooks.h"
@@ -84,31 +85,55 @@ Tensor norm_impl(const Tensor& t, const Scalar& p, IntArrayRef dims, bool keepdi
   return v;
 }
 
+// var, std and norm computed once, then recorded when t needs grad.
+Tensor var_recorded(const Tensor& t, IntArrayRef dims, double correction, bool keepdim) {
+  const bool grad = needs_grad(t);
+  Tensor out = forward_once(grad, [&] { return moment(ReduceOp::Var, t, dims, correction, keepdim, "var"); });
+  if (grad) [[unlikely]] autograd::record_var(t, out, dims, correction, keepdim);
+  return out;
+}
+Tensor std_recorded(const Tensor& t, IntArrayRef dims, double correction, bool keepdim) {
+  const bool grad = needs_grad(t);
+  Tensor out = forward_once(grad, [&] { return moment(ReduceOp::Std, t, dims, correction, keepdim, "std"); });
+  if (grad) [[unlikely]] autograd::record_std(t, out, dims, correction, keepdim);
+  return out;
+}
+Tensor norm_recorded(const Tensor& t, const Scalar& p, IntArrayRef dims, bool keepdim) {
+  const bool grad = needs_grad(t);
+  Tensor out = forward_once(grad, [&] { return norm_impl(t, p, dims, keepdim); });
+  if (grad) [[unlikely]] autograd::record_norm(t, out, p, dims, keepdim);
+  return out;
+}
+
 }  // namespace
 
 Tensor max(const Tensor& t) {
   check_defined(t, "max", "self");
-  if (needs_grad(t)) [[unlikely]]
-    return autograd::max(t);
-  return select_all(ReduceOp::Max, t, "max");
+  const bool grad = needs_grad(t);
+  Tensor out = forward_once(grad, [&] { return select_all(ReduceOp::Max, t, "max"); });
+  if (grad) [[unlikely]] autograd::record_max(t, out);
+  return out;
 }
 Tensor min(const Tensor& t) {
   check_defined(t, "min", "self");
-  if (needs_grad(t)) [[unlikely]]
-    return autograd::min(t);
-  return select_all(ReduceOp::Min, t, "min");
+  const bool grad = needs_grad(t);
+  Tensor out = forward_once(grad, [&] { return select_all(ReduceOp::Min, t, "min"); });
+  if (grad) [[unlikely]] autograd::record_min(t, out);
+  return out;
 }
 std::tuple<Tensor, Tensor> max(const Tensor& t, int64_t dim, bool keepdim) {
   check_defined(t, "max", "self");
-  if (needs_grad(t)) [[unlikely]]
-    return autograd::max(t, dim, keepdim);
-  return select_dim(ReduceOp::Max, t, dim, keepdim, "max");
+  const bool grad = needs_grad(t);
+  auto r = forward_once(grad, [&] { return select_dim(ReduceOp::Max, t, dim, keepdim, "max"); });
+  if (grad) [[unlikely]] autograd::record_max(t, std::get<0>(r), std::get<1>(r), dim, keepdim);
+  return r;
 }
 std::tuple<Tensor, Tensor> min(const Tensor& t, int64_t dim, bool keepdim) {
   check_defined(t, "min", "self");
-  if (needs_grad(t)) [[unlikely]]
-    return autograd::min(t, dim, keepdim);
-  return select_dim(ReduceOp::Min, t, dim, keepdim, "min");
+  const bool grad = needs_grad(t);
+  auto r = forward_once(grad, [&] { return select_dim(ReduceOp::Min, t, dim, keepdim, "min"); });
+  if (grad) [[unlikely]] autograd::record_min(t, std::get<0>(r), std::get<1>(r), dim, keepdim);
+  return r;
 }
 Tensor argmax(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
   check_defined(t, "argmax", "self");
@@ -121,27 +146,19 @@ Tensor argmin(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
 
 Tensor var(const Tensor& t, IntArrayRef dims, bool unbiased, bool keepdim) {
   check_defined(t, "var", "self");
-  if (needs_grad(t)) [[unlikely]]
-    return autograd::var(t, dims, unbiased, keepdim);
-  return moment(ReduceOp::Var, t, dims, unbiased ? 1 : 0, keepdim, "var");
+  return var_recorded(t, dims, unbiased ? 1.0 : 0.0, keepdim);
 }
 Tensor var(const Tensor& t, IntArrayRef dims, double correction, bool keepdim) {
   check_defined(t, "var", "self");
-  if (needs_grad(t)) [[unlikely]]
-    return autograd::var(t, dims, correction, keepdim);
-  return moment(ReduceOp::Var, t, dims, correction, keepdim, "var");
+  return var_recorded(t, dims, correction, keepdim);
 }
 Tensor std(const Tensor& t, IntArrayRef dims, bool unbiased, bool keepdim) {
   check_defined(t, "std", "self");
-  if (needs_grad(t)) [[unlikely]]
-    return autograd::std(t, dims, unbiased, keepdim);
-  return moment(ReduceOp::Std, t, dims, unbiased ? 1 : 0, keepdim, "std");
+  return std_recorded(t, dims, unbiased ? 1.0 : 0.0, keepdim);
 }
 Tensor std(const Tensor& t, IntArrayRef dims, double correction, bool keepdim) {
   check_defined(t, "std", "self");
-  if (needs_grad(t)) [[unlikely]]
-    return autograd::std(t, dims, correction, keepdim);
-  return moment(ReduceOp::Std, t, dims, correction, keepdim, "std");
+  return std_recorded(t, dims, correction, keepdim);
 }
 
 Tensor norm(const Tensor& t, const Scalar& p) {
@@ -150,8 +167,7 @@ Tensor norm(const Tensor& t, const Scalar& p) {
     return autocast::run(
         autocast::Policy::Fp32, autocast::Policy::None, "norm",
         [&](const Tensor& x) { return wick::norm(x, p); }, t);
-  if (needs_grad(t)) [[unlikely]] return autograd::norm(t, p);
-  return norm_impl(t, p, {}, false);
+  return norm_recorded(t, p, {}, false);
 }
 Tensor norm(const Tensor& t, const Scalar& p, IntArrayRef dims, bool keepdim) {
   check_defined(t, "norm", "self");
@@ -159,8 +175,7 @@ Tensor norm(const Tensor& t, const Scalar& p, IntArrayRef dims, bool keepdim) {
     return autocast::run(
         autocast::Policy::Fp32, autocast::Policy::None, "norm",
         [&](const Tensor& x) { return wick::norm(x, p, dims, keepdim); }, t);
-  if (needs_grad(t)) [[unlikely]] return autograd::norm(t, p, dims, keepdim);
-  return norm_impl(t, p, dims, keepdim);
+  return norm_recorded(t, p, dims, keepdim);
 }
 
 // ---- methods

@@ -1,6 +1,7 @@
 // softmax and log_softmax over one dim, and their one-kernel backward (core/softmax.h). With a
 // dtype the input is cast first (as PyTorch's dtype argument does); the backend sees a
-// contiguous [outer, n, inner] tensor (dim_plan.h).
+// contiguous [outer, n, inner] tensor (dim_plan.h). With grad, the result is computed once and
+// then recorded (autograd/hooks.h).
 #include "core/softmax.h"
 
 #include "autograd/hooks.h"
@@ -57,8 +58,10 @@ Tensor softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype) {
     return autocast::run(
         autocast::Policy::Fp32, autocast::Policy::None, "softmax",
         [&](const Tensor& x) { return wick::softmax(x, dim); }, t);
-  if (needs_grad(t)) [[unlikely]] return autograd::softmax(t, dim, dtype);
-  return softmax_impl(false, t, dim, dtype, "softmax");
+  const bool grad = needs_grad(t);
+  Tensor out = forward_once(grad, [&] { return softmax_impl(false, t, dim, dtype, "softmax"); });
+  if (grad) [[unlikely]] autograd::record_softmax(t, out, dim);
+  return out;
 }
 Tensor log_softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype) {
   check_defined(t, "log_softmax", "self");
@@ -66,8 +69,10 @@ Tensor log_softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype) {
     return autocast::run(
         autocast::Policy::Fp32, autocast::Policy::None, "log_softmax",
         [&](const Tensor& x) { return wick::log_softmax(x, dim); }, t);
-  if (needs_grad(t)) [[unlikely]] return autograd::log_softmax(t, dim, dtype);
-  return softmax_impl(true, t, dim, dtype, "log_softmax");
+  const bool grad = needs_grad(t);
+  Tensor out = forward_once(grad, [&] { return softmax_impl(true, t, dim, dtype, "log_softmax"); });
+  if (grad) [[unlikely]] autograd::record_log_softmax(t, out, dim);
+  return out;
 }
 Tensor Tensor::softmax(int64_t dim, std::optional<Dtype> dtype) const {
   return wick::softmax(*this, dim, dtype);

@@ -1,5 +1,6 @@
 // View ops: new geometry over the same storage, no data copied (reshape copies only when
-// no view can express the result, as in PyTorch).
+// no view can express the result, as in PyTorch). With grad, each computes its view once and
+// then records its node (autograd/hooks.h).
 #include <numeric>
 
 #include "autograd/hooks.h"
@@ -96,14 +97,17 @@ std::optional<DimVector> view_strides(IntArrayRef sizes, IntArrayRef strides, In
 
 Tensor Tensor::view(IntArrayRef sizes) const {
   check_defined(*this, "view", "self");
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::view(*this, sizes);
-  DimVector shape = infer_size(sizes, numel(), "view");
-  auto st = view_strides(this->sizes(), strides(), shape);
-  WICK_CHECK(st.has_value(), ValueError, "view",
-             "view size is not compatible with input tensor's size and stride (at least one dimension spans "
-             "across two contiguous subspaces). Use .reshape(...) instead.");
-  return make_view(*this, shape, *st, storage_offset());
+  const bool grad = needs_grad(*this);
+  Tensor out = forward_once(grad, [&]() -> Tensor {
+    DimVector shape = infer_size(sizes, numel(), "view");
+    auto st = view_strides(this->sizes(), strides(), shape);
+    WICK_CHECK(st.has_value(), ValueError, "view",
+               "view size is not compatible with input tensor's size and stride (at least one dimension spans "
+               "across two contiguous subspaces). Use .reshape(...) instead.");
+    return make_view(*this, shape, *st, storage_offset());
+  });
+  if (grad) [[unlikely]] autograd::record_view(*this, out);
+  return out;
 }
 
 Tensor Tensor::expand_as(const Tensor& other) const {
@@ -119,13 +123,15 @@ Tensor Tensor::view_as(const Tensor& other) const {
 
 Tensor Tensor::reshape(IntArrayRef sizes) const {
   check_defined(*this, "reshape", "self");
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::reshape(*this, sizes);
-  check_defined(*this, "reshape", "self");
-  DimVector shape = infer_size(sizes, numel(), "reshape");
-  if (auto st = view_strides(this->sizes(), strides(), shape))
-    return make_view(*this, shape, *st, storage_offset());
-  return clone(MemoryFormat::Contiguous).view(shape);
+  const bool grad = needs_grad(*this);
+  Tensor out = forward_once(grad, [&]() -> Tensor {
+    DimVector shape = infer_size(sizes, numel(), "reshape");
+    if (auto st = view_strides(this->sizes(), strides(), shape))
+      return make_view(*this, shape, *st, storage_offset());
+    return clone(MemoryFormat::Contiguous).view(shape);
+  });
+  if (grad) [[unlikely]] autograd::record_reshape(*this, out);
+  return out;
 }
 
 Tensor Tensor::flatten(int64_t start, int64_t end) const {
@@ -153,184 +159,214 @@ Tensor Tensor::flatten(int64_t start, int64_t end) const {
 
 Tensor Tensor::permute(IntArrayRef dims) const {
   check_defined(*this, "permute", "self");
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::permute(*this, dims);
-  WICK_CHECK(int64_t(dims.size()) == dim(), ValueError, "permute",
-             "number of dims don't match in permute (got ", dims.size(), ", tensor has ", dim(), ")");
-  DimVector sz, st;
-  std::vector<bool> seen(size_t(dim()), false);
-  for (int64_t d : dims) {
-    int64_t w = wrap_dim(d, dim(), "permute");
-    WICK_CHECK(!seen[size_t(w)], ValueError, "permute", "repeated dim in permute");
-    seen[size_t(w)] = true;
-    sz.push_back(size(w));
-    st.push_back(stride(w));
-  }
-  return make_view(*this, sz, st, storage_offset());
+  const bool grad = needs_grad(*this);
+  Tensor out = forward_once(grad, [&]() -> Tensor {
+    WICK_CHECK(int64_t(dims.size()) == dim(), ValueError, "permute",
+               "number of dims don't match in permute (got ", dims.size(), ", tensor has ", dim(), ")");
+    DimVector sz, st;
+    std::vector<bool> seen(size_t(dim()), false);
+    for (int64_t d : dims) {
+      int64_t w = wrap_dim(d, dim(), "permute");
+      WICK_CHECK(!seen[size_t(w)], ValueError, "permute", "repeated dim in permute");
+      seen[size_t(w)] = true;
+      sz.push_back(size(w));
+      st.push_back(stride(w));
+    }
+    return make_view(*this, sz, st, storage_offset());
+  });
+  if (grad) [[unlikely]] autograd::record_permute(*this, out, dims);
+  return out;
 }
 
 Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
   check_defined(*this, "transpose", "self");
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::transpose(*this, d0, d1);
-  if (dim() == 0) return *this;
-  d0 = wrap_dim(d0, dim(), "transpose");
-  d1 = wrap_dim(d1, dim(), "transpose");
-  DimVector sz(sizes()), st(strides());
-  std::swap(sz[size_t(d0)], sz[size_t(d1)]);
-  std::swap(st[size_t(d0)], st[size_t(d1)]);
-  return make_view(*this, sz, st, storage_offset());
+  const bool grad = needs_grad(*this);
+  Tensor out = forward_once(grad, [&]() -> Tensor {
+    if (dim() == 0) return *this;
+    d0 = wrap_dim(d0, dim(), "transpose");
+    d1 = wrap_dim(d1, dim(), "transpose");
+    DimVector sz(sizes()), st(strides());
+    std::swap(sz[size_t(d0)], sz[size_t(d1)]);
+    std::swap(st[size_t(d0)], st[size_t(d1)]);
+    return make_view(*this, sz, st, storage_offset());
+  });
+  if (grad) [[unlikely]] autograd::record_transpose(*this, out, d0, d1);
+  return out;
 }
 
 Tensor Tensor::t() const {
   check_defined(*this, "t", "self");
   WICK_CHECK(dim() <= 2, ValueError, "t", "t() expects a tensor with <= 2 dimensions, but self is ", dim(),
              "D");
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::t(*this);  // TBackward0, as PyTorch records t() itself
-  // A view in every case, as PyTorch's: of fewer than 2 dims, the same layout.
-  if (dim() < 2) return make_view(*this, sizes(), strides(), storage_offset());
-  return transpose(0, 1);
+  const bool grad = needs_grad(*this);
+  Tensor out = forward_once(grad, [&]() -> Tensor {
+    // A view in every case, as PyTorch's: of fewer than 2 dims, the same layout.
+    if (dim() < 2) return make_view(*this, sizes(), strides(), storage_offset());
+    return transpose(0, 1);
+  });
+  if (grad) [[unlikely]] autograd::record_t(*this, out);  // TBackward0, as PyTorch records t() itself
+  return out;
 }
 
 Tensor Tensor::unsqueeze(int64_t d) const {
   check_defined(*this, "unsqueeze", "self");
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::unsqueeze(*this, d);
-  d = wrap_dim(d, dim() + 1, "unsqueeze");
-  DimVector sz(sizes()), st(strides());
-  // size * stride fits in int64 for any tensor with elements (it is within its storage or 0);
-  // an empty tensor may have any strides, and then the new dim's stride does not matter.
-  int64_t s = 1;
-  if (d < dim() && __builtin_mul_overflow(sz[size_t(d)], st[size_t(d)], &s)) s = 1;
-  sz.insert(sz.begin() + d, 1);
-  st.insert(st.begin() + d, s);
-  return make_view(*this, sz, st, storage_offset());
+  const bool grad = needs_grad(*this);
+  Tensor out = forward_once(grad, [&]() -> Tensor {
+    d = wrap_dim(d, dim() + 1, "unsqueeze");
+    DimVector sz(sizes()), st(strides());
+    // size * stride fits in int64 for any tensor with elements (it is within its storage or 0);
+    // an empty tensor may have any strides, and then the new dim's stride does not matter.
+    int64_t s = 1;
+    if (d < dim() && __builtin_mul_overflow(sz[size_t(d)], st[size_t(d)], &s)) s = 1;
+    sz.insert(sz.begin() + d, 1);
+    st.insert(st.begin() + d, s);
+    return make_view(*this, sz, st, storage_offset());
+  });
+  if (grad) [[unlikely]] autograd::record_unsqueeze(*this, out);
+  return out;
 }
 
 Tensor Tensor::squeeze() const {
   check_defined(*this, "squeeze", "self");
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::squeeze(*this);
-  DimVector sz, st;
-  for (int64_t d = 0; d < dim(); ++d)
-    if (size(d) != 1) {
-      sz.push_back(size(d));
-      st.push_back(stride(d));
-    }
-  return make_view(*this, sz, st, storage_offset());
+  const bool grad = needs_grad(*this);
+  Tensor out = forward_once(grad, [&]() -> Tensor {
+    DimVector sz, st;
+    for (int64_t d = 0; d < dim(); ++d)
+      if (size(d) != 1) {
+        sz.push_back(size(d));
+        st.push_back(stride(d));
+      }
+    return make_view(*this, sz, st, storage_offset());
+  });
+  if (grad) [[unlikely]] autograd::record_squeeze(*this, out);
+  return out;
 }
 
 Tensor Tensor::squeeze(int64_t d) const {
   check_defined(*this, "squeeze", "self");
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::squeeze(*this, d);
-  d = wrap_dim(d, dim(), "squeeze");  // a 0-d tensor takes -1 and 0
-  if (dim() == 0) return *this;
-  if (size(d) != 1) return *this;
-  DimVector sz(sizes()), st(strides());
-  sz.erase(sz.begin() + d);
-  st.erase(st.begin() + d);
-  return make_view(*this, sz, st, storage_offset());
+  const bool grad = needs_grad(*this);
+  Tensor out = forward_once(grad, [&]() -> Tensor {
+    d = wrap_dim(d, dim(), "squeeze");  // a 0-d tensor takes -1 and 0
+    if (dim() == 0) return *this;
+    if (size(d) != 1) return *this;
+    DimVector sz(sizes()), st(strides());
+    sz.erase(sz.begin() + d);
+    st.erase(st.begin() + d);
+    return make_view(*this, sz, st, storage_offset());
+  });
+  if (grad) [[unlikely]] autograd::record_squeeze(*this, out, d);
+  return out;
 }
 
 Tensor Tensor::expand(IntArrayRef new_sizes) const {
   check_defined(*this, "expand", "self");
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::expand(*this, new_sizes);
-  WICK_CHECK(new_sizes.size() >= size_t(dim()), ValueError, "expand", "the number of sizes provided (",
-             new_sizes.size(), ") must be greater or equal to the number of dimensions in the tensor (",
-             dim(), ")");
-  const size_t n = new_sizes.size(), off = n - size_t(dim());
-  DimVector sz(n, 0), st(n, 0);
-  for (size_t i = 0; i < n; ++i) {
-    int64_t want = new_sizes[i];
-    if (i < off) {
-      WICK_CHECK(want >= 0, ValueError, "expand", "the expanded size of the tensor (", want,
-                 ") isn't allowed in a leading, non-existing dimension ", i);
+  const bool grad = needs_grad(*this);
+  Tensor out = forward_once(grad, [&]() -> Tensor {
+    WICK_CHECK(new_sizes.size() >= size_t(dim()), ValueError, "expand", "the number of sizes provided (",
+               new_sizes.size(), ") must be greater or equal to the number of dimensions in the tensor (",
+               dim(), ")");
+    const size_t n = new_sizes.size(), off = n - size_t(dim());
+    DimVector sz(n, 0), st(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      int64_t want = new_sizes[i];
+      if (i < off) {
+        WICK_CHECK(want >= 0, ValueError, "expand", "the expanded size of the tensor (", want,
+                   ") isn't allowed in a leading, non-existing dimension ", i);
+        sz[i] = want;
+        st[i] = 0;
+        continue;
+      }
+      int64_t have = size(int64_t(i - off));
+      if (want == -1) want = have;
+      WICK_CHECK(have == want || have == 1, ValueError, "expand", "the expanded size of the tensor (", want,
+                 ") must match the existing size (", have, ") at non-singleton dimension ", i,
+                 ".  Target sizes: ", new_sizes, ".  Tensor sizes: ", sizes());
       sz[i] = want;
-      st[i] = 0;
-      continue;
+      st[i] = have == want ? stride(int64_t(i - off)) : 0;
     }
-    int64_t have = size(int64_t(i - off));
-    if (want == -1) want = have;
-    WICK_CHECK(have == want || have == 1, ValueError, "expand", "the expanded size of the tensor (", want,
-               ") must match the existing size (", have, ") at non-singleton dimension ", i,
-               ".  Target sizes: ", new_sizes, ".  Tensor sizes: ", sizes());
-    sz[i] = want;
-    st[i] = have == want ? stride(int64_t(i - off)) : 0;
-  }
-  // Sizes the checks above let through that no tensor can have: a negative one in place of a
-  // singleton dim, and sizes whose running product does not fit in int64 (even if a later
-  // size is 0).
-  int64_t numel = 1;
-  bool overflow = false;
-  for (int64_t s : sz) {
-    WICK_CHECK(s >= 0, ValueError, "expand", "Trying to create tensor with negative dimension ", s, ": ",
-               IntArrayRef(sz));
-    overflow |= __builtin_mul_overflow(numel, s, &numel);
-  }
-  WICK_CHECK(!overflow, ValueError, "expand", "numel: integer multiplication overflow (sizes ",
-             IntArrayRef(sz), ")");
-  return make_view(*this, sz, st, storage_offset());
+    // Sizes the checks above let through that no tensor can have: a negative one in place of a
+    // singleton dim, and sizes whose running product does not fit in int64 (even if a later
+    // size is 0).
+    int64_t numel = 1;
+    bool overflow = false;
+    for (int64_t s : sz) {
+      WICK_CHECK(s >= 0, ValueError, "expand", "Trying to create tensor with negative dimension ", s, ": ",
+                 IntArrayRef(sz));
+      overflow |= __builtin_mul_overflow(numel, s, &numel);
+    }
+    WICK_CHECK(!overflow, ValueError, "expand", "numel: integer multiplication overflow (sizes ",
+               IntArrayRef(sz), ")");
+    return make_view(*this, sz, st, storage_offset());
+  });
+  if (grad) [[unlikely]] autograd::record_expand(*this, out);
+  return out;
 }
 
 Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
   check_defined(*this, "narrow", "self");
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::narrow(*this, d, start, length);
-  WICK_CHECK(dim() > 0, ValueError, "narrow", "narrow() cannot be applied to a 0-dim tensor.");
-  WICK_CHECK(length >= 0, ValueError, "narrow", "narrow(): length must be non-negative.");
-  d = wrap_dim(d, dim(), "narrow");
-  int64_t n = size(d);
-  if (start < 0) start += n;
-  WICK_CHECK(start >= 0 && start <= n, IndexError, "narrow", "start (", start,
-             ") is out of bounds for dimension ", d, " of size ", n);
-  WICK_CHECK(length >= 0 && length <= n - start, IndexError, "narrow", "start (", start, ") + length (",
-             length, ") exceeds dimension size (", n, ").");
-  DimVector sz(sizes());
-  sz[size_t(d)] = length;
-  return make_view(*this, sz, strides(), offset_of(*this, start, d));
+  const bool grad = needs_grad(*this);
+  Tensor out = forward_once(grad, [&]() -> Tensor {
+    WICK_CHECK(dim() > 0, ValueError, "narrow", "narrow() cannot be applied to a 0-dim tensor.");
+    WICK_CHECK(length >= 0, ValueError, "narrow", "narrow(): length must be non-negative.");
+    d = wrap_dim(d, dim(), "narrow");
+    int64_t n = size(d);
+    if (start < 0) start += n;
+    WICK_CHECK(start >= 0 && start <= n, IndexError, "narrow", "start (", start,
+               ") is out of bounds for dimension ", d, " of size ", n);
+    WICK_CHECK(length >= 0 && length <= n - start, IndexError, "narrow", "start (", start, ") + length (",
+               length, ") exceeds dimension size (", n, ").");
+    DimVector sz(sizes());
+    sz[size_t(d)] = length;
+    return make_view(*this, sz, strides(), offset_of(*this, start, d));
+  });
+  if (grad) [[unlikely]] autograd::record_narrow(*this, out, d, start, length);
+  return out;
 }
 
 Tensor Tensor::select(int64_t d, int64_t index) const {
   check_defined(*this, "select", "self");
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::select(*this, d, index);
-  WICK_CHECK(dim() > 0, IndexError, "select", "select() cannot be applied to a 0-dim tensor.");
-  d = wrap_dim(d, dim(), "select");
-  int64_t n = size(d);
-  WICK_CHECK(index >= -n && index < n, IndexError, "select", "index ", index,
-             " is out of bounds for dimension ", d, " with size ", n);
-  if (index < 0) index += n;
-  DimVector sz(sizes()), st(strides());
-  sz.erase(sz.begin() + d);
-  st.erase(st.begin() + d);
-  return make_view(*this, sz, st, offset_of(*this, index, d));
+  const bool grad = needs_grad(*this);
+  Tensor out = forward_once(grad, [&]() -> Tensor {
+    WICK_CHECK(dim() > 0, IndexError, "select", "select() cannot be applied to a 0-dim tensor.");
+    d = wrap_dim(d, dim(), "select");
+    int64_t n = size(d);
+    WICK_CHECK(index >= -n && index < n, IndexError, "select", "index ", index,
+               " is out of bounds for dimension ", d, " with size ", n);
+    if (index < 0) index += n;
+    DimVector sz(sizes()), st(strides());
+    sz.erase(sz.begin() + d);
+    st.erase(st.begin() + d);
+    return make_view(*this, sz, st, offset_of(*this, index, d));
+  });
+  if (grad) [[unlikely]] autograd::record_select(*this, out, d, index);
+  return out;
 }
 
 Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int64_t> end,
                      int64_t step) const {
   check_defined(*this, "slice", "self");
-  if (needs_grad(*this)) [[unlikely]]
-    return autograd::slice(*this, d, start, end, step);
-  WICK_CHECK(dim() > 0, IndexError, "slice", "slice() cannot be applied to a 0-dim tensor.");
-  WICK_CHECK(step > 0, ValueError, "slice", "slice step must be positive");
-  d = wrap_dim(d, dim(), "slice");
-  const int64_t n = size(d);
-  int64_t s = start.value_or(0), e = end.value_or(n);
-  if (s < 0) s += n;
-  if (e < 0) e += n;
-  s = std::clamp<int64_t>(s, 0, n);
-  e = std::clamp<int64_t>(e, s, n);
-  DimVector sz(sizes()), st(strides());
-  const int64_t len = e - s;
-  sz[size_t(d)] = len == 0 ? 0 : 1 + (len - 1) / step;  // no overflow for any step
-  // stride * step fits whenever the result addresses two elements along d; when it does not
-  // fit (an empty tensor's huge stride, a step past the end) the stride is never used.
-  int64_t stepped = 0;
-  if (!__builtin_mul_overflow(st[size_t(d)], step, &stepped)) st[size_t(d)] = stepped;
-  return make_view(*this, sz, st, offset_of(*this, s, d));
+  const bool grad = needs_grad(*this);
+  Tensor out = forward_once(grad, [&]() -> Tensor {
+    WICK_CHECK(dim() > 0, IndexError, "slice", "slice() cannot be applied to a 0-dim tensor.");
+    WICK_CHECK(step > 0, ValueError, "slice", "slice step must be positive");
+    d = wrap_dim(d, dim(), "slice");
+    const int64_t n = size(d);
+    int64_t s = start.value_or(0), e = end.value_or(n);
+    if (s < 0) s += n;
+    if (e < 0) e += n;
+    s = std::clamp<int64_t>(s, 0, n);
+    e = std::clamp<int64_t>(e, s, n);
+    DimVector sz(sizes()), st(strides());
+    const int64_t len = e - s;
+    sz[size_t(d)] = len == 0 ? 0 : 1 + (len - 1) / step;  // no overflow for any step
+    // stride * step fits whenever the result addresses two elements along d; when it does not
+    // fit (an empty tensor's huge stride, a step past the end) the stride is never used.
+    int64_t stepped = 0;
+    if (!__builtin_mul_overflow(st[size_t(d)], step, &stepped)) st[size_t(d)] = stepped;
+    return make_view(*this, sz, st, offset_of(*this, s, d));
+  });
+  if (grad) [[unlikely]] autograd::record_slice(*this, out, d, start, end, step);
+  return out;
 }
 
 std::vector<Tensor> Tensor::split(int64_t split_size, int64_t d) const {

@@ -221,6 +221,8 @@ const KernelTable& cpu_kernels() {
       .log_softmax_nll_loss_backward = nullptr,  // CUDA only, as the forward above
       .conv2d_forward = cpu::cpu_conv2d_forward,
       .conv2d_backward = cpu::cpu_conv2d_backward,
+      .max_pool2d_forward = cpu::cpu_max_pool2d_forward,
+      .max_pool2d_backward = cpu::cpu_max_pool2d_backward,
       .sgd_step = cpu::cpu_sgd_step,
       .adam_step = cpu::cpu_adam_step,
       .unscale_check = cpu::cpu_unscale_check,

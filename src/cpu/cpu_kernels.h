@@ -25,6 +25,11 @@ void cpu_nll_loss_backward(const Tensor& grad_input, const Tensor& grad_out, con
 Tensor cpu_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dParams& p);
 std::array<Tensor, 3> cpu_conv2d_backward(const Tensor& dy, const Tensor& x, const Tensor& w,
                                           const Conv2dParams& p, std::array<bool, 3> needs);
+// 2-D max pooling (pool_kernel.cpp): direct loops for float32/float64, core's generic
+// implementation for the rest.
+std::array<Tensor, 2> cpu_max_pool2d_forward(const Tensor& x, const Pool2dGeometry& g);
+Tensor cpu_max_pool2d_backward(const Tensor& dy, const Tensor& offsets, IntArrayRef x_sizes,
+                               const Pool2dGeometry& g);
 void cpu_sgd_step(std::span<const Tensor> params, std::span<const Tensor> grads, std::span<const Tensor> bufs,
                   const SgdStepArgs& args);
 void cpu_unscale_check(std::span<const Tensor> grads, const Tensor& found_inf, const Tensor& inv_scale);

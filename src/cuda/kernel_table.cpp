@@ -1,6 +1,6 @@
 // The CUDA backend's KernelTable: every family runs on the GPU (src/cuda/kernels, blas.cpp);
 // convolution through cuDNN (cudnn_conv.cpp) when the build has it, else core's generic
-// im2col + GEMM on top of the other families.
+// im2col + GEMM on top of the other families; max pooling through core's generic windows.
 #include "core/conv.h"
 #include "core/kernel_table.h"
 #include "cuda/cudnn_conv.h"
@@ -36,6 +36,8 @@ const KernelTable& cuda_kernels() {
       .conv2d_forward = &generic_conv2d_forward,
       .conv2d_backward = &generic_conv2d_backward,
 #endif
+      .max_pool2d_forward = nullptr,  // core's generic windows implementation (core/pool.h)
+      .max_pool2d_backward = nullptr,
       .sgd_step = &gpu::sgd_step,
       .adam_step = &gpu::adam_step,
       .unscale_check = &gpu::unscale_check,

@@ -1,5 +1,6 @@
 // nn::functional: activations, linear, dropout, embedding and the normalizations, written
-// with differentiable ops so that autograd records them as it records any op.
+// with differentiable ops so that autograd records them as it records any op; embedding
+// computes its lookup once and records its own node (EmbeddingBackward0), as core's ops do.
 #include "wick/nn/functional.h"
 
 #include "autograd/hooks.h"
@@ -57,11 +58,14 @@ Tensor embedding_impl(const Tensor& indices, const Tensor& weight, std::optional
                "Padding_idx must be within num_embeddings");
     if (*padding_idx < 0) *padding_idx += rows;
   }
-  if (detail::needs_grad(weight)) [[unlikely]]
-    return autograd::embedding(weight, indices, padding_idx);
   DimVector out_sizes(indices.sizes());
   out_sizes.push_back(weight.size(1));
-  return wick::index_select(weight, 0, indices.reshape({-1})).view(out_sizes);
+  Tensor flat = indices.reshape({-1});
+  const bool grad = wick::detail::needs_grad(weight);
+  Tensor out =
+      wick::detail::forward_once(grad, [&] { return wick::index_select(weight, 0, flat).view(out_sizes); });
+  if (grad) [[unlikely]] autograd::record_embedding(weight, flat, out, padding_idx);
+  return out;
 }
 }  // namespace
 

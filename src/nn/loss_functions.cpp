@@ -104,11 +104,9 @@ Tensor cross_entropy_impl(const Tensor& input, const Tensor& target, const Tenso
   // of a small model is bound by launches; docs/design.md), recorded as the two ops it does,
   // whose backward is one kernel too where nothing can tell (autograd/hooks.h).
   if (label_smoothing == 0 && wick::detail::needs_grad(input) && wick::detail::log_softmax_nll_loss_applies(input)) {
-    wick::detail::LogSoftmaxNllResult f;
-    {
-      NoGradGuard no_grad;  // nothing of the forward (a contiguous copy, casts) is recorded
-      f = wick::detail::log_softmax_nll_loss(input, target, weight, ignore_index, r);
-    }
+    // Nothing of the forward (a contiguous copy, casts) is recorded but the two nodes.
+    const wick::detail::LogSoftmaxNllResult f = wick::detail::forward_once(
+        true, [&] { return wick::detail::log_softmax_nll_loss(input, target, weight, ignore_index, r); });
     return wick::autograd::record_log_softmax_nll_loss(input, f.logp, target, weight, ignore_index, r, f.loss,
                                                        f.total_weight);
   }

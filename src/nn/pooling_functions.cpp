@@ -1,10 +1,10 @@
 // The 2-D poolings of nn::functional: argument checks and output geometry here; the window
-// computations and their autograd nodes (MaxPool2DWithIndicesBackward0, AvgPool2DBackward0)
-// in src/autograd/pool_backward.cpp, recorded when the input needs grad as core's ops are.
+// computations are core's pooling ops (core/pool.h: the kernel table's max-pooling entries or
+// the generic windows), which record MaxPool2DWithIndicesBackward0 and AvgPool2DBackward0 when
+// the input needs grad.
 #include <algorithm>
 
-#include "autograd/hooks.h"
-#include "autograd/pool.h"
+#include "core/pool.h"
 #include "core/tensor_ops.h"
 #include "nn/batched.h"
 #include "wick/nn/functional.h"
@@ -14,7 +14,7 @@ namespace wick::nn::functional {
 
 namespace {
 
-using autograd::Pool2dGeometry;
+using wick::detail::Pool2dGeometry;
 
 // Pooling output size (PyTorch's pooling_output_shape).
 int64_t pool_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode, const char* op) {
@@ -56,9 +56,7 @@ Tensor max_pool2d(const Tensor& x, Pair kernel_size, std::optional<Pair> stride,
                x4.dtype(), "'");
     const Pool2dGeometry g = pool_geometry(x4, kernel_size, stride.value_or(kernel_size), padding, dilation,
                                            ceil_mode, "max_pool2d");
-    if (wick::detail::needs_grad(x4)) [[unlikely]]
-      return autograd::max_pool2d(x4, g);
-    return autograd::max_pool2d_forward(x4, g);
+    return wick::detail::max_pool2d(x4, g);
   });
 }
 
@@ -69,9 +67,7 @@ Tensor avg_pool2d(const Tensor& x, Pair kernel_size, std::optional<Pair> stride,
     WICK_CHECK(x4.dtype() != kBool, TypeError, "avg_pool2d", "\"avg_pool2d\" not implemented for 'bool'");
     const Pool2dGeometry g =
         pool_geometry(x4, kernel_size, stride.value_or(kernel_size), padding, 1, ceil_mode, "avg_pool2d");
-    if (wick::detail::needs_grad(x4)) [[unlikely]]
-      return autograd::avg_pool2d(x4, g, count_include_pad);
-    return autograd::avg_pool2d_forward(x4, g, count_include_pad);
+    return wick::detail::avg_pool2d(x4, g, count_include_pad);
   });
 }
 

@@ -49,6 +49,11 @@ TEST(KernelTable, FilledEntryIsReturned) {
   // generic implementation).
   EXPECT_EQ(kernel<&KernelTable::conv2d_forward>(Device(kCPU), "conv2d"), &cpu::cpu_conv2d_forward);
   EXPECT_EQ(kernel<&KernelTable::conv2d_backward>(Device(kCPU), "conv2d"), &cpu::cpu_conv2d_backward);
+  // And max pooling (its other dtypes go to core's generic windows, as an empty entry's do).
+  EXPECT_EQ(kernel<&KernelTable::max_pool2d_forward>(Device(kCPU), "max_pool2d"),
+            &cpu::cpu_max_pool2d_forward);
+  EXPECT_EQ(kernel<&KernelTable::max_pool2d_backward>(Device(kCPU), "max_pool2d"),
+            &cpu::cpu_max_pool2d_backward);
 }
 
 }  // namespace

@@ -1,12 +1,16 @@
-// max_pool2d on the CPU for float32/float64 (direct loops over the windows): values and the
-// input gradient against loops in double written here, over kernel, stride, padding,
-// dilation and ceil_mode, with ties (the first maximum takes the gradient) and NaN.
+// max_pool2d on the CPU: the CPU kernel for float32/float64 (direct loops over the windows) and
+// core's generic windows implementation (what the other dtypes and an empty kernel-table entry
+// get): values and the input gradient against loops in double written here, over kernel,
+// stride, padding, dilation and ceil_mode, with ties (the first maximum takes the gradient) and
+// NaN.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "core/pool.h"
 #include "nn_test_util.h"
 #include "wick/wick.h"
 
@@ -54,6 +58,17 @@ void reference(const Pool& k, const std::vector<double>& x, const std::vector<do
       }
 }
 
+const std::vector<Pool> kCases = {
+    // n c  h  w kh kw sh sw ph pw dh dw ceil
+    {2, 3, 8, 8, 2, 2, 2, 2, 0, 0, 1, 1, false},  // the CNN's pooling
+    {2, 2, 7, 9, 2, 2, 2, 2, 0, 0, 1, 1, false},  // the same, odd sizes (the last row and column unused)
+    {2, 2, 7, 9, 2, 2, 2, 2, 0, 0, 1, 1, true},   // ceil_mode: windows cut by the edge
+    {2, 2, 7, 9, 3, 3, 2, 2, 1, 1, 1, 1, false},  // overlapping windows, padding
+    {1, 3, 7, 7, 2, 3, 2, 1, 1, 1, 2, 1, true},   // dilation, ceil_mode
+    {2, 2, 5, 6, 3, 2, 3, 2, 1, 0, 1, 2, true},   // windows past the edge
+    {1, 1, 4, 4, 4, 4, 1, 1, 0, 0, 1, 1, false},  // one window
+};
+
 void check(const Pool& k, Dtype dtype, bool strided) {
   SCOPED_TRACE(::testing::Message() << k.h << "x" << k.w << " k" << k.kh << "x" << k.kw << " s" << k.sh << ","
                                     << k.sw << " p" << k.ph << "," << k.pw << " d" << k.dh << "," << k.dw
@@ -87,19 +102,57 @@ void check(const Pool& k, Dtype dtype, bool strided) {
 
 TEST(MaxPool2dCpu, MatchesLoops) {
   manual_seed(11);
-  const std::vector<Pool> cases = {
-      // n c  h  w kh kw sh sw ph pw dh dw ceil
-      {2, 3, 8, 8, 2, 2, 2, 2, 0, 0, 1, 1, false},  // the CNN's pooling
-      {2, 2, 7, 9, 2, 2, 2, 2, 0, 0, 1, 1, false},  // the same, odd sizes (the last row and column unused)
-      {2, 2, 7, 9, 2, 2, 2, 2, 0, 0, 1, 1, true},   // ceil_mode: windows cut by the edge
-      {2, 2, 7, 9, 3, 3, 2, 2, 1, 1, 1, 1, false},  // overlapping windows, padding
-      {1, 3, 7, 7, 2, 3, 2, 1, 1, 1, 2, 1, true},   // dilation, ceil_mode
-      {2, 2, 5, 6, 3, 2, 3, 2, 1, 0, 1, 2, true},   // windows past the edge
-      {1, 1, 4, 4, 4, 4, 1, 1, 0, 0, 1, 1, false},  // one window
-  };
-  for (const Pool& k : cases)
+  for (const Pool& k : kCases)
     for (Dtype dtype : {kFloat32, kFloat64})
       for (bool strided : {false, true}) check(k, dtype, strided);
+}
+
+// The geometry nn::functional builds (no padding beyond what the cases need).
+detail::Pool2dGeometry geometry(const Pool& k) {
+  detail::Pool2dGeometry g{k.kh, k.kw, k.sh, k.sw, k.ph, k.pw, k.dh, k.dw, 0, 0, 0, 0};
+  g.oh = pool_out(k.h, k.kh, k.sh, k.ph, k.dh, k.ceil_mode);
+  g.ow = pool_out(k.w, k.kw, k.sw, k.pw, k.dw, k.ceil_mode);
+  g.hp = std::max(k.h + 2 * k.ph, (g.oh - 1) * k.sh + k.dh * (k.kh - 1) + 1);
+  g.wp = std::max(k.w + 2 * k.pw, (g.ow - 1) * k.sw + k.dw * (k.kw - 1) + 1);
+  return g;
+}
+
+
+// The generic implementation called directly (float64, contiguous and strided input), and
+// through nn::functional for bfloat16, a dtype the CPU kernel hands to it: both against the
+// reference, so the two CPU paths agree with each other too.
+TEST(MaxPool2dCpu, GenericMatchesLoops) {
+  manual_seed(12);
+  for (const Pool& k : kCases) {
+    SCOPED_TRACE(::testing::Message()
+                 << k.h << "x" << k.w << " k" << k.kh << "x" << k.kw << " s" << k.sh << "," << k.sw << " p"
+                 << k.ph << "," << k.pw << " d" << k.dh << "," << k.dw << (k.ceil_mode ? " ceil" : ""));
+    const detail::Pool2dGeometry g = geometry(k);
+    Tensor x = randint(-3, 4, {k.n, k.c, k.h, k.w}, TensorOptions(kInt64)).to(kFloat64);
+    // Integer gradients: exact in bfloat16 and in their sums.
+    Tensor dy = randint(-4, 5, {k.n, k.c, g.oh, g.ow}, TensorOptions(kInt64)).to(kFloat64);
+    std::vector<double> y_ref, dx_ref;
+    reference(k, x.to_vector<double>(), dy.to_vector<double>(), y_ref, dx_ref);
+    for (bool strided : {false, true}) {
+      Tensor xi = strided ? x.transpose(2, 3).contiguous().transpose(2, 3) : x;
+      auto [values, offsets] = detail::generic_max_pool2d_forward(xi, g);
+      expect_close(values.reshape({-1}), y_ref, 0, "generic y");
+      EXPECT_EQ(offsets.dtype(), kInt64);
+      expect_close(detail::generic_max_pool2d_backward(dy, offsets, x.sizes(), g).reshape({-1}), dx_ref, 0,
+                   "generic dx");
+      // The CPU kernel's values and offsets are the generic one's.
+      auto [cpu_values, cpu_offsets] = detail::cpu_kernels().max_pool2d_forward(xi, g);
+      expect_close(cpu_values.reshape({-1}), y_ref, 0, "cpu y");
+      expect_close(cpu_offsets.reshape({-1}), offsets.reshape({-1}), 0, 0, "offsets");
+    }
+    Tensor xb = x.to(kBFloat16).requires_grad_();
+    Tensor y = F::max_pool2d(xb, {k.kh, k.kw}, F::Pair{k.sh, k.sw}, {k.ph, k.pw}, {k.dh, k.dw}, k.ceil_mode);
+    EXPECT_EQ(y.grad_fn()->name(), "MaxPool2DWithIndicesBackward0");
+    EXPECT_EQ(y.dtype(), kBFloat16);
+    expect_close(y.reshape({-1}), y_ref, 0, "bfloat16 y");
+    y.backward(dy.to(kBFloat16));
+    expect_close(xb.grad().reshape({-1}), dx_ref, 0, "bfloat16 dx");
+  }
 }
 
 // A NaN in a window is its max and takes the gradient; with two NaNs, the first (the 2x2
