@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cpu/cpu_kernels.h"
+#include "cpu/kernels.h"
 #include "wick/wick.h"
 
 namespace wick::detail {
@@ -47,8 +47,8 @@ TEST(KernelTable, FilledEntryIsReturned) {
             "[copy_] not implemented on cpu");
   // The CPU table fills convolution with its own kernel (which hands the dtypes BLAS lacks to the
   // generic implementation).
-  EXPECT_EQ(kernel<&KernelTable::conv2d_forward>(Device(kCPU), "conv2d"), &cpu::cpu_conv2d_forward);
-  EXPECT_EQ(kernel<&KernelTable::conv2d_backward>(Device(kCPU), "conv2d"), &cpu::cpu_conv2d_backward);
+  EXPECT_EQ(kernel<&KernelTable::conv2d_forward>(Device(kCPU), "conv2d"), &cpu::conv2d_forward);
+  EXPECT_EQ(kernel<&KernelTable::conv2d_backward>(Device(kCPU), "conv2d"), &cpu::conv2d_backward);
 }
 
 }  // namespace

@@ -17,7 +17,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "cpu/cpu_kernels.h"
+#include "cpu/kernels.h"
 #include "cpu/map_loop.h"
 #include "cpu/vec_math.h"
 
@@ -134,7 +134,7 @@ void unary_float(UnaryOp op, const TensorIter& it) {
 }
 
 template <class T>
-void cpu_unary_typed(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b) {
+void unary_typed(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b) {
   using M = opmath_t<T>;
   switch (op) {
     case UnaryOp::Neg:
@@ -216,7 +216,7 @@ void loss_pointwise(PointwiseOp op, const TensorIter& it) {
 }
 
 template <class T>
-void cpu_pointwise_typed(PointwiseOp op, const TensorIter& it) {
+void pointwise_typed(PointwiseOp op, const TensorIter& it) {
   using M = opmath_t<T>;
   switch (op) {
     case PointwiseOp::Pow:
@@ -229,7 +229,7 @@ void cpu_pointwise_typed(PointwiseOp op, const TensorIter& it) {
         auto scan = [&zero](char** p, const int64_t* s, int64_t n) {
           for (int64_t i = 0; i < n; ++i) zero |= load<T>(p[2], s[2], i) == T(0);
         };
-        if (it.numel() > 0) cpu_loop_range(it, 0, it.numel(), scan);  // before writing anything
+        if (it.numel() > 0) loop_range(it, 0, it.numel(), scan);  // before writing anything
         WICK_CHECK(!zero, ValueError, "remainder", "ZeroDivisionError");
       }
       return map_loop<T, T, T>(it, [](T x, T d) { return T(py_mod(M(x), M(d))); });
@@ -250,12 +250,12 @@ void cpu_pointwise_typed(PointwiseOp op, const TensorIter& it) {
 
 }  // namespace
 
-void cpu_unary(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b) {
-  WICK_DISPATCH_NUMERIC(it.dtype(), op_name(op), [&]<class T>() { cpu_unary_typed<T>(op, it, a, b); });
+void unary(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b) {
+  WICK_DISPATCH_NUMERIC(it.dtype(), op_name(op), [&]<class T>() { unary_typed<T>(op, it, a, b); });
 }
 
-void cpu_pointwise(PointwiseOp op, const TensorIter& it) {
-  WICK_DISPATCH_NUMERIC(it.dtype(), op_name(op), [&]<class T>() { cpu_pointwise_typed<T>(op, it); });
+void pointwise(PointwiseOp op, const TensorIter& it) {
+  WICK_DISPATCH_NUMERIC(it.dtype(), op_name(op), [&]<class T>() { pointwise_typed<T>(op, it); });
 }
 
 }  // namespace wick::detail::cpu
