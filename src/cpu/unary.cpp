@@ -17,6 +17,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/scalar_math.h"
 #include "cpu/kernels.h"
 #include "cpu/map_loop.h"
 #include "cpu/vec_math.h"
@@ -27,69 +28,6 @@ namespace {
 
 template <class T>
 constexpr bool is_float_v = std::is_floating_point_v<opmath_t<T>>;
-
-// Integer power by squaring in unsigned arithmetic (wraps like PyTorch, without signed
-// overflow). A negative exponent gives 1/base rounded toward zero: 0 unless base is 1 or -1.
-template <class T>
-T int_pow(T base, T exp) {
-  if constexpr (std::is_signed_v<T>) {
-    if (exp < 0) {
-      if (base == 1) return 1;
-      if (base == -1) return (exp & 1) ? T(-1) : T(1);
-      return 0;
-    }
-  }
-  using U = std::make_unsigned_t<std::conditional_t<(sizeof(T) < sizeof(int)), int, T>>;
-  U r = 1, b = U(base);
-  for (auto e = U(exp); e; e >>= 1) {
-    if (e & 1) r *= b;
-    b *= b;
-  }
-  return T(r);
-}
-
-template <class M>
-M float_pow(M x, M e) {
-  if (e == M(2)) return x * x;
-  if (e == M(3)) return x * x * x;
-  if (e == M(0.5)) return std::sqrt(x);
-  if (e == M(-1)) return M(1) / x;
-  if (e == M(-2)) return M(1) / (x * x);
-  return std::pow(x, e);
-}
-
-// Python's modulo: the result takes the divisor's sign.
-template <class M>
-M py_mod(M a, M b) {
-  if constexpr (std::is_floating_point_v<M>) {
-    M r = std::fmod(a, b);
-    if (r != M(0) && ((b < M(0)) != (r < M(0)))) r += b;
-    return r;
-  } else {
-    if (b == M(-1)) return M(0);  // INT_MIN % -1 traps on x86
-    M r = M(a % b);
-    if (r != 0 && ((b < 0) != (r < 0))) r = M(r + b);
-    return r;
-  }
-}
-
-// max/min that propagate NaN from either side, as torch.clamp does.
-template <class M>
-M nan_max(M a, M b) {
-  if constexpr (std::is_floating_point_v<M>) {
-    if (a != a) return a;
-    if (b != b) return b;
-  }
-  return a < b ? b : a;
-}
-template <class M>
-M nan_min(M a, M b) {
-  if constexpr (std::is_floating_point_v<M>) {
-    if (a != a) return a;
-    if (b != b) return b;
-  }
-  return b < a ? b : a;
-}
 
 template <class T, class F>
 void unary_map(const TensorIter& it, F f) {
