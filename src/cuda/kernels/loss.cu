@@ -76,6 +76,27 @@ __device__ __forceinline__ M nan_value() {
   return M(NAN);
 }
 
+// Whether target v is a class of [0, c) whose loss the kernel computes. For ignore_index it is
+// not (the loss stays 0); for any other target outside [0, c) it is not either: loss becomes
+// NaN and the target is reported to the host (by this thread when report; the threads of a
+// block that share v let one of them report).
+template <class M>
+__device__ __forceinline__ bool target_class(int64_t v, int64_t c, int64_t ignore, long long* slot, M& loss,
+                                             bool report = true) {
+  if (v == ignore) return false;
+  if (v < 0 || v >= c) {
+    if (report) report_bad_target(slot, v);
+    loss = nan_value<M>();
+    return false;
+  }
+  return true;
+}
+
+// Whether target v has a gradient: a class of [0, c), not ignore_index.
+__device__ __forceinline__ bool has_class(int64_t v, int64_t c, int64_t ignore) {
+  return v != ignore && v >= 0 && v < c;
+}
+
 // Sum of v over the block; the result is valid in thread 0. Starts with a barrier, so a block
 // may call it again for its next row.
 template <class M>
@@ -172,12 +193,7 @@ __device__ __forceinline__ void reduce_block(const T* x, const int64_t* tgt, con
   M sum = 0, wsum = 0;
   for (int64_t i = threadIdx.x; i < ns; i += kReduceThreads) {
     const int64_t v = tgt[i];
-    if (v == ignore) continue;
-    if (v < 0 || v >= c) {
-      report_bad_target(slot, v);
-      sum = nan_value<M>();
-      continue;
-    }
+    if (!target_class(v, c, ignore, slot, sum)) continue;
     const M wt = w ? cast<M>(w[v]) : M(1);
     const int64_t n = i / s, j = i - n * s;
     sum -= wt * cast<M>(x[(n * c + v) * s + j]);
@@ -205,14 +221,9 @@ __device__ __forceinline__ T none_element(const T* x, const int64_t* tgt, const 
   using M = opmath_t<T>;
   const int64_t v = tgt[i];
   M loss = 0;
-  if (v != ignore) {
-    if (v < 0 || v >= c) {
-      report_bad_target(slot, v);
-      loss = nan_value<M>();
-    } else {
-      const int64_t n = i / s, j = i - n * s;
-      loss = -(w ? cast<M>(w[v]) : M(1)) * cast<M>(x[(n * c + v) * s + j]);
-    }
+  if (target_class(v, c, ignore, slot, loss)) {
+    const int64_t n = i / s, j = i - n * s;
+    loss = -(w ? cast<M>(w[v]) : M(1)) * cast<M>(x[(n * c + v) * s + j]);
   }
   return cast<T>(loss);
 }
@@ -267,42 +278,37 @@ __global__ void __launch_bounds__(kBlock)
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const int64_t v = tgt[row];  // the same for the whole block: the branches below are uniform
     M loss = 0, wt = 0;
-    if (v != ignore) {
-      if (v < 0 || v >= c) {
-        if (threadIdx.x == 0) report_bad_target(slot, v);
-        loss = nan_value<M>();
-      } else {
-        const T* xr = x + row * c;
-        LogSumExp<M> r;
-        if constexpr (VEC > 1) {
-          // kChunk vectors are loaded before any arithmetic, so each thread has that many loads
-          // in flight; each chunk then costs one exp per element and one rescale (add_chunk).
-          const auto* xv = reinterpret_cast<const Vec<T, VEC>*>(xr);
-          const int64_t nv = c / VEC;
-          int64_t k = threadIdx.x;
-          for (; k + (kChunk - 1) * kBlock < nv; k += kChunk * kBlock) {
-            Vec<T, VEC> a[kChunk];
+    if (target_class(v, c, ignore, slot, loss, threadIdx.x == 0)) {
+      const T* xr = x + row * c;
+      LogSumExp<M> r;
+      if constexpr (VEC > 1) {
+        // kChunk vectors are loaded before any arithmetic, so each thread has that many loads
+        // in flight; each chunk then costs one exp per element and one rescale (add_chunk).
+        const auto* xv = reinterpret_cast<const Vec<T, VEC>*>(xr);
+        const int64_t nv = c / VEC;
+        int64_t k = threadIdx.x;
+        for (; k + (kChunk - 1) * kBlock < nv; k += kChunk * kBlock) {
+          Vec<T, VEC> a[kChunk];
 #pragma unroll
-            for (int u = 0; u < kChunk; ++u) a[u] = xv[k + u * kBlock];
-            M e[kChunk * VEC];
+          for (int u = 0; u < kChunk; ++u) a[u] = xv[k + u * kBlock];
+          M e[kChunk * VEC];
 #pragma unroll
-            for (int u = 0; u < kChunk; ++u)
+          for (int u = 0; u < kChunk; ++u)
 #pragma unroll
-              for (int j = 0; j < VEC; ++j) e[u * VEC + j] = cast<M>(a[u].v[j]);
-            r.add_chunk(e);
-          }
-          for (; k < nv; k += kBlock) {
-            const Vec<T, VEC> a = xv[k];
-#pragma unroll
-            for (int j = 0; j < VEC; ++j) r.add(cast<M>(a.v[j]));
-          }
-        } else {
-          for (int64_t k = threadIdx.x; k < c; k += kBlock) r.add(cast<M>(xr[k]));
+            for (int j = 0; j < VEC; ++j) e[u * VEC + j] = cast<M>(a[u].v[j]);
+          r.add_chunk(e);
         }
-        r = block_lse(r);
-        wt = w ? cast<M>(w[v]) : M(1);
-        loss = -wt * (cast<M>(xr[v]) - r.m - m_log(r.s));
+        for (; k < nv; k += kBlock) {
+          const Vec<T, VEC> a = xv[k];
+#pragma unroll
+          for (int j = 0; j < VEC; ++j) r.add(cast<M>(a.v[j]));
+        }
+      } else {
+        for (int64_t k = threadIdx.x; k < c; k += kBlock) r.add(cast<M>(xr[k]));
       }
+      r = block_lse(r);
+      wt = w ? cast<M>(w[v]) : M(1);
+      loss = -wt * (cast<M>(xr[v]) - r.m - m_log(r.s));
     }
     if (threadIdx.x == 0) {
       if (out) {
@@ -324,18 +330,13 @@ __global__ void __launch_bounds__(kBlock)
   for (int64_t i = int64_t(blockIdx.x) * kBlock + threadIdx.x; i < ns; i += int64_t(gridDim.x) * kBlock) {
     const int64_t v = tgt[i];
     M loss = 0, wt = 0;
-    if (v != ignore) {
-      if (v < 0 || v >= c) {
-        report_bad_target(slot, v);
-        loss = nan_value<M>();
-      } else {
-        const int64_t n = i / s, j = i - n * s;
-        const T* xc = x + n * c * s + j;
-        LogSumExp<M> r;
-        for (int64_t k = 0; k < c; ++k) r.add(cast<M>(xc[k * s]));
-        wt = w ? cast<M>(w[v]) : M(1);
-        loss = -wt * (cast<M>(xc[v * s]) - r.m - m_log(r.s));
-      }
+    if (target_class(v, c, ignore, slot, loss)) {
+      const int64_t n = i / s, j = i - n * s;
+      const T* xc = x + n * c * s + j;
+      LogSumExp<M> r;
+      for (int64_t k = 0; k < c; ++k) r.add(cast<M>(xc[k * s]));
+      wt = w ? cast<M>(w[v]) : M(1);
+      loss = -wt * (cast<M>(xc[v * s]) - r.m - m_log(r.s));
     }
     if (out) {
       out[i] = cast<T>(loss);
@@ -380,7 +381,7 @@ __global__ void __launch_bounds__(kBlock)
     if constexpr (VEC > 1) {  // s == 1, rows 16-byte aligned
       const int64_t v = t[0];
       M val = 0;
-      if (v != ignore && v >= 0 && v < c)
+      if (has_class(v, c, ignore))
         val = -(w ? cast<M>(w[v]) : M(1)) * (reduction == LossReduction::None ? cast<M>(g[row]) : scale);
       auto* ov = reinterpret_cast<Vec<T, VEC>*>(out);
       for (int64_t k = threadIdx.x; k < c / VEC; k += kBlock) {
@@ -422,7 +423,7 @@ __global__ void __launch_bounds__(kBlock)
     const int64_t row = i / c, k = i - row * c;
     const int64_t v = tgt[row];
     M val = 0;
-    if (v != ignore && v >= 0 && v < c)
+    if (has_class(v, c, ignore))
       val = -(w ? cast<M>(w[v]) : M(1)) * (reduction == LossReduction::None ? cast<M>(g[row * g_stride]) : scale);
     const M s = cast<M>(cast<T>(val));  // the row's one nonzero gradient wrt logp, as stored
     const M gv = k == v ? s : M(0), yv = cast<M>(logp[i]);
