@@ -29,6 +29,7 @@
 #include <atomic>
 #include <mutex>
 
+#include "cuda/kernels/block_reduce.cuh"
 #include "cuda/kernels/device_math.cuh"
 #include "cuda/kernels/elementwise.cuh"
 #include "cuda/kernels/op_kernels.h"
@@ -97,23 +98,10 @@ __device__ __forceinline__ bool has_class(int64_t v, int64_t c, int64_t ignore) 
   return v != ignore && v >= 0 && v < c;
 }
 
-// Sum of v over the block; the result is valid in thread 0. Starts with a barrier, so a block
-// may call it again for its next row.
+// Sum of v over the block; the result is valid in thread 0 (a block may call it again at once).
 template <class M>
-__device__ M block_sum(M v) {
-  __shared__ M part[32];
-  const int lane = int(threadIdx.x) % 32, warp = int(threadIdx.x) / 32, warps = int(blockDim.x) / 32;
-#pragma unroll
-  for (int d = 16; d > 0; d /= 2) v += __shfl_down_sync(0xffffffffu, v, d);
-  __syncthreads();
-  if (lane == 0) part[warp] = v;
-  __syncthreads();
-  if (warp == 0) {
-    v = lane < warps ? part[lane] : M(0);
-#pragma unroll
-    for (int d = 16; d > 0; d /= 2) v += __shfl_down_sync(0xffffffffu, v, d);
-  }
-  return v;
+__device__ __forceinline__ M block_sum(M v) {
+  return block_reduce(v, SumMerge{}, M(0));
 }
 
 // The running (max m, sum s of exp(x - m)) pair of a row's logits.
@@ -155,32 +143,18 @@ struct LogSumExp {
   }
 };
 
+// LogSumExp's merge, as block_reduce.cuh's reductions take it.
+struct LseMerge {
+  template <class M>
+  __device__ __forceinline__ void operator()(LogSumExp<M>& a, const LogSumExp<M>& b) const {
+    a.merge(b.m, b.s);
+  }
+};
+
 // The pair over the block; valid in thread 0.
 template <class M>
-__device__ LogSumExp<M> block_lse(LogSumExp<M> r) {
-  __shared__ M pm[32], ps[32];
-  const int lane = int(threadIdx.x) % 32, warp = int(threadIdx.x) / 32, warps = int(blockDim.x) / 32;
-#pragma unroll
-  for (int d = 16; d > 0; d /= 2) {
-    const M om = __shfl_down_sync(0xffffffffu, r.m, d), os = __shfl_down_sync(0xffffffffu, r.s, d);
-    r.merge(om, os);
-  }
-  __syncthreads();
-  if (lane == 0) {
-    pm[warp] = r.m;
-    ps[warp] = r.s;
-  }
-  __syncthreads();
-  if (warp == 0) {
-    r = LogSumExp<M>{};
-    if (lane < warps) r = LogSumExp<M>{pm[lane], ps[lane]};
-#pragma unroll
-    for (int d = 16; d > 0; d /= 2) {
-      const M om = __shfl_down_sync(0xffffffffu, r.m, d), os = __shfl_down_sync(0xffffffffu, r.s, d);
-      r.merge(om, os);
-    }
-  }
-  return r;
+__device__ __forceinline__ LogSumExp<M> block_lse(LogSumExp<M> r) {
+  return block_reduce(r, LseMerge{}, LogSumExp<M>{});
 }
 
 // reduce_kernel's work, for a block of kReduceThreads threads (log_softmax_nll_kernel runs it
