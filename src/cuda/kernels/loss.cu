@@ -405,8 +405,6 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-int64_t grid_cap(int device) { return int64_t(cuda_sm_count(device)) * (2048 / kBlock) * 4; }
-
 template <class T>
 void forward_typed(const Tensor& out, const Tensor& total_weight, const Tensor& input, const Tensor& target,
                    const Tensor& weight, int64_t ignore, LossReduction reduction, bool logits,
@@ -420,7 +418,7 @@ void forward_typed(const Tensor& out, const Tensor& total_weight, const Tensor& 
   T* o = static_cast<T*>(out.data_ptr());
   T* tw = static_cast<T*>(total_weight.data_ptr());
   const bool none = reduction == LossReduction::None, mean = reduction == LossReduction::Mean;
-  const int64_t elem_blocks = std::min((ns + kBlock - 1) / kBlock, grid_cap(device));
+  const int elem_blocks = grid_blocks(blocks_for(ns), device, 4);
   if (!logits) {
     if (!none) {
       reduce_kernel<T><<<1, kReduceThreads, 0, stream>>>(x, t, w, ns, c, s, ignore, mean, o, tw, slot);
@@ -442,7 +440,7 @@ void forward_typed(const Tensor& out, const Tensor& total_weight, const Tensor& 
   if (ns > 0) {
     if (s == 1) {
       constexpr int VEC = 16 / sizeof(T);
-      const int grid = int(std::min(n, grid_cap(device)));
+      const int grid = grid_blocks(n, device, 4);
       if (c % VEC == 0 && uintptr_t(x) % 16 == 0)
         rows_kernel<T, VEC><<<grid, kBlock, 0, stream>>>(x, t, w, n, c, ignore, direct, lb, wb, slot);
       else rows_kernel<T, 1><<<grid, kBlock, 0, stream>>>(x, t, w, n, c, ignore, direct, lb, wb, slot);
@@ -466,7 +464,7 @@ void backward_typed(const Tensor& grad_input, const Tensor& grad_out, const Tens
   const auto* t = static_cast<const int64_t*>(target.data_ptr());
   const T* w = weight.defined() ? static_cast<const T*>(weight.data_ptr()) : nullptr;
   const T* tw = total_weight.defined() ? static_cast<const T*>(total_weight.data_ptr()) : nullptr;
-  const int grid = int(std::min(n, grid_cap(device)));
+  const int grid = grid_blocks(n, device, 4);
   constexpr int VEC = 16 / sizeof(T);
   if (s == 1 && c % VEC == 0 && uintptr_t(gi) % 16 == 0)
     backward_kernel<T, VEC><<<grid, kBlock, 0, stream>>>(gi, g, t, w, tw, n, c, s, ignore, reduction);
@@ -544,7 +542,7 @@ void log_softmax_nll_loss_backward(const Tensor& grad_input, const Tensor& grad_
   const int64_t n = grad_input.size(0), c = grad_input.size(1);
   if (n * c == 0) return;
   const int64_t g_stride = grad_out.dim() == 1 ? grad_out.stride(0) : 0;
-  const int grid = int(std::min((n * c + kBlock - 1) / kBlock, grid_cap(device)));
+  const int grid = grid_blocks(blocks_for(n * c), device, 4);
   WICK_DISPATCH_FLOATING(grad_input.dtype(), "cross_entropy_backward", [&]<class T>() {
     log_softmax_nll_backward_kernel<T><<<grid, kBlock, 0, stream>>>(
         static_cast<T*>(grad_input.data_ptr()), static_cast<const T*>(grad_out.data_ptr()), g_stride,

@@ -134,18 +134,17 @@ void softmax_typed(bool log, const Tensor& out, const Tensor& in, const char* op
   cudaStream_t stream = current_cuda_stream(device);
   const T* x = static_cast<const T*>(in.data_ptr());
   T* y = static_cast<T*>(out.data_ptr());
-  const int64_t cap = int64_t(cuda_sm_count(device)) * (2048 / kBlock) * 4;
   constexpr int64_t VEC = 16 / sizeof(T);
   const bool aligned = n % VEC == 0 && uintptr_t(x) % 16 == 0 && uintptr_t(y) % 16 == 0;
   if (inner > 1) {
-    column_kernel<T><<<int(std::min((outer * inner + kBlock - 1) / kBlock, cap)), kBlock, 0, stream>>>(
+    column_kernel<T><<<grid_blocks(blocks_for(outer * inner), device, 4), kBlock, 0, stream>>>(
         x, y, outer, n, inner, log);
   } else if (aligned && n > 1024 && n <= kBlock * kCachedVecs * VEC) {
-    cached_kernel<T><<<int(std::min(outer, cap)), kBlock, 0, stream>>>(x, y, outer, n, log);
+    cached_kernel<T><<<grid_blocks(outer, device, 4), kBlock, 0, stream>>>(x, y, outer, n, log);
   } else {
     const int group = n <= 1024 ? 32 : kBlock;
     const int64_t blocks = (outer + kBlock / group - 1) / (kBlock / group);
-    online_kernel<T><<<int(std::min(blocks, cap)), kBlock, 0, stream>>>(x, y, outer, n, group, log);
+    online_kernel<T><<<grid_blocks(blocks, device, 4), kBlock, 0, stream>>>(x, y, outer, n, group, log);
   }
   WICK_CUDA_AFTER_LAUNCH(op, stream);
 }
@@ -204,12 +203,11 @@ void softmax_backward_typed(bool log, const Tensor& grad_input, const Tensor& gr
   const T* g = static_cast<const T*>(grad.data_ptr());
   const T* y = static_cast<const T*>(result.data_ptr());
   T* gi = static_cast<T*>(grad_input.data_ptr());
-  const int64_t cap = int64_t(cuda_sm_count(device)) * (2048 / kBlock) * 4;
   if (inner > 1) {
-    backward_cols_kernel<T><<<int(std::min((outer * inner + kBlock - 1) / kBlock, cap)), kBlock, 0, stream>>>(
+    backward_cols_kernel<T><<<grid_blocks(blocks_for(outer * inner), device, 4), kBlock, 0, stream>>>(
         g, y, gi, outer, n, inner, log);
   } else {
-    backward_rows_kernel<T><<<int(std::min(outer, cap)), kBlock, 0, stream>>>(g, y, gi, outer, n, log);
+    backward_rows_kernel<T><<<grid_blocks(outer, device, 4), kBlock, 0, stream>>>(g, y, gi, outer, n, log);
   }
   WICK_CUDA_AFTER_LAUNCH(op, stream);
 }
