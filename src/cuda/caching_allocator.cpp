@@ -263,7 +263,7 @@ ExpandableSegment& DeviceCachingAllocator::expandable_segment(BlockPool* pool, c
   // between GPUs go through peer access when it is there (copy.cpp), and peer access does
   // not extend to memory mapped through the virtual memory API by itself.
   seg->devices.push_back(device_);
-  for (int d = 0; d < cuda_device_count(); ++d) {
+  for (int d = 0; d < device_count(); ++d) {
     if (d == device_) continue;
     int can = 0;
     WICK_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, d, device_), op);
@@ -980,7 +980,7 @@ DeviceCachingAllocator* existing_caching_allocator(int d) {
   return g_allocators[d].load(std::memory_order_acquire);
 }
 
-void cuda_block_deleter(void* ctx) {
+void block_deleter(void* ctx) {
   Block* b = static_cast<Block*>(ctx);
   try {
     device_caching_allocator(b->device).free(b);
@@ -998,7 +998,7 @@ class CudaAllocator final : public Allocator {
   DataPtr allocate(size_t nbytes) override {
     if (nbytes == 0) return DataPtr(nullptr, nullptr, nullptr, Device(kCUDA, device_));
     Block* b = device_caching_allocator(device_).malloc(nbytes, current_cuda_stream(device_));
-    return DataPtr(b->ptr, b, &cuda_block_deleter, Device(kCUDA, device_));
+    return DataPtr(b->ptr, b, &block_deleter, Device(kCUDA, device_));
   }
 
  private:

@@ -255,7 +255,7 @@ DeviceCachingAllocator& device_caching_allocator(int d);
 // The one if device d already has one, else null (queries that must not create state).
 DeviceCachingAllocator* existing_caching_allocator(int d);
 // The deleter of DataPtrs from the caching allocator (context: the Block).
-void cuda_block_deleter(void* ctx);
+void block_deleter(void* ctx);
 
 // "2.00 GiB", as PyTorch's format_size.
 std::string format_bytes(int64_t n);

@@ -149,7 +149,7 @@ __global__ void __launch_bounds__(kBlock) strided_kernel(int64_t n, Body body, S
 // blocks that the device's SMs hold at once (2048 threads each), and at least one.
 inline int64_t blocks_for(int64_t items) { return (items + kBlock - 1) / kBlock; }
 inline int grid_blocks(int64_t blocks, int device, int64_t waves = 1) {
-  const int64_t cap = int64_t(cuda_sm_count(device)) * (2048 / kBlock) * waves;
+  const int64_t cap = int64_t(sm_count(device)) * (2048 / kBlock) * waves;
   return int(std::max<int64_t>(1, std::min(blocks, cap)));
 }
 

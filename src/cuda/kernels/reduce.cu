@@ -286,7 +286,7 @@ int64_t wave_blocks(K kernel, int device) {
     WICK_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kBlock, 0), "sum");
     per_sm = std::max(n, 1);
   }
-  return int64_t(per_sm) * cuda_sm_count(device);
+  return int64_t(per_sm) * sm_count(device);
 }
 
 // Runs pol over contiguous in [outer, n, inner] (outer * inner output columns).
@@ -329,7 +329,7 @@ void run(const P& pol, const Tensor& in, int64_t outer, int64_t n, int64_t inner
   WICK_CUDA_AFTER_LAUNCH(op, stream);
   if (splits > 1) {
     const int group = splits >= 256 ? kBlock : 32;
-    const int64_t blocks = std::min<int64_t>(ceil_div(cols, kBlock / group), cuda_sm_count(device) * 32);
+    const int64_t blocks = std::min<int64_t>(ceil_div(cols, kBlock / group), sm_count(device) * 32);
     finalize_kernel<P><<<int(blocks), kBlock, 0, stream>>>(pol, partial, cols, splits, group);
     WICK_CUDA_AFTER_LAUNCH(op, stream);
   }
