@@ -59,7 +59,7 @@ if(WICK_CPU_BLAS STREQUAL "dnnl")
   endif()
   target_include_directories(wick_deps INTERFACE ${WICK_DNNL_INCLUDE})
   target_link_libraries(wick_deps INTERFACE ${WICK_DNNL})
-  set_property(SOURCE ${_wick_gemm_source} ${PROJECT_SOURCE_DIR}/src/cpu/conv_dnnl.cpp APPEND PROPERTY
+  set_property(SOURCE ${_wick_gemm_source} ${PROJECT_SOURCE_DIR}/src/cpu/dnnl_conv.cpp APPEND PROPERTY
                COMPILE_DEFINITIONS WICK_CPU_BLAS_DNNL=1)
   message(STATUS "wick: oneDNN ${WICK_DNNL} (float32 GEMM)")
 elseif(WICK_CPU_BLAS STREQUAL "blis")

@@ -11,7 +11,7 @@
 // (C * kh * kw * OH * OW per image, for the whole batch); cuDNN avoids it on CUDA
 // (src/cuda/cudnn_conv.cpp fills CUDA's entries then, and hands back here what cuDNN refuses:
 // integer dtypes, sizes past its 32-bit counts), and the CPU's float32/float64 kernel
-// (src/cpu/conv_kernel.cpp) keeps one image's cols per thread.
+// (src/cpu/conv.cpp) keeps one image's cols per thread.
 #include "core/conv.h"
 
 #include "autograd/hooks.h"

@@ -6,7 +6,7 @@
 // into the kh * kw offsets where the max was taken. Average pooling (no kernel-table entries:
 // it is these ops on every device) sums the windows, and its backward spreads each output's
 // gradient over its window. The CPU's float32/float64 max pooling runs as direct loops instead
-// (src/cpu/pool_kernel.cpp); CUDA's entries are null for now, so it runs the generic one.
+// (src/cpu/pool.cpp); CUDA's entries are null for now, so it runs the generic one.
 #include "core/pool.h"
 
 #include <cmath>

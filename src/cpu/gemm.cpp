@@ -18,7 +18,7 @@
 #include <oneapi/dnnl/dnnl.h>
 #endif
 
-#include "cpu/cpu_kernels.h"
+#include "cpu/kernels.h"
 #include "cpu/loops.h"
 
 namespace wick::detail::cpu {
@@ -180,7 +180,7 @@ void widened_gemm(const GemmArgs& g) {
 
 }  // namespace
 
-void cpu_gemm(const GemmArgs& g) {
+void gemm(const GemmArgs& g) {
   if (g.m == 0 || g.n == 0 || g.batch == 0) return;
   switch (g.c.dtype()) {
     case kFloat32:

@@ -37,7 +37,7 @@ inline int threads_for(int64_t work, int64_t tasks = INT64_MAX) {
 
 // f(char** ptrs, const int64_t* inner_strides, int64_t n) for elements [begin, end).
 template <class F>
-void cpu_loop_range(const TensorIter& it, int64_t begin, int64_t end, F& f) {
+void loop_range(const TensorIter& it, int64_t begin, int64_t end, F& f) {
   constexpr int kMax = TensorIter::kMaxOperands;
   const int nd = it.ndim(), nops = it.noperands();
   const IntArrayRef shape = it.shape();
@@ -78,18 +78,18 @@ void cpu_loop_range(const TensorIter& it, int64_t begin, int64_t end, F& f) {
 }
 
 template <class F>
-void cpu_loop(const TensorIter& it, F&& f) {
+void loop(const TensorIter& it, F&& f) {
   const int64_t n = it.numel();
   if (n == 0) return;
   const int chunks = threads_for(n);
   if (chunks == 1) {
-    cpu_loop_range(it, 0, n, f);
+    loop_range(it, 0, n, f);
     return;
   }
 #pragma omp parallel for num_threads(chunks) schedule(static)
   for (int64_t c = 0; c < chunks; ++c) {
     F local = f;
-    cpu_loop_range(it, n * c / chunks, n * (c + 1) / chunks, local);
+    loop_range(it, n * c / chunks, n * (c + 1) / chunks, local);
   }
 }
 

@@ -30,7 +30,7 @@ inline void map_run(char** p, const int64_t* s, int64_t n, const F& f, std::inde
 // f(In...) -> Out over every element of it (operand 0 the output).
 template <class Out, class... In, class F>
 void map_loop(const TensorIter& it, const F& f) {
-  cpu_loop(it, [&f](char** p, const int64_t* s, int64_t n) {
+  loop(it, [&f](char** p, const int64_t* s, int64_t n) {
     map_run<Out, In...>(p, s, n, f, std::index_sequence_for<In...>{});
   });
 }

@@ -14,7 +14,7 @@ struct AllocConfig {
   // With a memory fraction set: above this share of it, old cached segments are given back.
   double garbage_collection_threshold = 0;
   // One growing virtual-memory segment per (stream, pool) instead of cudaMalloc'd segments
-  // (ExpandableSegment in caching_allocator.h).
+  // (ExpandableSegment in expandable_segment.h, ExpandableChain in caching_allocator.h).
   bool expandable_segments = false;
   bool caching = true;
 };

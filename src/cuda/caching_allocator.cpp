@@ -13,8 +13,6 @@
 #include <cstdio>
 #include <mutex>
 
-#include <cuda.h>  // the driver's types only: its functions come from cudaGetDriverEntryPoint
-
 #include "core/cuda_hooks.h"
 #include "cuda/alloc_config.h"
 #include "cuda/cuda_check.h"
@@ -39,65 +37,6 @@ size_t allocation_size(size_t size) {
 
 size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
-// The driver's virtual memory calls, for expandable segments. wick does not link libcuda: the
-// runtime hands out the driver's entry points (driver_entry_point).
-struct VmmDriver {
-  decltype(&::cuGetErrorName) get_error_name = nullptr;
-  decltype(&::cuDeviceGet) device_get = nullptr;
-  decltype(&::cuDeviceGetAttribute) device_attribute = nullptr;
-  decltype(&::cuMemGetAllocationGranularity) granularity = nullptr;
-  decltype(&::cuMemAddressReserve) address_reserve = nullptr;
-  decltype(&::cuMemAddressFree) address_free = nullptr;
-  decltype(&::cuMemCreate) create = nullptr;
-  decltype(&::cuMemRelease) release = nullptr;
-  decltype(&::cuMemMap) map = nullptr;
-  decltype(&::cuMemUnmap) unmap = nullptr;
-  decltype(&::cuMemSetAccess) set_access = nullptr;
-  std::string missing;  // the first entry point not found ("" when all were)
-};
-
-template <class F>
-void driver_entry(const char* name, F& fn, std::string& missing) {
-  void* p = driver_entry_point(name);
-  if (!p) {
-    if (missing.empty()) missing = name;
-    return;
-  }
-  fn = reinterpret_cast<F>(p);
-}
-
-const VmmDriver& vmm_driver(const char* op) {
-  static const VmmDriver d = [] {
-    VmmDriver v;
-    driver_entry("cuGetErrorName", v.get_error_name, v.missing);
-    driver_entry("cuDeviceGet", v.device_get, v.missing);
-    driver_entry("cuDeviceGetAttribute", v.device_attribute, v.missing);
-    driver_entry("cuMemGetAllocationGranularity", v.granularity, v.missing);
-    driver_entry("cuMemAddressReserve", v.address_reserve, v.missing);
-    driver_entry("cuMemAddressFree", v.address_free, v.missing);
-    driver_entry("cuMemCreate", v.create, v.missing);
-    driver_entry("cuMemRelease", v.release, v.missing);
-    driver_entry("cuMemMap", v.map, v.missing);
-    driver_entry("cuMemUnmap", v.unmap, v.missing);
-    driver_entry("cuMemSetAccess", v.set_access, v.missing);
-    return v;
-  }();
-  WICK_CHECK(d.missing.empty(), DeviceError, op,
-             "WICK_CUDA_ALLOC_CONF=expandable_segments:True needs the CUDA driver's ", d.missing,
-             ", which the driver does not provide");
-  return d;
-}
-
-// DeviceError "[op] CUDA driver error: NAME (code) in call (expandable segments)" unless r is
-// CUDA_SUCCESS.
-void cu_check(const VmmDriver& d, CUresult r, const char* call, const char* op) {
-  if (r == CUDA_SUCCESS) [[likely]]
-    return;
-  const char* name = nullptr;
-  if (!d.get_error_name || d.get_error_name(r, &name) != CUDA_SUCCESS || !name) name = "unknown error";
-  raise<DeviceError>(op, "CUDA driver error: ", name, " (", int(r), ") in ", call, " (expandable segments)");
-}
-
 // b takes over its neighbour n (b->prev or b->next) in the segment's list: its memory and its
 // place; the caller deletes n.
 void absorb(Block* b, Block* n) {
@@ -110,14 +49,6 @@ void absorb(Block* b, Block* n) {
     if (b->next) b->next->prev = b;
   }
   b->size += n->size;
-}
-
-CUmemAllocationProp device_memory_prop(int cu_device) {
-  CUmemAllocationProp prop{};
-  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  prop.location.id = cu_device;
-  return prop;
 }
 
 }  // namespace
@@ -230,54 +161,16 @@ Block* DeviceCachingAllocator::alloc_segment(BlockPool* pool, size_t size, cudaS
   return b;
 }
 
-ExpandableSegment& DeviceCachingAllocator::expandable_segment(BlockPool* pool, cudaStream_t stream) {
+ExpandableChain& DeviceCachingAllocator::expandable_segment(BlockPool* pool, cudaStream_t stream) {
   for (const auto& seg : expandable_)
     if (seg->pool == pool && seg->stream == stream) return *seg;
-  constexpr const char* op = "allocate";
-  const VmmDriver& drv = vmm_driver(op);
-  CudaDeviceScope scope(device_);
-  CUdevice dev = 0;
-  cu_check(drv, drv.device_get(&dev, device_), "cuDeviceGet", op);
-  int supported = 0;
-  cu_check(drv,
-           drv.device_attribute(&supported, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, dev),
-           "cuDeviceGetAttribute", op);
-  WICK_CHECK(supported != 0, DeviceError, op, "WICK_CUDA_ALLOC_CONF=expandable_segments:True: cuda:", device_,
-             " does not support the driver's virtual memory management");
-  auto seg = std::make_unique<ExpandableSegment>();
-  seg->pool = pool;
-  seg->stream = stream;
-  seg->cu_device = int(dev);
-  const CUmemAllocationProp prop = device_memory_prop(seg->cu_device);
-  size_t granularity = 0;
-  cu_check(drv, drv.granularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
-           "cuMemGetAllocationGranularity", op);
-  WICK_CHECK(granularity > 0, DeviceError, op, "the driver reported an allocation granularity of 0");
-  seg->page = round_up(pool->small ? kSmallBuffer : kLargeBuffer, granularity);
-  // Room for all of the GPU's memory and an eighth more, as PyTorch: the addresses cost
-  // nothing until pages are mapped at them.
-  size_t free_b = 0, total_b = 0;
-  WICK_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), op);
-  seg->va_size = round_up(total_b + total_b / 8, seg->page);
-  // The other GPUs that can reach this one's memory get access to the pages too: copies
-  // between GPUs go through peer access when it is there (copy.cpp), and peer access does
-  // not extend to memory mapped through the virtual memory API by itself.
-  seg->devices.push_back(device_);
-  for (int d = 0; d < cuda_device_count(); ++d) {
-    if (d == device_) continue;
-    int can = 0;
-    WICK_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, d, device_), op);
-    if (can) seg->devices.push_back(d);
-  }
-  CUdeviceptr base = 0;
-  cu_check(drv, drv.address_reserve(&base, seg->va_size, 0, 0, 0), "cuMemAddressReserve", op);
-  seg->base = uintptr_t(base);
-  seg->handles.assign(seg->va_size / seg->page, 0);
+  auto seg = std::make_unique<ExpandableChain>(device_, pool, stream,
+                                               pool->small ? kSmallBuffer : kLargeBuffer, "allocate");
   Block* b = new_block();
   b->device = device_;
   b->stream = stream;
-  b->size = seg->va_size;
-  b->ptr = reinterpret_cast<void*>(seg->base);
+  b->size = seg->size();
+  b->ptr = reinterpret_cast<void*>(seg->base());
   b->pool = pool;
   b->segment = seg.get();
   b->mapped = false;
@@ -286,78 +179,25 @@ ExpandableSegment& DeviceCachingAllocator::expandable_segment(BlockPool* pool, c
   return *expandable_.back();
 }
 
-bool DeviceCachingAllocator::map_pages(ExpandableSegment& seg, size_t first, size_t n) {
-  constexpr const char* op = "allocate";
-  const VmmDriver& drv = vmm_driver(op);
-  const CUmemAllocationProp prop = device_memory_prop(seg.cu_device);
-  CudaDeviceScope scope(device_);
-  // Like cudaMalloc, not part of any graph being captured by this thread.
-  RelaxedCaptureMode relaxed;
-  size_t done = 0;
-  CUresult r = CUDA_SUCCESS;
-  const char* call = "cuMemCreate";
-  for (; done < n; ++done) {
-    CUmemGenericAllocationHandle h = 0;
-    call = "cuMemCreate";
-    r = drv.create(&h, seg.page, &prop, 0);
-    if (r != CUDA_SUCCESS) break;
-    call = "cuMemMap";
-    r = drv.map(CUdeviceptr(seg.base + (first + done) * seg.page), seg.page, 0, h, 0);
-    if (r != CUDA_SUCCESS) {
-      (void)drv.release(h);
-      break;
-    }
-    seg.handles[first + done] = h;
-  }
-  if (r == CUDA_SUCCESS) {
-    std::vector<CUmemAccessDesc> access(seg.devices.size());
-    for (size_t i = 0; i < access.size(); ++i) {
-      CUdevice dev = 0;
-      r = drv.device_get(&dev, seg.devices[i]);
-      if (r != CUDA_SUCCESS) break;
-      access[i].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-      access[i].location.id = int(dev);
-      access[i].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    }
-    call = "cuMemSetAccess";
-    if (r == CUDA_SUCCESS)
-      r = drv.set_access(CUdeviceptr(seg.base + first * seg.page), n * seg.page, access.data(),
-                         access.size());
-  }
-  if (r != CUDA_SUCCESS) {
-    // Undo this call's pages: a failed growth changes nothing.
-    for (size_t i = 0; i < done; ++i) {
-      (void)drv.unmap(CUdeviceptr(seg.base + (first + i) * seg.page), seg.page);
-      (void)drv.release(seg.handles[first + i]);
-      seg.handles[first + i] = 0;
-    }
-    if (r == CUDA_ERROR_OUT_OF_MEMORY) return false;
-    cu_check(drv, r, call, op);
-  }
-  const int64_t bytes = int64_t(n * seg.page);
-  if (seg.mapped_bytes == 0) update_stats(stats_.segment, seg.pool, 1);
-  seg.mapped_bytes += size_t(bytes);
-  update_stats(stats_.reserved_bytes, seg.pool, bytes);
+bool DeviceCachingAllocator::map_pages(ExpandableChain& seg, size_t first, size_t n) {
+  const bool first_pages = seg.mapped_bytes() == 0;
+  if (!seg.map(first, n)) return false;
+  if (first_pages) update_stats(stats_.segment, seg.pool, 1);
+  update_stats(stats_.reserved_bytes, seg.pool, int64_t(n * seg.page()));
   stats_.num_device_alloc += int64_t(n);
   return true;
 }
 
-void DeviceCachingAllocator::unmap_pages(ExpandableSegment& seg, size_t first, size_t n) {
-  constexpr const char* op = "empty_cache";
-  const VmmDriver& drv = vmm_driver(op);
-  CudaDeviceScope scope(device_);
+void DeviceCachingAllocator::unmap_pages(ExpandableChain& seg, size_t first, size_t n) {
   for (size_t i = first; i < first + n; ++i) {
-    cu_check(drv, drv.unmap(CUdeviceptr(seg.base + i * seg.page), seg.page), "cuMemUnmap", op);
-    cu_check(drv, drv.release(seg.handles[i]), "cuMemRelease", op);
-    seg.handles[i] = 0;
-    seg.mapped_bytes -= seg.page;
-    update_stats(stats_.reserved_bytes, seg.pool, -int64_t(seg.page));
+    seg.unmap(i, 1);
+    update_stats(stats_.reserved_bytes, seg.pool, -int64_t(seg.page()));
     ++stats_.num_device_free;
-    if (seg.mapped_bytes == 0) update_stats(stats_.segment, seg.pool, -1);
+    if (seg.mapped_bytes() == 0) update_stats(stats_.segment, seg.pool, -1);
   }
 }
 
-Block* DeviceCachingAllocator::map_expandable(ExpandableSegment& seg, size_t size) {
+Block* DeviceCachingAllocator::map_expandable(ExpandableChain& seg, size_t size) {
   fraction_limited_ = false;
   Block key;
   key.stream = seg.stream;
@@ -369,13 +209,13 @@ Block* DeviceCachingAllocator::map_expandable(ExpandableSegment& seg, size_t siz
   Block* p = u->prev;
   const bool extend = p && p->mapped && !p->allocated && !p->parked && p->event_count == 0 && p->size < size;
   const size_t need = extend ? size - p->size : size;
-  const size_t bytes = round_up(need, seg.page);  // <= u->size: both are whole pages
+  const size_t bytes = round_up(need, seg.page());  // <= u->size: both are whole pages
   if (fraction_set_ && size_t(stats_.reserved_bytes[kStatAll].current) + bytes > allowed_max_) {
     fraction_limited_ = true;
     return nullptr;
   }
-  const size_t first = (uintptr_t(u->ptr) - seg.base) / seg.page;
-  if (!map_pages(seg, first, bytes / seg.page)) return nullptr;
+  const size_t first = (uintptr_t(u->ptr) - seg.base()) / seg.page();
+  if (!map_pages(seg, first, bytes / seg.page())) return nullptr;
   seg.unmapped.erase(it);
   Block* m = u;
   if (bytes < u->size) {  // the front of u becomes mapped; the rest stays unmapped
@@ -414,9 +254,9 @@ void DeviceCachingAllocator::release_expandable_pages() {
   for (BlockPool* pool : {&small_, &large_})
     for (Block* b : pool->blocks) {
       if (!b->segment) continue;
-      const ExpandableSegment& seg = *b->segment;
-      const size_t off = uintptr_t(b->ptr) - seg.base;
-      if (round_up(off, seg.page) + seg.page <= off + b->size) frees.push_back(b);
+      const ExpandableChain& seg = *b->segment;
+      const size_t off = uintptr_t(b->ptr) - seg.base();
+      if (round_up(off, seg.page()) + seg.page() <= off + b->size) frees.push_back(b);
     }
   if (!frees.empty()) {
     // The GPU may still be working on memory freed on the host (blocks are reused in stream
@@ -425,11 +265,11 @@ void DeviceCachingAllocator::release_expandable_pages() {
     WICK_CUDA_CHECK(cudaDeviceSynchronize(), "empty_cache");
   }
   for (Block* b : frees) {
-    ExpandableSegment& seg = *b->segment;
-    const size_t off = uintptr_t(b->ptr) - seg.base, end = off + b->size;
-    const size_t a = round_up(off, seg.page), e = end / seg.page * seg.page;
+    ExpandableChain& seg = *b->segment;
+    const size_t off = uintptr_t(b->ptr) - seg.base(), end = off + b->size;
+    const size_t a = round_up(off, seg.page()), e = end / seg.page() * seg.page();
     pool_erase(b);
-    unmap_pages(seg, a / seg.page, (e - a) / seg.page);
+    unmap_pages(seg, a / seg.page(), (e - a) / seg.page());
     // b becomes the unmapped middle; what is left of it before and after stays free and mapped.
     auto piece = [&](size_t from, size_t to) {
       Block* x = new_block();
@@ -437,7 +277,7 @@ void DeviceCachingAllocator::release_expandable_pages() {
       x->stream = seg.stream;
       x->pool = seg.pool;
       x->segment = &seg;
-      x->ptr = reinterpret_cast<void*>(seg.base + from);
+      x->ptr = reinterpret_cast<void*>(seg.base() + from);
       x->size = to - from;
       return x;
     };
@@ -457,7 +297,7 @@ void DeviceCachingAllocator::release_expandable_pages() {
       b->next = t;
       pool_insert(t);
     }
-    b->ptr = reinterpret_cast<void*>(seg.base + a);
+    b->ptr = reinterpret_cast<void*>(seg.base() + a);
     b->size = e - a;
     b->mapped = false;
     for (Block* n : {b->prev, b->next}) {
@@ -469,20 +309,16 @@ void DeviceCachingAllocator::release_expandable_pages() {
     seg.unmapped.insert(b);
   }
   // Segments with nothing mapped any more give their addresses back.
-  const VmmDriver& drv = vmm_driver("empty_cache");
   for (auto it = expandable_.begin(); it != expandable_.end();) {
-    ExpandableSegment& seg = **it;
-    if (seg.mapped_bytes != 0 || seg.unmapped.size() != 1 || (*seg.unmapped.begin())->size != seg.va_size) {
+    ExpandableChain& seg = **it;
+    if (seg.mapped_bytes() != 0 || seg.unmapped.size() != 1 || (*seg.unmapped.begin())->size != seg.size()) {
       ++it;
       continue;
     }
     Block* whole = *seg.unmapped.begin();
     seg.unmapped.clear();
     delete_block(whole);
-    {
-      CudaDeviceScope scope(device_);
-      cu_check(drv, drv.address_free(CUdeviceptr(seg.base), seg.va_size), "cuMemAddressFree", "empty_cache");
-    }
+    seg.release();
     it = expandable_.erase(it);
   }
 }
@@ -502,7 +338,8 @@ void DeviceCachingAllocator::split(Block* b, size_t size) {
   b->size = size;
   // In an expandable segment the block may have been mapped just before a free block: merge
   // the rest with it so that free space stays in one piece.
-  if (Block* n = rest->next; rest->segment && n && n->mapped && !n->allocated && !n->parked && n->event_count == 0) {
+  if (Block* n = rest->next;
+      rest->segment && n && n->mapped && !n->allocated && !n->parked && n->event_count == 0) {
     pool_erase(n);
     rest->size += n->size;
     rest->next = n->next;
@@ -980,7 +817,7 @@ DeviceCachingAllocator* existing_caching_allocator(int d) {
   return g_allocators[d].load(std::memory_order_acquire);
 }
 
-void cuda_block_deleter(void* ctx) {
+void block_deleter(void* ctx) {
   Block* b = static_cast<Block*>(ctx);
   try {
     device_caching_allocator(b->device).free(b);
@@ -998,7 +835,7 @@ class CudaAllocator final : public Allocator {
   DataPtr allocate(size_t nbytes) override {
     if (nbytes == 0) return DataPtr(nullptr, nullptr, nullptr, Device(kCUDA, device_));
     Block* b = device_caching_allocator(device_).malloc(nbytes, current_cuda_stream(device_));
-    return DataPtr(b->ptr, b, &cuda_block_deleter, Device(kCUDA, device_));
+    return DataPtr(b->ptr, b, &block_deleter, Device(kCUDA, device_));
   }
 
  private:

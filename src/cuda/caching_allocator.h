@@ -17,6 +17,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "cuda/expandable_segment.h"
+
 namespace wick::detail::gpu {
 
 inline constexpr size_t kMinBlockSize = 512;      // every size is rounded up to this
@@ -54,7 +56,7 @@ struct DeviceStats {
 
 struct AllocConfig;
 struct BlockPool;
-struct ExpandableSegment;
+struct ExpandableChain;
 
 struct StreamUse {
   int device;
@@ -78,7 +80,7 @@ struct Block {
   // In an expandable segment (WICK_CUDA_ALLOC_CONF=expandable_segments:True): the segment, and
   // whether the block's range has physical memory mapped. Unmapped blocks are never in a pool:
   // they sit in their segment's `unmapped` set. Null for blocks of cudaMalloc'd segments.
-  ExpandableSegment* segment = nullptr;
+  ExpandableChain* segment = nullptr;
   bool mapped = true;
   // Freed but parked (DeviceCachingAllocator::park): in no pool, and not a free neighbour to
   // merge with until it is flushed into the pool.
@@ -134,24 +136,18 @@ struct BlockPool {
 };
 
 // With expandable_segments:True, one per (stream, pool kind) of the device's own pools (never
-// for graphs' private pools): a virtual address range as large as the GPU's memory (and an
-// eighth), reserved once, in which physical pages (2 MiB for the small pool, 20 MiB for the
-// large one, rounded up to the driver's granularity) are mapped where blocks need memory and
-// unmapped by empty_cache (and before an out-of-memory retry) where whole pages are free. The
-// range is covered by one chain of blocks, mapped ones (allocated, or free in the pool) and
-// unmapped ones (kept in `unmapped`, best fit by size), so a block can grow across what would
-// be the boundary of two fixed segments.
-struct ExpandableSegment {
-  BlockPool* pool = nullptr;
-  cudaStream_t stream = nullptr;
-  uintptr_t base = 0;  // the reserved range: [base, base + va_size)
-  size_t va_size = 0;
-  int cu_device = 0;                        // the driver's handle of the device
-  std::vector<int> devices;                 // devices given access: this one and its peers
-  size_t page = 0;                          // mapping unit, a multiple of the granularity
-  std::vector<unsigned long long> handles;  // physical memory of each page; 0: not mapped
-  size_t mapped_bytes = 0;                  // pages mapped, in bytes
-  std::set<Block*, BlockLess> unmapped;     // the chain's unmapped blocks
+// for graphs' private pools): an ExpandableSegment (pages of 2 MiB for the small pool and
+// 20 MiB for the large one, rounded up to the driver's granularity), mapped where blocks need
+// memory and unmapped by empty_cache (and before an out-of-memory retry) where whole pages are
+// free. The range is covered by one chain of blocks, mapped ones (allocated, or free in the
+// pool) and unmapped ones (kept in `unmapped`, best fit by size), so a block can grow across
+// what would be the boundary of two fixed segments.
+struct ExpandableChain : ExpandableSegment {
+  ExpandableChain(int device, BlockPool* p, cudaStream_t s, size_t min_page, const char* op)
+      : ExpandableSegment(device, min_page, op), pool(p), stream(s) {}
+  BlockPool* pool;
+  cudaStream_t stream;
+  std::set<Block*, BlockLess> unmapped;  // the chain's unmapped blocks
 };
 
 class DeviceCachingAllocator {
@@ -208,22 +204,22 @@ class DeviceCachingAllocator {
   void update_stats(StatArray& s, BlockPool* pool, int64_t delta);
   Block* new_block();
   void delete_block(Block* b);
-  // Expandable segments (see ExpandableSegment).
-  ExpandableSegment& expandable_segment(BlockPool* pool, cudaStream_t stream);
+  // Expandable segments (see ExpandableChain).
+  ExpandableChain& expandable_segment(BlockPool* pool, cudaStream_t stream);
   // A mapped block of at least size bytes taken from the segment's unmapped range (merged with
   // the free mapped block before it, so that the segment grows in place); null when the
   // memory fraction or the GPU has no room for the pages (nothing is changed then).
-  Block* map_expandable(ExpandableSegment& seg, size_t size);
+  Block* map_expandable(ExpandableChain& seg, size_t size);
   // Maps pages [first, first + n) of seg; false (nothing left mapped) when out of memory.
-  bool map_pages(ExpandableSegment& seg, size_t first, size_t n);
-  void unmap_pages(ExpandableSegment& seg, size_t first, size_t n);
+  bool map_pages(ExpandableChain& seg, size_t first, size_t n);
+  void unmap_pages(ExpandableChain& seg, size_t first, size_t n);
   // Unmaps every whole page under free blocks of the expandable segments.
   void release_expandable_pages();
   [[noreturn]] void throw_oom(std::unique_lock<std::mutex>& lock, size_t requested, size_t alloc_size);
 
   const int device_;
   const AllocConfig& cfg_;  // alloc_config(), fixed for the process
-  std::mutex mu_;  // see caching_allocator.cpp for why one per device
+  std::mutex mu_;           // see caching_allocator.cpp for why one per device
   BlockPool small_{true}, large_{false};
   struct PendingEvent {
     cudaEvent_t event;
@@ -238,7 +234,7 @@ class DeviceCachingAllocator {
   std::map<std::pair<uint64_t, uint64_t>, std::unique_ptr<PrivatePool>> private_pools_;
   std::vector<std::pair<cudaStream_t, PrivatePool*>> captures_;  // streams capturing, and their pools
   void release_retired();
-  std::vector<std::unique_ptr<ExpandableSegment>> expandable_;
+  std::vector<std::unique_ptr<ExpandableChain>> expandable_;
   std::vector<Block*> spare_blocks_;  // recycled Block objects
   static constexpr size_t kMaxParked = 16;
   Block* parked_[kMaxParked] = {};  // oldest first
@@ -255,7 +251,7 @@ DeviceCachingAllocator& device_caching_allocator(int d);
 // The one if device d already has one, else null (queries that must not create state).
 DeviceCachingAllocator* existing_caching_allocator(int d);
 // The deleter of DataPtrs from the caching allocator (context: the Block).
-void cuda_block_deleter(void* ctx);
+void block_deleter(void* ctx);
 
 // "2.00 GiB", as PyTorch's format_size.
 std::string format_bytes(int64_t n);

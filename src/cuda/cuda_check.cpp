@@ -36,9 +36,9 @@ const char* basename_of(const char* path) {
 
 }  // namespace
 
-void cuda_fail(cudaError_t err, const char* op, const char* expr, const char* file, int line) {
+void raise_cuda_error(cudaError_t err, const char* op, const char* expr, const char* file, int line) {
   if (!is_sticky(err)) (void)cudaGetLastError();  // leave the runtime usable for recovery
-  const char* hint = cuda_launch_blocking()
+  const char* hint = launch_blocking()
                          ? ""
                          : "\nCUDA kernel errors may be reported asynchronously at a later call; "
                            "run with CUDA_LAUNCH_BLOCKING=1 to see the op that failed.";
@@ -50,7 +50,7 @@ void cuda_fail(cudaError_t err, const char* op, const char* expr, const char* fi
                      basename_of(file), ":", line, ": ", expr, hint);
 }
 
-bool cuda_launch_blocking() {
+bool launch_blocking() {
   static const bool blocking = [] {
     const char* v = std::getenv("CUDA_LAUNCH_BLOCKING");
     return v != nullptr && std::strcmp(v, "1") == 0;
@@ -58,13 +58,13 @@ bool cuda_launch_blocking() {
   return blocking;
 }
 
-void cuda_after_launch_impl(const char* op, cudaStream_t stream, const char* file, int line) {
+void after_launch_impl(const char* op, cudaStream_t stream, const char* file, int line) {
   cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess) [[unlikely]]
-    cuda_fail(e, op, "kernel launch", file, line);
-  if (cuda_launch_blocking()) [[unlikely]] {
+    raise_cuda_error(e, op, "kernel launch", file, line);
+  if (launch_blocking()) [[unlikely]] {
     e = cudaStreamSynchronize(stream);
-    if (e != cudaSuccess) cuda_fail(e, op, "kernel (CUDA_LAUNCH_BLOCKING=1)", file, line);
+    if (e != cudaSuccess) raise_cuda_error(e, op, "kernel (CUDA_LAUNCH_BLOCKING=1)", file, line);
   }
 }
 
@@ -112,12 +112,12 @@ void launch_kernel(const void* kernel, std::atomic<void*>& handle, dim3 grid, di
   if (launch && fn &&
       launch(static_cast<CUfunction>(fn), grid.x, grid.y, grid.z, block.x, block.y, block.z, 0,
              reinterpret_cast<CUstream>(stream), args, nullptr) == CUDA_SUCCESS) [[likely]] {
-    if (cuda_launch_blocking()) [[unlikely]]
-      cuda_after_launch_impl(op, stream, __FILE__, __LINE__);
+    if (launch_blocking()) [[unlikely]]
+      after_launch_impl(op, stream, __FILE__, __LINE__);
     return;
   }
   WICK_CUDA_CHECK(cudaLaunchKernel(kernel, grid, block, args, 0, stream), op);
-  cuda_after_launch_impl(op, stream, __FILE__, __LINE__);
+  after_launch_impl(op, stream, __FILE__, __LINE__);
 }
 
 }  // namespace wick::detail::gpu

@@ -1,6 +1,6 @@
 // Checking CUDA calls. Every runtime call goes through WICK_CUDA_CHECK(expr, "op"), which
 // throws DeviceError("[op] CUDA error: ... (file:line: expr)"); every kernel launch is
-// followed by cuda_after_launch("op", stream), which also synchronizes under
+// followed by WICK_CUDA_AFTER_LAUNCH("op", stream), which also synchronizes under
 // CUDA_LAUNCH_BLOCKING=1 so that a failing kernel is reported by the op that launched it.
 #pragma once
 
@@ -12,14 +12,15 @@ namespace wick::detail::gpu {
 
 // Throws DeviceError (OutOfMemoryError for cudaErrorMemoryAllocation) naming op, the CUDA
 // error, and where the call was made. Clears the error first when it is not sticky.
-[[noreturn]] void cuda_fail(cudaError_t err, const char* op, const char* expr, const char* file, int line);
+[[noreturn]] void raise_cuda_error(cudaError_t err, const char* op, const char* expr, const char* file,
+                                   int line);
 
 // True when CUDA_LAUNCH_BLOCKING=1 (read once).
-bool cuda_launch_blocking();
+bool launch_blocking();
 
 // After a kernel launch on stream: reports a launch error as op's; with CUDA_LAUNCH_BLOCKING=1
 // waits for the kernel and reports its failure as op's too.
-void cuda_after_launch_impl(const char* op, cudaStream_t stream, const char* file, int line);
+void after_launch_impl(const char* op, cudaStream_t stream, const char* file, int line);
 
 // A driver function (its CUDA 12.0 version) as the runtime hands it out, or null: wick does not
 // link libcuda.
@@ -39,12 +40,12 @@ void launch_kernel(const void* kernel, std::atomic<void*>& handle, dim3 grid, di
 
 }  // namespace wick::detail::gpu
 
-#define WICK_CUDA_CHECK(expr, op)                                                            \
-  do {                                                                                       \
-    cudaError_t wick_err_ = (expr);                                                          \
-    if (wick_err_ != cudaSuccess) [[unlikely]]                                               \
-      ::wick::detail::gpu::cuda_fail(wick_err_, op, #expr, __FILE__, __LINE__);              \
+#define WICK_CUDA_CHECK(expr, op)                                                      \
+  do {                                                                                 \
+    cudaError_t wick_err_ = (expr);                                                    \
+    if (wick_err_ != cudaSuccess) [[unlikely]]                                         \
+      ::wick::detail::gpu::raise_cuda_error(wick_err_, op, #expr, __FILE__, __LINE__); \
   } while (0)
 
 #define WICK_CUDA_AFTER_LAUNCH(op, stream) \
-  ::wick::detail::gpu::cuda_after_launch_impl(op, stream, __FILE__, __LINE__)
+  ::wick::detail::gpu::after_launch_impl(op, stream, __FILE__, __LINE__)

@@ -121,7 +121,7 @@ void set_runtime_device(int d, const char* op) {
 
 }  // namespace
 
-int cuda_device_count() { return device_count_info().count; }
+int device_count() { return device_count_info().count; }
 
 void check_cuda_device(int d, const char* op) {
   const DeviceCount& c = device_count_info();
@@ -168,7 +168,7 @@ CudaDeviceScope::~CudaDeviceScope() {
   }
 }
 
-int cuda_sm_count(int d) {
+int sm_count(int d) {
   static std::atomic<int> counts[kMaxCudaDevices] = {};
   int n = counts[d].load(std::memory_order_relaxed);
   if (n == 0) [[unlikely]] {
@@ -201,12 +201,12 @@ using namespace wick::detail::gpu;
 
 bool is_available() {
   warn_if_visible_devices_changed();
-  return cuda_device_count() > 0;
+  return detail::gpu::device_count() > 0;
 }
 
 int device_count() {
   warn_if_visible_devices_changed();
-  return cuda_device_count();
+  return detail::gpu::device_count();
 }
 
 int current_device() {

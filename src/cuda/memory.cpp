@@ -35,7 +35,7 @@ int64_t max_memory_reserved(int device) { return stats_of(device, "max_memory_re
 
 void empty_cache() {
   // Every device that has an allocator, as torch.cuda.empty_cache(); nothing to do without CUDA.
-  for (int d = 0; d < cuda_device_count(); ++d)
+  for (int d = 0; d < detail::gpu::device_count(); ++d)
     if (DeviceCachingAllocator* a = existing_caching_allocator(d)) a->empty_cache();
 }
 
@@ -173,7 +173,7 @@ namespace wick::detail {
 void cuda_record_stream(const Tensor& t, const wick::cuda::Stream& s) {
   if (!t.defined()) return;
   const DataPtr& p = t.impl()->storage()->data_ptr();
-  if (p.deleter() != &gpu::cuda_block_deleter) return;  // not from the caching allocator (from_blob, empty)
+  if (p.deleter() != &gpu::block_deleter) return;  // not from the caching allocator (from_blob, empty)
   gpu::Block* b = static_cast<gpu::Block*>(p.context());
   gpu::device_caching_allocator(b->device).record_stream(b, s.device_index(), s.native());
 }

@@ -184,7 +184,7 @@ bool is_pinned_ptr(const void* p) {
   // Pinned memory from elsewhere (cudaHostAlloc, cudaHostRegister) needs a context to exist;
   // ask CUDA only when wick has made one, so that this never makes one.
   const uint64_t used = gpu::g_used_devices.load(std::memory_order_relaxed);
-  if (used == 0 || gpu::cuda_device_count() == 0) return false;
+  if (used == 0 || gpu::device_count() == 0) return false;
   gpu::CudaDeviceScope scope(std::countr_zero(used));
   cudaPointerAttributes attr{};
   if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {

@@ -15,7 +15,7 @@ namespace wick::detail::gpu {
 inline constexpr int kMaxCudaDevices = 64;
 
 // Visible devices; 0 when there is no driver or no GPU. Read once, on first use.
-int cuda_device_count();
+int device_count();
 // Throws DeviceError naming op, the device count and CUDA_VISIBLE_DEVICES unless 0 <= d < count.
 void check_cuda_device(int d, const char* op);
 
@@ -87,6 +87,6 @@ class RelaxedCaptureMode {
 // The calling thread's current stream of device d (nullptr: the legacy default stream).
 cudaStream_t current_cuda_stream(int d);
 // Multiprocessors of device d (cached).
-int cuda_sm_count(int d);
+int sm_count(int d);
 
 }  // namespace wick::detail::gpu

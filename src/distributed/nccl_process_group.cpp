@@ -808,7 +808,7 @@ std::shared_ptr<ProcessGroup> make_nccl_group(const RankInfo& info, const InitOp
                *options.device);
     device = options.device->has_index() ? options.device->index() : info.local_rank;
   }
-  const int count = wick::detail::gpu::cuda_device_count();
+  const int count = wick::detail::gpu::device_count();
   WICK_CHECK(count > 0, DeviceError, op, "the nccl backend needs a GPU, and none is visible");
   WICK_CHECK(device >= 0 && device < count, DeviceError, op, "rank ", info.rank, " (local rank ",
              info.local_rank, ") would use cuda:", device, " but only ", count,

@@ -1,6 +1,6 @@
-// DLPack export and import (wick/dlpack.h): a DLManagedTensor that keeps a wick tensor alive,
+// DLPack export and import (wick/io/dlpack.h): a DLManagedTensor that keeps a wick tensor alive,
 // and a wick storage whose deleter hands a foreign DLManagedTensor back to its owner.
-#include "wick/dlpack.h"
+#include "wick/io/dlpack.h"
 
 #if !__has_include(<dlpack/dlpack.h>)
 #error "DLPack's header is missing: apt-get install libdlpack-dev (scripts/setup.sh installs it)"

@@ -16,25 +16,13 @@
 #include "core/cuda_hooks.h"
 #include "core/kernel_table.h"
 #include "core/tensor_ops.h"
+#include "optim/optimizer_internal.h"
 #include "wick/autograd.h"
 #include "wick/ops.h"
 
 namespace wick::optim {
 
 namespace {
-// The one group of a list of tensors (no group for an empty list, which nonempty refuses).
-std::vector<OptimizerParamGroup> one_group(std::vector<Tensor> params) {
-  std::vector<OptimizerParamGroup> g;
-  if (!params.empty()) g.emplace_back(std::move(params));
-  return g;
-}
-
-// ValueError as PyTorch's optimizers give for no parameters at all.
-std::vector<OptimizerParamGroup> nonempty(std::vector<OptimizerParamGroup> groups, const char* op) {
-  WICK_CHECK(!groups.empty(), ValueError, op, "optimizer got an empty parameter list");
-  return groups;
-}
-
 void check_options(const AdamOptions& o, const char* op) {
   WICK_CHECK(o.lr() >= 0, ValueError, op, "Invalid learning rate: ", o.lr());
   WICK_CHECK(o.eps() >= 0, ValueError, op, "Invalid epsilon value: ", o.eps());
@@ -44,12 +32,6 @@ void check_options(const AdamOptions& o, const char* op) {
   WICK_CHECK(o.weight_decay() >= 0, ValueError, op, "Invalid weight_decay value: ", o.weight_decay());
 }
 
-// Whether t can join p's multi-tensor list: dense, contiguous, p's dtype, device and size.
-bool fits(const Tensor& t, const Tensor& p) {
-  return t.defined() && t.is_contiguous() && t.dtype() == p.dtype() && t.device() == p.device() &&
-         t.numel() == p.numel();
-}
-
 const Tensor* find(const ParamState& st, const char* name) {
   auto it = st.tensors.find(name);
   return it == st.tensors.end() ? nullptr : &it->second;
@@ -57,14 +39,15 @@ const Tensor* find(const ParamState& st, const char* name) {
 }  // namespace
 
 Adam::Adam(std::vector<Tensor> params, const AdamOptions& options)
-    : Adam(one_group(std::move(params)), options) {}
+    : Adam(detail::one_param_group(std::move(params)), options) {}
 
 Adam::Adam(std::vector<OptimizerParamGroup> groups, const AdamOptions& defaults)
     : Adam(std::move(groups), defaults.clone(), false) {}
 
 Adam::Adam(std::vector<OptimizerParamGroup> groups, std::unique_ptr<OptimizerOptions> defaults,
            bool decoupled)
-    : Optimizer(nonempty(std::move(groups), decoupled ? "AdamW" : "Adam"), std::move(defaults)),
+    : Optimizer(detail::nonempty_param_groups(std::move(groups), decoupled ? "AdamW" : "Adam"),
+                std::move(defaults)),
       decoupled_(decoupled) {
   check_options(static_cast<const AdamOptions&>(*defaults_), decoupled ? "AdamW" : "Adam");
 }
@@ -76,9 +59,10 @@ void Adam::step() {
   for (auto& group : groups_)
     for (const Tensor& p : group.params())
       if (p.is_cuda())
-        detail::cuda_check_not_capturing(p.device(), op,
-                                 "its step count lives on the host, so every replay would repeat one step's bias "
-                                 "correction");
+        detail::cuda_check_not_capturing(
+            p.device(), op,
+            "its step count lives on the host, so every replay would repeat one step's bias "
+            "correction");
   for (auto& group : groups_) {
     const auto& o = static_cast<const AdamOptions&>(group.options());
     const auto [b1, b2] = o.betas();
@@ -92,13 +76,14 @@ void Adam::step() {
       if (!p.grad().defined()) continue;
       check_grad(p, op);
       ParamState& st = state(p);
-      if (o.foreach () && p.is_floating_point() && p.is_contiguous() && fits(p.grad(), p)) {
+      if (o.foreach () && p.is_floating_point() && p.is_contiguous() && detail::foreach_fits(p.grad(), p)) {
         bool ok = true;
         if (st.step != 0) {
           const Tensor* m = find(st, "exp_avg");
           const Tensor* v = find(st, "exp_avg_sq");
           const Tensor* vmax = o.amsgrad() ? find(st, "max_exp_avg_sq") : nullptr;
-          ok = m && v && fits(*m, p) && fits(*v, p) && (!o.amsgrad() || (vmax && fits(*vmax, p)));
+          ok = m && v && detail::foreach_fits(*m, p) && detail::foreach_fits(*v, p) &&
+               (!o.amsgrad() || (vmax && detail::foreach_fits(*vmax, p)));
         }
         if (ok) {
           if (st.step == 0) {
@@ -155,7 +140,7 @@ void Adam::step() {
 }
 
 AdamW::AdamW(std::vector<Tensor> params, const AdamOptions& options)
-    : Adam(one_group(std::move(params)), options.clone(), true) {}
+    : Adam(detail::one_param_group(std::move(params)), options.clone(), true) {}
 
 AdamW::AdamW(std::vector<OptimizerParamGroup> groups, const AdamOptions& defaults)
     : Adam(std::move(groups), defaults.clone(), true) {}

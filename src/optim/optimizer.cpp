@@ -3,9 +3,31 @@
 
 #include <typeinfo>
 
+#include "optim/optimizer_internal.h"
 #include "wick/autograd.h"
 #include "wick/ops.h"
 #include "wick/optim/adam.h"
+
+namespace wick::detail {
+
+std::vector<optim::OptimizerParamGroup> one_param_group(std::vector<Tensor> params) {
+  std::vector<optim::OptimizerParamGroup> g;
+  if (!params.empty()) g.emplace_back(std::move(params));
+  return g;
+}
+
+std::vector<optim::OptimizerParamGroup> nonempty_param_groups(std::vector<optim::OptimizerParamGroup> groups,
+                                                              const char* op) {
+  WICK_CHECK(!groups.empty(), ValueError, op, "optimizer got an empty parameter list");
+  return groups;
+}
+
+bool foreach_fits(const Tensor& t, const Tensor& p) {
+  return t.defined() && t.is_contiguous() && t.dtype() == p.dtype() && t.device() == p.device() &&
+         t.numel() == p.numel();
+}
+
+}  // namespace wick::detail
 
 namespace wick::optim {
 

@@ -11,31 +11,17 @@
 
 #include "core/kernel_table.h"
 #include "core/tensor_ops.h"
+#include "optim/optimizer_internal.h"
 #include "wick/autograd.h"
 #include "wick/ops.h"
 
 namespace wick::optim {
 
-namespace {
-// The one group of a list of tensors (no group for an empty list, which nonempty refuses).
-std::vector<OptimizerParamGroup> one_group(std::vector<Tensor> params) {
-  std::vector<OptimizerParamGroup> g;
-  if (!params.empty()) g.emplace_back(std::move(params));
-  return g;
-}
-
-// ValueError as PyTorch's optimizers give for no parameters at all.
-std::vector<OptimizerParamGroup> nonempty(std::vector<OptimizerParamGroup> groups, const char* op) {
-  WICK_CHECK(!groups.empty(), ValueError, op, "optimizer got an empty parameter list");
-  return groups;
-}
-}  // namespace
-
 SGD::SGD(std::vector<Tensor> params, const SGDOptions& options)
-    : SGD(one_group(std::move(params)), options) {}
+    : SGD(detail::one_param_group(std::move(params)), options) {}
 
 SGD::SGD(std::vector<OptimizerParamGroup> groups, const SGDOptions& defaults)
-    : Optimizer(nonempty(std::move(groups), "SGD"), defaults.clone()) {
+    : Optimizer(detail::nonempty_param_groups(std::move(groups), "SGD"), defaults.clone()) {
   WICK_CHECK(defaults.lr() >= 0, ValueError, "SGD", "Invalid learning rate: ", defaults.lr());
   WICK_CHECK(defaults.momentum() >= 0, ValueError, "SGD", "Invalid momentum value: ", defaults.momentum());
   WICK_CHECK(defaults.weight_decay() >= 0, ValueError, "SGD",
@@ -43,16 +29,6 @@ SGD::SGD(std::vector<OptimizerParamGroup> groups, const SGDOptions& defaults)
   WICK_CHECK(!defaults.nesterov() || (defaults.momentum() > 0 && defaults.dampening() == 0), ValueError,
              "SGD", "Nesterov momentum requires a momentum and zero dampening");
 }
-
-namespace {
-
-// Whether t can join p's multi-tensor list: dense, contiguous, p's dtype, device and size.
-bool fits(const Tensor& t, const Tensor& p) {
-  return t.defined() && t.is_contiguous() && t.dtype() == p.dtype() && t.device() == p.device() &&
-         t.numel() == p.numel();
-}
-
-}  // namespace
 
 void SGD::step() {
   NoGradGuard no_grad;
@@ -68,7 +44,7 @@ void SGD::step() {
     for (Tensor& p : group.params()) {
       if (!p.grad().defined()) continue;
       check_grad(p, "SGD.step");
-      if (o.foreach () && p.is_floating_point() && p.is_contiguous() && fits(p.grad(), p)) {
+      if (o.foreach () && p.is_floating_point() && p.is_contiguous() && detail::foreach_fits(p.grad(), p)) {
         Tensor buf;
         bool init = false;
         if (o.momentum() != 0) {
@@ -77,7 +53,7 @@ void SGD::step() {
           if (it == st.tensors.end()) init = true;
           else buf = it->second;
         }
-        if (o.momentum() == 0 || init || fits(buf, p)) {
+        if (o.momentum() == 0 || init || detail::foreach_fits(buf, p)) {
           // Zeroed, though the first step writes it without reading (buf = d): the fused kernel
           // loads every operand, and nothing should read memory that was never written.
           if (init) buf = state(p).tensors["momentum_buffer"] = wick::zeros_like(p);

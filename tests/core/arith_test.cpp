@@ -180,6 +180,20 @@ TEST(Arith, ScalarFormsAndPromotion) {
   EXPECT_EQ((ones({2}, kFloat16) + ones({2}, kBFloat16)).dtype(), kFloat32);
 }
 
+// Python's modulo on integers: the divisor's sign, MIN % -1 is 0 (no trap), and an unsigned
+// all-ones divisor (255 for uint8) is an ordinary divisor, not -1.
+TEST(Arith, IntegerRemainderSignsAndAllOnesDivisor) {
+  auto u8 = tensor({0, 7, 254, 255}).to(kUInt8);
+  EXPECT_EQ(remainder(u8, 255).to_vector<int64_t>(), (std::vector<int64_t>{0, 7, 254, 0}));
+  EXPECT_EQ(remainder(u8, tensor({255, 255, 255, 255}).to(kUInt8)).to_vector<int64_t>(),
+            (std::vector<int64_t>{0, 7, 254, 0}));
+  EXPECT_EQ(remainder(u8, 4).to_vector<int64_t>(), (std::vector<int64_t>{0, 3, 2, 3}));
+  auto i8 = tensor({-128, -7, 7, 6}).to(kInt8);
+  EXPECT_EQ(remainder(i8, -1).to_vector<int64_t>(), (std::vector<int64_t>{0, 0, 0, 0}));
+  EXPECT_EQ(remainder(i8, 3).to_vector<int64_t>(), (std::vector<int64_t>{1, 2, 1, 0}));
+  EXPECT_EQ(remainder(i8, -3).to_vector<int64_t>(), (std::vector<int64_t>{-2, -1, -2, 0}));
+}
+
 TEST(Arith, InPlaceFormsWriteIntoSelf) {
   auto a = arange(6).view({2, 3}).to(kFloat32);
   auto base = a.data_ptr();

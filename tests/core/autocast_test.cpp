@@ -1,4 +1,4 @@
-// Autocast: the result dtype of every op of tests/data/autocast_dtypes.txt that wick has, as
+// Autocast: the result dtype of every op of tests/fixtures/autocast_dtypes.txt that wick has, as
 // PyTorch 2.11 printed it (tests/gen/autocast_dtypes.py builds the inputs the same way), and
 // the guard's state, nesting, cache and gradients.
 #include "core/autocast.h"
@@ -117,8 +117,8 @@ struct Counts {
 
 // Checks every line of the file for device (cpu or cuda); returns what it counted.
 Counts check_file(const std::string& device) {
-  std::ifstream in(std::string(WICK_TEST_DATA_DIR) + "/autocast_dtypes.txt");
-  EXPECT_TRUE(in.good()) << "tests/data/autocast_dtypes.txt not found";
+  std::ifstream in(std::string(WICK_TEST_FIXTURES_DIR) + "/autocast_dtypes.txt");
+  EXPECT_TRUE(in.good()) << "tests/fixtures/autocast_dtypes.txt not found";
   Counts c;
   const Device dev(device);
   manual_seed(0);

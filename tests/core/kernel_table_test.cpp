@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cpu/cpu_kernels.h"
+#include "cpu/kernels.h"
 #include "wick/wick.h"
 
 namespace wick::detail {
@@ -47,13 +47,13 @@ TEST(KernelTable, FilledEntryIsReturned) {
             "[copy_] not implemented on cpu");
   // The CPU table fills convolution with its own kernel (which hands the dtypes BLAS lacks to the
   // generic implementation).
-  EXPECT_EQ(kernel<&KernelTable::conv2d_forward>(Device(kCPU), "conv2d"), &cpu::cpu_conv2d_forward);
-  EXPECT_EQ(kernel<&KernelTable::conv2d_backward>(Device(kCPU), "conv2d"), &cpu::cpu_conv2d_backward);
+  EXPECT_EQ(kernel<&KernelTable::conv2d_forward>(Device(kCPU), "conv2d"), &cpu::conv2d_forward);
+  EXPECT_EQ(kernel<&KernelTable::conv2d_backward>(Device(kCPU), "conv2d"), &cpu::conv2d_backward);
   // And max pooling (its other dtypes go to core's generic windows, as an empty entry's do).
   EXPECT_EQ(kernel<&KernelTable::max_pool2d_forward>(Device(kCPU), "max_pool2d"),
-            &cpu::cpu_max_pool2d_forward);
+            &cpu::max_pool2d_forward);
   EXPECT_EQ(kernel<&KernelTable::max_pool2d_backward>(Device(kCPU), "max_pool2d"),
-            &cpu::cpu_max_pool2d_backward);
+            &cpu::max_pool2d_backward);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Printing against PyTorch. tests/data/print_cases.txt holds tensors with exact values and the
+// Printing against PyTorch. tests/fixtures/print_cases.txt holds tensors with exact values and the
 // repr PyTorch 2.11 printed for each (written by tests/gen/print_cases.py); each case rebuilds
 // its tensor here and compares wick's repr to the character. Cases on cuda:0 run on a GPU
 // when there is one, else print the CPU tensor with repr_on's device.
@@ -14,8 +14,8 @@
 #include "core/print_hooks.h"
 #include "wick/wick.h"
 
-#ifndef WICK_TEST_DATA_DIR
-#error "tests/CMakeLists.txt defines WICK_TEST_DATA_DIR as the folder of tests/data"
+#ifndef WICK_TEST_FIXTURES_DIR
+#error "tests/CMakeLists.txt defines WICK_TEST_FIXTURES_DIR as the folder of tests/fixtures"
 #endif
 
 namespace {
@@ -39,7 +39,7 @@ std::vector<std::string> words(const std::string& line) {
 
 // Reads every case; a broken file gives one case that fails with the reason.
 std::vector<PrintCase> load_cases() {
-  const std::string path = std::string(WICK_TEST_DATA_DIR) + "/print_cases.txt";
+  const std::string path = std::string(WICK_TEST_FIXTURES_DIR) + "/print_cases.txt";
   std::ifstream in(path);
   auto broken = [&](const std::string& why) {
     PrintCase c;

@@ -2,7 +2,7 @@
 // through the driver's virtual memory API. The setting is read once per process, so every
 // check runs in a child process (this binary again, a DISABLED_ test) with the setting made,
 // and the parent checks that child's result. Expected values follow the rules of
-// ExpandableSegment (src/cuda/caching_allocator.h): pages of 20 MiB for the large pool and
+// ExpandableChain (src/cuda/caching_allocator.h): pages of 20 MiB for the large pool and
 // 2 MiB for the small one (the H100's granularity, 2 MiB, divides both), mapped at the end of
 // the block that needs them, unmapped by empty_cache where a free block covers whole pages.
 #include <cstdint>

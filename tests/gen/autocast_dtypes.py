@@ -1,4 +1,4 @@
-"""The result dtype of ops under PyTorch's autocast, for tests/data/autocast_dtypes.txt.
+"""The result dtype of ops under PyTorch's autocast, for tests/fixtures/autocast_dtypes.txt.
 
 For each device type (cpu; cuda where present), autocast dtype (bfloat16, float16) and case,
 runs the op on inputs of the given dtypes inside torch.autocast and prints one line:
@@ -7,7 +7,7 @@ runs the op on inputs of the given dtypes inside torch.autocast and prints one l
 
 input_dtypes is a comma-separated list (f32, f16, bf16, f64, i64); the output is the dtype of
 the op's first result. A case PyTorch refuses prints "error" as its output.
-    python3 tests/gen/autocast_dtypes.py > tests/data/autocast_dtypes.txt
+    python3 tests/gen/autocast_dtypes.py > tests/fixtures/autocast_dtypes.txt
 """
 import torch
 import torch.nn.functional as F

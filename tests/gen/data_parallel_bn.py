@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Writes tests/data/data_parallel_bn.safetensors: PyTorch's nn.DataParallel over cuda:0 and
+"""Writes tests/fixtures/data_parallel_bn.safetensors: PyTorch's nn.DataParallel over cuda:0 and
 cuda:1 training a small model with BatchNorm for a few SGD steps, for
 tests/nn/data_parallel_test.cpp (DataParallelGpu.BatchNormStatisticsMatchPyTorch).
 
-    python3 tests/gen/data_parallel_bn.py tests/data/data_parallel_bn.safetensors
+    python3 tests/gen/data_parallel_bn.py tests/fixtures/data_parallel_bn.safetensors
 
 Needs PyTorch and 2 GPUs (the safetensors package when present, else the format is written
 here: an 8-byte little-endian header length, the JSON header, then the tensors' bytes). The model is Sequential(Linear(4, 6), BatchNorm1d(6),
@@ -50,7 +50,7 @@ def write_safetensors(tensors, path, metadata):
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else "tests/data/data_parallel_bn.safetensors"
+    out = sys.argv[1] if len(sys.argv) > 1 else "tests/fixtures/data_parallel_bn.safetensors"
     if torch.cuda.device_count() < 2:
         sys.exit("needs 2 GPUs")
     torch.manual_seed(1234)

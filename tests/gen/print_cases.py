@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Writes tests/data/print_cases.txt: tensors with exact values and PyTorch's repr of each.
+"""Writes tests/fixtures/print_cases.txt: tensors with exact values and PyTorch's repr of each.
 
-    python3 tests/gen/print_cases.py > tests/data/print_cases.txt
+    python3 tests/gen/print_cases.py > tests/fixtures/print_cases.txt
 
 Needs PyTorch (the file in the repo was made with torch 2.11). Cases on CUDA are written only
 where a GPU is present. Every input is written out exactly, so the C++ test

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "core/conv.h"
-#include "cpu/conv_dnnl.h"
+#include "cpu/dnnl_conv.h"
 #include "nn_test_util.h"
 #include "wick/wick.h"
 
@@ -133,7 +133,7 @@ const std::vector<Case>& cases() {
       {2, 12, 11, 10, 7, 5, 5, 3, 2, 2, 2, 1, 1, 1},  // a last window that ends before the padding
       {2, 8, 5, 7, 9, 1, 1, 1, 1, 0, 0, 1, 1, 1},     // 1x1
       {2, 8, 6, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 2},     // groups: the im2col kernel
-      // few taps (K = C / groups * kh * kw <= 16): the direct kernel of conv_kernel.cpp
+      // few taps (K = C / groups * kh * kw <= 16): the direct kernel of src/cpu/conv.cpp
       {3, 3, 9, 8, 6, 3, 3, 1, 1, 2, 1, 2, 1, 1},    // RGB: K = 27 (not direct), dilation, padding
       {2, 1, 11, 10, 3, 5, 5, 2, 1, 2, 0, 1, 1, 1},  // stride, K = 25 (not direct)
       {2, 6, 7, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, 6},    // depthwise, K = 9
@@ -199,9 +199,9 @@ TEST(Conv2dCpu, FirstLayerOnEachPath) {
     const bool dnnl = std::string(path) == "dnnl" && detail::cpu::dnnl_conv2d_built();
     Tensor wi = w.clone().requires_grad_(), bi = b.clone().requires_grad_();
     Tensor y = F::conv2d(x, wi, bi, 1, 1);
-    EXPECT_EQ(detail::cpu::cpu_conv_last_path(), dnnl ? ConvPath::Dnnl : ConvPath::Own);
+    EXPECT_EQ(detail::cpu::conv_last_path(), dnnl ? ConvPath::Dnnl : ConvPath::Own);
     y.backward(dy);
-    EXPECT_EQ(detail::cpu::cpu_conv_last_path(), dnnl ? ConvPath::Dnnl : ConvPath::Own);
+    EXPECT_EQ(detail::cpu::conv_last_path(), dnnl ? ConvPath::Dnnl : ConvPath::Own);
     expect_close(y.reshape({-1}), ref.y, 1e-4, "y");
     EXPECT_FALSE(x.grad().defined());
     const double sum_tol = 1e-4 + 3e-7 * 64 * 28 * 28;

@@ -4,7 +4,7 @@
 // steps), the seed's FooNet (8 rows per replica, [16, 3] on cuda:0), the device_ids[0] error
 // word for word, an exception in one replica, replicas built once, scalar outputs, eval and
 // no_grad, CUDA_VISIBLE_DEVICES=1,0 (in a child process), and BatchNorm's running statistics
-// against PyTorch's nn.DataParallel (tests/data/data_parallel_bn.safetensors, written by
+// against PyTorch's nn.DataParallel (tests/fixtures/data_parallel_bn.safetensors, written by
 // tests/gen/data_parallel_bn.py on a 2-GPU machine; the test skips when it is absent).
 #include <algorithm>
 #include <atomic>
@@ -455,7 +455,7 @@ TEST(DataParallelGpu, BatchNormStatisticsFollowReplicaZero) {
 
 TEST(DataParallelGpu, BatchNormStatisticsMatchPyTorch) {
   WICK_REQUIRE_GPUS(2);
-  const std::string path = std::string(WICK_TEST_DATA_DIR) + "/data_parallel_bn.safetensors";
+  const std::string path = std::string(WICK_TEST_FIXTURES_DIR) + "/data_parallel_bn.safetensors";
   if (!std::filesystem::exists(path))
     GTEST_SKIP() << path
                  << " is absent: run tests/gen/data_parallel_bn.py on a machine with 2 GPUs and PyTorch";

@@ -19,14 +19,7 @@ using TL = std::vector<Tensor>;
 
 namespace {
 
-class Layers : public ::testing::TestWithParam<Device> {
- protected:
-  void SetUp() override {
-    if (GetParam().is_cuda() && !cuda::is_available()) GTEST_SKIP() << "no CUDA device";
-    manual_seed(7);
-  }
-  Device dev() const { return GetParam(); }
-};
+class Layers : public wick::testing::OnEachDevice<7> {};
 
 // Naive convolution: y[n][o][i][j] = b[o] + sum_{c,u,v} x[n][g c][i s - p + u d][j s - p + v d]
 // w[o][c][u][v].
@@ -393,9 +386,6 @@ TEST_P(Layers, ActivationModules) {
   EXPECT_EQ(nn::Flatten()(randn({2, 3, 4})).sizes().vec(), (std::vector<int64_t>{2, 12}));
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, Layers, ::testing::Values(Device(kCPU), Device(kCUDA, 0)),
-                         [](const auto& info) {
-                           return info.param.is_cpu() ? std::string("cpu") : std::string("cuda");
-                         });
+WICK_INSTANTIATE_ON_DEVICES(Layers);
 
 }  // namespace

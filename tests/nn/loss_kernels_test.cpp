@@ -21,14 +21,7 @@ using TL = std::vector<Tensor>;
 
 namespace {
 
-class LossKernels : public ::testing::TestWithParam<Device> {
- protected:
-  void SetUp() override {
-    if (GetParam().is_cuda() && !cuda::is_available()) GTEST_SKIP() << "no CUDA device";
-    manual_seed(7);
-  }
-  Device dev() const { return GetParam(); }
-};
+class LossKernels : public wick::testing::OnEachDevice<7> {};
 
 // nll_loss of x [N, C, S] (contiguous values; logits: log_softmax over C first), in float64.
 std::vector<double> nll_ref(const std::vector<double>& x, int64_t N, int64_t C, int64_t S,
@@ -471,9 +464,6 @@ TEST(LossKernelsCuda, BadTargetIsReportedLater) {
   EXPECT_NO_THROW(F::cross_entropy(x, tensor({1, 1, 0}).cuda()));
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, LossKernels, ::testing::Values(Device(kCPU), Device(kCUDA, 0)),
-                         [](const auto& info) {
-                           return info.param.is_cpu() ? std::string("cpu") : std::string("cuda");
-                         });
+WICK_INSTANTIATE_ON_DEVICES(LossKernels);
 
 }  // namespace

@@ -16,14 +16,7 @@ using TL = std::vector<Tensor>;
 
 namespace {
 
-class Losses : public ::testing::TestWithParam<Device> {
- protected:
-  void SetUp() override {
-    if (GetParam().is_cuda() && !cuda::is_available()) GTEST_SKIP() << "no CUDA device";
-    manual_seed(3);
-  }
-  Device dev() const { return GetParam(); }
-};
+class Losses : public wick::testing::OnEachDevice<3> {};
 
 // Cross entropy of logits [N, C] and class targets, per PyTorch's definition, in float64:
 // per element (1 - ls) w_t (-log p_t) + ls / C sum_c w_c (-log p_c), ignored ones dropped;
@@ -157,9 +150,6 @@ TEST_P(Losses, Gradcheck) {
             {rnd({3, 2}), rnd({3, 2}, false).sigmoid(), rnd({2}, false).abs()}, dev());
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, Losses, ::testing::Values(Device(kCPU), Device(kCUDA, 0)),
-                         [](const auto& info) {
-                           return info.param.is_cpu() ? std::string("cpu") : std::string("cuda");
-                         });
+WICK_INSTANTIATE_ON_DEVICES(Losses);
 
 }  // namespace

@@ -36,4 +36,27 @@ inline void expect_close(const Tensor& got, const std::vector<double>& want, dou
   for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], want[i], atol) << what << " element " << i;
 }
 
+// The fixture of the suites that run each test on the CPU and on CUDA (skipped without a
+// device): the generator is seeded with Seed before each test. Instantiate a suite with
+// WICK_INSTANTIATE_ON_DEVICES.
+template <uint64_t Seed>
+class OnEachDevice : public ::testing::TestWithParam<Device> {
+ protected:
+  void SetUp() override {
+    if (GetParam().is_cuda() && !cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+    manual_seed(Seed);
+  }
+  Device dev() const { return GetParam(); }
+};
+
+inline std::string device_test_name(const ::testing::TestParamInfo<Device>& info) {
+  return info.param.is_cpu() ? "cpu" : "cuda";
+}
+
 }  // namespace wick::testing
+
+// The suite's tests as Devices/<suite>.<test>/cpu and .../cuda.
+#define WICK_INSTANTIATE_ON_DEVICES(suite)                                                               \
+  INSTANTIATE_TEST_SUITE_P(                                                                              \
+      Devices, suite, ::testing::Values(::wick::Device(::wick::kCPU), ::wick::Device(::wick::kCUDA, 0)), \
+      ::wick::testing::device_test_name)

@@ -1,80 +1,31 @@
-// NVML through dlopen: the handful of declarations wick-smi needs, copied in shape from nvml.h
-// (stable ABI; the _v2/_v3 entry points exist since drivers of 2021), so that building wick-smi
-// needs neither the CUDA toolkit nor a driver.
+// What wick-smi shows, read through the library's NVML loader (src/cuda/nvml_loader.h), which
+// needs neither the CUDA toolkit nor a driver to build.
 #include "smi/nvml.h"
 
 #include <algorithm>
 #include <cstdlib>
 
-#include <dlfcn.h>
+#include "cuda/nvml_loader.h"
 
 namespace wick::smi {
 
 namespace {
 
-using nvmlReturn_t = int;
-using nvmlDevice_t = struct nvmlDevice_st*;
-constexpr nvmlReturn_t kSuccess = 0;
-constexpr nvmlReturn_t kInsufficientSize = 7;
-constexpr unsigned long long kValueNotAvailable = ~0ull;
-
-struct nvmlMemory_t {
-  unsigned long long total, free, used;
-};
-struct nvmlUtilization_t {
-  unsigned gpu, memory;
-};
-// nvmlProcessInfo_v2_t, the layout of the _v2 and _v3 process queries.
-struct nvmlProcessInfo_t {
-  unsigned pid;
-  unsigned long long usedGpuMemory;
-  unsigned gpuInstanceId, computeInstanceId;
-};
-
-using ProcessQuery = nvmlReturn_t (*)(nvmlDevice_t, unsigned*, nvmlProcessInfo_t*);
-
-struct Api {
-  nvmlReturn_t (*init)() = nullptr;
-  nvmlReturn_t (*shutdown)() = nullptr;
-  const char* (*error_string)(nvmlReturn_t) = nullptr;
-  nvmlReturn_t (*driver_version)(char*, unsigned) = nullptr;
-  nvmlReturn_t (*count)(unsigned*) = nullptr;
-  nvmlReturn_t (*handle)(unsigned, nvmlDevice_t*) = nullptr;
-  nvmlReturn_t (*name)(nvmlDevice_t, char*, unsigned) = nullptr;
-  nvmlReturn_t (*uuid)(nvmlDevice_t, char*, unsigned) = nullptr;
-  nvmlReturn_t (*memory)(nvmlDevice_t, nvmlMemory_t*) = nullptr;
-  // Optional: some GPUs (or MIG instances) don't report these.
-  nvmlReturn_t (*utilization)(nvmlDevice_t, nvmlUtilization_t*) = nullptr;
-  nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned*) = nullptr;
-  nvmlReturn_t (*power)(nvmlDevice_t, unsigned*) = nullptr;
-  nvmlReturn_t (*power_limit)(nvmlDevice_t, unsigned*) = nullptr;
-  nvmlReturn_t (*process_name)(unsigned, char*, unsigned) = nullptr;
-  ProcessQuery compute_processes = nullptr;
-  ProcessQuery graphics_processes = nullptr;
-};
-
-template <class F>
-void sym(void* lib, const char* name, F& f) {
-  f = reinterpret_cast<F>(dlsym(lib, name));
-}
-
-// First of the names the library has.
-template <class F>
-void sym_any(void* lib, std::initializer_list<const char*> names, F& f) {
-  for (const char* n : names) {
-    sym(lib, n, f);
-    if (f) return;
-  }
-}
+namespace nvml = wick::detail::nvml;
+using nvml::Api;
+using nvml::kInsufficientSize;
+using nvml::kSuccess;
+using nvml::kValueNotAvailable;
+using nvml::ProcessQuery;
 
 std::string text(char* buf) { return std::string(buf); }
 
-std::vector<GpuProcess> processes(const Api& api, nvmlDevice_t h, ProcessQuery query, bool graphics) {
+std::vector<GpuProcess> processes(const Api& api, nvml::Device h, ProcessQuery query, bool graphics) {
   std::vector<GpuProcess> out;
   if (!query) return out;
-  std::vector<nvmlProcessInfo_t> infos(16);
+  std::vector<nvml::ProcessInfo> infos(16);
   unsigned n = unsigned(infos.size());
-  nvmlReturn_t r = query(h, &n, infos.data());
+  nvml::Return r = query(h, &n, infos.data());
   // Processes may start between the two calls: ask again with room to spare.
   for (int tries = 0; r == kInsufficientSize && tries < 3; ++tries) {
     infos.resize(size_t(n) + 16);
@@ -100,45 +51,21 @@ GpuQuery query_gpus() {
   GpuQuery q;
   const char* override_path = std::getenv("WICK_NVML_LIBRARY");
   const char* path = override_path && *override_path ? override_path : "libnvidia-ml.so.1";
-  void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    const char* e = dlerror();
-    q.driver_missing = true;
-    q.error = std::string("no NVIDIA driver found: ") + path + " could not be loaded (" +
-              (e ? e : "dlopen failed") + ")";
+  nvml::Loaded loaded = nvml::load(path);
+  if (!loaded.api.lib) {
+    q.driver_missing = loaded.missing;
+    q.error = loaded.missing ? std::string("no NVIDIA driver found: ") + path + " could not be loaded (" +
+                                   loaded.error + ")"
+                             : loaded.error;
     return q;
   }
-  Api api;
-  sym_any(lib, {"nvmlInit_v2", "nvmlInit"}, api.init);
-  sym(lib, "nvmlShutdown", api.shutdown);
-  sym(lib, "nvmlErrorString", api.error_string);
-  sym(lib, "nvmlSystemGetDriverVersion", api.driver_version);
-  sym_any(lib, {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"}, api.count);
-  sym_any(lib, {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"}, api.handle);
-  sym(lib, "nvmlDeviceGetName", api.name);
-  sym(lib, "nvmlDeviceGetUUID", api.uuid);
-  sym(lib, "nvmlDeviceGetMemoryInfo", api.memory);
-  sym(lib, "nvmlDeviceGetUtilizationRates", api.utilization);
-  sym(lib, "nvmlDeviceGetTemperature", api.temperature);
-  sym(lib, "nvmlDeviceGetPowerUsage", api.power);
-  sym(lib, "nvmlDeviceGetEnforcedPowerLimit", api.power_limit);
-  sym(lib, "nvmlSystemGetProcessName", api.process_name);
-  sym_any(lib, {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"},
-          api.compute_processes);
-  sym_any(lib, {"nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetGraphicsRunningProcesses_v2"},
-          api.graphics_processes);
-  if (!api.init || !api.shutdown || !api.error_string || !api.count || !api.handle || !api.name ||
-      !api.memory) {
-    q.error = std::string(path) + " lacks functions every NVML has; is it the NVIDIA driver's library?";
-    dlclose(lib);
-    return q;
-  }
+  Api& api = loaded.api;
 
-  nvmlReturn_t r = api.init();
+  nvml::Return r = api.init();
   if (r != kSuccess) {
     q.error = std::string("NVML could not start: ") + api.error_string(r) +
               " (is the NVIDIA driver loaded, and does its version match the library?)";
-    dlclose(lib);
+    nvml::unload(api);
     return q;
   }
   char buf[256] = {};
@@ -147,7 +74,7 @@ GpuQuery query_gpus() {
   r = api.count(&count);
   if (r != kSuccess) q.error = std::string("NVML could not count the GPUs: ") + api.error_string(r);
   for (unsigned i = 0; i < count && q.error.empty(); ++i) {
-    nvmlDevice_t h = nullptr;
+    nvml::Device h = nullptr;
     if ((r = api.handle(i, &h)) != kSuccess) {
       q.error = "NVML could not open GPU " + std::to_string(i) + ": " + api.error_string(r);
       break;
@@ -158,13 +85,13 @@ GpuQuery query_gpus() {
     if (api.name(h, name, sizeof name) == kSuccess) g.name = text(name);
     char uuid[96] = {};
     if (api.uuid && api.uuid(h, uuid, sizeof uuid) == kSuccess) g.uuid = text(uuid);
-    nvmlMemory_t m{};
+    nvml::Memory m{};
     if (api.memory(h, &m) == kSuccess) {
       g.memory_total = m.total;
       g.memory_free = m.free;
       g.memory_used = m.used;
     }
-    nvmlUtilization_t u{};
+    nvml::Utilization u{};
     if (api.utilization && api.utilization(h, &u) == kSuccess) {
       g.utilization_gpu = u.gpu;
       g.utilization_memory = u.memory;
@@ -183,7 +110,7 @@ GpuQuery query_gpus() {
     q.gpus.push_back(std::move(g));
   }
   api.shutdown();
-  dlclose(lib);
+  nvml::unload(api);
   return q;
 }
 

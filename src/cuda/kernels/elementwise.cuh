@@ -144,9 +144,12 @@ __global__ void __launch_bounds__(kBlock) strided_kernel(int64_t n, Body body, S
   }
 }
 
-inline int grid_size(int64_t work, int device) {
-  const int64_t blocks = (work + kBlock - 1) / kBlock;
-  const int64_t cap = int64_t(cuda_sm_count(device)) * (2048 / kBlock);
+// The grid of a grid-stride kernel of kBlock-thread blocks, the one rule of the CUDA kernels:
+// the blocks the work asks for (blocks_for(items), or one a row), but at most waves times the
+// blocks that the device's SMs hold at once (2048 threads each), and at least one.
+inline int64_t blocks_for(int64_t items) { return (items + kBlock - 1) / kBlock; }
+inline int grid_blocks(int64_t blocks, int device, int64_t waves = 1) {
+  const int64_t cap = int64_t(sm_count(device)) * (2048 / kBlock) * waves;
   return int(std::max<int64_t>(1, std::min(blocks, cap)));
 }
 
@@ -200,7 +203,8 @@ void launch_strided(const char* op, const Plan& p, const Body& body) {
       for (int k = 0; k < N; ++k) args.strides[k][d] = q.strides[k][src];
     }
     for (int k = 0; k < N; ++k) args.ptrs[k] = q.ptrs[k];
-    strided_kernel<N, Body><<<grid_size(q.numel, q.device), kBlock, 0, stream>>>(q.numel, body, args);
+    strided_kernel<N, Body>
+        <<<grid_blocks(blocks_for(q.numel), q.device), kBlock, 0, stream>>>(q.numel, body, args);
     WICK_CUDA_AFTER_LAUNCH(op, stream);
   });
 }

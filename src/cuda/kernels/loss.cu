@@ -29,6 +29,7 @@
 #include <atomic>
 #include <mutex>
 
+#include "cuda/kernels/block_reduce.cuh"
 #include "cuda/kernels/device_math.cuh"
 #include "cuda/kernels/elementwise.cuh"
 #include "cuda/kernels/op_kernels.h"
@@ -76,23 +77,31 @@ __device__ __forceinline__ M nan_value() {
   return M(NAN);
 }
 
-// Sum of v over the block; the result is valid in thread 0. Starts with a barrier, so a block
-// may call it again for its next row.
+// Whether target v is a class of [0, c) whose loss the kernel computes. For ignore_index it is
+// not (the loss stays 0); for any other target outside [0, c) it is not either: loss becomes
+// NaN and the target is reported to the host (by this thread when report; the threads of a
+// block that share v let one of them report).
 template <class M>
-__device__ M block_sum(M v) {
-  __shared__ M part[32];
-  const int lane = int(threadIdx.x) % 32, warp = int(threadIdx.x) / 32, warps = int(blockDim.x) / 32;
-#pragma unroll
-  for (int d = 16; d > 0; d /= 2) v += __shfl_down_sync(0xffffffffu, v, d);
-  __syncthreads();
-  if (lane == 0) part[warp] = v;
-  __syncthreads();
-  if (warp == 0) {
-    v = lane < warps ? part[lane] : M(0);
-#pragma unroll
-    for (int d = 16; d > 0; d /= 2) v += __shfl_down_sync(0xffffffffu, v, d);
+__device__ __forceinline__ bool target_class(int64_t v, int64_t c, int64_t ignore, long long* slot, M& loss,
+                                             bool report = true) {
+  if (v == ignore) return false;
+  if (v < 0 || v >= c) {
+    if (report) report_bad_target(slot, v);
+    loss = nan_value<M>();
+    return false;
   }
-  return v;
+  return true;
+}
+
+// Whether target v has a gradient: a class of [0, c), not ignore_index.
+__device__ __forceinline__ bool has_class(int64_t v, int64_t c, int64_t ignore) {
+  return v != ignore && v >= 0 && v < c;
+}
+
+// Sum of v over the block; the result is valid in thread 0 (a block may call it again at once).
+template <class M>
+__device__ __forceinline__ M block_sum(M v) {
+  return block_reduce(v, SumMerge{}, M(0));
 }
 
 // The running (max m, sum s of exp(x - m)) pair of a row's logits.
@@ -134,32 +143,18 @@ struct LogSumExp {
   }
 };
 
+// LogSumExp's merge, as block_reduce.cuh's reductions take it.
+struct LseMerge {
+  template <class M>
+  __device__ __forceinline__ void operator()(LogSumExp<M>& a, const LogSumExp<M>& b) const {
+    a.merge(b.m, b.s);
+  }
+};
+
 // The pair over the block; valid in thread 0.
 template <class M>
-__device__ LogSumExp<M> block_lse(LogSumExp<M> r) {
-  __shared__ M pm[32], ps[32];
-  const int lane = int(threadIdx.x) % 32, warp = int(threadIdx.x) / 32, warps = int(blockDim.x) / 32;
-#pragma unroll
-  for (int d = 16; d > 0; d /= 2) {
-    const M om = __shfl_down_sync(0xffffffffu, r.m, d), os = __shfl_down_sync(0xffffffffu, r.s, d);
-    r.merge(om, os);
-  }
-  __syncthreads();
-  if (lane == 0) {
-    pm[warp] = r.m;
-    ps[warp] = r.s;
-  }
-  __syncthreads();
-  if (warp == 0) {
-    r = LogSumExp<M>{};
-    if (lane < warps) r = LogSumExp<M>{pm[lane], ps[lane]};
-#pragma unroll
-    for (int d = 16; d > 0; d /= 2) {
-      const M om = __shfl_down_sync(0xffffffffu, r.m, d), os = __shfl_down_sync(0xffffffffu, r.s, d);
-      r.merge(om, os);
-    }
-  }
-  return r;
+__device__ __forceinline__ LogSumExp<M> block_lse(LogSumExp<M> r) {
+  return block_reduce(r, LseMerge{}, LogSumExp<M>{});
 }
 
 // reduce_kernel's work, for a block of kReduceThreads threads (log_softmax_nll_kernel runs it
@@ -172,12 +167,7 @@ __device__ __forceinline__ void reduce_block(const T* x, const int64_t* tgt, con
   M sum = 0, wsum = 0;
   for (int64_t i = threadIdx.x; i < ns; i += kReduceThreads) {
     const int64_t v = tgt[i];
-    if (v == ignore) continue;
-    if (v < 0 || v >= c) {
-      report_bad_target(slot, v);
-      sum = nan_value<M>();
-      continue;
-    }
+    if (!target_class(v, c, ignore, slot, sum)) continue;
     const M wt = w ? cast<M>(w[v]) : M(1);
     const int64_t n = i / s, j = i - n * s;
     sum -= wt * cast<M>(x[(n * c + v) * s + j]);
@@ -205,14 +195,9 @@ __device__ __forceinline__ T none_element(const T* x, const int64_t* tgt, const 
   using M = opmath_t<T>;
   const int64_t v = tgt[i];
   M loss = 0;
-  if (v != ignore) {
-    if (v < 0 || v >= c) {
-      report_bad_target(slot, v);
-      loss = nan_value<M>();
-    } else {
-      const int64_t n = i / s, j = i - n * s;
-      loss = -(w ? cast<M>(w[v]) : M(1)) * cast<M>(x[(n * c + v) * s + j]);
-    }
+  if (target_class(v, c, ignore, slot, loss)) {
+    const int64_t n = i / s, j = i - n * s;
+    loss = -(w ? cast<M>(w[v]) : M(1)) * cast<M>(x[(n * c + v) * s + j]);
   }
   return cast<T>(loss);
 }
@@ -267,42 +252,37 @@ __global__ void __launch_bounds__(kBlock)
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const int64_t v = tgt[row];  // the same for the whole block: the branches below are uniform
     M loss = 0, wt = 0;
-    if (v != ignore) {
-      if (v < 0 || v >= c) {
-        if (threadIdx.x == 0) report_bad_target(slot, v);
-        loss = nan_value<M>();
-      } else {
-        const T* xr = x + row * c;
-        LogSumExp<M> r;
-        if constexpr (VEC > 1) {
-          // kChunk vectors are loaded before any arithmetic, so each thread has that many loads
-          // in flight; each chunk then costs one exp per element and one rescale (add_chunk).
-          const auto* xv = reinterpret_cast<const Vec<T, VEC>*>(xr);
-          const int64_t nv = c / VEC;
-          int64_t k = threadIdx.x;
-          for (; k + (kChunk - 1) * kBlock < nv; k += kChunk * kBlock) {
-            Vec<T, VEC> a[kChunk];
+    if (target_class(v, c, ignore, slot, loss, threadIdx.x == 0)) {
+      const T* xr = x + row * c;
+      LogSumExp<M> r;
+      if constexpr (VEC > 1) {
+        // kChunk vectors are loaded before any arithmetic, so each thread has that many loads
+        // in flight; each chunk then costs one exp per element and one rescale (add_chunk).
+        const auto* xv = reinterpret_cast<const Vec<T, VEC>*>(xr);
+        const int64_t nv = c / VEC;
+        int64_t k = threadIdx.x;
+        for (; k + (kChunk - 1) * kBlock < nv; k += kChunk * kBlock) {
+          Vec<T, VEC> a[kChunk];
 #pragma unroll
-            for (int u = 0; u < kChunk; ++u) a[u] = xv[k + u * kBlock];
-            M e[kChunk * VEC];
+          for (int u = 0; u < kChunk; ++u) a[u] = xv[k + u * kBlock];
+          M e[kChunk * VEC];
 #pragma unroll
-            for (int u = 0; u < kChunk; ++u)
+          for (int u = 0; u < kChunk; ++u)
 #pragma unroll
-              for (int j = 0; j < VEC; ++j) e[u * VEC + j] = cast<M>(a[u].v[j]);
-            r.add_chunk(e);
-          }
-          for (; k < nv; k += kBlock) {
-            const Vec<T, VEC> a = xv[k];
-#pragma unroll
-            for (int j = 0; j < VEC; ++j) r.add(cast<M>(a.v[j]));
-          }
-        } else {
-          for (int64_t k = threadIdx.x; k < c; k += kBlock) r.add(cast<M>(xr[k]));
+            for (int j = 0; j < VEC; ++j) e[u * VEC + j] = cast<M>(a[u].v[j]);
+          r.add_chunk(e);
         }
-        r = block_lse(r);
-        wt = w ? cast<M>(w[v]) : M(1);
-        loss = -wt * (cast<M>(xr[v]) - r.m - m_log(r.s));
+        for (; k < nv; k += kBlock) {
+          const Vec<T, VEC> a = xv[k];
+#pragma unroll
+          for (int j = 0; j < VEC; ++j) r.add(cast<M>(a.v[j]));
+        }
+      } else {
+        for (int64_t k = threadIdx.x; k < c; k += kBlock) r.add(cast<M>(xr[k]));
       }
+      r = block_lse(r);
+      wt = w ? cast<M>(w[v]) : M(1);
+      loss = -wt * (cast<M>(xr[v]) - r.m - m_log(r.s));
     }
     if (threadIdx.x == 0) {
       if (out) {
@@ -324,18 +304,13 @@ __global__ void __launch_bounds__(kBlock)
   for (int64_t i = int64_t(blockIdx.x) * kBlock + threadIdx.x; i < ns; i += int64_t(gridDim.x) * kBlock) {
     const int64_t v = tgt[i];
     M loss = 0, wt = 0;
-    if (v != ignore) {
-      if (v < 0 || v >= c) {
-        report_bad_target(slot, v);
-        loss = nan_value<M>();
-      } else {
-        const int64_t n = i / s, j = i - n * s;
-        const T* xc = x + n * c * s + j;
-        LogSumExp<M> r;
-        for (int64_t k = 0; k < c; ++k) r.add(cast<M>(xc[k * s]));
-        wt = w ? cast<M>(w[v]) : M(1);
-        loss = -wt * (cast<M>(xc[v * s]) - r.m - m_log(r.s));
-      }
+    if (target_class(v, c, ignore, slot, loss)) {
+      const int64_t n = i / s, j = i - n * s;
+      const T* xc = x + n * c * s + j;
+      LogSumExp<M> r;
+      for (int64_t k = 0; k < c; ++k) r.add(cast<M>(xc[k * s]));
+      wt = w ? cast<M>(w[v]) : M(1);
+      loss = -wt * (cast<M>(xc[v * s]) - r.m - m_log(r.s));
     }
     if (out) {
       out[i] = cast<T>(loss);
@@ -380,7 +355,7 @@ __global__ void __launch_bounds__(kBlock)
     if constexpr (VEC > 1) {  // s == 1, rows 16-byte aligned
       const int64_t v = t[0];
       M val = 0;
-      if (v != ignore && v >= 0 && v < c)
+      if (has_class(v, c, ignore))
         val = -(w ? cast<M>(w[v]) : M(1)) * (reduction == LossReduction::None ? cast<M>(g[row]) : scale);
       auto* ov = reinterpret_cast<Vec<T, VEC>*>(out);
       for (int64_t k = threadIdx.x; k < c / VEC; k += kBlock) {
@@ -422,15 +397,13 @@ __global__ void __launch_bounds__(kBlock)
     const int64_t row = i / c, k = i - row * c;
     const int64_t v = tgt[row];
     M val = 0;
-    if (v != ignore && v >= 0 && v < c)
+    if (has_class(v, c, ignore))
       val = -(w ? cast<M>(w[v]) : M(1)) * (reduction == LossReduction::None ? cast<M>(g[row * g_stride]) : scale);
     const M s = cast<M>(cast<T>(val));  // the row's one nonzero gradient wrt logp, as stored
     const M gv = k == v ? s : M(0), yv = cast<M>(logp[i]);
     gi[i] = cast<T>(gv - m_exp(yv) * s);
   }
 }
-
-int64_t grid_cap(int device) { return int64_t(cuda_sm_count(device)) * (2048 / kBlock) * 4; }
 
 template <class T>
 void forward_typed(const Tensor& out, const Tensor& total_weight, const Tensor& input, const Tensor& target,
@@ -445,7 +418,7 @@ void forward_typed(const Tensor& out, const Tensor& total_weight, const Tensor& 
   T* o = static_cast<T*>(out.data_ptr());
   T* tw = static_cast<T*>(total_weight.data_ptr());
   const bool none = reduction == LossReduction::None, mean = reduction == LossReduction::Mean;
-  const int64_t elem_blocks = std::min((ns + kBlock - 1) / kBlock, grid_cap(device));
+  const int elem_blocks = grid_blocks(blocks_for(ns), device, 4);
   if (!logits) {
     if (!none) {
       reduce_kernel<T><<<1, kReduceThreads, 0, stream>>>(x, t, w, ns, c, s, ignore, mean, o, tw, slot);
@@ -467,7 +440,7 @@ void forward_typed(const Tensor& out, const Tensor& total_weight, const Tensor& 
   if (ns > 0) {
     if (s == 1) {
       constexpr int VEC = 16 / sizeof(T);
-      const int grid = int(std::min(n, grid_cap(device)));
+      const int grid = grid_blocks(n, device, 4);
       if (c % VEC == 0 && uintptr_t(x) % 16 == 0)
         rows_kernel<T, VEC><<<grid, kBlock, 0, stream>>>(x, t, w, n, c, ignore, direct, lb, wb, slot);
       else rows_kernel<T, 1><<<grid, kBlock, 0, stream>>>(x, t, w, n, c, ignore, direct, lb, wb, slot);
@@ -491,7 +464,7 @@ void backward_typed(const Tensor& grad_input, const Tensor& grad_out, const Tens
   const auto* t = static_cast<const int64_t*>(target.data_ptr());
   const T* w = weight.defined() ? static_cast<const T*>(weight.data_ptr()) : nullptr;
   const T* tw = total_weight.defined() ? static_cast<const T*>(total_weight.data_ptr()) : nullptr;
-  const int grid = int(std::min(n, grid_cap(device)));
+  const int grid = grid_blocks(n, device, 4);
   constexpr int VEC = 16 / sizeof(T);
   if (s == 1 && c % VEC == 0 && uintptr_t(gi) % 16 == 0)
     backward_kernel<T, VEC><<<grid, kBlock, 0, stream>>>(gi, g, t, w, tw, n, c, s, ignore, reduction);
@@ -569,7 +542,7 @@ void log_softmax_nll_loss_backward(const Tensor& grad_input, const Tensor& grad_
   const int64_t n = grad_input.size(0), c = grad_input.size(1);
   if (n * c == 0) return;
   const int64_t g_stride = grad_out.dim() == 1 ? grad_out.stride(0) : 0;
-  const int grid = int(std::min((n * c + kBlock - 1) / kBlock, grid_cap(device)));
+  const int grid = grid_blocks(blocks_for(n * c), device, 4);
   WICK_DISPATCH_FLOATING(grad_input.dtype(), "cross_entropy_backward", [&]<class T>() {
     log_softmax_nll_backward_kernel<T><<<grid, kBlock, 0, stream>>>(
         static_cast<T*>(grad_input.data_ptr()), static_cast<const T*>(grad_out.data_ptr()), g_stride,

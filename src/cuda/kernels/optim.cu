@@ -84,7 +84,7 @@ void launch_lists(const std::array<std::span<const Tensor>, N>& lists, const F& 
   int64_t total = 0;
   for (const Tensor& t : lists[0]) total += t.numel();
   if (total == 0) return;
-  const int64_t want = total / (2 * int64_t(cuda_sm_count(lists[0][0].device().index())));
+  const int64_t want = total / (2 * int64_t(sm_count(lists[0][0].device().index())));
   table.chunk = std::min(kMaxChunk, std::max(kMinChunk, (want + kMinChunk - 1) / kMinChunk * kMinChunk));
   const int64_t chunk = table.chunk;
   int nt = 0, nb = 0;

@@ -41,9 +41,9 @@ void launch(const Tensor& out, uint64_t seed, uint64_t offset, const F& fill, co
   const int64_t n = out.numel();
   CudaDeviceScope scope(device);
   cudaStream_t stream = current_cuda_stream(device);
-  const int64_t blocks = (n + PER - 1) / PER;
-  philox_kernel<T, PER><<<grid_size(blocks, device), kBlock, 0, stream>>>(static_cast<T*>(out.data_ptr()), n, seed,
-                                                                          offset, fill);
+  const int64_t threads = (n + PER - 1) / PER;
+  philox_kernel<T, PER><<<grid_blocks(blocks_for(threads), device), kBlock, 0, stream>>>(
+      static_cast<T*>(out.data_ptr()), n, seed, offset, fill);
   WICK_CUDA_AFTER_LAUNCH(op, stream);
 }
 

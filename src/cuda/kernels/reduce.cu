@@ -20,8 +20,8 @@
  * 16-bit floats, double for float32 and float64. CUB's segmented reduce was the alternative:
  * it has no [outer, n, inner] column form and one launch per policy costs the same.
  */
-#include <cstring>
 
+#include "cuda/kernels/block_reduce.cuh"
 #include "cuda/kernels/device_math.cuh"
 #include "cuda/kernels/elementwise.cuh"
 #include "cuda/kernels/op_kernels.h"
@@ -174,42 +174,15 @@ struct NormPolicy {
 
 // ---- merging states across threads
 
-template <class S>
-__device__ __forceinline__ S shuffle_down(const S& s, int delta) {
-  static_assert(sizeof(S) % 4 == 0, "states are shuffled as 32-bit words");
-  constexpr int kWords = int(sizeof(S) / 4);
-  uint32_t w[kWords];
-  memcpy(w, &s, sizeof(S));
-#pragma unroll
-  for (int k = 0; k < kWords; ++k) w[k] = __shfl_down_sync(0xffffffffu, w[k], delta);
-  S r;
-  memcpy(&r, w, sizeof(S));
-  return r;
-}
-
-template <class P, class S>
-__device__ __forceinline__ S warp_reduce(const P& pol, S s) {
-#pragma unroll
-  for (int d = 16; d > 0; d /= 2) pol.merge(s, shuffle_down(s, d));
-  return s;  // complete in lane 0
-}
-
-// Every thread of the block must call it; the result is complete in thread 0.
-template <class P, class S>
-__device__ __forceinline__ S block_reduce(const P& pol, S s) {
-  __shared__ alignas(16) unsigned char buf[sizeof(S) * (kBlock / 32)];
-  S* part = reinterpret_cast<S*>(buf);
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  s = warp_reduce(pol, s);
-  if (lane == 0) part[warp] = s;
-  __syncthreads();
-  if (warp == 0) {
-    s = lane < kBlock / 32 ? part[lane] : pol.init();
-    s = warp_reduce(pol, s);
+// A policy's merge, as block_reduce.cuh's reductions take it.
+template <class P>
+struct PolicyMerge {
+  const P& pol;
+  template <class S>
+  __device__ __forceinline__ void operator()(S& a, const S& b) const {
+    pol.merge(a, b);
   }
-  __syncthreads();  // part is reused by the next task
-  return s;
-}
+};
 
 // ---- kernels
 
@@ -259,7 +232,7 @@ __global__ void __launch_bounds__(kBlock)
       for (int k = 0; k < VEC; ++k) pol.add(s, x.v[k], a0 + v * VEC + k);
     }
     for (int64_t r = a1 + lane; r < r1; r += g) pol.add(s, p[r], r);
-    s = g == 32 ? warp_reduce(pol, s) : block_reduce(pol, s);
+    s = g == 32 ? warp_reduce(s, PolicyMerge<P>{pol}) : block_reduce(s, PolicyMerge<P>{pol}, pol.init());
     if (lane == 0) {
       if (t.splits == 1) pol.emit(row, s);
       else partial[task] = s;
@@ -297,7 +270,7 @@ __global__ void __launch_bounds__(kBlock) finalize_kernel(P pol, const typename 
        col += int64_t(gridDim.x) * groups_per_block) {
     typename P::State s = pol.init();
     for (int64_t k = lane; k < splits; k += group) pol.merge(s, partial[col * splits + k]);
-    s = group == 32 ? warp_reduce(pol, s) : block_reduce(pol, s);
+    s = group == 32 ? warp_reduce(s, PolicyMerge<P>{pol}) : block_reduce(s, PolicyMerge<P>{pol}, pol.init());
     if (lane == 0) pol.emit(col, s);
   }
 }
@@ -313,7 +286,7 @@ int64_t wave_blocks(K kernel, int device) {
     WICK_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kBlock, 0), "sum");
     per_sm = std::max(n, 1);
   }
-  return int64_t(per_sm) * cuda_sm_count(device);
+  return int64_t(per_sm) * sm_count(device);
 }
 
 // Runs pol over contiguous in [outer, n, inner] (outer * inner output columns).
@@ -356,7 +329,7 @@ void run(const P& pol, const Tensor& in, int64_t outer, int64_t n, int64_t inner
   WICK_CUDA_AFTER_LAUNCH(op, stream);
   if (splits > 1) {
     const int group = splits >= 256 ? kBlock : 32;
-    const int64_t blocks = std::min<int64_t>(ceil_div(cols, kBlock / group), cuda_sm_count(device) * 32);
+    const int64_t blocks = std::min<int64_t>(ceil_div(cols, kBlock / group), sm_count(device) * 32);
     finalize_kernel<P><<<int(blocks), kBlock, 0, stream>>>(pol, partial, cols, splits, group);
     WICK_CUDA_AFTER_LAUNCH(op, stream);
   }

@@ -17,6 +17,7 @@
  * Arithmetic in float for 16-bit floats and float32, double for float64, with CUDA's accurate
  * expf/logf (device_math.cuh). A row of -inf gives nan, as PyTorch and wick's CPU.
  */
+#include "cuda/kernels/block_reduce.cuh"
 #include "cuda/kernels/device_math.cuh"
 #include "cuda/kernels/elementwise.cuh"
 #include "cuda/kernels/op_kernels.h"
@@ -27,25 +28,6 @@ namespace wick::detail::gpu {
 namespace {
 
 constexpr int kCachedVecs = 8;  // 16-byte vectors per thread in cached_kernel
-
-// Reduces v over the block (max or sum) and gives every thread the result.
-template <bool MAX, class M>
-__device__ __forceinline__ M block_all_reduce(M v) {
-  __shared__ M part[kBlock / 32];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-#pragma unroll
-  for (int d = 16; d > 0; d /= 2) {
-    const M o = __shfl_xor_sync(0xffffffffu, v, d);
-    v = MAX ? max_of(v, o) : v + o;
-  }
-  if (lane == 0) part[warp] = v;
-  __syncthreads();
-  v = part[0];
-#pragma unroll
-  for (int w = 1; w < kBlock / 32; ++w) v = MAX ? max_of(v, part[w]) : v + part[w];
-  __syncthreads();  // part is reused by the next call
-  return v;
-}
 
 template <class T>
 __global__ void __launch_bounds__(kBlock) cached_kernel(const T* in, T* out, int64_t rows, int64_t n, bool log) {
@@ -71,7 +53,7 @@ __global__ void __launch_bounds__(kBlock) cached_kernel(const T* in, T* out, int
       if (threadIdx.x + int64_t(u) * kBlock < nvec)
 #pragma unroll
         for (int k = 0; k < VEC; ++k) mx = max_of(mx, x[u][k]);
-    mx = block_all_reduce<true>(mx);
+    mx = block_all_reduce(mx, MaxMerge{}, M(-INFINITY));
     M sum = 0;
 #pragma unroll
     for (int u = 0; u < kCachedVecs; ++u)
@@ -82,7 +64,7 @@ __global__ void __launch_bounds__(kBlock) cached_kernel(const T* in, T* out, int
           sum += e;
           if (!log) x[u][k] = e;
         }
-    sum = block_all_reduce<false>(sum);
+    sum = block_all_reduce(sum, SumMerge{}, M(0));
     // log_softmax as (x - max) - log(sum), PyTorch's order: max + log(sum) would lose x - max
     // when |max| dwarfs log(sum) (rows of 1e30 gave 0 instead of -log n).
     const M lsum = m_log(sum), inv = M(1) / sum;
@@ -103,7 +85,6 @@ template <class T>
 __global__ void __launch_bounds__(kBlock) online_kernel(const T* in, T* out, int64_t rows, int64_t n, int group,
                                                         bool log) {
   using M = opmath_t<T>;
-  __shared__ M pair[2];
   const int lane = int(threadIdx.x) % group;
   const int64_t groups_per_block = kBlock / group;
   for (int64_t row = int64_t(blockIdx.x) * groups_per_block + threadIdx.x / group; row < rows;
@@ -112,26 +93,12 @@ __global__ void __launch_bounds__(kBlock) online_kernel(const T* in, T* out, int
     T* y = out + row * n;
     Running<M> r{M(-INFINITY), M(0)};
     for (int64_t i = lane; i < n; i += group) r.add(cast<M>(x[i]));
-    r = warp_merge(r);
     if (group == 32) {
+      r = warp_merge(r);
       r.m = __shfl_sync(0xffffffffu, r.m, 0);
       r.s = __shfl_sync(0xffffffffu, r.s, 0);
-    } else {  // the block's warps: lane 0 of each holds its pair
-      __shared__ M ms[kBlock / 32], ss[kBlock / 32];
-      if (threadIdx.x % 32 == 0) {
-        ms[threadIdx.x / 32] = r.m;
-        ss[threadIdx.x / 32] = r.s;
-      }
-      __syncthreads();
-      if (threadIdx.x == 0) {
-        for (int w = 1; w < kBlock / 32; ++w) r.merge(Running<M>{ms[w], ss[w]});
-        pair[0] = r.m;
-        pair[1] = r.s;
-      }
-      __syncthreads();
-      r.m = pair[0];
-      r.s = pair[1];
-      __syncthreads();
+    } else {
+      r = block_all_reduce(r, RunningMerge{}, Running<M>{M(-INFINITY), M(0)});
     }
     const M lsum = m_log(r.s), inv = M(1) / r.s;
     for (int64_t i = lane; i < n; i += group) {
@@ -167,18 +134,17 @@ void softmax_typed(bool log, const Tensor& out, const Tensor& in, const char* op
   cudaStream_t stream = current_cuda_stream(device);
   const T* x = static_cast<const T*>(in.data_ptr());
   T* y = static_cast<T*>(out.data_ptr());
-  const int64_t cap = int64_t(cuda_sm_count(device)) * (2048 / kBlock) * 4;
   constexpr int64_t VEC = 16 / sizeof(T);
   const bool aligned = n % VEC == 0 && uintptr_t(x) % 16 == 0 && uintptr_t(y) % 16 == 0;
   if (inner > 1) {
-    column_kernel<T><<<int(std::min((outer * inner + kBlock - 1) / kBlock, cap)), kBlock, 0, stream>>>(
+    column_kernel<T><<<grid_blocks(blocks_for(outer * inner), device, 4), kBlock, 0, stream>>>(
         x, y, outer, n, inner, log);
   } else if (aligned && n > 1024 && n <= kBlock * kCachedVecs * VEC) {
-    cached_kernel<T><<<int(std::min(outer, cap)), kBlock, 0, stream>>>(x, y, outer, n, log);
+    cached_kernel<T><<<grid_blocks(outer, device, 4), kBlock, 0, stream>>>(x, y, outer, n, log);
   } else {
     const int group = n <= 1024 ? 32 : kBlock;
     const int64_t blocks = (outer + kBlock / group - 1) / (kBlock / group);
-    online_kernel<T><<<int(std::min(blocks, cap)), kBlock, 0, stream>>>(x, y, outer, n, group, log);
+    online_kernel<T><<<grid_blocks(blocks, device, 4), kBlock, 0, stream>>>(x, y, outer, n, group, log);
   }
   WICK_CUDA_AFTER_LAUNCH(op, stream);
 }
@@ -197,7 +163,7 @@ __global__ void __launch_bounds__(kBlock)
     M s = 0;
     for (int64_t k = threadIdx.x; k < n; k += kBlock)
       s += log ? cast<M>(gr[k]) : cast<M>(gr[k]) * cast<M>(yr[k]);
-    s = block_all_reduce<false>(s);
+    s = block_all_reduce(s, SumMerge{}, M(0));
     for (int64_t k = threadIdx.x; k < n; k += kBlock) {
       const M gv = cast<M>(gr[k]), yv = cast<M>(yr[k]);
       o[k] = cast<T>(log ? gv - m_exp(yv) * s : yv * (gv - s));
@@ -237,12 +203,11 @@ void softmax_backward_typed(bool log, const Tensor& grad_input, const Tensor& gr
   const T* g = static_cast<const T*>(grad.data_ptr());
   const T* y = static_cast<const T*>(result.data_ptr());
   T* gi = static_cast<T*>(grad_input.data_ptr());
-  const int64_t cap = int64_t(cuda_sm_count(device)) * (2048 / kBlock) * 4;
   if (inner > 1) {
-    backward_cols_kernel<T><<<int(std::min((outer * inner + kBlock - 1) / kBlock, cap)), kBlock, 0, stream>>>(
+    backward_cols_kernel<T><<<grid_blocks(blocks_for(outer * inner), device, 4), kBlock, 0, stream>>>(
         g, y, gi, outer, n, inner, log);
   } else {
-    backward_rows_kernel<T><<<int(std::min(outer, cap)), kBlock, 0, stream>>>(g, y, gi, outer, n, log);
+    backward_rows_kernel<T><<<grid_blocks(outer, device, 4), kBlock, 0, stream>>>(g, y, gi, outer, n, log);
   }
   WICK_CUDA_AFTER_LAUNCH(op, stream);
 }

@@ -5,6 +5,7 @@
  */
 #pragma once
 
+#include "cuda/kernels/block_reduce.cuh"
 #include "cuda/kernels/device_math.cuh"
 
 namespace wick::detail::gpu {
@@ -27,13 +28,18 @@ struct Running {
   __device__ void add(M x) { merge(Running{x, M(1)}); }
 };
 
+// Running's merge, as block_reduce.cuh's reductions take it.
+struct RunningMerge {
+  template <class M>
+  __device__ __forceinline__ void operator()(Running<M>& a, const Running<M>& b) const {
+    a.merge(b);
+  }
+};
+
 // The pair over a warp's lanes; valid in lane 0.
 template <class M>
 __device__ __forceinline__ Running<M> warp_merge(Running<M> r) {
-#pragma unroll
-  for (int d = 16; d > 0; d /= 2)
-    r.merge(Running<M>{__shfl_down_sync(0xffffffffu, r.m, d), __shfl_down_sync(0xffffffffu, r.s, d)});
-  return r;
+  return warp_reduce(r, RunningMerge{});
 }
 
 }  // namespace wick::detail::gpu

@@ -9,11 +9,13 @@
  * pow and remainder. One kernel per op x dtype would triple this file's compile time for no
  * measurable gain on memory-bound ops.
  * Arithmetic in opmath_t (float for 16-bit floats, rounded once at the end) with the math
- * of device_math.cuh. Every op runs on launch_elementwise (elementwise.cuh), clamp(x, lo, hi)
- * included.
+ * of device_math.cuh and the scalar pieces shared with the CPU (core/scalar_math.h: pow,
+ * modulo, NaN-propagating max/min). Every op runs on launch_elementwise (elementwise.cuh),
+ * clamp(x, lo, hi) included.
  */
 #include <limits>
 
+#include "core/scalar_math.h"
 #include "cuda/kernels/device_math.cuh"
 #include "cuda/kernels/elementwise.cuh"
 #include "cuda/kernels/op_kernels.h"
@@ -24,71 +26,6 @@ namespace {
 
 template <class T>
 inline constexpr bool is_float_v = std::is_floating_point_v<opmath_t<T>>;
-
-// Integer power by squaring in unsigned arithmetic (wraps, as the CPU); a negative exponent
-// gives 1/base rounded toward zero.
-template <class T>
-__device__ T int_pow(T base, T exp) {
-  if constexpr (std::is_signed_v<T>) {
-    if (exp < 0) {
-      if (base == 1) return 1;
-      if (base == -1) return (exp & 1) ? T(-1) : T(1);
-      return 0;
-    }
-  }
-  using U = std::make_unsigned_t<std::conditional_t<(sizeof(T) < sizeof(int)), int, T>>;
-  U r = 1, b = U(base);
-  for (auto e = U(exp); e; e >>= 1) {
-    if (e & 1) r *= b;
-    b *= b;
-  }
-  return T(r);
-}
-
-template <class M>
-__device__ __forceinline__ M float_pow(M x, M e) {
-  if (e == M(2)) return x * x;
-  if (e == M(3)) return x * x * x;
-  if (e == M(0.5)) return m_sqrt(x);
-  if (e == M(-1)) return M(1) / x;
-  if (e == M(-2)) return M(1) / (x * x);
-  return m_pow(x, e);
-}
-
-// Python's modulo: the result takes the divisor's sign.
-template <class M>
-__device__ __forceinline__ M py_mod(M a, M b) {
-  if constexpr (std::is_floating_point_v<M>) {
-    M r = m_fmod(a, b);
-    if (r != M(0) && ((b < M(0)) != (r < M(0)))) r += b;
-    return r;
-  } else {
-    if (b == M(-1)) return M(0);  // INT_MIN % -1 traps
-    M r = M(a % b);
-    if constexpr (std::is_signed_v<M>) {
-      if (r != 0 && ((b < 0) != (r < 0))) r = M(r + b);
-    }
-    return r;
-  }
-}
-
-// max/min that propagate NaN from either side, as torch.clamp.
-template <class M>
-__device__ __forceinline__ M nan_max(M a, M b) {
-  if constexpr (std::is_floating_point_v<M>) {
-    if (a != a) return a;
-    if (b != b) return b;
-  }
-  return a < b ? b : a;
-}
-template <class M>
-__device__ __forceinline__ M nan_min(M a, M b) {
-  if constexpr (std::is_floating_point_v<M>) {
-    if (a != a) return a;
-    if (b != b) return b;
-  }
-  return b < a ? b : a;
-}
 
 // ---- unary functors
 

@@ -4,7 +4,7 @@
 // only on (seed, offset + b), so OpenMP threads take contiguous ranges of blocks and the
 // result does not depend on how many threads ran. The per-block code is the same
 // WICK_HOST_DEVICE code the CUDA kernel runs.
-#include "cpu/random_kernel.h"
+#include "cpu/random.h"
 
 #include <algorithm>
 
@@ -27,7 +27,7 @@ void for_each_block(T* out, int64_t n, int per, uint64_t seed, uint64_t offset, 
 
 }  // namespace
 
-void cpu_random(RandomOp op, const Tensor& out, uint64_t seed, uint64_t offset, double a, double b) {
+void random(RandomOp op, const Tensor& out, uint64_t seed, uint64_t offset, double a, double b) {
   const int64_t n = out.numel();
   if (n == 0) return;
   switch (op) {

@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
-#include "idx_files.h"
+#include "../data/idx_files.h"
 #include "wick/io/safetensors.h"
 #include "wick/wick.h"
 

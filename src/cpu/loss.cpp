@@ -7,7 +7,7 @@
 
 #include <omp.h>
 
-#include "cpu/cpu_kernels.h"
+#include "cpu/kernels.h"
 #include "cpu/loops.h"
 
 namespace wick::detail::cpu {
@@ -105,7 +105,7 @@ void nll_backward_typed(const Tensor& grad_input, const Tensor& grad_out, const 
 
 }  // namespace
 
-void cpu_nll_loss_forward(const Tensor& out, const Tensor& total_weight, const Tensor& input,
+void nll_loss_forward(const Tensor& out, const Tensor& total_weight, const Tensor& input,
                           const Tensor& target, const Tensor& weight, int64_t ignore_index,
                           LossReduction reduction, bool logits) {
   WICK_DISPATCH_FLOATING(input.dtype(), "nll_loss", [&]<class T>() {
@@ -113,7 +113,7 @@ void cpu_nll_loss_forward(const Tensor& out, const Tensor& total_weight, const T
   });
 }
 
-void cpu_nll_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const Tensor& target,
+void nll_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const Tensor& target,
                            const Tensor& weight, const Tensor& total_weight, int64_t ignore_index,
                            LossReduction reduction) {
   WICK_DISPATCH_FLOATING(grad_input.dtype(), "nll_loss_backward", [&]<class T>() {

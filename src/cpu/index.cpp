@@ -3,7 +3,7 @@
 // Indices are checked in a first pass, so a bad index throws before anything is written.
 #include <cstring>
 
-#include "cpu/cpu_kernels.h"
+#include "cpu/kernels.h"
 #include "cpu/map_loop.h"
 
 namespace wick::detail::cpu {
@@ -24,13 +24,13 @@ void check_indices(const TensorIter& it, int64_t size, const char* op) {
       }
     }
   };
-  cpu_loop_range(it, 0, it.numel(), scan);
+  loop_range(it, 0, it.numel(), scan);
   WICK_CHECK(!found, IndexError, op, "index ", bad, " is out of bounds for dimension with size ", size);
 }
 
 template <class T, class I>
 void gather_typed(const TensorIter& it, int64_t dim_stride) {
-  cpu_loop(it, [dim_stride](char** p, const int64_t* s, int64_t n) {
+  loop(it, [dim_stride](char** p, const int64_t* s, int64_t n) {
     if (s[2] == 0) {  // one index for the whole run (index_select of rows): a block copy
       const char* src = p[1] + int64_t(*reinterpret_cast<const I*>(p[2])) * dim_stride;
       if (s[0] == int64_t(sizeof(T)) && s[1] == int64_t(sizeof(T))) {
@@ -65,7 +65,7 @@ void gather_sized(const TensorIter& it, int64_t dim_stride) {
 
 }  // namespace
 
-void cpu_gather(const TensorIter& it, int64_t dim_stride, int64_t size, const char* op) {
+void gather(const TensorIter& it, int64_t dim_stride, int64_t size, const char* op) {
   if (it.numel() == 0) return;
   if (it.input(1).dtype() == kInt32) {
     check_indices<int32_t>(it, size, op);

@@ -3,7 +3,11 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cuda/nvml_loader.h"  // the structs' layouts, as the loader reads them
+
 namespace {
+
+namespace nvml = wick::detail::nvml;
 
 struct Gpu {
   const char* name;
@@ -22,22 +26,10 @@ unsigned gpu_count() {
 }
 
 int copy(char* to, unsigned len, const char* from) {
-  if (std::strlen(from) + 1 > len) return 7;  // NVML_ERROR_INSUFFICIENT_SIZE
+  if (std::strlen(from) + 1 > len) return nvml::kInsufficientSize;
   std::strcpy(to, from);
   return 0;
 }
-
-struct Memory {
-  unsigned long long total, free, used;
-};
-struct Utilization {
-  unsigned gpu, memory;
-};
-struct ProcessInfo {
-  unsigned pid;
-  unsigned long long used;
-  unsigned gpu_instance, compute_instance;
-};
 
 }  // namespace
 
@@ -59,27 +51,27 @@ int nvmlDeviceGetHandleByIndex_v2(unsigned i, void** h) {
 int nvmlDeviceGetName(void* h, char* name, unsigned len) {
   return copy(name, len, static_cast<Gpu*>(h)->name);
 }
-int nvmlDeviceGetMemoryInfo(void* h, Memory* m) {
+int nvmlDeviceGetMemoryInfo(void* h, nvml::Memory* m) {
   auto* g = static_cast<Gpu*>(h);
   m->total = g->total_mib << 20;
   m->used = g->used_mib << 20;
   m->free = m->total - m->used;
   return 0;
 }
-int nvmlDeviceGetUtilizationRates(void* h, Utilization* u) {
+int nvmlDeviceGetUtilizationRates(void* h, nvml::Utilization* u) {
   u->gpu = static_cast<Gpu*>(h)->util;
   u->memory = 1;
   return 0;
 }
 // One compute process on the first GPU.
-int nvmlDeviceGetComputeRunningProcesses_v3(void* h, unsigned* n, ProcessInfo* infos) {
+int nvmlDeviceGetComputeRunningProcesses_v3(void* h, unsigned* n, nvml::ProcessInfo* infos) {
   if (h != &kGpus[0]) {
     *n = 0;
     return 0;
   }
   if (*n < 1) {
     *n = 1;
-    return 7;
+    return nvml::kInsufficientSize;
   }
   *n = 1;
   infos[0] = {4242, 800ull << 20, 0, 0};

@@ -4,9 +4,9 @@
 // inner == 1 (softmax over the last dim): each row is three unit-stride passes (max; exp,
 // written and summed; scale), the row staying in the first-level cache after the first. inner > 1: a block of
 // up to kBlock adjacent columns is processed together so the innermost loop walks contiguous memory and
-// vectorizes. Tasks (rows or column blocks) are split among threads; the backward (cpu_softmax_backward)
+// vectorizes. Tasks (rows or column blocks) are split among threads; the backward (softmax_backward)
 // walks the same tasks. Arithmetic is in float for 16-bit floats, in the dtype otherwise; exp is
-// vec_math.h's, which vectorizes (see unary_kernels.cpp for no-trapping-math).
+// vec_math.h's, which vectorizes (see unary.cpp for no-trapping-math).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-trapping-math")
 #endif
@@ -16,7 +16,7 @@
 
 #include <omp.h>
 
-#include "cpu/cpu_kernels.h"
+#include "cpu/kernels.h"
 #include "cpu/loops.h"
 #include "cpu/vec_math.h"
 
@@ -263,13 +263,13 @@ void softmax_backward_typed(bool log, const Tensor& grad_input, const Tensor& gr
 
 }  // namespace
 
-void cpu_softmax_backward(bool log, const Tensor& grad_input, const Tensor& grad, const Tensor& result) {
+void softmax_backward(bool log, const Tensor& grad_input, const Tensor& grad, const Tensor& result) {
   if (result.numel() == 0) return;
   WICK_DISPATCH_FLOATING(result.dtype(), log ? "log_softmax_backward" : "softmax_backward",
                          [&]<class T>() { softmax_backward_typed<T>(log, grad_input, grad, result); });
 }
 
-void cpu_softmax(bool log, const Tensor& out, const Tensor& in) {
+void softmax(bool log, const Tensor& out, const Tensor& in) {
   if (in.numel() == 0) return;
   WICK_DISPATCH_FLOATING(in.dtype(), log ? "log_softmax" : "softmax",
                          [&]<class T>() { softmax_typed<T>(log, out, in); });

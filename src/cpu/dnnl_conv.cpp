@@ -2,9 +2,9 @@
 // with oneDNN (WICK_CPU_BLAS=dnnl): the primitive chooses its memory formats (blocked channels
 // for its JIT kernels), and the tensors are reordered into them and back, as LibTorch's mkldnn
 // path does. Groups of 1 only; anything oneDNN declines returns false and the caller runs its
-// own im2col + GEMM kernel (conv_kernel.cpp). Outputs are fresh tensors handed over only on
+// own im2col + GEMM kernel (conv.cpp). Outputs are fresh tensors handed over only on
 // success, so a failure part-way leaves nothing half-written.
-#include "cpu/conv_dnnl.h"
+#include "cpu/dnnl_conv.h"
 
 #if defined(WICK_CPU_BLAS_DNNL)
 #include <memory>
@@ -107,7 +107,7 @@ const dnnl_memory_desc_t* query(const PrimDesc& pd, dnnl_query_t what, int index
 }
 
 // Few input channels (the first layer of an image network) stay with wick's own kernels
-// (conv_kernel.cpp) unless WICK_CPU_CONV=dnnl: there oneDNN's weight gradient cost twice the
+// (conv.cpp) unless WICK_CPU_CONV=dnnl: there oneDNN's weight gradient cost twice the
 // im2col kernel's time (Fashion-MNIST CNN's 1 -> 32 layer, batch 64, one AVX2 core: forward +
 // backward 5.3 ms against 2.3), where for its 32 -> 64 layer oneDNN took 17.1 ms against 22.3.
 constexpr int64_t kMinChannels = 8;

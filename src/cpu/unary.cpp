@@ -17,7 +17,8 @@
 #include <limits>
 #include <type_traits>
 
-#include "cpu/cpu_kernels.h"
+#include "core/scalar_math.h"
+#include "cpu/kernels.h"
 #include "cpu/map_loop.h"
 #include "cpu/vec_math.h"
 
@@ -27,69 +28,6 @@ namespace {
 
 template <class T>
 constexpr bool is_float_v = std::is_floating_point_v<opmath_t<T>>;
-
-// Integer power by squaring in unsigned arithmetic (wraps like PyTorch, without signed
-// overflow). A negative exponent gives 1/base rounded toward zero: 0 unless base is 1 or -1.
-template <class T>
-T int_pow(T base, T exp) {
-  if constexpr (std::is_signed_v<T>) {
-    if (exp < 0) {
-      if (base == 1) return 1;
-      if (base == -1) return (exp & 1) ? T(-1) : T(1);
-      return 0;
-    }
-  }
-  using U = std::make_unsigned_t<std::conditional_t<(sizeof(T) < sizeof(int)), int, T>>;
-  U r = 1, b = U(base);
-  for (auto e = U(exp); e; e >>= 1) {
-    if (e & 1) r *= b;
-    b *= b;
-  }
-  return T(r);
-}
-
-template <class M>
-M float_pow(M x, M e) {
-  if (e == M(2)) return x * x;
-  if (e == M(3)) return x * x * x;
-  if (e == M(0.5)) return std::sqrt(x);
-  if (e == M(-1)) return M(1) / x;
-  if (e == M(-2)) return M(1) / (x * x);
-  return std::pow(x, e);
-}
-
-// Python's modulo: the result takes the divisor's sign.
-template <class M>
-M py_mod(M a, M b) {
-  if constexpr (std::is_floating_point_v<M>) {
-    M r = std::fmod(a, b);
-    if (r != M(0) && ((b < M(0)) != (r < M(0)))) r += b;
-    return r;
-  } else {
-    if (b == M(-1)) return M(0);  // INT_MIN % -1 traps on x86
-    M r = M(a % b);
-    if (r != 0 && ((b < 0) != (r < 0))) r = M(r + b);
-    return r;
-  }
-}
-
-// max/min that propagate NaN from either side, as torch.clamp does.
-template <class M>
-M nan_max(M a, M b) {
-  if constexpr (std::is_floating_point_v<M>) {
-    if (a != a) return a;
-    if (b != b) return b;
-  }
-  return a < b ? b : a;
-}
-template <class M>
-M nan_min(M a, M b) {
-  if constexpr (std::is_floating_point_v<M>) {
-    if (a != a) return a;
-    if (b != b) return b;
-  }
-  return b < a ? b : a;
-}
 
 template <class T, class F>
 void unary_map(const TensorIter& it, F f) {
@@ -134,7 +72,7 @@ void unary_float(UnaryOp op, const TensorIter& it) {
 }
 
 template <class T>
-void cpu_unary_typed(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b) {
+void unary_typed(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b) {
   using M = opmath_t<T>;
   switch (op) {
     case UnaryOp::Neg:
@@ -216,7 +154,7 @@ void loss_pointwise(PointwiseOp op, const TensorIter& it) {
 }
 
 template <class T>
-void cpu_pointwise_typed(PointwiseOp op, const TensorIter& it) {
+void pointwise_typed(PointwiseOp op, const TensorIter& it) {
   using M = opmath_t<T>;
   switch (op) {
     case PointwiseOp::Pow:
@@ -229,7 +167,7 @@ void cpu_pointwise_typed(PointwiseOp op, const TensorIter& it) {
         auto scan = [&zero](char** p, const int64_t* s, int64_t n) {
           for (int64_t i = 0; i < n; ++i) zero |= load<T>(p[2], s[2], i) == T(0);
         };
-        if (it.numel() > 0) cpu_loop_range(it, 0, it.numel(), scan);  // before writing anything
+        if (it.numel() > 0) loop_range(it, 0, it.numel(), scan);  // before writing anything
         WICK_CHECK(!zero, ValueError, "remainder", "ZeroDivisionError");
       }
       return map_loop<T, T, T>(it, [](T x, T d) { return T(py_mod(M(x), M(d))); });
@@ -250,12 +188,12 @@ void cpu_pointwise_typed(PointwiseOp op, const TensorIter& it) {
 
 }  // namespace
 
-void cpu_unary(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b) {
-  WICK_DISPATCH_NUMERIC(it.dtype(), op_name(op), [&]<class T>() { cpu_unary_typed<T>(op, it, a, b); });
+void unary(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b) {
+  WICK_DISPATCH_NUMERIC(it.dtype(), op_name(op), [&]<class T>() { unary_typed<T>(op, it, a, b); });
 }
 
-void cpu_pointwise(PointwiseOp op, const TensorIter& it) {
-  WICK_DISPATCH_NUMERIC(it.dtype(), op_name(op), [&]<class T>() { cpu_pointwise_typed<T>(op, it); });
+void pointwise(PointwiseOp op, const TensorIter& it) {
+  WICK_DISPATCH_NUMERIC(it.dtype(), op_name(op), [&]<class T>() { pointwise_typed<T>(op, it); });
 }
 
 }  // namespace wick::detail::cpu

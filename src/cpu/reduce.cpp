@@ -19,7 +19,7 @@
 // (PyTorch's CPU acc_type). Var is two passes (mean, then squared deviations): exact enough
 // in double and simpler to merge than Welford's update.
 //
-// no-trapping-math lets GCC vectorize the NaN-propagating selects (see unary_kernels.cpp).
+// no-trapping-math lets GCC vectorize the NaN-propagating selects (see unary.cpp).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-trapping-math")
 #endif
@@ -32,7 +32,7 @@
 
 #include <omp.h>
 
-#include "cpu/cpu_kernels.h"
+#include "cpu/kernels.h"
 #include "cpu/loops.h"
 
 namespace wick::detail::cpu {
@@ -413,7 +413,7 @@ void norm_reduce(const Tensor& values, const Tensor& in, double p) {
 
 }  // namespace
 
-void cpu_reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in, double arg) {
+void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in, double arg) {
   switch (op) {
     case ReduceOp::Sum:
     case ReduceOp::Mean:

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/pool.h"
-#include "cpu/cpu_kernels.h"
+#include "cpu/kernels.h"
 #include "wick/ops.h"
 
 namespace wick::detail::cpu {
@@ -119,7 +119,7 @@ void max_pool_backward_planes(const T* dy, const int64_t* off, T* dx, int64_t pl
 
 }  // namespace
 
-std::array<Tensor, 2> cpu_max_pool2d_forward(const Tensor& x, const Pool2dGeometry& g) {
+std::array<Tensor, 2> max_pool2d_forward(const Tensor& x, const Pool2dGeometry& g) {
   if (!direct(x)) return generic_max_pool2d_forward(x, g);
   const Tensor xc = x.contiguous();
   Tensor values = wick::empty({x.size(0), x.size(1), g.oh, g.ow}, x.options());
@@ -134,7 +134,7 @@ std::array<Tensor, 2> cpu_max_pool2d_forward(const Tensor& x, const Pool2dGeomet
   return {values, offsets};
 }
 
-Tensor cpu_max_pool2d_backward(const Tensor& dy, const Tensor& offsets, IntArrayRef x_sizes,
+Tensor max_pool2d_backward(const Tensor& dy, const Tensor& offsets, IntArrayRef x_sizes,
                                const Pool2dGeometry& g) {
   if (!direct(dy) || !offsets.is_contiguous()) return generic_max_pool2d_backward(dy, offsets, x_sizes, g);
   const Tensor dyc = dy.contiguous();

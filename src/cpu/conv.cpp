@@ -1,5 +1,5 @@
 // 2-D convolution on the CPU for float32 and float64 (float32 goes to oneDNN's convolution
-// first where it is built in: conv_dnnl.cpp): explicit im2col of one image into a
+// first where it is built in: dnnl_conv.cpp): explicit im2col of one image into a
 // contiguous buffer reused across the images a thread runs, one BLAS GEMM per image and
 // group, and col2im for the input gradient. Images are spread over OpenMP threads (each GEMM
 // then runs on its own thread; OpenBLAS's OpenMP build does not start threads of its own
@@ -25,8 +25,8 @@
 #include <omp.h>
 
 #include "core/conv.h"
-#include "cpu/conv_dnnl.h"
-#include "cpu/cpu_kernels.h"
+#include "cpu/dnnl_conv.h"
+#include "cpu/kernels.h"
 #include "cpu/vec_math.h"
 #include "wick/backends.h"
 #include "wick/ops.h"
@@ -354,7 +354,7 @@ template <class T>
   }
 }
 
-// float32 compiled for AVX2 and AVX-512 too (as softmax_kernel.cpp).
+// float32 compiled for AVX2 and AVX-512 too (as softmax.cpp).
 WICK_CPU_CLONES void taps_forward_range_f32(const float* X, const float* W, const float* B, float* Y,
                                             const Shape& s, float* cols, int64_t t0, int64_t t1) {
   taps_forward_range(X, W, B, Y, s, cols, t0, t1);
@@ -543,9 +543,9 @@ thread_local ConvPath last_path = ConvPath::Auto;
 
 }  // namespace
 
-ConvPath cpu_conv_last_path() { return last_path; }
+ConvPath conv_last_path() { return last_path; }
 
-ConvPath cpu_conv_path() {
+ConvPath conv_path() {
   const char* v = std::getenv("WICK_CPU_CONV");
   if (!v) return ConvPath::Auto;
   const std::string_view name(v);
@@ -555,10 +555,10 @@ ConvPath cpu_conv_path() {
   raise<ValueError>("conv2d", "WICK_CPU_CONV must be auto, dnnl or im2col, got \"", name, "\"");
 }
 
-Tensor cpu_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dParams& p) {
+Tensor conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dParams& p) {
   const Shape s = shape_of(x, w, p);
   if (!usable(x, w, s) || (b.defined() && b.dtype() != x.dtype())) return generic_conv2d_forward(x, w, b, p);
-  const ConvPath path = cpu_conv_path();
+  const ConvPath path = conv_path();
   const Tensor xc = x.contiguous(), wc = w.contiguous(), bc = b.defined() ? b.contiguous() : b;
   Tensor y;
   last_path = ConvPath::Dnnl;
@@ -576,11 +576,11 @@ Tensor cpu_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, con
   return y;
 }
 
-std::array<Tensor, 3> cpu_conv2d_backward(const Tensor& dy, const Tensor& x, const Tensor& w,
+std::array<Tensor, 3> conv2d_backward(const Tensor& dy, const Tensor& x, const Tensor& w,
                                           const Conv2dParams& p, std::array<bool, 3> needs) {
   const Shape s = shape_of(x, w, p);
   if (!usable(x, w, s) || dy.dtype() != x.dtype()) return generic_conv2d_backward(dy, x, w, p, needs);
-  const ConvPath path = cpu_conv_path();
+  const ConvPath path = conv_path();
   const Tensor dyc = dy.contiguous(), xc = x.contiguous(), wc = w.contiguous();
   std::array<Tensor, 3> r;
   last_path = ConvPath::Dnnl;

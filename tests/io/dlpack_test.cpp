@@ -1,7 +1,7 @@
 // DLPack: export and import of every dtype (the DLPack type codes written out by hand from the
 // specification), zero copy both ways, strides and byte offsets, tensors made by hand from a
 // std::vector, how often and when deleters run, and the errors. The CUDA tests skip without a GPU.
-#include "wick/dlpack.h"
+#include "wick/io/dlpack.h"
 
 #include <cstring>
 #include <functional>

@@ -5,6 +5,6 @@
 
 namespace wick::detail::cpu {
 
-void cpu_random(RandomOp op, const Tensor& out, uint64_t seed, uint64_t offset, double a, double b);
+void random(RandomOp op, const Tensor& out, uint64_t seed, uint64_t offset, double a, double b);
 
 }  // namespace wick::detail::cpu

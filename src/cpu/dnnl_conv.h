@@ -1,4 +1,4 @@
-// float32 convolution through oneDNN's primitives (conv_dnnl.cpp), tried first by the CPU's
+// float32 convolution through oneDNN's primitives (dnnl_conv.cpp), tried first by the CPU's
 // convolution kernel; false where oneDNN is not built in or declines the problem.
 #pragma once
 
@@ -11,13 +11,13 @@ namespace wick::detail::cpu {
 
 // The CPU convolution path that the environment variable WICK_CPU_CONV asks for, read at each
 // call: "auto" or unset (the kernel chooses), "dnnl" (oneDNN's primitives wherever they take the
-// problem, whatever its channel count) or "im2col" (the kernels of conv_kernel.cpp). A forced
+// problem, whatever its channel count) or "im2col" (the kernels of conv.cpp). A forced
 // path that cannot run a problem leaves it to auto's choice. Any other value is a ValueError.
 enum class ConvPath { Auto, Dnnl, Own };
-ConvPath cpu_conv_path();
+ConvPath conv_path();
 // The path that ran this thread's last CPU float convolution (forward or backward): Dnnl or
 // Own. For tests, which check that a forced path is taken.
-ConvPath cpu_conv_last_path();
+ConvPath conv_last_path();
 // Whether wick is built with oneDNN (WICK_CPU_BLAS=dnnl).
 bool dnnl_conv2d_built();
 

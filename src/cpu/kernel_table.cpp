@@ -1,6 +1,6 @@
-// The CPU kernel table: elementwise families over cpu_loop (loops.h), reductions with
+// The CPU kernel table: elementwise families over cpu::loop (loops.h), reductions with
 // blocked pairwise summation, GEMM through OpenBLAS; convolution through explicit im2col + BLAS
-// (conv_kernel.cpp), core's generic im2col + GEMM (core/conv.h) for the dtypes BLAS lacks.
+// (conv.cpp), core's generic im2col + GEMM (core/conv.h) for the dtypes BLAS lacks.
 #include <cstdint>
 #include <cstring>
 
@@ -10,9 +10,9 @@
 
 #include "core/conv.h"
 #include "core/kernel_table.h"
-#include "cpu/cpu_kernels.h"
+#include "cpu/kernels.h"
 #include "cpu/loops.h"
-#include "cpu/random_kernel.h"
+#include "cpu/random.h"
 
 namespace wick::detail::cpu {
 
@@ -29,12 +29,12 @@ void fill_impl(const TensorIter& it, const Scalar& value) {
     for (int64_t i = 0; i < n; ++i) p[i] = v;
     return;
   }
-  cpu_loop(it, [v](char** p, const int64_t* s, int64_t n) {
+  loop(it, [v](char** p, const int64_t* s, int64_t n) {
     for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * s[0]) = v;
   });
 }
 
-void cpu_fill(const TensorIter& it, const Scalar& value) {
+void fill(const TensorIter& it, const Scalar& value) {
   if (it.numel() == 0) return;
   WICK_DISPATCH_ALL(it.output().dtype(), "fill_", [&]<class T>() { fill_impl<T>(it, value); });
 }
@@ -75,11 +75,11 @@ void copy_run(char* dst, const char* src, size_t n, bool streaming) {
   std::memmove(dst, src, n);
 }
 
-void cpu_copy(const TensorIter& it) {
+void copy(const TensorIter& it) {
   WICK_DISPATCH_ALL(it.output().dtype(), "copy_", [&]<class To>() {
     WICK_DISPATCH_ALL(it.input(0).dtype(), "copy_", [&]<class From>() {
       const bool streaming = size_t(it.numel()) * sizeof(To) >= kStreamingCopyBytes;
-      cpu_loop(it, [streaming](char** p, const int64_t* s, int64_t n) {
+      loop(it, [streaming](char** p, const int64_t* s, int64_t n) {
         if constexpr (std::is_same_v<To, From>) {
           if (s[0] == sizeof(To) && s[1] == sizeof(To)) {
             // memmove semantics: a layout the overlap checks cannot analyse (holes or repeats)
@@ -106,7 +106,7 @@ void binary_loop(const TensorIter& it, const Scalar* scalar, Op op) {
   using M = opmath_t<T>;
   if (scalar) {
     const M b = scalar->to<M>();
-    cpu_loop(it, [b, op](char** p, const int64_t* s, int64_t n) {
+    loop(it, [b, op](char** p, const int64_t* s, int64_t n) {
       if (s[0] == sizeof(T) && s[1] == sizeof(T)) {
         T* o = reinterpret_cast<T*>(p[0]);
         const T* a = reinterpret_cast<const T*>(p[1]);
@@ -119,7 +119,7 @@ void binary_loop(const TensorIter& it, const Scalar* scalar, Op op) {
     return;
   }
   if (it.is_contiguous() && threads_for(it.numel()) == 1) {
-    // One flat run on this thread (a small contiguous op): the loop below without cpu_loop's
+    // One flat run on this thread (a small contiguous op): the loop below without loop()'s
     // plan walk.
     T* o = static_cast<T*>(it.output().impl()->data());
     const T* a = static_cast<const T*>(it.input(0).impl()->data());
@@ -128,7 +128,7 @@ void binary_loop(const TensorIter& it, const Scalar* scalar, Op op) {
     for (int64_t i = 0; i < n; ++i) o[i] = T(op(M(a[i]), M(b[i])));
     return;
   }
-  cpu_loop(it, [op](char** p, const int64_t* s, int64_t n) {
+  loop(it, [op](char** p, const int64_t* s, int64_t n) {
     T* o = reinterpret_cast<T*>(p[0]);
     const T* a = reinterpret_cast<const T*>(p[1]);
     const T* b = reinterpret_cast<const T*>(p[2]);
@@ -168,14 +168,14 @@ void with_binary_op(BinaryOp op, const Scalar& alpha, F&& f) {
   }
 }
 
-void cpu_binary(BinaryOp op, const TensorIter& it, const Scalar* scalar, const Scalar& alpha) {
+void binary(BinaryOp op, const TensorIter& it, const Scalar* scalar, const Scalar& alpha) {
   WICK_DISPATCH_ALL(it.dtype(), op_name(op), [&]<class T>() {
     with_binary_op<T>(op, alpha, [&](auto fn) { binary_loop<T>(it, scalar, fn); });
   });
 }
 
 // binary_loop's contiguous runs, over plain buffers.
-void cpu_binary_flat(BinaryOp op, Dtype dtype, void* out, const void* pa, const void* pb,
+void binary_flat(BinaryOp op, Dtype dtype, void* out, const void* pa, const void* pb,
                      const Scalar* scalar, const Scalar& alpha, int64_t n) {
   WICK_DISPATCH_ALL(dtype, op_name(op), [&]<class T>() {
     using M = opmath_t<T>;
@@ -201,31 +201,31 @@ namespace wick::detail {
 
 const KernelTable& cpu_kernels() {
   static const KernelTable table = {
-      .fill = cpu::cpu_fill,
-      .copy = cpu::cpu_copy,
-      .binary = cpu::cpu_binary,
-      .binary_flat = cpu::cpu_binary_flat,
-      .reduce = cpu::cpu_reduce,
-      .gemm = cpu::cpu_gemm,
-      .random = cpu::cpu_random,
-      .unary = cpu::cpu_unary,
-      .pointwise = cpu::cpu_pointwise,
-      .compare = cpu::cpu_compare,
-      .where = cpu::cpu_where,
-      .softmax = cpu::cpu_softmax,
-      .softmax_backward = cpu::cpu_softmax_backward,
-      .gather = cpu::cpu_gather,
-      .nll_loss_forward = cpu::cpu_nll_loss_forward,
-      .nll_loss_backward = cpu::cpu_nll_loss_backward,
+      .fill = cpu::fill,
+      .copy = cpu::copy,
+      .binary = cpu::binary,
+      .binary_flat = cpu::binary_flat,
+      .reduce = cpu::reduce,
+      .gemm = cpu::gemm,
+      .random = cpu::random,
+      .unary = cpu::unary,
+      .pointwise = cpu::pointwise,
+      .compare = cpu::compare,
+      .where = cpu::where,
+      .softmax = cpu::softmax,
+      .softmax_backward = cpu::softmax_backward,
+      .gather = cpu::gather,
+      .nll_loss_forward = cpu::nll_loss_forward,
+      .nll_loss_backward = cpu::nll_loss_backward,
       .log_softmax_nll_loss_forward = nullptr,  // CUDA only: cross_entropy composes on the CPU
       .log_softmax_nll_loss_backward = nullptr,  // CUDA only, as the forward above
-      .conv2d_forward = cpu::cpu_conv2d_forward,
-      .conv2d_backward = cpu::cpu_conv2d_backward,
-      .max_pool2d_forward = cpu::cpu_max_pool2d_forward,
-      .max_pool2d_backward = cpu::cpu_max_pool2d_backward,
-      .sgd_step = cpu::cpu_sgd_step,
-      .adam_step = cpu::cpu_adam_step,
-      .unscale_check = cpu::cpu_unscale_check,
+      .conv2d_forward = cpu::conv2d_forward,
+      .conv2d_backward = cpu::conv2d_backward,
+      .max_pool2d_forward = cpu::max_pool2d_forward,
+      .max_pool2d_backward = cpu::max_pool2d_backward,
+      .sgd_step = cpu::sgd_step,
+      .adam_step = cpu::adam_step,
+      .unscale_check = cpu::unscale_check,
   };
   return table;
 }

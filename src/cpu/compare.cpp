@@ -1,6 +1,6 @@
 // Comparisons (to bool) and where on the CPU, over map_loop. Operands arrive promoted to one
 // compute dtype (where's condition stays bool); 16-bit floats compare as float.
-#include "cpu/cpu_kernels.h"
+#include "cpu/kernels.h"
 #include "cpu/map_loop.h"
 
 namespace wick::detail::cpu {
@@ -38,11 +38,11 @@ void compare_typed(CompareOp op, const TensorIter& it, const Scalar* s) {
 
 }  // namespace
 
-void cpu_compare(CompareOp op, const TensorIter& it, const Scalar* scalar) {
+void compare(CompareOp op, const TensorIter& it, const Scalar* scalar) {
   WICK_DISPATCH_ALL(it.dtype(), op_name(op), [&]<class T>() { compare_typed<T>(op, it, scalar); });
 }
 
-void cpu_where(const TensorIter& it) {
+void where(const TensorIter& it) {
   WICK_DISPATCH_ALL(it.dtype(), "where", [&]<class T>() {
     map_loop<T, bool, T, T>(it, [](bool c, T a, T b) { return c ? a : b; });
   });

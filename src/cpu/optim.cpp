@@ -9,7 +9,7 @@
 #include <omp.h>
 
 #include "core/optim_math.h"
-#include "cpu/cpu_kernels.h"
+#include "cpu/kernels.h"
 
 namespace wick::detail::cpu {
 
@@ -52,7 +52,7 @@ T* ptr(const Tensor& t) {
 
 }  // namespace
 
-void cpu_sgd_step(std::span<const Tensor> params, std::span<const Tensor> grads, std::span<const Tensor> bufs,
+void sgd_step(std::span<const Tensor> params, std::span<const Tensor> grads, std::span<const Tensor> bufs,
                   const SgdStepArgs& a) {
   if (params.empty()) return;
   WICK_DISPATCH_FLOATING(params[0].dtype(), "sgd_step", [&]<class T>() {
@@ -72,7 +72,7 @@ void cpu_sgd_step(std::span<const Tensor> params, std::span<const Tensor> grads,
   });
 }
 
-void cpu_unscale_check(std::span<const Tensor> grads, const Tensor& found_inf, const Tensor& inv_scale) {
+void unscale_check(std::span<const Tensor> grads, const Tensor& found_inf, const Tensor& inv_scale) {
   if (grads.empty()) return;
   const float inv = *static_cast<const float*>(inv_scale.data_ptr());
   std::atomic<bool> any{false};
@@ -92,7 +92,7 @@ void cpu_unscale_check(std::span<const Tensor> grads, const Tensor& found_inf, c
   if (any.load()) *static_cast<float*>(found_inf.data_ptr()) = 1.0f;
 }
 
-void cpu_adam_step(std::span<const Tensor> params, std::span<const Tensor> grads,
+void adam_step(std::span<const Tensor> params, std::span<const Tensor> grads,
                    std::span<const Tensor> exp_avgs, std::span<const Tensor> exp_avg_sqs,
                    std::span<const Tensor> max_exp_avg_sqs, const AdamStepArgs& a) {
   if (params.empty()) return;
