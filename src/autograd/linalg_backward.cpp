@@ -2,6 +2,7 @@
 // broadcast batch dims are summed away and 1-D operands get their dim back.
 #include "autograd/function.h"
 #include "autograd/hooks.h"
+#include "core/linalg.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
 

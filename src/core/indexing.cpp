@@ -3,6 +3,7 @@
 // the 1-D index is restrided across the output's shape), so one elementwise pass reads
 // src[..., index[...], ...]. Bounds are checked by the backend before it writes.
 #include "autograd/hooks.h"
+#include "core/as_op.h"
 #include "core/kernel_table.h"
 #include "core/tensor_iter.h"
 #include "core/tensor_ops.h"

@@ -2,9 +2,10 @@
 // input into its slice with the backend's copy family (no kernel of its own); stack is cat of
 // the inputs unsqueezed at dim.
 #include "autograd/hooks.h"
+#include "core/as_op.h"
 #include "core/autocast.h"
 #include "core/kernel_table.h"
-#include "core/tensor_iter.h"
+#include "core/checks.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
 

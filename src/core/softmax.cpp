@@ -1,13 +1,14 @@
 // softmax and log_softmax over one dim, and their one-kernel backward (core/softmax.h). With a
 // dtype the input is cast first (as PyTorch's dtype argument does); the backend sees a
 // contiguous [outer, n, inner] tensor (dim_plan.h).
+#include "core/as_op.h"
 #include "core/softmax.h"
 
 #include "autograd/hooks.h"
 #include "core/autocast.h"
 #include "core/dim_plan.h"
 #include "core/kernel_table.h"
-#include "core/tensor_iter.h"
+#include "core/checks.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
 
