@@ -48,7 +48,9 @@ TEST(Timeline, HostMarksBetweenBeginAndTake) {
     EXPECT_EQ(marks[i].device, -1);
     EXPECT_EQ(marks[i].gpu_ms, 0.0);
     EXPECT_GE(marks[i].host_ms, 0.0);
-    if (i > 0) EXPECT_LE(marks[i - 1].host_ms, marks[i].host_ms);
+    if (i > 0) {
+      EXPECT_LE(marks[i - 1].host_ms, marks[i].host_ms);
+    }
   }
   EXPECT_EQ(phases(t.marks()), phases(marks));  // marks() keeps them
   t.begin();  // a new step drops the last one's
