@@ -9,10 +9,11 @@
 // "ddp_step_mlp_large_<N>gpu_ms value ms" for bench/compare/table.py. PyTorch's DDP on the same
 // step: bench/compare/torch_ddp_bench.py under torchrun.
 //
-// With WICK_NCCL_TIMELINE=1 one more step is run with the nccl group's collectives timed on the
-// GPU, and rank 0 prints to stderr when each bucket's all-reduce was queued by the backward
-// ("ready": where the compute stream was), started and ended, against the backward's own
-// start and end on the compute stream: buckets that start before "backward.end" overlap it.
+// With WICK_TIMELINE=1 one more step is run with the nccl group's collectives timed on the GPU,
+// and rank 0 prints to stderr when each bucket's all-reduce was queued by the backward
+// ("all_reduce.ready": where the compute stream was), started and ended, against the
+// backward's own start and return on the compute stream: buckets that start before
+// "backward.returned" overlap it.
 #include <wick/wick.h>
 
 #include <cstdio>
@@ -20,7 +21,7 @@
 #include <vector>
 
 #include "compare/harness.h"
-#include "distributed/nccl_timeline.h"
+#include "core/timeline.h"  // the step's timeline (internal)
 
 namespace dist = wick::distributed;
 
@@ -52,14 +53,14 @@ int main(int argc, char** argv) {
     xs.push_back(wick::randn({batch, widths.front()}, wick::TensorOptions().device(dev)));
     ys.push_back(wick::randint(widths.back(), {batch}, wick::TensorOptions(wick::kInt64).device(dev)));
   }
-  auto group = dist::default_group();
+  auto& timeline = wick::detail::process_timeline();
   int k = 0;
   auto step = [&](bool marks) {
     opt.zero_grad();
     auto loss = wick::nn::functional::cross_entropy(ddp(xs[k % 4]), ys[k % 4]);
-    if (marks) dist::detail::nccl_timeline::mark(group, "backward.begin");
+    if (marks) timeline.mark("backward.begin", dev.index());
     loss.backward();
-    if (marks) dist::detail::nccl_timeline::mark(group, "backward.returned");
+    if (marks) timeline.mark("backward.returned", dev.index());
     opt.step();
     ++k;
   };
@@ -72,19 +73,18 @@ int main(int argc, char** argv) {
       7, sync);
   if (rank == 0) compare::report(name.c_str(), ms / 5, "ms");
 
-  if (dist::detail::nccl_timeline::enabled()) {
+  if (timeline.enabled()) {
     sync();
     dist::barrier();
-    dist::detail::nccl_timeline::begin(group);
+    timeline.begin({dev.index()});
     step(true);
     sync();
-    auto marks = dist::detail::nccl_timeline::take(group);
+    auto marks = timeline.take();
     if (rank == 0) {
       std::fprintf(stderr, "\n== DDP timeline, %d GPU(s), rank 0, ms from the step's start (GPU clock)\n", world);
-      std::fprintf(stderr, "%-22s %9s %9s %9s\n", "collective", "ready", "start", "end");
+      std::fprintf(stderr, "%-24s %9s %9s\n", "mark", "host", "device");
       for (const auto& m : marks)
-        std::fprintf(stderr, "%-22s %9.3f %9.3f %9.3f\n", (m.op + "[" + std::to_string(m.seq) + "]").c_str(),
-                     m.ready_ms, m.start_ms, m.end_ms);
+        std::fprintf(stderr, "%-24s %9.3f %9.3f\n", m.phase.c_str(), m.host_ms, m.gpu_ms);
     }
   }
   dist::destroy_process_group();

@@ -21,7 +21,7 @@
 //     amp::GradScaler; LibTorch has no C++ GradScaler: its steps done by hand with the ops
 //     PyTorch's GradScaler calls, _amp_foreach_non_finite_check_and_unscale_ and
 //     _amp_update_scale_, the step skipped when the flag is set)
-// With WICK_DP_TIMELINE=1 (wick only), each data-parallel row then runs 3 more steps, each
+// With WICK_TIMELINE=1 (wick only), each data-parallel row then runs 3 more steps, each
 // begun with the devices idle, and prints to stderr where each step's time went: per phase
 // (DataParallel's own marks and the step's: forward, loss, backward, optimizer) and device,
 // when the host queued it and when the device reached it, in ms from the step's start. The
@@ -36,6 +36,8 @@ namespace lib = torch;
 #include <cuda_runtime.h>
 
 #include <wick/wick.h>
+
+#include "core/timeline.h"  // the step's timeline (internal)
 namespace lib = wick;
 #endif
 
@@ -81,7 +83,7 @@ template <class F>
 void print_timeline(int gpus, F&& one_step) {
   for (int s = 0; s < 3; ++s) {
     one_step();
-    auto marks = wick::nn::dp_timeline::take();
+    auto marks = wick::detail::process_timeline().take();
     std::stable_sort(marks.begin(), marks.end(), [](const auto& a, const auto& b) {
       return a.device != b.device ? a.device < b.device : a.gpu_ms < b.gpu_ms;
     });
@@ -170,10 +172,10 @@ double step_us(const std::vector<int64_t>& widths, int64_t batch, int steps_per_
 #endif
   auto sync_all = [&] { sync(gpus > 1 ? gpus : 1); };
 #ifndef TRAIN_STEP_TORCH
-  const bool timeline = gpus > 0 && wick::nn::dp_timeline::enabled();
+  const bool timeline = gpus > 0 && wick::detail::process_timeline().enabled();
   auto mark = [&](const char* phase, bool all = false) {
     if (!timeline) return;
-    for (int d = 0; d < (all ? gpus : 1); ++d) wick::nn::dp_timeline::mark(phase, d);
+    for (int d = 0; d < (all ? gpus : 1); ++d) wick::detail::process_timeline().mark(phase, d);
   };
 #else
   auto mark = [](const char*, bool = false) {};
@@ -246,7 +248,7 @@ double step_us(const std::vector<int64_t>& widths, int64_t batch, int steps_per_
       sync_all();
       std::vector<int> all;
       for (int d = 0; d < gpus; ++d) all.push_back(d);
-      wick::nn::dp_timeline::begin_step(all);
+      wick::detail::process_timeline().begin(all);
       step();
       sync_all();
     });

@@ -65,12 +65,4 @@ std::vector<Tensor> scatter(const Tensor& tensor, const std::vector<int>& device
 Tensor gather(const std::vector<Tensor>& tensors, int64_t dim = 0,
               std::optional<Device> destination = std::nullopt);
 
-namespace detail {
-// The buckets broadcast_coalesced and reduce_add_coalesced use: indices into tensors, in
-// order of their first tensor, each bucket of one dtype and about buffer_size bytes.
-std::vector<std::vector<size_t>> bucket_indices(const std::vector<Tensor>& tensors, int64_t buffer_size);
-// The piece sizes scatter uses without chunk_sizes: torch.chunk's for size rows over n.
-std::vector<int64_t> chunk_sizes(int64_t size, int64_t n);
-}  // namespace detail
-
 }  // namespace wick::cuda::comm

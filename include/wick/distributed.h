@@ -110,6 +110,16 @@ class ProcessGroup {
   virtual Work barrier() = 0;
   virtual Work send(const Tensor& tensor, int dst, int tag) = 0;
   virtual Work recv(Tensor& tensor, int src, int tag) = 0;
+
+  // all_reduce for a collective that runs while the caller's stream is busy with compute
+  // (DistributedDataParallel's buckets, during the backward pass). The nccl group runs it on a
+  // second communicator that takes at most WICK_DDP_OVERLAP_CTAS thread blocks (8; 0 keeps the
+  // group's own communicator), which leaves more of the device to the compute; by default it is
+  // all_reduce. Every rank must make the same calls in the same order, as for any collective.
+  virtual Work all_reduce_beside_compute(Tensor& tensor, ReduceOp op) { return all_reduce(tensor, op); }
+  // Sets up now what all_reduce_beside_compute needs (the nccl group's second communicator: a
+  // collective call, on every rank) rather than on its first call. By default nothing.
+  virtual void prepare_beside_compute() {}
 };
 
 // backend: "nccl" or "mpi". Raises ValueError for an unknown backend or rank, DistributedError

@@ -17,6 +17,7 @@
 
 #include "autograd/function.h"
 #include "autograd/meta.h"
+#include "core/as_op.h"
 #include "core/autocast.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"

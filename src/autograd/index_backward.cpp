@@ -8,7 +8,7 @@
 // of moderate size; a scatter-add kernel family is the better path for large vocabularies.
 #include "autograd/function.h"
 #include "autograd/hooks.h"
-#include "core/tensor_iter.h"
+#include "core/checks.h"
 #include "wick/ops.h"
 
 namespace wick::autograd {

@@ -3,6 +3,7 @@
 // these after their forward (hooks.h).
 #include "autograd/function.h"
 #include "autograd/hooks.h"
+#include "core/linalg.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
 

@@ -5,7 +5,7 @@
 
 #include "autograd/function.h"
 #include "autograd/hooks.h"
-#include "core/tensor_iter.h"
+#include "core/checks.h"
 #include "wick/ops.h"
 
 namespace wick::autograd {

@@ -6,7 +6,7 @@
 #include "autograd/function.h"
 #include "autograd/hooks.h"
 #include "core/softmax.h"
-#include "core/tensor_iter.h"
+#include "core/checks.h"
 #include "wick/ops.h"
 
 namespace wick::autograd {

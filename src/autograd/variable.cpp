@@ -8,7 +8,7 @@
 #include "autograd/function.h"
 #include "autograd/meta.h"
 #include "autograd/saved.h"
-#include "core/tensor_iter.h"
+#include "core/checks.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
 

@@ -8,7 +8,7 @@
 // refuses saved tensors changed that way).
 #include "autograd/function.h"
 #include "autograd/hooks.h"
-#include "core/tensor_iter.h"
+#include "core/checks.h"
 #include "wick/ops.h"
 
 namespace wick::autograd {

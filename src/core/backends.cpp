@@ -1,6 +1,7 @@
 // The float32 matmul precision setting and the CPU thread count (include/wick/backends.h).
 // They live in core, not in src/cuda or src/cpu, so that every build has the same API (the CPU
 // GEMM ignores the precision, as PyTorch's does).
+#include "core/backend_settings.h"
 #include "wick/backends.h"
 
 #include <atomic>

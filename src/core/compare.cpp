@@ -3,6 +3,7 @@
 // common dtype first, as PyTorch does; where's condition and masked_fill's mask
 // must be bool and are read as bool by the kernel (no cast).
 #include "autograd/hooks.h"
+#include "core/as_op.h"
 #include "core/kernel_table.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"

@@ -16,7 +16,7 @@
 
 #include "autograd/hooks.h"
 #include "core/autocast.h"
-#include "core/tensor_iter.h"
+#include "core/checks.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
 

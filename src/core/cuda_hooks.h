@@ -1,5 +1,6 @@
 // What core (and the CUDA runtime's own files) call of the CUDA backend outside the kernel
-// table: copies across devices, stream bookkeeping of a tensor's memory, and device resolution.
+// table: copies across devices, stream bookkeeping of a tensor's memory, device resolution, and
+// the scope that makes a device the CUDA runtime's current one (for the NCCL process group too).
 // src/cuda defines them; a CPU-only build links src/no_cuda, whose versions throw DeviceError
 // "[op] wick was built without CUDA".
 #pragma once
@@ -20,5 +21,20 @@ void cuda_record_stream(const Tensor& t, const wick::cuda::Stream& s);
 void cuda_check_not_capturing(Device d, const char* op, const char* why);
 // Resolves "cuda" to the current device and checks the index ("[op] ..." DeviceError).
 Device resolve_cuda_device(Device d, const char* op);
+
+// Makes device the CUDA runtime's current device for a scope, for the calls that need a context
+// (allocations, launches, copies, the legacy default stream, NCCL's calls). On exit wick's
+// current device is what it was; the runtime's is switched back only when that needs no new
+// context. Only in builds with CUDA.
+class CudaDeviceScope {
+ public:
+  explicit CudaDeviceScope(int device);
+  ~CudaDeviceScope();
+  CudaDeviceScope(const CudaDeviceScope&) = delete;
+  CudaDeviceScope& operator=(const CudaDeviceScope&) = delete;
+
+ private:
+  int restore_ = -1;  // wick's device to restore on exit; -1: nothing to do
+};
 
 }  // namespace wick::detail

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "core/tensor_iter.h"
+#include "core/checks.h"
 #include "core/tensor_ops.h"
 #include "wick/error.h"
 

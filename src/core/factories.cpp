@@ -3,11 +3,12 @@
 #include <cstring>
 #include <vector>
 
+#include "core/as_op.h"
 #include "core/cuda_hooks.h"
 #include "core/host_memory.h"
 #include "core/kernel_table.h"
 #include "core/small_blocks.h"
-#include "core/tensor_iter.h"
+#include "core/checks.h"
 #include "core/tensor_ops.h"
 #include "wick/cuda.h"
 #include "wick/ops.h"

@@ -4,6 +4,7 @@
 // src[..., index[...], ...]. Bounds are checked by the backend before it writes. With grad, the
 // result is computed once and then recorded (autograd/hooks.h).
 #include "autograd/hooks.h"
+#include "core/as_op.h"
 #include "core/kernel_table.h"
 #include "core/tensor_iter.h"
 #include "core/tensor_ops.h"

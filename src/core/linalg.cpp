@@ -2,9 +2,11 @@
 // that are contiguous in either orientation (a transposed view costs no copy), and the
 // backend runs it. With grad, the result is computed once and then recorded (autograd/hooks.h).
 #include "autograd/hooks.h"
+#include "core/as_op.h"
 #include "core/autocast.h"
 #include "core/kernel_table.h"
-#include "core/tensor_iter.h"
+#include "core/linalg.h"
+#include "core/checks.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
 

@@ -5,6 +5,7 @@
 // kernel runs outside it. Alternatives that lost: one std::atomic offset per device (a seed
 // change must reset seed and offset together, which a pair of atomics cannot do without a
 // lock anyway; draws are never frequent enough for the mutex to show).
+#include "core/as_op.h"
 #include "wick/random.h"
 
 #include <array>
@@ -15,7 +16,7 @@
 #include "core/cuda_hooks.h"
 #include "core/generator.h"
 #include "core/philox.h"
-#include "core/tensor_iter.h"
+#include "core/checks.h"
 #include "core/tensor_ops.h"
 #include "wick/cuda.h"
 #include "wick/ops.h"

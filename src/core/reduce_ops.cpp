@@ -8,7 +8,7 @@
 #include "core/autocast.h"
 #include "core/dim_plan.h"
 #include "core/kernel_table.h"
-#include "core/tensor_iter.h"
+#include "core/checks.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
 

@@ -5,10 +5,11 @@
 #include "core/softmax.h"
 
 #include "autograd/hooks.h"
+#include "core/as_op.h"
 #include "core/autocast.h"
 #include "core/dim_plan.h"
 #include "core/kernel_table.h"
-#include "core/tensor_iter.h"
+#include "core/checks.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
 

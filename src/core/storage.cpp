@@ -19,6 +19,7 @@
 
 #include "core/host_memory.h"
 #include "core/small_blocks.h"
+#include "core/backend_settings.h"
 #include "wick/backends.h"
 #include "wick/cuda.h"
 #include "wick/detail/storage.h"

@@ -2,6 +2,7 @@
 #include "wick/tensor.h"
 
 #include "autograd/hooks.h"
+#include "core/as_op.h"
 #include "core/cuda_hooks.h"
 #include "core/kernel_table.h"
 #include "core/tensor_ops.h"

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "core/checks.h"
 #include "wick/tensor.h"
 
 namespace wick::detail {
@@ -100,28 +101,5 @@ class TensorIter {
 // A new contiguous tensor of like's shape, on its device: the output build_flat makes, without
 // empty()'s size checks (like's sizes are valid already); out of memory is raised naming op.
 Tensor new_flat_output(const Tensor& like, Dtype dtype, const char* op);
-
-// Memory overlap, as PyTorch classifies it: None (disjoint or empty), Full (the same elements
-// in the same order), Partial (some shared, or the same in another order), TooHard (a layout
-// with holes or repeats, which is not analysed).
-enum class Overlap { None, Full, Partial, TooHard };
-// Every element at its own address, the elements filling one range without holes.
-bool is_non_overlapping_and_dense(const Tensor& t);
-Overlap overlap_status(const Tensor& a, const Tensor& b);
-// ValueError "[op] unsupported operation: more than one element of the written-to tensor
-// refers to a single memory location..." when out repeats an element (a size > 1 with stride 0).
-void check_no_internal_overlap(const Tensor& out, const char* op);
-// ValueError "[op] unsupported operation: some elements of the input tensor and the written-to
-// tensor refer to a single memory location..." when out and in overlap partially.
-void check_no_partial_overlap(const Tensor& out, const Tensor& in, const char* op);
-
-// PyTorch's result_type for tensors (dimensioned before 0-d) and an optional Scalar.
-Dtype result_type(std::initializer_list<Tensor> tensors, const Scalar* scalar = nullptr);
-// The broadcast shape of a and b, or a ValueError naming op.
-DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op);
-// Throws DeviceError unless t is on device; arg names the argument.
-void check_same_device(const Tensor& t, Device device, const char* op, const char* arg);
-// Wraps a negative dim and checks the range (IndexError as PyTorch words it).
-int64_t wrap_dim(int64_t d, int64_t ndim, const char* op);
 
 }  // namespace wick::detail

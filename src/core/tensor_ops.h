@@ -1,6 +1,9 @@
-// Internal helpers shared by the op implementations in src/core.
+// Making tensors inside core: devices, sizes and strides of new tensors, storage, views, and
+// writing values into tensors being built. (The checks of an op's arguments: core/checks.h;
+// an op named as its caller: core/as_op.h; linear layers' GEMM: core/linalg.h.)
 #pragma once
 
+#include "core/checks.h"
 #include "wick/tensor.h"
 
 namespace wick::detail {
@@ -8,7 +11,6 @@ namespace wick::detail {
 // "cuda" -> "cuda:<current>", "cpu:0" -> "cpu"; checks CUDA indices.
 Device resolve_device(Device d, const char* op);
 DimVector contiguous_strides(IntArrayRef sizes);
-void check_sizes(IntArrayRef sizes, const char* op);
 // The element count and byte size of a contiguous tensor of these sizes: ValueError naming op
 // for a negative size or a product that overflows int64.
 int64_t checked_numel(IntArrayRef sizes, const char* op);
@@ -23,13 +25,6 @@ inline Tensor make_view(const Tensor& t, IntArrayRef sizes, IntArrayRef strides,
 }
 // Applies requires_grad from the options.
 Tensor finish_factory(Tensor t, const TensorOptions& o);
-// Throws ValueError "[op] expected a defined tensor ..." when t is undefined (Tensor()).
-inline void check_defined(const Tensor& t, const char* op, const char* arg = "input") {
-  WICK_CHECK(t.defined(), ValueError, op, "expected a defined tensor for argument '", arg,
-             "' but got an undefined one (Tensor())");
-}
-// Rejects strides of the wrong length or negative, as PyTorch's factories do.
-void check_strides(IntArrayRef sizes, IntArrayRef strides, const char* op);
 // Options o with t's dtype and device where o names none (op names the caller in errors).
 TensorOptions like_options(const Tensor& t, TensorOptions o, const char* op);
 // Dense strides that keep the order of strides' dims (PyTorch's infer_dense_strides, whose
@@ -55,41 +50,7 @@ inline Tensor empty_like_for(const Tensor& t, TensorOptions o, std::optional<Mem
 void copy_values(const Tensor& dst, const Tensor& src, bool non_blocking);
 // Writes value (cast to out's dtype) into every element of out, any layout, without counting
 // it as an in-place write: builds the TensorIter and runs the backend's fill.
-// ValueError "[op] value cannot be converted to type ... without overflow" when value does not fit dtype.
-void check_fits(const Scalar& value, Dtype dtype, const char* op);
 void fill_values(const Tensor& out, const Scalar& value, const char* op = "fill_");
-// Runs f; a wick::Error it raises is raised again, of the same type, with its "[inner] "
-// prefix replaced by "[op] ": a composite op (linear through addmm, embedding through
-// index_select) names itself, the op its caller called.
-std::string renamed_message(const Error& e, const char* op);
-template <class F>
-decltype(auto) as_op(const char* op, F&& f) {
-  try {
-    return f();
-  } catch (const IndexError& e) {
-    throw IndexError(renamed_message(e, op));
-  } catch (const TypeError& e) {
-    throw TypeError(renamed_message(e, op));
-  } catch (const DeviceError& e) {
-    throw DeviceError(renamed_message(e, op));
-  } catch (const OutOfMemoryError& e) {
-    throw OutOfMemoryError(renamed_message(e, op));
-  } catch (const NotImplementedError& e) {
-    throw NotImplementedError(renamed_message(e, op));
-  } catch (const DistributedError& e) {
-    throw DistributedError(renamed_message(e, op));
-  } catch (const ValueError& e) {
-    throw ValueError(renamed_message(e, op));
-  }
-}
-// a @ b for matrices, and in sums the sums over k of a (which 1: a.sum(1), m values) or of b
-// (which 2: b.sum(0), n values): a linear layer's weight and bias gradients. On CUDA one GEMM
-// with cuBLASLt's bias-gradient epilogue where the library has it (WICK_GEMM_BIAS_GRAD=0 turns
-// it off), else the GEMM and a sum. No autograd recording (backward formulas call it).
-// out (optional: contiguous, m x n, a's dtype and device) receives the product, which is then
-// returned; otherwise new memory.
-Tensor mm_with_sums(const Tensor& a, const Tensor& b, int which, Tensor& sums, const Tensor& out = Tensor());
-
 // Marks an in-place write (autograd's version counter).
 inline void bump_version(const Tensor& t) { t.impl()->storage()->bump_version(); }
 

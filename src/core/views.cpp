@@ -4,7 +4,8 @@
 #include <numeric>
 
 #include "autograd/hooks.h"
-#include "core/tensor_iter.h"
+#include "core/as_op.h"
+#include "core/checks.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
 

@@ -28,7 +28,7 @@
 #include "cpu/dnnl_conv.h"
 #include "cpu/kernels.h"
 #include "cpu/vec_math.h"
-#include "wick/backends.h"
+#include "core/backend_settings.h"
 #include "wick/ops.h"
 
 namespace wick::detail::cpu {

@@ -11,7 +11,7 @@
 
 #include "core/op_math.h"
 #include "core/tensor_iter.h"
-#include "wick/backends.h"
+#include "core/backend_settings.h"
 
 namespace wick::detail::cpu {
 

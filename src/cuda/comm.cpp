@@ -15,9 +15,10 @@
 #ifdef WICK_HAVE_NCCL
 #include <nccl.h>
 
-#include "cuda/nccl_types.h"
+#include "core/nccl_types.h"
 #endif
 
+#include "core/comm_plan.h"
 #include "cuda/runtime.h"
 #include "wick/cuda_comm.h"
 #include "wick/ops.h"
@@ -189,7 +190,7 @@ std::vector<std::vector<Tensor>> broadcast_coalesced(const std::vector<Tensor>& 
   std::vector<std::vector<Tensor>> out(devices.size(), std::vector<Tensor>(tensors.size()));
   out[0] = tensors;
   if (devices.size() == 1 || tensors.empty()) return out;
-  const auto buckets = detail::bucket_indices(tensors, buffer_size);
+  const auto buckets = wick::detail::bucket_indices(tensors, buffer_size);
   std::vector<Tensor> flats;
   std::vector<std::vector<Tensor>> members;
   for (const auto& b : buckets) {
@@ -260,7 +261,7 @@ std::vector<Tensor> reduce_flats(const std::vector<std::vector<Tensor>>& flats, 
       devices.push_back(flats[i][0].device().index());
     }
   bool nccl = n_inputs > 1;
-  for (size_t b = 0; b < n_buckets && nccl; ++b) nccl = wick::detail::gpu::nccl_type(flats[root][b].dtype()).has_value();
+  for (size_t b = 0; b < n_buckets && nccl; ++b) nccl = wick::detail::nccl_type(flats[root][b].dtype()).has_value();
   if (nccl) {
     // Every bucket is one reduction of its own dtype, all in one group.
     std::lock_guard<std::mutex> lock(nccl_mutex());
@@ -270,7 +271,7 @@ std::vector<Tensor> reduce_flats(const std::vector<std::vector<Tensor>>& flats, 
       out[b] = empty_like(flats[root][b], {}, MemoryFormat::Contiguous);
       const size_t n = size_t(out[b].numel());
       if (n == 0) continue;
-      const ncclDataType_t type = *wick::detail::gpu::nccl_type(out[b].dtype());
+      const ncclDataType_t type = *wick::detail::nccl_type(out[b].dtype());
       for (size_t r = 0; r < order.size(); ++r) {
         void* recv = r == 0 ? out[b].data_ptr() : nullptr;
         ncclResult_t res = ncclReduce(flats[order[r]][b].data_ptr(), recv, n, type, ncclSum, 0, comms[r],
@@ -316,7 +317,7 @@ std::vector<Tensor> reduce_add_coalesced(const std::vector<std::vector<Tensor>>&
     return {};
   }
   const size_t root = check_reduce(inputs, destination, op);
-  const auto buckets = detail::bucket_indices(inputs[root], buffer_size);
+  const auto buckets = wick::detail::bucket_indices(inputs[root], buffer_size);
   std::vector<std::vector<Tensor>> flats(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     for (const auto& b : buckets) {
@@ -361,7 +362,7 @@ std::vector<Tensor> scatter(const Tensor& tensor, const std::vector<int>& device
                ", but got ", total, " (devices ", list_str(devices), ")");
     sizes = *chunk_sizes;
   } else {
-    sizes = detail::chunk_sizes(tensor.size(d), int64_t(devices.size()));
+    sizes = wick::detail::chunk_sizes(tensor.size(d), int64_t(devices.size()));
   }
   std::vector<Tensor> out;
   int64_t off = 0;

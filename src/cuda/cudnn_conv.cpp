@@ -43,7 +43,7 @@
 #include "cuda/runtime.h"
 #include "cuda/tool_marks.h"
 #include "cuda/word_hash.h"
-#include "wick/backends.h"
+#include "core/backend_settings.h"
 #include "wick/error.h"
 #include "wick/ops.h"
 

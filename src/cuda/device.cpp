@@ -147,27 +147,6 @@ void switch_device(int device, bool create) {
   }
 }
 
-CudaDeviceScope::CudaDeviceScope(int device) {
-  const int runtime = runtime_device();
-  const int wick_current = tl_target_device >= 0 ? tl_target_device : runtime;
-  if (runtime != device) set_runtime_device(device, "cuda");
-  else mark_device_used(device);
-  // Inside the scope the current device is device, for nested scopes too (a pending switch to
-  // another device, tl_target_device, is what the scope restores at its end).
-  tl_target_device = -1;
-  if (wick_current != device) restore_ = wick_current;
-}
-
-CudaDeviceScope::~CudaDeviceScope() {
-  if (restore_ < 0) return;
-  if (device_used(restore_)) {
-    (void)cudaSetDevice(restore_);
-    tl_target_device = -1;
-  } else {
-    tl_target_device = restore_;
-  }
-}
-
 int sm_count(int d) {
   static std::atomic<int> counts[kMaxCudaDevices] = {};
   int n = counts[d].load(std::memory_order_relaxed);
@@ -181,6 +160,27 @@ int sm_count(int d) {
 }  // namespace wick::detail::gpu
 
 namespace wick::detail {
+
+CudaDeviceScope::CudaDeviceScope(int device) {
+  const int runtime = gpu::runtime_device();
+  const int wick_current = gpu::tl_target_device >= 0 ? gpu::tl_target_device : runtime;
+  if (runtime != device) gpu::set_runtime_device(device, "cuda");
+  else gpu::mark_device_used(device);
+  // Inside the scope the current device is device, for nested scopes too (a pending switch to
+  // another device, gpu::tl_target_device, is what the scope restores at its end).
+  gpu::tl_target_device = -1;
+  if (wick_current != device) restore_ = wick_current;
+}
+
+CudaDeviceScope::~CudaDeviceScope() {
+  if (restore_ < 0) return;
+  if (gpu::device_used(restore_)) {
+    (void)cudaSetDevice(restore_);
+    gpu::tl_target_device = -1;
+  } else {
+    gpu::tl_target_device = restore_;
+  }
+}
 
 Device resolve_cuda_device(Device d, const char* op) {
   int index = d.index();

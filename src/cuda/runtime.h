@@ -8,6 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "core/cuda_hooks.h"
 #include "wick/cuda.h"
 
 namespace wick::detail::gpu {
@@ -35,19 +36,9 @@ inline bool device_used(int d) { return g_used_devices.load(std::memory_order_re
 // `create`), else only as tl_target_device so that no context is made on it.
 void switch_device(int device, bool create);
 
-// Makes d the CUDA runtime's current device for a scope, for the calls that need a context
-// (allocations, launches, copies, the legacy default stream). On exit wick's current device
-// is what it was; the runtime's is switched back only when that needs no new context.
-class CudaDeviceScope {
- public:
-  explicit CudaDeviceScope(int device);
-  ~CudaDeviceScope();
-  CudaDeviceScope(const CudaDeviceScope&) = delete;
-  CudaDeviceScope& operator=(const CudaDeviceScope&) = delete;
-
- private:
-  int restore_ = -1;  // wick's device to restore on exit; -1: nothing to do
-};
+// CudaDeviceScope (core/cuda_hooks.h, for the NCCL process group too): d is the CUDA runtime's
+// current device for a scope.
+using wick::detail::CudaDeviceScope;
 
 // Graphs being captured on each device (graph.cpp); while none is, the checks below cost a load.
 inline std::atomic<int> g_captures[kMaxCudaDevices];

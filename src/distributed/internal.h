@@ -1,5 +1,6 @@
-// What the pieces of wick::distributed share: the base of every backend's Work, how ranks are
-// found, how the ranks of a new group exchange their first bytes, and the backends' factories.
+// What the pieces of wick::distributed share: the base of every backend's Work and group (with
+// the checks of the collectives' arguments), how ranks are found, how the ranks of a new group
+// exchange their first bytes, and the backends' factories.
 #pragma once
 
 #include <chrono>
@@ -33,6 +34,28 @@ class Work::Impl {
 };
 
 namespace detail {
+
+// The base of the backends' groups (mpi, nccl): the checks of the collectives' arguments, one
+// wording for every backend. tensor_device: where the group takes tensors (the CPU for mpi, the
+// group's GPU for nccl). Each raises naming op; what names the argument as PyTorch does
+// ("tensor", "tensor_list[1]", "src").
+class BackendGroup : public ProcessGroup {
+ protected:
+  explicit BackendGroup(Device tensor_device) : tensor_device_(tensor_device) {}
+  // ValueError when t is undefined or not contiguous, DeviceError when it is not on
+  // tensor_device.
+  void check_tensor(const Tensor& t, const char* op, const char* what) const;
+  // ValueError when r is not a rank of the group, or (not_self) is this process's own.
+  void check_rank(int r, const char* op, const char* what, bool not_self = false) const;
+  // TypeError for ReduceOp.AVG of a dtype that is not floating-point.
+  static void check_reduce_op(ReduceOp rop, Dtype dtype, const char* op);
+  // list (all_gather's outputs, reduce_scatter's inputs): one tensor per rank, each as
+  // check_tensor wants and of mine's dtype (TypeError), list[rank()] of mine's sizes.
+  void check_list(const std::vector<Tensor>& list, const Tensor& mine, const char* op, const char* what) const;
+
+ private:
+  Device tensor_device_;
+};
 
 // A Work that is already complete, holding outputs.
 Work completed_work(const std::string& op, std::vector<Tensor> outputs);
@@ -72,15 +95,6 @@ std::unique_ptr<Bootstrap> make_bootstrap(const RankInfo& info, std::chrono::mil
 std::shared_ptr<ProcessGroup> make_mpi_group(const RankInfo& info, const InitOptions& options);
 std::shared_ptr<ProcessGroup> make_nccl_group(const RankInfo& info, const InitOptions& options,
                                               Bootstrap& bootstrap);
-
-// group.all_reduce, for a collective that runs while the compute stream is busy. The nccl
-// group runs it on a second communicator that takes at most WICK_DDP_OVERLAP_CTAS thread blocks
-// (8; 0 keeps the group's own communicator): docs/distributed.md. Every rank must make the
-// same calls in the same order, as for any collective.
-Work all_reduce_beside_compute(ProcessGroup& group, Tensor& tensor, ReduceOp op);
-// Makes that second communicator now (a collective call) rather than on the first
-// all_reduce_beside_compute.
-void prepare_beside_compute(ProcessGroup& group);
 
 }  // namespace detail
 }  // namespace wick::distributed

@@ -403,10 +403,10 @@ void call_on(GroupState* s, int rc, const char* op) {
     mpi_check(rc, op, "rank " + std::to_string(s->rank) + " of " + std::to_string(s->size) + ", mpi");
 }
 
-class MpiProcessGroup final : public ProcessGroup {
+class MpiProcessGroup final : public BackendGroup {
  public:
   // Takes comm (rank and size from it); starts the worker.
-  MpiProcessGroup(std::shared_ptr<GroupState> st) : st_(std::move(st)) {}
+  MpiProcessGroup(std::shared_ptr<GroupState> st) : BackendGroup(Device(kCPU)), st_(std::move(st)) {}
   ~MpiProcessGroup() override { st_->shutdown(); }
 
   std::string backend() const override { return "mpi"; }
@@ -417,7 +417,7 @@ class MpiProcessGroup final : public ProcessGroup {
   Work all_reduce(Tensor& tensor, ReduceOp op) override {
     const char* name = "all_reduce";
     check_tensor(tensor, name, "tensor");
-    check_avg(op, tensor.dtype(), name);
+    check_reduce_op(op, tensor.dtype(), name);
     Tensor t = tensor;
     int world = size();
     return enqueue(name, {t}, {t}, [=, s = st_.get()] {
@@ -452,7 +452,7 @@ class MpiProcessGroup final : public ProcessGroup {
     const char* name = "reduce";
     check_tensor(tensor, name, "tensor");
     check_rank(dst, name, "dst");
-    check_avg(op, tensor.dtype(), name);
+    check_reduce_op(op, tensor.dtype(), name);
     Tensor t = tensor;
     int world = size(), me = rank();
     return enqueue(name, {t}, {t}, [=, s = st_.get()] {
@@ -473,8 +473,9 @@ class MpiProcessGroup final : public ProcessGroup {
 
   Work all_gather(std::vector<Tensor>& outputs, const Tensor& input) override {
     const char* name = "all_gather";
-    check_tensor(input, name, "input");
+    check_tensor(input, name, "tensor");
     check_list(outputs, input, name, "tensor_list");
+    check_counts(outputs, name, "tensor_list");
     std::vector<Tensor> outs = outputs;
     Tensor in = input;
     return enqueue(name, outs, {in}, [=, s = st_.get()] {
@@ -494,8 +495,9 @@ class MpiProcessGroup final : public ProcessGroup {
   Work reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) override {
     const char* name = "reduce_scatter";
     check_tensor(output, name, "output");
-    check_avg(op, output.dtype(), name);
+    check_reduce_op(op, output.dtype(), name);
     check_list(inputs, output, name, "input_list");
+    check_counts(inputs, name, "input_list");
     std::vector<Tensor> ins = inputs;
     Tensor out = output;
     int world = size();
@@ -526,35 +528,15 @@ class MpiProcessGroup final : public ProcessGroup {
  private:
   void call(int rc, const char* op) { call_on(st_.get(), rc, op); }
 
+  // The group usable, then the arguments' checks of every backend (internal.h).
   void check_tensor(const Tensor& t, const char* op, const char* what) {
     st_->check_usable(op);
-    WICK_CHECK(t.defined(), ValueError, op, "the ", what, " is undefined");
-    WICK_CHECK(t.is_cpu(), DeviceError, op, "the mpi backend takes CPU tensors; the ", what, " is on ",
-               t.device(), " (use the nccl backend for CUDA tensors)");
-    WICK_CHECK(t.is_contiguous(), ValueError, op, "tensors must be contiguous");
+    BackendGroup::check_tensor(t, op, what);
   }
-  void check_rank(int r, const char* op, const char* what) {
-    WICK_CHECK(r >= 0 && r < size(), ValueError, op, what, " ", r, " is out of range for world size ",
-               size());
-  }
-  static void check_avg(ReduceOp op, Dtype t, const char* name) {
-    WICK_CHECK(op != ReduceOp::AVG || is_floating_point(t), TypeError, name,
-               "ReduceOp.AVG takes floating-point tensors, got ", t);
-  }
-  void check_list(const std::vector<Tensor>& list, const Tensor& mine, const char* op, const char* what) {
-    WICK_CHECK(int64_t(list.size()) == size(), ValueError, op, what, " has ", list.size(),
-               " tensors; it must have one per rank (world size ", size(), ")");
-    for (size_t r = 0; r < list.size(); ++r) {
-      const Tensor& t = list[r];
-      std::string w = std::string(what) + "[" + std::to_string(r) + "]";
-      check_tensor(t, op, w.c_str());
-      WICK_CHECK(t.dtype() == mine.dtype(), TypeError, op, w, " has dtype ", t.dtype(), ", expected ",
-                 mine.dtype());
-      WICK_CHECK(t.numel() <= INT32_MAX, ValueError, op, w, " has more than 2^31-1 elements");
-    }
-    const Tensor& own = list[size_t(rank())];
-    WICK_CHECK(own.sizes() == mine.sizes(), ValueError, op, what, "[", rank(), "] has sizes ", own.sizes(),
-               " but this rank's tensor has ", mine.sizes());
+  // MPI counts elements in int.
+  static void check_counts(const std::vector<Tensor>& list, const char* op, const char* what) {
+    for (size_t r = 0; r < list.size(); ++r)
+      WICK_CHECK(list[r].numel() <= INT32_MAX, ValueError, op, what, "[", r, "] has more than 2^31-1 elements");
   }
 
   struct Layout {
@@ -587,8 +569,7 @@ class MpiProcessGroup final : public ProcessGroup {
 
   Work p2p(const char* op, const Tensor& tensor, int peer, int tag, const char* what, bool is_send) {
     check_tensor(tensor, op, "tensor");
-    check_rank(peer, op, what);
-    WICK_CHECK(peer != rank(), ValueError, op, what, " ", peer, " is this process's own rank");
+    check_rank(peer, op, what, /*not_self=*/true);
     WICK_CHECK(tag >= 0, ValueError, op, "tag ", tag, " must not be negative");
     auto work = std::make_shared<P2PWork>(op, st_);
     work->keep = tensor;

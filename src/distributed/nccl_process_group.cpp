@@ -13,7 +13,6 @@
 // kernels, so no stream stays blocked) and marks the group broken: the waiting call, and every
 // later call on the group, raises DistributedError naming the op. docs/design.md section 12.
 #include "distributed/internal.h"
-#include "distributed/nccl_timeline.h"
 
 #ifdef WICK_HAVE_NCCL
 
@@ -27,10 +26,12 @@
 #include <sstream>
 #include <thread>
 
+#include <cuda_runtime_api.h>
 #include <nccl.h>
 
-#include "cuda/nccl_types.h"
-#include "cuda/runtime.h"
+#include "core/cuda_hooks.h"
+#include "core/nccl_types.h"
+#include "core/timeline.h"
 #include "wick/autograd.h"
 #include "wick/cuda.h"
 #include "wick/ops.h"
@@ -46,19 +47,11 @@ using wick::detail::raise;
 // end, since tearing them down races the CUDA runtime's own teardown.
 std::atomic<bool> g_exiting{false};
 
-bool timeline_on() {
-  static const bool on = [] {
-    const char* v = std::getenv("WICK_NCCL_TIMELINE");
-    return v && std::strcmp(v, "1") == 0;
-  }();
-  return on;
-}
-
 // NCCL's type for t; bool as bytes (its SUM and MAX are then logical or, PRODUCT and MIN
 // logical and). Int16 has no NCCL type: it is moved as bytes but cannot be reduced.
 std::optional<ncclDataType_t> nccl_type(Dtype t) {
   if (t == kBool) return ncclUint8;
-  return wick::detail::gpu::nccl_type(t);
+  return wick::detail::nccl_type(t);
 }
 
 ncclRedOp_t nccl_op(ReduceOp op, Dtype t) {
@@ -101,8 +94,6 @@ class NcclWork final : public Work::Impl {
   Clock::time_point issued;
   std::weak_ptr<NcclGroup> group;
   int device;
-  // With the timeline on: the caller's point and the collective's start.
-  std::unique_ptr<cuda::Event> ready_ev, start_ev;
   // A send or recv waits in the group until something needs it launched (docs: see
   // NcclGroup::launched_of); then launched is the NCCL group that carries it.
   bool deferred = false;
@@ -112,12 +103,7 @@ class NcclWork final : public Work::Impl {
   mutable std::atomic<bool> done_{false};
 };
 
-struct TimelineEntry {
-  std::string op;
-  std::shared_ptr<cuda::Event> ready, start, end;
-};
-
-class NcclGroup final : public ProcessGroup, public std::enable_shared_from_this<NcclGroup> {
+class NcclGroup final : public detail::BackendGroup, public std::enable_shared_from_this<NcclGroup> {
  public:
   NcclGroup(int rank, int size, int device, std::chrono::milliseconds timeout);
   ~NcclGroup() override;
@@ -139,7 +125,8 @@ class NcclGroup final : public ProcessGroup, public std::enable_shared_from_this
   // all_reduce on a second communicator that takes at most overlap_ctas() thread blocks: for
   // collectives that run while the compute stream is busy (DDP's buckets), which then leave more
   // of the device to the compute. Made on the first call, which every rank must make.
-  Work all_reduce_beside_compute(Tensor& tensor, ReduceOp op);
+  Work all_reduce_beside_compute(Tensor& tensor, ReduceOp op) override;
+  void prepare_beside_compute() override;
   // The communicator of all_reduce_beside_compute, made on the first call (collective).
   ncclComm_t overlap_comm(const char* op);
 
@@ -152,11 +139,6 @@ class NcclGroup final : public ProcessGroup, public std::enable_shared_from_this
   bool broken() const { return broken_.load(std::memory_order_acquire); }
   int device() const { return device_; }
   std::string where() const;
-
-  // The timeline (nccl_timeline.h).
-  void timeline_begin();
-  void timeline_mark(const std::string& name);
-  std::vector<detail::nccl_timeline::Mark> timeline_take();
 
  private:
   // Checks, orders the communication stream after the caller's, runs calls (the NCCL calls
@@ -175,8 +157,6 @@ class NcclGroup final : public ProcessGroup, public std::enable_shared_from_this
   // Launches the waiting sends and receives as one NCCL group (issue_mu_ held).
   void flush_p2p_locked();
   Work defer_p2p(const char* op, const Tensor& tensor, int peer, bool is_send);
-  void check_tensor(const Tensor& t, const char* op, const char* what) const;
-  void check_rank(int r, const char* op, const char* what, bool not_self) const;
   ncclDataType_t reduce_type(const Tensor& t, ReduceOp rop, const char* op) const;
   void watchdog();
   // Waits until NCCL has taken the communicator's last call (non-blocking mode), at most the
@@ -203,12 +183,10 @@ class NcclGroup final : public ProcessGroup, public std::enable_shared_from_this
   };
   std::vector<PendingP2P> pending_;  // guarded by issue_mu_
   std::mutex issue_mu_;              // one collective queued at a time
-  mutable std::mutex mu_;  // the in-flight list, the error, the timeline (never held in NCCL calls but abort)
+  mutable std::mutex mu_;  // the in-flight list, the error (never held in NCCL calls but abort)
   std::deque<std::shared_ptr<NcclWork>> in_flight_;
   std::atomic<bool> broken_{false};
   std::string error_;
-  std::vector<TimelineEntry> timeline_;
-  std::shared_ptr<cuda::Event> origin_;
 
   std::mutex wd_mu_;
   std::condition_variable wd_cv_;
@@ -219,7 +197,7 @@ class NcclGroup final : public ProcessGroup, public std::enable_shared_from_this
 // ---- the group
 
 NcclGroup::NcclGroup(int rank, int size, int device, std::chrono::milliseconds timeout)
-    : rank_(rank), size_(size), device_(device), timeout_(timeout) {}
+    : BackendGroup(Device(kCUDA, device)), rank_(rank), size_(size), device_(device), timeout_(timeout) {}
 
 std::string NcclGroup::where() const {
   std::ostringstream os;
@@ -229,7 +207,7 @@ std::string NcclGroup::where() const {
 
 void NcclGroup::connect(detail::Bootstrap& boot) {
   static const char* op = "init_process_group";
-  wick::detail::gpu::CudaDeviceScope scope(device_);
+  wick::detail::CudaDeviceScope scope(device_);
   ncclUniqueId id;
   std::memset(&id, 0, sizeof id);
   if (rank_ == 0) {
@@ -355,26 +333,10 @@ void NcclGroup::watchdog() {
   }
 }
 
-void NcclGroup::check_tensor(const Tensor& t, const char* op, const char* what) const {
-  WICK_CHECK(t.defined(), ValueError, op, what, " is undefined");
-  WICK_CHECK(t.is_cuda(), DeviceError, op, "the nccl backend takes CUDA tensors, but ", what, " is on ",
-             t.device(), " (use a process group of the mpi backend for CPU tensors)");
-  WICK_CHECK(t.device().index() == device_, DeviceError, op, what, " is on ", t.device(),
-             " but this process group's device is cuda:", device_);
-  WICK_CHECK(t.is_contiguous(), ValueError, op, "tensors must be contiguous (", what, " is not)");
-}
-
-void NcclGroup::check_rank(int r, const char* op, const char* what, bool not_self) const {
-  WICK_CHECK(r >= 0 && r < size_, ValueError, op, what, " ", r, " is out of range for a group of ", size_,
-             " ranks");
-  WICK_CHECK(!not_self || r != rank_, ValueError, op, what, " ", r, " is this process's own rank");
-}
-
 ncclDataType_t NcclGroup::reduce_type(const Tensor& t, ReduceOp rop, const char* op) const {
   auto ty = nccl_type(t.dtype());
   WICK_CHECK(ty.has_value(), TypeError, op, "the nccl backend cannot reduce tensors of dtype ", t.dtype());
-  WICK_CHECK(rop != ReduceOp::AVG || is_floating_point(t.dtype()), TypeError, op,
-             "ReduceOp.AVG needs a floating-point tensor, got ", t.dtype());
+  check_reduce_op(rop, t.dtype(), op);
   return *ty;
 }
 
@@ -390,19 +352,16 @@ template <class F, class G>
 std::shared_ptr<NcclWork> NcclGroup::issue_locked(const char* op, const std::vector<Tensor>& keep, F&& calls,
                                                   G&& after) {
   check_usable(op);
-  wick::detail::gpu::CudaDeviceScope scope(device_);
+  wick::detail::CudaDeviceScope scope(device_);
   auto work = std::make_shared<NcclWork>(op, weak_from_this(), device_);
   const cuda::Stream caller = cuda::current_stream(device_);
-  if (timeline_on()) {
-    work->ready_ev = std::make_unique<cuda::Event>(true);
-    work->ready_ev->record(caller);
-  }
+  // The timeline (core/timeline.h): where the caller's stream was when the collective was
+  // queued (what it waits for), its start and its end on the communication stream.
+  wick::detail::Timeline& timeline = wick::detail::process_timeline();
+  if (timeline.enabled()) timeline.mark(std::string(op) + ".ready", caller);
   ready_.record(caller);
   stream_->wait_event(ready_);
-  if (timeline_on()) {
-    work->start_ev = std::make_unique<cuda::Event>(true);
-    work->start_ev->record(*stream_);
-  }
+  if (timeline.enabled()) timeline.mark(std::string(op) + ".start", *stream_);
   ncclResult_t r = ncclGroupStart();
   if (r == ncclSuccess) r = calls(stream_->native());
   ncclResult_t r2 = ncclGroupEnd();
@@ -419,17 +378,11 @@ std::shared_ptr<NcclWork> NcclGroup::issue_locked(const char* op, const std::vec
     raise<DistributedError>(op, "a copy after the collective failed (", where(), ")");
   for (const Tensor& t : keep) t.record_stream(*stream_);
   work->end.record(*stream_);
+  if (timeline.enabled()) timeline.mark(std::string(op) + ".end", *stream_);
   work->issued = Clock::now();
   work->outputs = keep;
   std::lock_guard<std::mutex> lock(mu_);
   in_flight_.push_back(work);
-  if (timeline_on() && origin_) {
-    auto ready = std::shared_ptr<cuda::Event>(std::move(work->ready_ev));
-    auto start = std::shared_ptr<cuda::Event>(std::move(work->start_ev));
-    auto end = std::make_shared<cuda::Event>(true);
-    end->record(*stream_);
-    timeline_.push_back({op, ready, start, end});
-  }
   return work;
 }
 
@@ -503,7 +456,7 @@ ncclComm_t NcclGroup::overlap_comm(const char* op) {
   if (ncclComm_t c = overlap_comm_.load()) return c;
   std::lock_guard<std::mutex> lock(overlap_mu_);
   if (ncclComm_t c = overlap_comm_.load()) return c;
-  wick::detail::gpu::CudaDeviceScope scope(device_);
+  wick::detail::CudaDeviceScope scope(device_);
   // A communicator of its own (ncclCommSplit of a non-blocking one hands the new communicator
   // over only once it is ready, with nothing to wait on): rank 0's unique id goes to the others
   // through the group itself.
@@ -562,6 +515,11 @@ Work NcclGroup::all_reduce_beside_compute(Tensor& tensor, ReduceOp rop) {
       [](cudaStream_t) { return true; }));
 }
 
+void NcclGroup::prepare_beside_compute() {
+  static const char* op = "DistributedDataParallel";
+  if (size_ > 1 && overlap_ctas(op) > 0) overlap_comm(op);
+}
+
 Work NcclGroup::broadcast(Tensor& tensor, int src) {
   static const char* op = "broadcast";
   check_tensor(tensor, op, "tensor");
@@ -585,16 +543,8 @@ Work NcclGroup::reduce(Tensor& tensor, int dst, ReduceOp rop) {
 
 Work NcclGroup::all_gather(std::vector<Tensor>& outputs, const Tensor& input) {
   static const char* op = "all_gather";
-  check_tensor(input, op, "the input");
-  WICK_CHECK(int(outputs.size()) == size_, ValueError, op, "expected a list of ", size_,
-             " output tensors (one per rank), got ", outputs.size());
-  for (const Tensor& o : outputs) {
-    check_tensor(o, op, "an output");
-    WICK_CHECK(o.dtype() == input.dtype(), TypeError, op, "output dtype ", o.dtype(),
-               " differs from the input's ", input.dtype());
-  }
-  WICK_CHECK(outputs[size_t(rank_)].sizes().equals(input.sizes()), ValueError, op, "output ", rank_,
-             " has sizes ", outputs[size_t(rank_)].sizes(), " but this rank's input has ", input.sizes());
+  check_tensor(input, op, "tensor");
+  check_list(outputs, input, op, "tensor_list");
   bool even = true;
   for (const Tensor& o : outputs) even = even && o.numel() == input.numel();
   std::vector<Tensor> keep = outputs;
@@ -636,16 +586,8 @@ Work NcclGroup::all_gather(std::vector<Tensor>& outputs, const Tensor& input) {
 
 Work NcclGroup::reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp rop) {
   static const char* op = "reduce_scatter";
-  check_tensor(output, op, "the output");
-  WICK_CHECK(int(inputs.size()) == size_, ValueError, op, "expected a list of ", size_,
-             " input tensors (one per rank), got ", inputs.size());
-  for (const Tensor& t : inputs) {
-    check_tensor(t, op, "an input");
-    WICK_CHECK(t.dtype() == output.dtype(), TypeError, op, "input dtype ", t.dtype(),
-               " differs from the output's ", output.dtype());
-  }
-  WICK_CHECK(inputs[size_t(rank_)].sizes().equals(output.sizes()), ValueError, op, "input ", rank_,
-             " has sizes ", inputs[size_t(rank_)].sizes(), " but this rank's output has ", output.sizes());
+  check_tensor(output, op, "output");
+  check_list(inputs, output, op, "input_list");
   const ncclDataType_t ty = reduce_type(output, rop, op);
   const ncclRedOp_t nop = nccl_op(rop, output.dtype());
   bool even = true;
@@ -693,45 +635,6 @@ Work NcclGroup::barrier() {
 Work NcclGroup::send(const Tensor& tensor, int dst, int tag) { return defer_p2p("send", tensor, dst, true); }
 
 Work NcclGroup::recv(Tensor& tensor, int src, int tag) { return defer_p2p("recv", tensor, src, false); }
-
-// ---- the timeline
-
-void NcclGroup::timeline_begin() {
-  std::lock_guard<std::mutex> lock(mu_);
-  timeline_.clear();
-  origin_ = std::make_shared<cuda::Event>(true);
-  wick::detail::gpu::CudaDeviceScope scope(device_);
-  origin_->record(cuda::current_stream(device_));
-}
-
-void NcclGroup::timeline_mark(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!origin_) return;
-  wick::detail::gpu::CudaDeviceScope scope(device_);
-  auto e = std::make_shared<cuda::Event>(true);
-  e->record(cuda::current_stream(device_));
-  timeline_.push_back({name, e, e, e});
-}
-
-std::vector<detail::nccl_timeline::Mark> NcclGroup::timeline_take() {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::vector<detail::nccl_timeline::Mark> out;
-  if (!origin_) return out;
-  int seq = 0;
-  for (auto& e : timeline_) {
-    e.end->synchronize();
-    detail::nccl_timeline::Mark m;
-    m.op = e.op;
-    m.seq = seq++;
-    m.ready_ms = origin_->elapsed_time(*e.ready);
-    m.start_ms = origin_->elapsed_time(*e.start);
-    m.end_ms = origin_->elapsed_time(*e.end);
-    out.push_back(m);
-  }
-  timeline_.clear();
-  origin_.reset();
-  return out;
-}
 
 // ---- Work
 
@@ -808,7 +711,7 @@ std::shared_ptr<ProcessGroup> make_nccl_group(const RankInfo& info, const InitOp
                *options.device);
     device = options.device->has_index() ? options.device->index() : info.local_rank;
   }
-  const int count = wick::detail::gpu::device_count();
+  const int count = cuda::device_count();
   WICK_CHECK(count > 0, DeviceError, op, "the nccl backend needs a GPU, and none is visible");
   WICK_CHECK(device >= 0 && device < count, DeviceError, op, "rank ", info.rank, " (local rank ",
              info.local_rank, ") would use cuda:", device, " but only ", count,
@@ -818,58 +721,7 @@ std::shared_ptr<ProcessGroup> make_nccl_group(const RankInfo& info, const InitOp
   return group;
 }
 
-Work all_reduce_beside_compute(ProcessGroup& group, Tensor& tensor, ReduceOp op) {
-  if (auto* g = dynamic_cast<NcclGroup*>(&group)) return g->all_reduce_beside_compute(tensor, op);
-  return group.all_reduce(tensor, op);
-}
-
-void prepare_beside_compute(ProcessGroup& group) {
-  static const char* op = "DistributedDataParallel";
-  if (auto* g = dynamic_cast<NcclGroup*>(&group); g && g->size() > 1 && overlap_ctas(op) > 0) g->overlap_comm(op);
-}
-
-namespace nccl_timeline {
-
-bool enabled() { return timeline_on(); }
-
-namespace {
-NcclGroup* nccl_of(const std::shared_ptr<ProcessGroup>& g) { return dynamic_cast<NcclGroup*>(g.get()); }
-}  // namespace
-
-void begin(const std::shared_ptr<ProcessGroup>& group) {
-  if (auto* g = nccl_of(group); g && enabled()) g->timeline_begin();
-}
-void mark(const std::shared_ptr<ProcessGroup>& group, const std::string& name) {
-  if (auto* g = nccl_of(group); g && enabled()) g->timeline_mark(name);
-}
-std::vector<Mark> take(const std::shared_ptr<ProcessGroup>& group) {
-  if (auto* g = nccl_of(group)) return g->timeline_take();
-  return {};
-}
-
-}  // namespace nccl_timeline
 }  // namespace detail
 }  // namespace wick::distributed
 
-#else  // !WICK_HAVE_NCCL
-
-namespace wick::distributed::detail {
-
-// make_nccl_group without NCCL: process_group.cpp.
-
-Work all_reduce_beside_compute(ProcessGroup& group, Tensor& tensor, ReduceOp op) {
-  return group.all_reduce(tensor, op);
-}
-
-void prepare_beside_compute(ProcessGroup&) {}
-
-namespace nccl_timeline {
-bool enabled() { return false; }
-void begin(const std::shared_ptr<ProcessGroup>&) {}
-void mark(const std::shared_ptr<ProcessGroup>&, const std::string&) {}
-std::vector<Mark> take(const std::shared_ptr<ProcessGroup>&) { return {}; }
-}  // namespace nccl_timeline
-
-}  // namespace wick::distributed::detail
-
-#endif  // WICK_HAVE_NCCL
+#endif  // WICK_HAVE_NCCL (make_nccl_group without it: process_group.cpp)

@@ -1,4 +1,5 @@
-// The default process group, the free functions of wick/distributed.h and Work.
+// The default process group, the free functions of wick/distributed.h, Work, and the checks
+// every backend makes of a collective's arguments.
 #include <csignal>
 #include <cstdlib>
 #include <mutex>
@@ -48,6 +49,45 @@ class CompletedWork final : public Work::Impl {
 };
 
 }  // namespace
+
+void BackendGroup::check_tensor(const Tensor& t, const char* op, const char* what) const {
+  WICK_CHECK(t.defined(), ValueError, op, what, " is undefined");
+  if (t.device() != tensor_device_) [[unlikely]] {
+    if (tensor_device_.is_cpu())
+      raise<DeviceError>(op, "the ", backend(), " backend takes CPU tensors, but ", what, " is on ", t.device(),
+                         " (use the nccl backend for CUDA tensors)");
+    raise<DeviceError>(op, "the ", backend(), " backend takes CUDA tensors of this process group's device ",
+                       tensor_device_, ", but ", what, " is on ", t.device(),
+                       t.is_cpu() ? " (use the mpi backend for CPU tensors)" : "");
+  }
+  WICK_CHECK(t.is_contiguous(), ValueError, op, "tensors must be contiguous (", what, " is not)");
+}
+
+void BackendGroup::check_rank(int r, const char* op, const char* what, bool not_self) const {
+  WICK_CHECK(r >= 0 && r < size(), ValueError, op, what, " ", r, " is out of range for a group of ", size(),
+             " ranks");
+  WICK_CHECK(!not_self || r != rank(), ValueError, op, what, " ", r, " is this process's own rank");
+}
+
+void BackendGroup::check_reduce_op(ReduceOp rop, Dtype dtype, const char* op) {
+  WICK_CHECK(rop != ReduceOp::AVG || is_floating_point(dtype), TypeError, op,
+             "ReduceOp.AVG takes floating-point tensors, got ", dtype);
+}
+
+void BackendGroup::check_list(const std::vector<Tensor>& list, const Tensor& mine, const char* op,
+                              const char* what) const {
+  WICK_CHECK(int64_t(list.size()) == size(), ValueError, op, what, " has ", list.size(),
+             " tensors; it must have one per rank (a group of ", size(), " ranks)");
+  for (size_t r = 0; r < list.size(); ++r) {
+    const std::string w = std::string(what) + "[" + std::to_string(r) + "]";
+    check_tensor(list[r], op, w.c_str());
+    WICK_CHECK(list[r].dtype() == mine.dtype(), TypeError, op, w, " has dtype ", list[r].dtype(), ", expected ",
+               mine.dtype());
+  }
+  const Tensor& own = list[size_t(rank())];
+  WICK_CHECK(own.sizes().equals(mine.sizes()), ValueError, op, what, "[", rank(), "] has sizes ", own.sizes(),
+             " but this rank's tensor has ", mine.sizes());
+}
 
 Work completed_work(const std::string& op, std::vector<Tensor> outputs) {
   auto impl = std::make_shared<CompletedWork>(op);

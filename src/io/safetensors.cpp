@@ -3,6 +3,7 @@
 // Tensors are laid out largest element size first, then by name (as the reference writer
 // does), and the header is padded with spaces to a multiple of 8 bytes: every tensor's data then
 // starts at an offset aligned to its element size, so a reader may map the file and use it in place.
+#include "core/as_op.h"
 #include "wick/io/safetensors.h"
 
 #include <algorithm>

@@ -1,6 +1,7 @@
 // conv2d of nn::functional: core's convolution (src/core/conv.cpp, recorded there as one
 // ConvolutionBackward0 node), which this only extends to unbatched inputs. The poolings live
 // in pooling_functions.cpp.
+#include "core/as_op.h"
 #include "core/conv.h"
 #include "core/tensor_ops.h"
 #include "nn/batched.h"

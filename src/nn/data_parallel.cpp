@@ -33,6 +33,8 @@
 
 #include "autograd/function.h"
 #include "autograd/meta.h"
+#include "core/comm_plan.h"
+#include "core/timeline.h"
 #include "wick/amp.h"
 #include "wick/autograd.h"
 #include "wick/cuda.h"
@@ -48,6 +50,10 @@ using autograd::variable_list;
 namespace comm = wick::cuda::comm;
 
 constexpr const char* kOp = "DataParallel";
+
+// DataParallel's phases ("scatter.begin", "replica.forward.end", "reduce[3].copy.end", ...) go
+// into the process's timeline (core/timeline.h), each on the device's current stream.
+wick::detail::Timeline& step_timeline() { return wick::detail::process_timeline(); }
 
 // ---- a worker thread that runs one job at a time
 
@@ -173,7 +179,7 @@ class BroadcastBackward final : public Node {
       if (!any) continue;
       if (tail) sides_[r].wait_stream(streams_[r]);
       cuda::StreamGuard guard(sides_[r]);
-      if (dp_timeline::enabled()) dp_timeline::mark(phase("grads_ready"), devices_[r]);
+      if (step_timeline().enabled()) step_timeline().mark(phase("grads_ready"), devices_[r]);
       std::vector<Tensor> parts;
       for (size_t j = 0; j < n; ++j) {
         const Tensor& g = grads[(r - 1) * n + j];
@@ -201,9 +207,9 @@ class BroadcastBackward final : public Node {
       Tensor total = flats.size() == 1 ? flats[0] : comm::reduce_add(flats, devices_[from[0]]);
       cuda::StreamGuard source(sides_[from[0]]);
       sum = total.to(gpu(devices_[0]));  // on the source's side stream; sides_[0] waits for it
-      if (dp_timeline::enabled()) dp_timeline::mark(phase("copy.end"), devices_[from[0]]);
+      if (step_timeline().enabled()) step_timeline().mark(phase("copy.end"), devices_[from[0]]);
     }
-    if (dp_timeline::enabled()) dp_timeline::mark(phase("end"), devices_[0]);
+    if (step_timeline().enabled()) step_timeline().mark(phase("end"), devices_[0]);
     // sum is read on whichever stream consumes the gradients (the parameters' accumulation)
     sum.record_stream(streams_[0]);
     int64_t off = 0;
@@ -267,11 +273,11 @@ class GatherBackward final : public Node {
   std::string name() const override { return "GatherBackward"; }
   variable_list apply(variable_list&& grads) override {
     StreamsGuard guard(streams_);
-    const bool timeline = dp_timeline::enabled();
-    if (timeline) dp_timeline::mark("gather.backward.begin", devices_[0]);
+    const bool timeline = step_timeline().enabled();
+    if (timeline) step_timeline().mark("gather.backward.begin", devices_[0]);
     auto parts = comm::scatter(grads[0], devices_, sizes_, dim_);
     if (timeline)
-      for (int d : devices_) dp_timeline::mark("replica.backward.begin", d);
+      for (int d : devices_) step_timeline().mark("replica.backward.begin", d);
     variable_list out(parts.size());
     for (size_t k = 0; k < parts.size(); ++k)
       if (needs_input_grad(k)) out[k] = scalars_ ? parts[k].view({}) : parts[k];
@@ -437,21 +443,21 @@ Tensor DataParallelImpl::State::run(const Tensor& input) {
              "Dimension out of range (expected to be in range of [", -input.dim(), ", ", input.dim() - 1,
              "], but got ", dim, ")");
   const size_t n =
-      std::max<size_t>(1, comm::detail::chunk_sizes(input.size(d), int64_t(device_ids.size())).size());
+      std::max<size_t>(1, wick::detail::chunk_sizes(input.size(d), int64_t(device_ids.size())).size());
   ensure_replicas(n - 1, params, buffers);
 
   // 2. scatter
-  const bool timeline = dp_timeline::enabled();
+  const bool timeline = step_timeline().enabled();
   std::vector<cuda::Stream> all_streams;
   for (int dev : device_ids) all_streams.push_back(cuda::current_stream(dev));
-  if (timeline && input.is_cuda()) dp_timeline::mark("scatter.begin", input.device().index());
+  if (timeline && input.is_cuda()) step_timeline().mark("scatter.begin", input.device().index());
   std::vector<Tensor> pieces = comm::scatter(input, device_ids, std::nullopt, d);
   WICK_CHECK(pieces.size() == n, ValueError, kOp, "scatter gave ", pieces.size(), " pieces, expected ", n);
   const std::vector<int> devices(device_ids.begin(), device_ids.begin() + int64_t(n));
   const std::vector<cuda::Stream> streams(all_streams.begin(), all_streams.begin() + int64_t(n));
   auto mark_all = [&](const char* phase) {
     if (timeline)
-      for (int dev : devices) dp_timeline::mark(phase, dev);
+      for (int dev : devices) step_timeline().mark(phase, dev);
   };
   mark_all("scatter.end");
   if (grad && input.requires_grad()) {
@@ -479,7 +485,7 @@ Tensor DataParallelImpl::State::run(const Tensor& input) {
     }
   }
   if (n > 1 && grad) {
-    const auto buckets = comm::detail::bucket_indices(params, comm::kDefaultBufferSize);
+    const auto buckets = wick::detail::bucket_indices(params, comm::kDefaultBufferSize);
     for (size_t bi = 0; bi < buckets.size(); ++bi) {
       const auto& bucket = buckets[bi];
       bool wanted = false;
@@ -511,9 +517,9 @@ Tensor DataParallelImpl::State::run(const Tensor& input) {
         std::optional<AutocastGuard> cast;
         if (autocast) cast.emplace(kCUDA, autocast_dtype);
         cuda::StreamGuard guard(streams[k]);
-        if (timeline) dp_timeline::mark("replica.forward.begin", devices[k]);
+        if (timeline) step_timeline().mark("replica.forward.begin", devices[k]);
         outputs[k] = forward(*replicas[k - 1], pieces[k]);
-        if (timeline) dp_timeline::mark("replica.forward.end", devices[k]);
+        if (timeline) step_timeline().mark("replica.forward.end", devices[k]);
       } catch (...) {
         errors[k] = std::current_exception();
       }
@@ -521,9 +527,9 @@ Tensor DataParallelImpl::State::run(const Tensor& input) {
   }
   try {
     cuda::StreamGuard guard(streams[0]);
-    if (timeline) dp_timeline::mark("replica.forward.begin", devices[0]);
+    if (timeline) step_timeline().mark("replica.forward.begin", devices[0]);
     outputs[0] = forward(*module, pieces[0]);
-    if (timeline) dp_timeline::mark("replica.forward.end", devices[0]);
+    if (timeline) step_timeline().mark("replica.forward.end", devices[0]);
   } catch (...) {
     errors[0] = std::current_exception();
   }
@@ -551,7 +557,7 @@ Tensor DataParallelImpl::State::run(const Tensor& input) {
              " dimensions along dim ", dim);
   const Device out_device = gpu(output_device);
   Tensor out = comm::gather(parts, scalars ? 0 : d, out_device);
-  if (timeline) dp_timeline::mark("gather.end", output_device);
+  if (timeline) step_timeline().mark("gather.end", output_device);
   bool record = false;
   for (const Tensor& o : outputs) record = record || o.requires_grad();
   if (record && grad && out.is_floating_point()) {
@@ -613,93 +619,5 @@ const std::shared_ptr<Module>& DataParallelImpl::module() const { return state_-
 const std::vector<int>& DataParallelImpl::device_ids() const { return state_->device_ids; }
 int DataParallelImpl::output_device() const { return state_->output_device; }
 int64_t DataParallelImpl::dim() const { return state_->dim; }
-
-// ---- the timeline (WICK_DP_TIMELINE=1)
-
-namespace dp_timeline {
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-struct Record {
-  std::string phase;
-  int device;
-  double host_ms;
-  std::unique_ptr<cuda::Event> event;
-};
-
-struct Timeline {
-  std::mutex mu;
-  bool started = false;
-  Clock::time_point host_start;
-  std::map<int, std::unique_ptr<cuda::Event>> starts;
-  std::vector<Record> records;
-};
-
-Timeline& timeline() {
-  static Timeline t;
-  return t;
-}
-
-}  // namespace
-
-bool enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("WICK_DP_TIMELINE");
-    return v != nullptr && std::strcmp(v, "1") == 0;
-  }();
-  return on;
-}
-
-void begin_step(const std::vector<int>& devices) {
-  if (!enabled()) return;
-  Timeline& t = timeline();
-  std::lock_guard<std::mutex> lock(t.mu);
-  t.records.clear();
-  t.starts.clear();
-  t.host_start = Clock::now();
-  for (int d : devices) {
-    auto e = std::make_unique<cuda::Event>(true);
-    e->record(cuda::current_stream(d));
-    t.starts.emplace(d, std::move(e));
-  }
-  t.started = true;
-}
-
-void mark(const std::string& phase, int device) {
-  if (!enabled()) return;
-  Timeline& t = timeline();
-  auto e = std::make_unique<cuda::Event>(true);
-  e->record(cuda::current_stream(device));
-  const auto now = Clock::now();
-  std::lock_guard<std::mutex> lock(t.mu);
-  if (!t.started) return;
-  const double host_ms = std::chrono::duration<double, std::milli>(now - t.host_start).count();
-  t.records.push_back({phase, device, host_ms, std::move(e)});
-}
-
-void mark(const char* phase, int device) {
-  if (enabled()) mark(std::string(phase), device);
-}
-
-std::vector<Mark> take() {
-  std::vector<Mark> out;
-  if (!enabled()) return out;
-  Timeline& t = timeline();
-  std::lock_guard<std::mutex> lock(t.mu);
-  for (Record& r : t.records) {
-    Mark m{r.phase, r.device, r.host_ms, 0};
-    auto it = t.starts.find(r.device);
-    if (it != t.starts.end()) m.gpu_ms = it->second->elapsed_time(*r.event);  // waits for both
-    out.push_back(std::move(m));
-  }
-  t.records.clear();
-  t.starts.clear();
-  t.started = false;
-  return out;
-}
-
-}  // namespace dp_timeline
 
 }  // namespace wick::nn

@@ -16,15 +16,12 @@
 // hooks) or the caller's stream (finalize) current, which the backend orders its collectives
 // after.
 #include <algorithm>
-#include <chrono>
-#include <cstdlib>
-#include <map>
 #include <optional>
 #include <sstream>
-#include <tuple>
 
 #include "autograd/meta.h"
-#include "distributed/internal.h"
+#include "core/comm_plan.h"
+#include "core/timeline.h"
 #include "wick/autograd.h"
 #include "wick/nn/distributed.h"
 #include "wick/ops.h"
@@ -40,11 +37,6 @@ constexpr int64_t kFirstBucketBytes = kMiB;
 // Parameters and buffers broadcast at construction go in flat buffers of at most this size.
 constexpr int64_t kBroadcastBucketBytes = 250 * kMiB;
 
-bool timeline_enabled() {
-  const char* v = std::getenv("WICK_DDP_TIMELINE");
-  return v != nullptr && std::string(v) == "1";
-}
-
 bool is_view_of(const Tensor& g, const Tensor& view) {
   return g.defined() && g.impl()->storage().get() == view.impl()->storage().get() &&
          g.storage_offset() == view.storage_offset() && g.sizes().equals(view.sizes()) &&
@@ -54,21 +46,7 @@ bool is_view_of(const Tensor& g, const Tensor& view) {
 // Rank 0's values of tensors on every rank: one broadcast per flat buffer of one dtype.
 void broadcast_coalesced(distributed::ProcessGroup& group, const std::vector<Tensor>& tensors) {
   NoGradGuard no_grad;
-  std::vector<size_t> order(tensors.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return int(tensors[a].dtype()) < int(tensors[b].dtype()); });
-  std::vector<std::vector<size_t>> chunks;
-  int64_t bytes = 0;
-  for (size_t i : order) {
-    if (chunks.empty() || tensors[chunks.back().front()].dtype() != tensors[i].dtype() ||
-        bytes + tensors[i].nbytes() > kBroadcastBucketBytes) {
-      chunks.emplace_back();
-      bytes = 0;
-    }
-    chunks.back().push_back(i);
-    bytes += tensors[i].nbytes();
-  }
+  const auto chunks = wick::detail::bucket_indices(tensors, kBroadcastBucketBytes);
   std::vector<Tensor> flats;
   std::vector<distributed::Work> works;
   for (const auto& chunk : chunks) {
@@ -91,46 +69,6 @@ void broadcast_coalesced(distributed::ProcessGroup& group, const std::vector<Ten
 }
 
 }  // namespace
-
-// ---- bucket assignment
-
-namespace detail {
-
-std::vector<std::vector<size_t>> compute_bucket_assignment_by_size(
-    const std::vector<Tensor>& tensors, const std::vector<int64_t>& bucket_size_limits) {
-  WICK_CHECK(!bucket_size_limits.empty(), ValueError, "compute_bucket_assignment_by_size",
-             "bucket_size_limits is empty");
-  for (int64_t l : bucket_size_limits)
-    WICK_CHECK(l > 0, ValueError, "compute_bucket_assignment_by_size",
-               "bucket size limits must be positive, got ", l);
-  struct Accumulator {
-    std::vector<size_t> indices;
-    int64_t bytes = 0;
-    size_t limit = 0;  // index into bucket_size_limits
-  };
-  std::map<std::tuple<int, int, int>, Accumulator> open;  // by (dtype, device type, device index)
-  std::vector<std::vector<size_t>> result;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    const Tensor& t = tensors[i];
-    WICK_CHECK(t.defined(), ValueError, "compute_bucket_assignment_by_size", "tensor ", i, " is undefined");
-    Accumulator& a = open[{int(t.dtype()), int(t.device().type()), int(t.device().index())}];
-    a.indices.push_back(i);
-    a.bytes += t.nbytes();
-    if (a.bytes >= bucket_size_limits[std::min(a.limit, bucket_size_limits.size() - 1)]) {
-      result.push_back(std::move(a.indices));
-      a.indices.clear();
-      a.bytes = 0;
-      ++a.limit;
-    }
-  }
-  for (auto& [key, a] : open)
-    if (!a.indices.empty()) result.push_back(std::move(a.indices));
-  std::sort(result.begin(), result.end(),
-            [](const std::vector<size_t>& a, const std::vector<size_t>& b) { return a.front() < b.front(); });
-  return result;
-}
-
-}  // namespace detail
 
 // ---- the reducer
 
@@ -160,16 +98,12 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
   size_t next_bucket = 0;
   std::vector<char> ready;  // per parameter: marked ready in this backward pass
 
-  // ---- WICK_DDP_TIMELINE (read when the DistributedDataParallel is made)
-  bool timeline = false;
-  std::chrono::steady_clock::time_point start;
-  std::vector<TimelineMark> marks;
+  // ---- the host's marks of the last iteration (core/timeline.h: on with WICK_TIMELINE=1 when
+  // the DistributedDataParallel is made)
+  wick::detail::Timeline timeline;
 
   void mark(std::string phase) {
-    if (!timeline) return;
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    marks.push_back({std::move(phase), ms});
+    if (timeline.enabled()) timeline.mark(std::move(phase));
   }
 
   Tensor& grad_of(size_t i) { return params[i].mutable_grad(); }
@@ -181,7 +115,7 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
   void build_buckets(int64_t cap_bytes) {
     std::vector<Tensor> reversed(params.rbegin(), params.rend());
     const auto assignment =
-        detail::compute_bucket_assignment_by_size(reversed, {kFirstBucketBytes, cap_bytes});
+        wick::detail::compute_bucket_assignment_by_size(reversed, {kFirstBucketBytes, cap_bytes});
     location.assign(params.size(), {0, 0});
     NoGradGuard no_grad;
     for (const auto& indices : assignment) {
@@ -239,7 +173,7 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
       // Every bucket but the last runs while the backward still computes: on few thread blocks
       // (docs/design.md, "DistributedDataParallel").
       if (next_bucket + 1 < buckets.size())
-        b.work = distributed::detail::all_reduce_beside_compute(*group, b.flat, distributed::ReduceOp::AVG);
+        b.work = group->all_reduce_beside_compute(b.flat, distributed::ReduceOp::AVG);
       else
         b.work = group->all_reduce(b.flat, distributed::ReduceOp::AVG);
       b.launched = true;
@@ -359,7 +293,6 @@ DistributedDataParallelImpl::DistributedDataParallelImpl(std::shared_ptr<Module>
   r->group = group;
   r->find_unused = options_.find_unused_parameters();
   r->device = dev;
-  r->timeline = timeline_enabled();
   for (const auto& [name, p] : named_params) {
     if (!p.defined() || !p.requires_grad()) continue;
     bool seen = false;
@@ -380,7 +313,7 @@ DistributedDataParallelImpl::DistributedDataParallelImpl(std::shared_ptr<Module>
 
   r->build_buckets(int64_t(options_.bucket_cap_mb() * double(kMiB)));
   // The communicator of the buckets that overlap the backward, made now, while every rank is here.
-  if (r->buckets.size() > 1 && group->size() > 1) distributed::detail::prepare_beside_compute(*group);
+  if (r->buckets.size() > 1 && group->size() > 1) group->prepare_beside_compute();
   Reducer* raw = r.get();
   for (size_t i = 0; i < r->params.size(); ++i)
     r->hooks.push_back(autograd::register_post_accumulate_grad_hook(
@@ -401,8 +334,7 @@ DistributedDataParallelImpl::~DistributedDataParallelImpl() {
 
 Tensor DistributedDataParallelImpl::forward(const Tensor& input) {
   Reducer& r = *reducer_;
-  r.start = std::chrono::steady_clock::now();
-  r.marks.clear();
+  if (r.timeline.enabled()) r.timeline.begin();
   r.mark("forward.begin");
   if (options_.broadcast_buffers() && r.group->size() > 1) {
     std::vector<Tensor> buffers;
@@ -440,7 +372,9 @@ std::vector<std::vector<std::string>> DistributedDataParallelImpl::bucket_parame
 }
 
 std::vector<DistributedDataParallelImpl::TimelineMark> DistributedDataParallelImpl::timeline() const {
-  return reducer_->marks;
+  std::vector<TimelineMark> out;
+  for (const auto& m : reducer_->timeline.marks()) out.push_back({m.phase, m.host_ms});
+  return out;
 }
 
 }  // namespace wick::nn::parallel

@@ -4,8 +4,9 @@
 #include "wick/nn/functional.h"
 
 #include "autograd/hooks.h"
+#include "core/as_op.h"
 #include "core/autocast.h"
-#include "core/tensor_iter.h"
+#include "core/checks.h"
 #include "core/tensor_ops.h"
 #include "wick/autograd.h"
 #include "wick/ops.h"

@@ -7,9 +7,10 @@
 #include <cmath>
 
 #include "autograd/hooks.h"
+#include "core/as_op.h"
 #include "core/autocast.h"
 #include "core/loss.h"
-#include "core/tensor_iter.h"
+#include "core/checks.h"
 #include "core/tensor_ops.h"
 #include "wick/nn/functional.h"
 #include "wick/ops.h"

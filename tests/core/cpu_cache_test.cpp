@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/backend_settings.h"
 #include "wick/wick.h"
 
 namespace wick {

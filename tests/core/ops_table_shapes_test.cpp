@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "core/tensor_iter.h"
+#include "core/checks.h"
 #include "op_reference.h"
 
 namespace wick::test {

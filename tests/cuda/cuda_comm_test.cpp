@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/comm_plan.h"
 #include "cuda_test_util.h"
 #include "wick/wick.h"
 
@@ -42,29 +43,29 @@ Device gpu(int i) { return Device(kCUDA, i); }
 // ---- planning (no GPU needed)
 
 TEST(CudaCommPlan, ChunkSizesAreTorchChunks) {
-  EXPECT_EQ(comm::detail::chunk_sizes(33, 2), (std::vector<int64_t>{17, 16}));
-  EXPECT_EQ(comm::detail::chunk_sizes(16, 2), (std::vector<int64_t>{8, 8}));
-  EXPECT_EQ(comm::detail::chunk_sizes(10, 4), (std::vector<int64_t>{3, 3, 3, 1}));
+  EXPECT_EQ(wick::detail::chunk_sizes(33, 2), (std::vector<int64_t>{17, 16}));
+  EXPECT_EQ(wick::detail::chunk_sizes(16, 2), (std::vector<int64_t>{8, 8}));
+  EXPECT_EQ(wick::detail::chunk_sizes(10, 4), (std::vector<int64_t>{3, 3, 3, 1}));
   // torch.chunk(5 rows, 4) gives 3 pieces of 2, 2, 1
-  EXPECT_EQ(comm::detail::chunk_sizes(5, 4), (std::vector<int64_t>{2, 2, 1}));
-  EXPECT_EQ(comm::detail::chunk_sizes(1, 2), (std::vector<int64_t>{1}));
-  EXPECT_EQ(comm::detail::chunk_sizes(0, 3), (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_EQ(wick::detail::chunk_sizes(5, 4), (std::vector<int64_t>{2, 2, 1}));
+  EXPECT_EQ(wick::detail::chunk_sizes(1, 2), (std::vector<int64_t>{1}));
+  EXPECT_EQ(wick::detail::chunk_sizes(0, 3), (std::vector<int64_t>{0, 0, 0}));
 }
 
 TEST(CudaCommPlan, BucketsHoldOneDtypeAndAboutBufferSizeBytes) {
   // float32 of 4, 4, 8 elements (16, 16, 32 bytes), an int64 of 2 (16 bytes), a float32 of 1
   std::vector<Tensor> ts{zeros({4}), zeros({4}), zeros({8}), zeros({2}, TensorOptions().dtype(kInt64)),
                          zeros({1})};
-  auto b = comm::detail::bucket_indices(ts, 32);
+  auto b = wick::detail::bucket_indices(ts, 32);
   // 0+1 fill 32 bytes; 2 opens a new float bucket (32 bytes on its own); 3 its own dtype;
   // 4 does not fit into bucket {2}, so a new one
   std::vector<std::vector<size_t>> want{{0, 1}, {2}, {3}, {4}};
   EXPECT_EQ(b, want);
-  auto all = comm::detail::bucket_indices(ts, 1 << 20);
+  auto all = wick::detail::bucket_indices(ts, 1 << 20);
   std::vector<std::vector<size_t>> want_all{{0, 1, 2, 4}, {3}};
   EXPECT_EQ(all, want_all);
   // a tensor larger than the buffer is a bucket of its own
-  auto small = comm::detail::bucket_indices({zeros({100}), zeros({1})}, 8);
+  auto small = wick::detail::bucket_indices({zeros({100}), zeros({1})}, 8);
   std::vector<std::vector<size_t>> want_small{{0}, {1}};
   EXPECT_EQ(small, want_small);
 }

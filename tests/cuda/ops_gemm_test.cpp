@@ -2,6 +2,7 @@
 // sizes that are not multiples of any tile, every transpose combination, unaligned operands,
 // batches with and without a broadcast operand, addmm's beta/alpha, integer dtypes (exact,
 // wrapping), and the TF32 switch of set_float32_matmul_precision.
+#include "core/linalg.h"
 #include "core/tensor_ops.h"
 #include "ops_test_util.h"
 #include "wick/backends.h"

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/comm_plan.h"
 #include "nn_test_util.h"
 #include "thread_process_group.h"
 #include "wick/optim.h"
@@ -103,7 +104,7 @@ Tensor rows(const Tensor& t, int rank, int world) {
 // ---- bucket assignment
 
 TEST(DdpBuckets, AssignmentBySize) {
-  using nn::parallel::detail::compute_bucket_assignment_by_size;
+  using wick::detail::compute_bucket_assignment_by_size;
   auto f64 = [](int64_t n) { return zeros({n}, kFloat64); };
   auto f32 = [](int64_t n) { return zeros({n}, kFloat32); };
   // bytes: 800000, 400000 | 40 (f32) | 80, 160 | 1200000 (f32) | 8
@@ -452,7 +453,7 @@ TEST(Ddp, FirstBucketLaunchesBeforeTheBackwardEnds) {
   const int world = 2;
   manual_seed(7);
   const Tensor x = randn({4, 8}, kFloat64), y = randn({4, 520}, kFloat64);
-  setenv("WICK_DDP_TIMELINE", "1", 1);
+  setenv("WICK_TIMELINE", "1", 1);
   auto groups = make_thread_groups(world);
   std::vector<Net> nets = {make_net(0, false, 8, 256, 520), make_net(0, false, 8, 256, 520)};
   Net ref = make_net(0, false, 8, 256, 520);
@@ -473,7 +474,7 @@ TEST(Ddp, FirstBucketLaunchesBeforeTheBackwardEnds) {
     marks[size_t(r)] = ddp->timeline();
     got[size_t(r)] = grads_of(*net);
   });
-  unsetenv("WICK_DDP_TIMELINE");
+  unsetenv("WICK_TIMELINE");
   for (int r = 0; r < world; ++r) {
     expect_same_grads(got[size_t(r)], want, "rank " + std::to_string(r));
     // the construction's broadcast, then at least fc2's bucket before fc1's gradient was in
@@ -488,7 +489,7 @@ TEST(Ddp, FirstBucketLaunchesBeforeTheBackwardEnds) {
 }
 
 TEST(Ddp, NoTimelineByDefaultNoReductionWithoutGradModeHooksRemoved) {
-  unsetenv("WICK_DDP_TIMELINE");
+  unsetenv("WICK_TIMELINE");
   auto groups = make_thread_groups(1);
   Net net = make_net(0);
   {

@@ -79,32 +79,4 @@ class DataParallelImpl : public Module {
 };
 WICK_MODULE(DataParallel);
 
-// A timeline of where a data-parallel step's time goes (bench/train_step_bench.cpp prints it).
-// Only with the environment variable WICK_DP_TIMELINE=1 (read once): DataParallel's forward and
-// backward then record a CUDA event on a device's current stream, with the host time, at each
-// phase boundary ("broadcast.begin", "replica.forward.end", "reduce[3].copy.end", ...).
-// Otherwise nothing is recorded and no event is made. Nothing here synchronizes a device
-// except take().
-namespace dp_timeline {
-
-struct Mark {
-  std::string phase;
-  int device = 0;
-  double host_ms = 0;  // when the host queued the mark, after begin_step
-  double gpu_ms = 0;   // when the device's stream reached it, after that device's step start
-};
-
-// Whether WICK_DP_TIMELINE=1.
-bool enabled();
-// Starts a step's timeline: drops earlier marks and records the start on every device of
-// devices (call it with those devices idle, so that their starts are one moment).
-void begin_step(const std::vector<int>& devices);
-// Records phase on device's current stream (nothing unless enabled() and a step has begun).
-void mark(const char* phase, int device);
-void mark(const std::string& phase, int device);
-// Waits for the marks' events and returns the marks in the order they were recorded.
-std::vector<Mark> take();
-
-}  // namespace dp_timeline
-
 }  // namespace wick::nn

@@ -108,7 +108,7 @@ class DistributedDataParallelImpl : public Module {
   // The buckets, in launch order: each the names of its parameters ("fc2.bias", ...).
   std::vector<std::vector<std::string>> bucket_parameter_names() const;
 
-  // With the environment variable WICK_DDP_TIMELINE=1 when it was made: host times of the last
+  // With the environment variable WICK_TIMELINE=1 when it was made: host times of the last
   // iteration, in ms after its forward began: "forward.begin", "bucket[i].launch",
   // "backward.end" (after every bucket's collective was waited for or ordered). Else empty.
   struct TimelineMark {
@@ -134,14 +134,5 @@ class DistributedDataParallelImpl : public Module {
   std::shared_ptr<Reducer> reducer_;
 };
 WICK_MODULE(DistributedDataParallel);
-
-namespace detail {
-// PyTorch's compute_bucket_assignment_by_size: tensors, in the order given, go into buckets by
-// dtype and device; a bucket closes when its size in bytes reaches its limit, the first bucket of
-// each dtype taking bucket_size_limits[0], the second [1], and so on (the last limit repeats).
-// Returns each bucket's indices into tensors (ascending), buckets ordered by their first index.
-std::vector<std::vector<size_t>> compute_bucket_assignment_by_size(
-    const std::vector<Tensor>& tensors, const std::vector<int64_t>& bucket_size_limits);
-}  // namespace detail
 
 }  // namespace wick::nn::parallel

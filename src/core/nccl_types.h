@@ -1,5 +1,6 @@
-// NCCL's data type for a wick dtype, shared by cuda::comm (several GPUs of one process) and the
-// "nccl" process group. Only for builds with NCCL (WICK_HAVE_NCCL).
+// NCCL's data type for a wick dtype: the seam core gives the two users of NCCL, cuda::comm (several
+// GPUs of one process, src/cuda) and the "nccl" process group (src/distributed), which may not
+// include each other. Only for builds with NCCL (WICK_HAVE_NCCL).
 #pragma once
 
 #include <optional>
@@ -8,7 +9,7 @@
 
 #include "wick/dtype.h"
 
-namespace wick::detail::gpu {
+namespace wick::detail {
 
 // The numeric types NCCL reduces; none for bool (callers that move it as bytes say so) and
 // int16 (NCCL has no 16-bit integer).
@@ -35,4 +36,4 @@ inline std::optional<ncclDataType_t> nccl_type(Dtype t) {
   }
 }
 
-}  // namespace wick::detail::gpu
+}  // namespace wick::detail

@@ -1,0 +1,19 @@
+// The backends' settings as the kernels and the allocator read them: the internal side of
+// include/wick/backends.h (defined in src/core/backends.cpp and src/core/storage.cpp).
+#pragma once
+
+#include <cstddef>
+
+namespace wick::detail {
+
+// 0 highest, 1 high, 2 medium; read by the CUDA GEMM on every call (an atomic load).
+int float32_matmul_precision_level();
+// get_num_threads() for the CPU kernels: one atomic load once set, OpenMP's default before.
+int cpu_num_threads();
+// The CPU allocator's cache of freed large blocks (empty_cpu_cache): its limit in cached bytes
+// (0: no caching) and the bytes it holds now. Setting a lower limit frees the excess.
+void set_cpu_cache_limit(size_t bytes);
+size_t cpu_cache_limit();
+size_t cpu_cached_bytes();
+
+}  // namespace wick::detail

@@ -1,0 +1,16 @@
+// What linear layers' backward formulas share with core's matrix products.
+#pragma once
+
+#include "wick/tensor.h"
+
+namespace wick::detail {
+
+// a @ b for matrices, and in sums the sums over k of a (which 1: a.sum(1), m values) or of b
+// (which 2: b.sum(0), n values): a linear layer's weight and bias gradients. On CUDA one GEMM
+// with cuBLASLt's bias-gradient epilogue where the library has it (WICK_GEMM_BIAS_GRAD=0 turns
+// it off), else the GEMM and a sum. No autograd recording (backward formulas call it).
+// out (optional: contiguous, m x n, a's dtype and device) receives the product, which is then
+// returned; otherwise new memory.
+Tensor mm_with_sums(const Tensor& a, const Tensor& b, int which, Tensor& sums, const Tensor& out = Tensor());
+
+}  // namespace wick::detail
