@@ -91,9 +91,9 @@ namespace detail {
 class EpochRun {
  public:
   EpochRun(std::shared_ptr<const Dataset> dataset, std::vector<int64_t> order, int64_t batch_size,
-           int64_t num_batches, bool pin, int num_workers, int prefetch_factor)
+           int64_t num_batches, bool pin, int num_workers, int64_t capacity, bool in_order)
       : dataset_(std::move(dataset)), order_(std::move(order)), batch_size_(batch_size),
-        num_batches_(num_batches), pin_(pin), capacity_(int64_t(num_workers) * prefetch_factor) {
+        num_batches_(num_batches), pin_(pin), capacity_(capacity), in_order_(in_order) {
     workers_.reserve(size_t(num_workers));
     try {
       for (int w = 0; w < num_workers; ++w) workers_.emplace_back([this] { work(); });
@@ -130,7 +130,7 @@ class EpochRun {
   void advance() {
     ++pos_;
     current_ = Example{};
-    if (!done()) current_ = workers_.empty() ? build(pos_) : take(pos_);
+    if (!done()) current_ = workers_.empty() ? build(pos_) : take();
   }
 
  private:
@@ -176,11 +176,12 @@ class EpochRun {
     }
   }
 
-  Example take(int64_t k) {
+  // The next batch in order (batch consumed_), or without in_order the lowest-numbered one ready.
+  Example take() {
     std::unique_lock<std::mutex> lock(mu_);
-    ready_cv_.wait(lock, [&] { return ready_.count(k) != 0; });
-    auto node = ready_.extract(k);
-    consumed_ = k + 1;
+    ready_cv_.wait(lock, [&] { return in_order_ ? ready_.count(consumed_) != 0 : !ready_.empty(); });
+    auto node = ready_.extract(in_order_ ? ready_.find(consumed_) : ready_.begin());
+    ++consumed_;
     lock.unlock();
     work_cv_.notify_all();
     if (node.mapped().error) std::rethrow_exception(node.mapped().error);
@@ -192,13 +193,14 @@ class EpochRun {
   const int64_t batch_size_, num_batches_;
   const bool pin_;
   const int64_t capacity_;
+  const bool in_order_;
   int64_t pos_ = -1;  // the batch in current_ (main thread only)
   Example current_;
 
   std::mutex mu_;
   std::condition_variable work_cv_, ready_cv_;
   int64_t next_ = 0;      // the next batch a worker takes
-  int64_t consumed_ = 0;  // batches the loop has taken
+  int64_t consumed_ = 0;  // batches the loop has taken (in order: the next one it takes)
   bool stop_ = false;
   std::map<int64_t, Slot> ready_;
   std::vector<std::thread> workers_;
@@ -210,7 +212,7 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
     : dataset_(std::move(dataset)), options_(options) {
   WICK_CHECK(dataset_ != nullptr, ValueError, kOp, "the dataset is null");
   WICK_CHECK(options_.batch_size >= 1, ValueError, kOp, "batch_size should be a positive integer, but got ",
-             options_.batch_size);
+             options_.batch_size());
   WICK_CHECK(options_.num_workers >= 0, ValueError, kOp,
              "num_workers option should be non-negative; use num_workers=0 to disable multithreading");
   WICK_CHECK(options_.num_workers <= kMaxWorkers, ValueError, kOp, "num_workers is ", options_.num_workers,
@@ -219,6 +221,8 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
              "sampler option is mutually exclusive with shuffle");
   WICK_CHECK(options_.prefetch_factor >= 1, ValueError, kOp,
              "prefetch_factor should be a positive integer, but got ", options_.prefetch_factor);
+  WICK_CHECK(!options_.max_jobs() || *options_.max_jobs() >= 1, ValueError, kOp,
+             "max_jobs should be a positive integer, but got ", options_.max_jobs().value_or(0));
   const int64_t n = dataset_->size();
   WICK_CHECK(n >= 0, ValueError, kOp, "the dataset's size() should return >= 0, but got ", n);
   // PyTorch's RandomSampler refuses an empty dataset.
@@ -269,8 +273,9 @@ DataLoader::Iterator DataLoader::begin() {
   }
   epoch_ = epoch + 1;
   const int64_t batches = num_batches(int64_t(order.size()), options_.batch_size, options_.drop_last);
-  auto run = std::make_shared<detail::EpochRun>(dataset_, std::move(order), options_.batch_size, batches,
-                                                pin_, options_.num_workers, options_.prefetch_factor);
+  const int64_t capacity = options_.max_jobs().value_or(int64_t(options_.num_workers) * options_.prefetch_factor);
+  auto run = std::make_shared<detail::EpochRun>(dataset_, std::move(order), options_.batch_size(), batches, pin_,
+                                                options_.num_workers, capacity, options_.in_order);
   run->advance();  // outside the constructor: a throw here still joins the workers
   return Iterator(std::move(run));
 }

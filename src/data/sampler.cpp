@@ -4,6 +4,8 @@
 #include "wick/data/dataloader.h"
 #include "wick/distributed.h"
 #include "wick/error.h"
+#include "wick/ops.h"
+#include "wick/random.h"
 
 namespace wick::data {
 
@@ -55,6 +57,42 @@ std::vector<int64_t> DistributedSampler::indices() const {
   for (int64_t k = rank_; k < total_size_; k += num_replicas_)
     out.push_back(order[size_t(k % dataset_size_)]);
   return out;
+}
+
+SequentialSampler::SequentialSampler(int64_t size) : size_(size) {
+  WICK_CHECK(size >= 0, ValueError, "SequentialSampler", "the dataset size must be non-negative, got ", size);
+}
+
+std::vector<int64_t> SequentialSampler::indices() const { return sample_order(size_, false, 0); }
+
+RandomSampler::RandomSampler(int64_t size) : size_(size) {
+  WICK_CHECK(size > 0, ValueError, "RandomSampler",
+             "num_samples should be a positive integer value, but got num_samples=", size);
+}
+
+std::vector<int64_t> RandomSampler::indices() const {
+  // The seed comes from wick's CPU generator, as DataLoader's shuffle draws it.
+  const auto seed = uint64_t(randint(0, int64_t(1) << 53, {1}).item<int64_t>());
+  return sample_order(size_, true, seed);
+}
+
+DistributedChunkSampler::DistributedChunkSampler(int64_t size, int64_t num_replicas, int64_t rank,
+                                                 bool allow_duplicates, bool shuffle, const char* op)
+    : size_(size), num_replicas_(num_replicas), rank_(rank), shuffle_(shuffle) {
+  WICK_CHECK(size >= 0, ValueError, op, "the dataset size must be non-negative, got ", size);
+  WICK_CHECK(num_replicas >= 1, ValueError, op, "num_replicas should be a positive integer, but got ",
+             num_replicas);
+  WICK_CHECK(rank >= 0 && rank < num_replicas, ValueError, op, "Invalid rank ", rank,
+             ", rank should be in the interval [0, ", num_replicas - 1, "]");
+  local_size_ = allow_duplicates ? size / num_replicas + (size % num_replicas != 0) : size / num_replicas;
+}
+
+std::vector<int64_t> DistributedChunkSampler::indices() const {
+  // Position p of the padded order 0..n-1, 0, 1, ... holds p mod n; this replica's chunk starts at
+  // rank * local_size. Shuffled, the chunk is visited in a permutation drawn from the epoch.
+  std::vector<int64_t> order = sample_order(local_size_, shuffle_, splitmix64(epoch_));
+  for (int64_t& p : order) p = (rank_ * local_size_ + p) % size_;
+  return order;
 }
 
 }  // namespace wick::data

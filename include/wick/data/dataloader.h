@@ -15,11 +15,15 @@
 // loop on the main thread.
 #pragma once
 
+#include <algorithm>
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 #include "wick/data/dataset.h"
@@ -27,8 +31,32 @@
 
 namespace wick::data {
 
+struct DataLoaderOptions;
+
+namespace detail {
+// A DataLoaderOptions field that reads and assigns as its value (`o.batch_size`,
+// `{.batch_size = 64}`) and also answers LibTorch's chained setter `o.batch_size(64)` and getter
+// `o.batch_size()`, which share the field's name. The setter finds its DataLoaderOptions from
+// the field's offset (the struct is standard-layout).
+template <class T, int Field>
+struct LoaderOption {
+  T value;
+  LoaderOption(T v = T()) : value(std::move(v)) {}  // implicit, as the plain field's type was
+  operator const T&() const { return value; }
+  LoaderOption& operator=(T v) {
+    value = std::move(v);
+    return *this;
+  }
+  const T& operator()() const { return value; }
+  DataLoaderOptions& operator()(T v);
+};
+}  // namespace detail
+
+// PyTorch's DataLoader arguments, set by name ({.batch_size = 64, .shuffle = true}), or with
+// LibTorch's chained setters (DataLoaderOptions().batch_size(64).workers(2); DataLoaderOptions(64)
+// sets the batch size). LibTorch's spellings are aliases of the fields (docs/porting.md).
 struct DataLoaderOptions {
-  int64_t batch_size = 1;
+  detail::LoaderOption<int64_t, 0> batch_size = 1;
   // A new random order each epoch.
   bool shuffle = false;
   // The indices of each epoch, in order (a DistributedSampler, or one's own Sampler); then
@@ -40,13 +68,43 @@ struct DataLoaderOptions {
   // once and gives ordinary batches, as PyTorch does.
   bool pin_memory = false;
   // Drop the last batch when it is smaller than batch_size.
-  bool drop_last = false;
+  detail::LoaderOption<bool, 1> drop_last = false;
   // Batches each worker may have ready or in progress ahead of the loop.
   int prefetch_factor = 2;
   // Seed of the shuffling. Without one, each epoch draws its seed from wick's CPU generator
   // (as PyTorch's RandomSampler does), so wick::manual_seed makes the order reproducible.
   std::optional<uint64_t> seed = std::nullopt;
+  // Batches come out in sampler order; false lets a batch that is ready go first while an
+  // earlier one is still being built (workers > 0).
+  bool in_order = true;
+  // LibTorch's bound on the batches ready or in progress ahead of the loop, all workers
+  // together; unset, it is num_workers * prefetch_factor (LibTorch's default, 2 * workers).
+  detail::LoaderOption<std::optional<int64_t>, 2> max_jobs{};
+
+  // LibTorch's names for num_workers and in_order.
+  DataLoaderOptions& workers(int64_t n) {
+    num_workers = int(std::clamp<int64_t>(n, -1, std::numeric_limits<int>::max()));  // the loader checks
+    return *this;
+  }
+  int64_t workers() const { return num_workers; }
+  DataLoaderOptions& enforce_ordering(bool b) {
+    in_order = b;
+    return *this;
+  }
+  bool enforce_ordering() const { return in_order; }
 };
+
+namespace detail {
+template <class T, int Field>
+DataLoaderOptions& LoaderOption<T, Field>::operator()(T v) {
+  static_assert(std::is_standard_layout_v<DataLoaderOptions>);
+  constexpr size_t offset = Field == 0   ? offsetof(DataLoaderOptions, batch_size)
+                            : Field == 1 ? offsetof(DataLoaderOptions, drop_last)
+                                         : offsetof(DataLoaderOptions, max_jobs);
+  value = std::move(v);
+  return *reinterpret_cast<DataLoaderOptions*>(reinterpret_cast<char*>(this) - offset);
+}
+}  // namespace detail
 
 namespace detail {
 class EpochRun;

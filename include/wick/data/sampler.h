@@ -1,5 +1,6 @@
 // Samplers: the indices a DataLoader visits in an epoch, as torch.utils.data.Sampler, and
 // DistributedSampler, which gives each process of a distributed run its own share of a dataset.
+// wick::data::samplers holds LibTorch's names (make_data_loader<samplers::SequentialSampler>).
 //
 //   wick::distributed::init_process_group("mpi");
 //   auto sampler = std::make_shared<wick::data::DistributedSampler>(train);  // world size, rank
@@ -75,5 +76,73 @@ class DistributedSampler : public Sampler {
   int64_t num_samples_ = 0, total_size_ = 0;
   uint64_t epoch_ = 0;
 };
+
+// 0, 1, ..., n - 1 (torch.utils.data.SequentialSampler).
+class SequentialSampler : public Sampler {
+ public:
+  explicit SequentialSampler(int64_t size);
+  explicit SequentialSampler(const Dataset& dataset) : SequentialSampler(dataset.size()) {}
+  std::vector<int64_t> indices() const override;
+  int64_t size() const override { return size_; }
+
+ private:
+  int64_t size_;
+};
+
+// A new permutation of 0..n-1 for each epoch, drawn from wick's CPU generator (so
+// wick::manual_seed makes it reproducible), as torch.utils.data.RandomSampler without replacement.
+class RandomSampler : public Sampler {
+ public:
+  explicit RandomSampler(int64_t size);
+  explicit RandomSampler(const Dataset& dataset) : RandomSampler(dataset.size()) {}
+  std::vector<int64_t> indices() const override;
+  int64_t size() const override { return size_; }
+
+ private:
+  int64_t size_;
+};
+
+// LibTorch's distributed samplers: replica `rank` of `num_replicas` takes the contiguous chunk
+// [rank * m, (rank + 1) * m) of 0..n-1, m = ceil(n / num_replicas) with allow_duplicates (the
+// order padded by repeating its start) or floor(n / num_replicas) without. The random one
+// shuffles its chunk with seed `epoch` (set_epoch), the sequential one keeps it in order.
+// (PyTorch's DistributedSampler above interleaves the replicas over one permutation instead.)
+class DistributedChunkSampler : public Sampler {
+ public:
+  DistributedChunkSampler(int64_t size, int64_t num_replicas, int64_t rank, bool allow_duplicates,
+                          bool shuffle, const char* op);
+  std::vector<int64_t> indices() const override;
+  int64_t size() const override { return local_size_; }
+  void set_epoch(uint64_t epoch) { epoch_ = epoch; }
+  uint64_t epoch() const { return epoch_; }
+  int64_t num_replicas() const { return num_replicas_; }
+  int64_t rank() const { return rank_; }
+
+ private:
+  int64_t size_, num_replicas_, rank_, local_size_;
+  bool shuffle_;
+  uint64_t epoch_ = 0;
+};
+
+namespace samplers {
+// LibTorch's spellings (docs/porting.md).
+using SequentialSampler = data::SequentialSampler;
+using RandomSampler = data::RandomSampler;
+
+class DistributedRandomSampler : public DistributedChunkSampler {
+ public:
+  explicit DistributedRandomSampler(int64_t size, int64_t num_replicas = 1, int64_t rank = 0,
+                                    bool allow_duplicates = true)
+      : DistributedChunkSampler(size, num_replicas, rank, allow_duplicates, true, "DistributedRandomSampler") {}
+};
+
+class DistributedSequentialSampler : public DistributedChunkSampler {
+ public:
+  explicit DistributedSequentialSampler(int64_t size, int64_t num_replicas = 1, int64_t rank = 0,
+                                        bool allow_duplicates = true)
+      : DistributedChunkSampler(size, num_replicas, rank, allow_duplicates, false,
+                                "DistributedSequentialSampler") {}
+};
+}  // namespace samplers
 
 }  // namespace wick::data

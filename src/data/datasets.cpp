@@ -1,0 +1,45 @@
+// LibTorch's MNIST (the MNIST file layout, mnist_format.cpp) and make_data_loader's size check.
+#include "wick/data/datasets.h"
+
+#include "data/idx_internal.h"
+
+namespace wick::data {
+
+namespace datasets {
+
+MNIST::MNIST(const std::string& root, Mode mode) : train_(mode == Mode::kTrain) {
+  const std::string prefix = train_ ? "train" : "t10k";
+  MnistFormat f;
+  f.op = "MNIST";
+  f.name = "MNIST";
+  f.missing_hint = " (MNIST's four files train-images-idx3-ubyte, train-labels-idx1-ubyte, "
+                   "t10k-images-idx3-ubyte and t10k-labels-idx1-ubyte, plain or gzip'd, belong in the folder)";
+  auto [x, y] = read_mnist_format(root, prefix + "-images-idx3-ubyte", prefix + "-labels-idx1-ubyte", f);
+  images_ = std::move(x);
+  targets_ = std::move(y);
+}
+
+Example MNIST::get(size_t index) {
+  const auto n = size_t(images_.size(0));
+  WICK_CHECK(index < n, IndexError, "MNIST", "index ", index, " is out of range for a dataset of ", n,
+             " examples");
+  return {images_.select(0, int64_t(index)), targets_.select(0, int64_t(index))};
+}
+
+optional<size_t> MNIST::size() const { return size_t(images_.size(0)); }
+
+}  // namespace datasets
+
+namespace detail {
+
+int64_t loader_dataset_size(optional<size_t> size) {
+  WICK_CHECK(size.has_value(), ValueError, "make_data_loader",
+             "the dataset's size() is empty; wick's loader needs datasets of known size");
+  WICK_CHECK(*size <= size_t(INT64_MAX), ValueError, "make_data_loader", "the dataset's size() ", *size,
+             " is too large");
+  return int64_t(*size);
+}
+
+}  // namespace detail
+
+}  // namespace wick::data
