@@ -98,6 +98,23 @@ else()
   message(STATUS "wick: MPI not found; the mpi process group is not built")
 endif()
 
+# SentencePiece trains and runs the text tokenizer (src/text/tokenizer.cpp, wick::text::Tokenizer):
+# pkg-config's sentencepiece (libsentencepiece-dev, which scripts/setup.sh installs). Without it
+# the Tokenizer throws NotImplementedError; only that source sees its headers
+# and WICK_HAVE_SENTENCEPIECE (CMakeLists.txt), and the library links it privately.
+set(WICK_HAVE_SENTENCEPIECE OFF)
+find_package(PkgConfig QUIET)
+if(PKG_CONFIG_FOUND)
+  pkg_check_modules(WICK_SENTENCEPIECE QUIET sentencepiece)
+endif()
+if(WICK_SENTENCEPIECE_FOUND)
+  set(WICK_HAVE_SENTENCEPIECE ON)
+  message(STATUS "wick: SentencePiece ${WICK_SENTENCEPIECE_VERSION}")
+else()
+  message(STATUS "wick: SentencePiece not found (apt-get install libsentencepiece-dev); wick::text::Tokenizer "
+                 "throws NotImplementedError")
+endif()
+
 # CUDA is optional: AUTO builds it when nvcc is found.
 set(WICK_HAVE_CUDA OFF)
 set(WICK_HAVE_CUDNN OFF)

@@ -12,6 +12,7 @@ packages=(
   libdlpack-dev pkg-config
   libopenmpi-dev openmpi-bin
   dataset-fashion-mnist
+  libsentencepiece-dev bible-kjv
 )
 
 missing=()

@@ -28,4 +28,5 @@
 #include "wick/random.h"
 #include "wick/scalar.h"
 #include "wick/tensor.h"
+#include "wick/text.h"
 #include "wick/version.h"

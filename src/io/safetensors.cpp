@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "core/tensor_ops.h"
+#include "io/atomic_file.h"
 #include "io/safetensors_internal.h"
 #include "wick/ops.h"
 
@@ -102,29 +103,15 @@ void write_file(std::vector<Entry> entries, const std::string& path,
   }
   text.append((8 - (8 + text.size()) % 8) % 8, ' ');
 
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    WICK_CHECK(out.good(), ValueError, "save", "cannot open '", tmp, "' for writing");
-    const uint64_t n = text.size();
-    out.write(reinterpret_cast<const char*>(&n), 8);
-    out.write(text.data(), std::streamsize(text.size()));
-    for (const Entry& e : entries)
-      if (e.data.nbytes()) out.write(static_cast<const char*>(e.data.data_ptr()), e.data.nbytes());
-    out.flush();
-    if (!out.good()) {
-      out.close();
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      detail::raise<ValueError>("save", "writing '", tmp, "' failed (disk full?)");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    detail::raise<ValueError>("save", "cannot rename '", tmp, "' to '", path, "'");
-  }
+  // Through a temporary file that is synced and renamed over path: a crash or a failed write
+  // leaves the previous file whole.
+  detail::AtomicFile out(path, "save");
+  const uint64_t n = text.size();
+  out.write(&n, 8);
+  out.write(text.data(), text.size());
+  for (const Entry& e : entries)
+    if (e.data.nbytes()) out.write(e.data.data_ptr(), e.data.nbytes());
+  out.commit();
 }
 
 Entry host_entry(const std::string& name, const Tensor& t) {
@@ -365,6 +352,51 @@ std::map<std::string, std::string> load_metadata(const std::string& path) {
   return wick::detail::as_op("load_metadata", [&]() -> std::map<std::string, std::string> {
     return metadata_bytes(map_file(path, "load_metadata"), path);
   });
+}
+
+void Checkpoint::put(const std::string& prefix, const Checkpoint& part) {
+  for (const auto& [name, t] : part.tensors)
+    WICK_CHECK(!tensors.count(prefix + name), ValueError, "Checkpoint.put", "the checkpoint already holds a tensor '",
+               prefix, name, "'");
+  for (const auto& [key, v] : part.metadata)
+    WICK_CHECK(!metadata.count(prefix + key), ValueError, "Checkpoint.put",
+               "the checkpoint already holds a metadata key '", prefix, key, "'");
+  for (const auto& [name, t] : part.tensors) tensors.emplace(prefix + name, t);
+  for (const auto& [key, v] : part.metadata) metadata.emplace(prefix + key, v);
+}
+
+void Checkpoint::put(const std::string& prefix, const TensorMap& part) { put(prefix, Checkpoint{part, {}}); }
+
+void Checkpoint::put(const std::string& prefix, const std::vector<std::pair<std::string, Tensor>>& part) {
+  Checkpoint c;
+  for (const auto& [name, t] : part)
+    WICK_CHECK(c.tensors.emplace(name, t).second, ValueError, "Checkpoint.put", "two tensors are named '", name,
+               "'");
+  put(prefix, c);
+}
+
+Checkpoint Checkpoint::part(const std::string& prefix) const {
+  Checkpoint out;
+  for (auto it = tensors.lower_bound(prefix); it != tensors.end() && it->first.starts_with(prefix); ++it)
+    out.tensors.emplace(it->first.substr(prefix.size()), it->second);
+  for (auto it = metadata.lower_bound(prefix); it != metadata.end() && it->first.starts_with(prefix); ++it)
+    out.metadata.emplace(it->first.substr(prefix.size()), it->second);
+  return out;
+}
+
+void save_checkpoint(const Checkpoint& checkpoint, const std::string& path) {
+  std::vector<Entry> entries;
+  for (const auto& [name, t] : checkpoint.tensors) entries.push_back(host_entry(name, t));
+  write_file(std::move(entries), path, checkpoint.metadata);
+}
+
+Checkpoint load_checkpoint(const std::string& path, Device device) {
+  // One mapping serves both reads, so the tensors and the metadata come from the same file.
+  const Bytes bytes = map_file(path, "load");
+  Checkpoint c;
+  c.tensors = load_bytes(bytes, path, device);
+  c.metadata = metadata_bytes(bytes, path);
+  return c;
 }
 
 namespace detail {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <limits>
@@ -1101,6 +1102,85 @@ TEST(BadInputCatalogue, StateAndFiles) {
 }
 
 // ---- optimizers: undefined and wrongly shaped gradients, bad options; nothing written
+
+// ---- text and tokens, optimizer and scheduler state
+
+TEST(BadInputCatalogue, TextAndTrainingState) {
+  Catalogue cat;
+  const std::string dir = ::testing::TempDir();
+  auto write = [&](const std::string& name, const std::string& bytes) {
+    const std::string p = dir + "/" + name;
+    std::ofstream(p, std::ios::binary) << bytes;
+    return p;
+  };
+  const std::string shard = dir + "/catalogue.tokens";
+  text::write_shard(shard, {1, 2, 3, 4, 5, 6}, 10);
+  std::string bytes;
+  {
+    std::ifstream in(shard, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  cat.add("write_shard token >= vocab", "write_shard", Kind::Value, [=] { text::write_shard(shard, {10}, 10); });
+  cat.add("write_shard negative token", "write_shard", Kind::Value, [=] { text::write_shard(shard, {-1}, 10); });
+  cat.add("write_shard vocab 0", "write_shard", Kind::Value, [=] { text::write_shard(shard, {}, 0); });
+  cat.add("TokenShard missing", "TokenShard", Kind::Value, [=] { text::TokenShard s(dir + "/no/such.tokens"); });
+  const std::string magic = write("catalogue_magic.tokens", "X" + bytes.substr(1));
+  cat.add("TokenShard wrong magic", "TokenShard", Kind::Value, [=] { text::TokenShard s(magic); });
+  const std::string cut = write("catalogue_cut.tokens", bytes.substr(0, bytes.size() - 1));
+  cat.add("TokenShard truncated", "TokenShard", Kind::Value, [=] { text::TokenShard s(cut); });
+  cat.add("TokenWindows T 0", "TokenWindows", Kind::Value, [=] { text::TokenWindows w({shard}, 0); });
+  cat.add("TokenWindows stride -1", "TokenWindows", Kind::Value, [=] { text::TokenWindows w({shard}, 2, -1); });
+  cat.add("TokenWindows T too long", "TokenWindows", Kind::Value, [=] { text::TokenWindows w({shard}, 6); });
+  {
+    text::TokenWindows w({shard}, 2);
+    for (int64_t i : {int64_t(-1), w.size(), kMax})
+      cat.add("TokenWindows get " + str(i), "TokenWindows.get", Kind::Index, [=] { (void)w.get(i); });
+  }
+  cat.add("read_corpus missing", "read_corpus", Kind::Value, [=] { (void)text::read_corpus({dir + "/no.txt"}); });
+  const std::string empty = write("catalogue_empty.txt", "");
+  cat.add("read_corpus empty", "read_corpus", Kind::Value, [=] { (void)text::read_corpus({empty}); });
+  cat.add("bible_kjv bad range", "bible_kjv", Kind::Value, [] { (void)text::bible_kjv("nosuchbook1:1"); });
+  // ValueError, or NotImplementedError in a wick built without SentencePiece.
+  cat.add("Tokenizer.load missing", "Tokenizer.load", Kind::Any,
+          [=] { (void)text::Tokenizer::load(dir + "/no.model"); });
+
+  nn::Linear lin(2, 3);
+  const Tensor w = lin->weight, b = lin->bias;
+  auto opt = std::make_shared<optim::Adam>(lin->parameters(), optim::AdamOptions(0.1));
+  (void)lin->forward(ones({1, 2})).sum().backward();
+  opt->step();
+  const Checkpoint good = opt->state_dict();
+  const Tensor m = good.tensors.at("state.0.exp_avg");
+  auto bad = [&](const std::string& label, Kind kind, const std::function<void(Checkpoint&)>& edit) {
+    Checkpoint c = good;
+    edit(c);
+    cat.add("Adam load_state_dict " + label, "load_state_dict", kind, [=] { opt->load_state_dict(c); }, {w, b, m});
+  };
+  bad("SGD state", Kind::Value, [](Checkpoint& c) { c.metadata["optimizer"] = "SGD"; });
+  bad("no groups", Kind::Value, [](Checkpoint& c) { c.metadata.erase("param_groups"); });
+  bad("groups not JSON", Kind::Value, [](Checkpoint& c) { c.metadata["param_groups"] = "[{"; });
+  bad("two groups", Kind::Value, [](Checkpoint& c) {
+    c.metadata["param_groups"] = "[" + c.metadata["param_groups"].substr(1, c.metadata["param_groups"].size() - 2) +
+                                 "," + c.metadata["param_groups"].substr(1);
+  });
+  bad("shape", Kind::Value, [](Checkpoint& c) { c.tensors["state.0.exp_avg"] = zeros({2, 3}); });
+  bad("dtype", Kind::Type, [](Checkpoint& c) { c.tensors["state.1.exp_avg"] = zeros({3}, kFloat64); });
+  bad("missing moment", Kind::Value, [](Checkpoint& c) { c.tensors.erase("state.1.exp_avg_sq"); });
+  bad("unknown tensor", Kind::Value, [](Checkpoint& c) { c.tensors["state.0.velocity"] = zeros({3, 2}); });
+  optim::StepLR sched(*opt, 2);
+  Checkpoint cosine;
+  cosine.metadata["scheduler"] = R"({"type": "CosineAnnealingLR"})";
+  cat.add("StepLR load_state_dict CosineAnnealingLR", "load_state_dict", Kind::Value,
+          [&sched, cosine] { sched.load_state_dict(cosine); });
+  cat.add("StepLR load_state_dict empty", "load_state_dict", Kind::Value,
+          [&sched] { sched.load_state_dict(Checkpoint{}); });
+  cat.add("Checkpoint.put twice", "Checkpoint.put", Kind::Value, [=] {
+    Checkpoint c;
+    c.put("optim.", good);
+    c.put("optim.", good);
+  });
+  run_catalogue(cat, "text and training state");
+}
 
 TEST(BadInputCatalogue, Optimizers) {
   Catalogue cat;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "wick/io/safetensors.h"
 #include "wick/tensor.h"
 
 namespace wick::optim {
@@ -68,6 +69,21 @@ class Optimizer {
   std::vector<OptimizerParamGroup>& param_groups() { return groups_; }
   const std::vector<OptimizerParamGroup>& param_groups() const { return groups_; }
   const OptimizerOptions& defaults() const { return *defaults_; }
+  // PyTorch's state_dict, as a Checkpoint (one .safetensors file): the tensors of each
+  // parameter's state as "state.<i>.<name>" (i: the parameter's index counting through the
+  // groups in order; SGD: momentum_buffer; Adam, AdamW: exp_avg, exp_avg_sq, max_exp_avg_sq),
+  // and metadata "optimizer" (SGD, Adam or AdamW), "state" (JSON {"<i>": {"step": n}}) and
+  // "param_groups" (JSON [{hyperparameters..., "params": [i, ...]}]). The tensors are the
+  // optimizer's own (not copies). Optimizers of one's own override both.
+  virtual Checkpoint state_dict() const;
+  // Replaces the groups' hyperparameters and every parameter's state by those of state (a
+  // state_dict of an optimizer of the same kind over parameters of the same shapes, in the
+  // same groups), copied onto each parameter's device. Everything is checked before anything
+  // changes: ValueError or TypeError "[load_state_dict] ..." (a wrong kind, number of groups or
+  // parameters, a missing or unexpected key, a state tensor of another shape or dtype than its
+  // parameter, an invalid hyperparameter) leaves the optimizer as it was.
+  virtual void load_state_dict(const Checkpoint& state);
+
   // State of a parameter (created empty on first use).
   ParamState& state(const Tensor& param);
   const std::map<const void*, ParamState>& state() const { return state_; }

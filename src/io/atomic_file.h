@@ -1,0 +1,36 @@
+// Files written whole or not at all: the bytes go to path + ".tmp", which is synced and then
+// renamed over path, and the folder is synced so the rename itself survives a crash. Until the
+// rename, the previous file at path stays as it was; a failure removes the temporary file
+// (docs/design.md, "Saving and loading").
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace wick::detail {
+
+class AtomicFile {
+ public:
+  // Creates the temporary file; ValueError "[op] cannot create ..." when it can't.
+  AtomicFile(std::string path, const char* op);
+  // Removes the temporary file unless commit succeeded.
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  // Appends n bytes; ValueError "[op] writing ... failed: <reason>" (the temporary file is
+  // removed, path untouched).
+  void write(const void* data, size_t n);
+  // fsync, close, rename over path, fsync the folder.
+  void commit();
+
+ private:
+  [[noreturn]] void fail(const char* what, int err);
+
+  std::string path_, tmp_;
+  const char* op_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+}  // namespace wick::detail

@@ -1,0 +1,279 @@
+// Optimizer::state_dict and load_state_dict for SGD, Adam and AdamW: PyTorch's {"state",
+// "param_groups"} as a Checkpoint (tensors "state.<i>.<name>", JSON metadata), loaded only
+// after every part of it has been checked (docs/design.md, "Saving and loading").
+#include <cmath>
+#include <set>
+#include <string>
+#include <typeinfo>
+
+#include <nlohmann/json.hpp>
+
+#include "wick/autograd.h"
+#include "wick/optim/adam.h"
+#include "wick/optim/optimizer.h"
+#include "wick/optim/sgd.h"
+
+namespace wick::optim {
+
+namespace {
+
+using Json = nlohmann::json;
+constexpr const char* kOp = "load_state_dict";
+
+enum class Kind { SGD, Adam, AdamW };
+
+const char* kind_name(Kind k) { return k == Kind::SGD ? "SGD" : k == Kind::Adam ? "Adam" : "AdamW"; }
+
+Kind kind_of(const Optimizer& o, const char* op) {
+  if (dynamic_cast<const AdamW*>(&o)) return Kind::AdamW;
+  if (dynamic_cast<const Adam*>(&o)) return Kind::Adam;
+  if (dynamic_cast<const SGD*>(&o)) return Kind::SGD;
+  detail::raise<NotImplementedError>(op, "an optimizer of type ", typeid(o).name(),
+                                     " must define state_dict and load_state_dict itself");
+}
+
+// The names a state tensor of this kind may have.
+const std::set<std::string>& tensor_names(Kind k) {
+  static const std::set<std::string> sgd{"momentum_buffer"}, adam{"exp_avg", "exp_avg_sq", "max_exp_avg_sq"};
+  return k == Kind::SGD ? sgd : adam;
+}
+
+Json group_json(Kind k, const OptimizerOptions& options) {
+  Json g = Json::object();
+  if (k == Kind::SGD) {
+    const auto& o = static_cast<const SGDOptions&>(options);
+    g = {{"lr", o.lr()},           {"momentum", o.momentum()}, {"dampening", o.dampening()},
+         {"weight_decay", o.weight_decay()}, {"nesterov", o.nesterov()}, {"maximize", o.maximize()},
+         {"foreach", o.foreach ()}};
+  } else {
+    const auto& o = static_cast<const AdamOptions&>(options);
+    g = {{"lr", o.lr()},
+         {"betas", {std::get<0>(o.betas()), std::get<1>(o.betas())}},
+         {"eps", o.eps()},
+         {"weight_decay", o.weight_decay()},
+         {"amsgrad", o.amsgrad()},
+         {"maximize", o.maximize()},
+         {"foreach", o.foreach ()}};
+  }
+  return g;
+}
+
+// Readers of one group's entries; each throws "[load_state_dict] param_groups[g]: ...".
+struct GroupReader {
+  const Json& j;
+  size_t g;
+
+  const Json& at(const char* key) const {
+    WICK_CHECK(j.contains(key), ValueError, kOp, "param_groups[", g, "] has no '", key, "'");
+    return j.at(key);
+  }
+  double number(const char* key, bool nonnegative = true) const {
+    const Json& v = at(key);
+    WICK_CHECK(v.is_number(), TypeError, kOp, "param_groups[", g, "]['", key, "'] must be a number, got ",
+               v.dump());
+    const double x = v.get<double>();
+    WICK_CHECK(std::isfinite(x), ValueError, kOp, "param_groups[", g, "]['", key, "'] must be finite, got ", x);
+    WICK_CHECK(!nonnegative || x >= 0, ValueError, kOp, "param_groups[", g, "]['", key,
+               "'] must be non-negative, got ", x);
+    return x;
+  }
+  bool boolean(const char* key) const {
+    const Json& v = at(key);
+    WICK_CHECK(v.is_boolean(), TypeError, kOp, "param_groups[", g, "]['", key, "'] must be true or false, got ",
+               v.dump());
+    return v.get<bool>();
+  }
+};
+
+// The options of group g read from j (a copy of current with every hyperparameter replaced),
+// checked as the optimizer's constructor checks them.
+std::unique_ptr<OptimizerOptions> read_group(Kind k, const Json& j, size_t g, const OptimizerOptions& current) {
+  GroupReader r{j, g};
+  WICK_CHECK(j.is_object(), TypeError, kOp, "param_groups[", g, "] must be a JSON object, got ", j.dump());
+  auto out = current.clone();
+  if (k == Kind::SGD) {
+    auto& o = static_cast<SGDOptions&>(*out);
+    o.lr(r.number("lr"))
+        .momentum(r.number("momentum"))
+        .dampening(r.number("dampening", false))
+        .weight_decay(r.number("weight_decay"))
+        .nesterov(r.boolean("nesterov"))
+        .maximize(r.boolean("maximize"))
+        .foreach (r.boolean("foreach"));
+    WICK_CHECK(!o.nesterov() || (o.momentum() > 0 && o.dampening() == 0), ValueError, kOp, "param_groups[", g,
+               "]: Nesterov momentum requires a momentum and zero dampening");
+  } else {
+    auto& o = static_cast<AdamOptions&>(*out);
+    const Json& betas = r.at("betas");
+    WICK_CHECK(betas.is_array() && betas.size() == 2 && betas[0].is_number() && betas[1].is_number(), TypeError,
+               kOp, "param_groups[", g, "]['betas'] must be two numbers, got ", betas.dump());
+    const double b1 = betas[0].get<double>(), b2 = betas[1].get<double>();
+    WICK_CHECK(b1 >= 0 && b1 < 1 && b2 >= 0 && b2 < 1, ValueError, kOp, "param_groups[", g,
+               "]['betas'] must lie in [0, 1), got [", b1, ", ", b2, "]");
+    o.lr(r.number("lr"))
+        .betas({b1, b2})
+        .eps(r.number("eps"))
+        .weight_decay(r.number("weight_decay"))
+        .amsgrad(r.boolean("amsgrad"))
+        .maximize(r.boolean("maximize"))
+        .foreach (r.boolean("foreach"));
+  }
+  return out;
+}
+
+// The JSON text of a metadata key, parsed.
+Json metadata_json(const Checkpoint& state, const char* key) {
+  auto it = state.metadata.find(key);
+  WICK_CHECK(it != state.metadata.end(), ValueError, kOp, "the state has no '", key,
+             "' metadata (is it an optimizer's state_dict, or a checkpoint without its prefix?)");
+  try {
+    return Json::parse(it->second);
+  } catch (const Json::exception& e) {
+    detail::raise<ValueError>(kOp, "the '", key, "' metadata is not valid JSON (", e.what(), ")");
+  }
+}
+
+}  // namespace
+
+Checkpoint Optimizer::state_dict() const {
+  const Kind k = kind_of(*this, "state_dict");
+  Checkpoint out;
+  Json state = Json::object(), groups = Json::array();
+  int64_t index = 0;
+  for (const auto& group : groups_) {
+    Json g = group_json(k, group.options());
+    Json params = Json::array();
+    for (const Tensor& p : group.params()) {
+      params.push_back(index);
+      auto it = state_.find(p.impl());
+      if (it != state_.end() && (it->second.step != 0 || !it->second.tensors.empty())) {
+        state[std::to_string(index)] = {{"step", it->second.step}};
+        for (const auto& [name, t] : it->second.tensors)
+          out.tensors.emplace("state." + std::to_string(index) + "." + name, t);
+      }
+      ++index;
+    }
+    g["params"] = std::move(params);
+    groups.push_back(std::move(g));
+  }
+  out.metadata["optimizer"] = kind_name(k);
+  out.metadata["state"] = state.dump();
+  out.metadata["param_groups"] = groups.dump();
+  return out;
+}
+
+void Optimizer::load_state_dict(const Checkpoint& sd) {
+  const Kind k = kind_of(*this, kOp);
+  // The kind.
+  auto kind_it = sd.metadata.find("optimizer");
+  WICK_CHECK(kind_it != sd.metadata.end(), ValueError, kOp,
+             "the state has no 'optimizer' metadata (is it an optimizer's state_dict, or a checkpoint without "
+             "its prefix?)");
+  WICK_CHECK(kind_it->second == kind_name(k), ValueError, kOp, "the state is an ", kind_it->second,
+             " optimizer's, this optimizer is ", kind_name(k));
+
+  // The groups: as many, with as many parameters, numbered in order; their hyperparameters.
+  const Json groups = metadata_json(sd, "param_groups");
+  WICK_CHECK(groups.is_array(), TypeError, kOp, "'param_groups' must be a JSON array");
+  WICK_CHECK(groups.size() == groups_.size(), ValueError, kOp, "the state has ", groups.size(),
+             " parameter groups, this optimizer ", groups_.size());
+  std::vector<std::unique_ptr<OptimizerOptions>> options;
+  std::vector<const Tensor*> params;  // by index
+  std::vector<size_t> group_of;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const Json& j = groups[g];
+    WICK_CHECK(j.is_object(), TypeError, kOp, "param_groups[", g, "] must be a JSON object");
+    WICK_CHECK(j.contains("params") && j.at("params").is_array(), ValueError, kOp, "param_groups[", g,
+               "] has no 'params' list");
+    const Json& ids = j.at("params");
+    const auto& mine = groups_[g].params();
+    WICK_CHECK(ids.size() == mine.size(), ValueError, kOp, "param_groups[", g, "] has ", ids.size(),
+               " parameters in the state, ", mine.size(), " in this optimizer");
+    for (size_t i = 0; i < ids.size(); ++i) {
+      WICK_CHECK(ids[i].is_number_integer() && ids[i].get<int64_t>() == int64_t(params.size()), ValueError, kOp,
+                 "param_groups[", g, "]['params'][", i, "] is ", ids[i].dump(), ", expected ", params.size(),
+                 " (parameters are numbered in order through the groups)");
+      params.push_back(&mine[i]);
+      group_of.push_back(g);
+    }
+    options.push_back(read_group(k, j, g, groups_[g].options()));
+  }
+
+  // The per-parameter steps.
+  const Json state = metadata_json(sd, "state");
+  WICK_CHECK(state.is_object(), TypeError, kOp, "'state' must be a JSON object");
+  std::map<size_t, ParamState> loaded;
+  for (const auto& [key, entry] : state.items()) {
+    size_t i = 0;
+    const bool number = !key.empty() && key.size() < 19 && key.find_first_not_of("0123456789") == std::string::npos;
+    if (number) i = size_t(std::stoll(key));
+    WICK_CHECK(number && i < params.size(), ValueError, kOp, "the state names parameter '", key,
+               "', this optimizer has parameters 0 to ", int64_t(params.size()) - 1);
+    WICK_CHECK(entry.is_object() && entry.contains("step") && entry.at("step").is_number_integer() &&
+                   entry.at("step").get<int64_t>() >= 0,
+               ValueError, kOp, "state['", key, "'] must hold a non-negative integer 'step', got ", entry.dump());
+    loaded[i].step = entry.at("step").get<int64_t>();
+  }
+
+  // The tensors: known names of parameters with a state entry, each of its parameter's shape
+  // and dtype; copied onto the parameter's device.
+  const auto& names = tensor_names(k);
+  {
+    NoGradGuard no_grad;
+    for (const auto& [full, t] : sd.tensors) {
+      const size_t dot = full.find('.', 6);
+      bool ok = full.starts_with("state.") && dot != std::string::npos;
+      size_t i = 0;
+      std::string name;
+      if (ok) {
+        const std::string id = full.substr(6, dot - 6);
+        name = full.substr(dot + 1);
+        ok = !id.empty() && id.size() < 19 && id.find_first_not_of("0123456789") == std::string::npos;
+        if (ok) i = size_t(std::stoll(id));
+        ok = ok && names.count(name) && loaded.count(i);
+      }
+      WICK_CHECK(ok, ValueError, kOp, "unexpected tensor '", full, "' in the state of an ", kind_name(k),
+                 " optimizer");
+      const Tensor& p = *params[i];
+      WICK_CHECK(t.defined(), ValueError, kOp, "the state tensor '", full, "' is undefined");
+      WICK_CHECK(t.sizes().equals(p.sizes()), ValueError, kOp, "the state tensor '", full, "' has shape ",
+                 t.sizes(), ", its parameter ", i, " has shape ", p.sizes());
+      WICK_CHECK(t.dtype() == p.dtype(), TypeError, kOp, "the state tensor '", full, "' has dtype ", t.dtype(),
+                 ", its parameter ", i, " has dtype ", p.dtype());
+      loaded[i].tensors[name] = Tensor();  // placeholder: copied once everything is checked
+    }
+  }
+  // Adam's moments must be there for a parameter that has taken a step.
+  if (k != Kind::SGD) {
+    for (const auto& [i, st] : loaded) {
+      if (st.step == 0) continue;
+      const bool amsgrad = static_cast<const AdamOptions&>(*options[group_of[i]]).amsgrad();
+      for (const char* need : {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"}) {
+        if (std::string(need) == "max_exp_avg_sq" && !amsgrad) continue;
+        WICK_CHECK(st.tensors.count(need), ValueError, kOp, "missing tensor 'state.", i, ".", need,
+                   "' for parameter ", i, " at step ", st.step);
+      }
+    }
+  }
+
+  // Copies (these may fail for memory; nothing has changed yet).
+  std::map<const void*, ParamState> next;
+  {
+    NoGradGuard no_grad;
+    for (auto& [i, st] : loaded) {
+      const Tensor& p = *params[i];
+      ParamState& out = next[p.impl()];
+      out.step = st.step;
+      for (auto& [name, unused] : st.tensors) {
+        const Tensor& t = sd.tensors.at("state." + std::to_string(i) + "." + name);
+        out.tensors[name] = t.to(p.device(), false, /*copy=*/true).contiguous();
+      }
+    }
+  }
+
+  // Nothing below throws.
+  for (size_t g = 0; g < groups_.size(); ++g) groups_[g].set_options(std::move(options[g]));
+  state_ = std::move(next);
+}
+
+}  // namespace wick::optim
