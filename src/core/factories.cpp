@@ -18,6 +18,9 @@ namespace detail {
 
 Device resolve_device(Device d, const char* op) {
   if (d.is_cpu()) return Device(kCPU);
+  // A DeviceType made from an integer outside the enum.
+  if (!d.is_cuda()) [[unlikely]]
+    raise<ValueError>(op, "invalid device type ", int(d.type()), " (expected kCPU or kCUDA)");
   return resolve_cuda_device(d, op);
 }
 
@@ -90,8 +93,7 @@ namespace {
 // The storage of a new dense tensor of these sizes, o's dtype, on o's device (errors name op:
 // the dtype, then the sizes, the device, the memory).
 Storage dense_storage(IntArrayRef sizes, const TensorOptions& o, const char* op) {
-  WICK_CHECK(int(o.dtype()) >= 0 && int(o.dtype()) < kNumDtypes, TypeError, op, "invalid dtype (",
-             int(o.dtype()), ")");
+  WICK_CHECK(int(o.dtype()) >= 0 && int(o.dtype()) < kNumDtypes, ValueError, op, "invalid dtype (", int(o.dtype()), ")");
   const size_t nbytes = checked_nbytes(sizes, o.dtype(), op);
   return allocate_storage(nbytes, resolve_device(o.device(), op), o.pinned_memory(), op);
 }
@@ -136,6 +138,8 @@ DimVector format_strides(IntArrayRef sizes, MemoryFormat memory_format, const ch
       raise<ValueError>(op, "preserve memory format is unsupported here");
     case MemoryFormat::Contiguous:
       break;
+    default:  // an integer cast to MemoryFormat
+      raise<ValueError>(op, "invalid memory format (", int(memory_format), ")");
   }
   return contiguous_strides(sizes);
 }
@@ -220,6 +224,7 @@ namespace {
 // computed without wrapping around: sizes and strides whose extent overflows would otherwise
 // get a small storage that the tensor reaches far beyond.
 size_t strided_nbytes(IntArrayRef sizes, IntArrayRef strides, Dtype dtype, const char* op) {
+  WICK_CHECK(int(dtype) >= 0 && int(dtype) < kNumDtypes, ValueError, op, "invalid dtype (", int(dtype), ")");
   for (int64_t s : sizes)
     if (s == 0) return 0;
   int64_t extent = 1, nbytes = 0;
