@@ -59,9 +59,10 @@ void GradScaler::unscale_(optim::Optimizer& optimizer) {
   // Looked up, not inserted, until the call succeeds: a failed call leaves no state behind.
   auto it = per_optimizer_.find(&optimizer);
   if (it != per_optimizer_.end()) {
+    // As PyTorch: a stepped optimizer (unscaled too) hears about the step.
+    WICK_CHECK(!it->second.stepped, ValueError, op, "unscale_() is being called after step().");
     WICK_CHECK(!it->second.unscaled, ValueError, op,
                "unscale_() has already been called on this optimizer since the last update().");
-    WICK_CHECK(!it->second.stepped, ValueError, op, "unscale_() is being called after step().");
   }
   OptimizerState st;
   unscale_grads(optimizer, st, op);
