@@ -64,7 +64,8 @@ namespace amp {
 // its gradients are finite, adapting the scale as torch.amp.GradScaler: after an inf/NaN the
 // scale is multiplied by backoff_factor, after growth_interval finite steps in a row by
 // growth_factor. Disabled, every call passes through (scale(loss) is loss, step is
-// optimizer.step()).
+// optimizer.step()). Errors name the method called ("[GradScaler.step] ...", even when step
+// unscales) and use PyTorch's words; a call that raises changes nothing.
 class GradScaler {
  public:
   explicit GradScaler(double init_scale = 65536.0, double growth_factor = 2.0, double backoff_factor = 0.5,
@@ -92,6 +93,9 @@ class GradScaler {
   // {"scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker"}, as
   // PyTorch's state_dict (empty when disabled).
   std::map<std::string, double> state_dict() const;
+  // Every field is checked before any is set (ValueError, nothing changed): scale finite and > 0
+  // (also as a float32), growth_factor finite and > 1, backoff_factor in (0, 1), growth_interval
+  // an integer >= 1, _growth_tracker an integer in [0, growth_interval).
   void load_state_dict(const std::map<std::string, double>& state);
 
  private:
@@ -100,7 +104,8 @@ class GradScaler {
     std::vector<Tensor> found_inf;  // one float32 flag per device touched
     std::optional<bool> found_read;  // their values, once step() has read them
   };
-  OptimizerState& state_of(const optim::Optimizer& o);
+  // unscale_'s work, its errors naming op (the method the user called).
+  void unscale_grads(optim::Optimizer& optimizer, OptimizerState& st, const char* op);
 
   double scale_host_, growth_factor_, backoff_factor_;  // scale_host_: the scale, float32-rounded
   int64_t growth_interval_;

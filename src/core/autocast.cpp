@@ -78,8 +78,18 @@ Dtype promote(const std::vector<const Tensor*>& ts, DeviceType d, const char* op
 
 using namespace detail::autocast;
 
+namespace {
+// ValueError for a DeviceType made from an integer outside the enum (it would index the
+// per-device state out of bounds).
+void check_device_type(DeviceType device, const char* op) {
+  WICK_CHECK(device == kCPU || device == kCUDA, ValueError, op, "invalid device type ", int(device),
+             " (expected kCPU or kCUDA)");
+}
+}  // namespace
+
 AutocastGuard::AutocastGuard(DeviceType device, std::optional<Dtype> dtype, bool enabled, bool cache_enabled)
     : device_(device) {
+  check_device_type(device, "autocast");
   State& s = t_state;
   const Dtype dt = dtype.value_or(s.dtype[int(device)]);
   WICK_CHECK(dt == kFloat16 || dt == kBFloat16, ValueError, "autocast", "In ",
@@ -104,8 +114,14 @@ AutocastGuard::~AutocastGuard() {
   refresh();
 }
 
-bool is_autocast_enabled(DeviceType device) { return t_state.enabled[int(device)]; }
-Dtype get_autocast_dtype(DeviceType device) { return t_state.dtype[int(device)]; }
+bool is_autocast_enabled(DeviceType device) {
+  check_device_type(device, "is_autocast_enabled");
+  return t_state.enabled[int(device)];
+}
+Dtype get_autocast_dtype(DeviceType device) {
+  check_device_type(device, "get_autocast_dtype");
+  return t_state.dtype[int(device)];
+}
 void clear_autocast_cache() { t_state.cache.clear(); }
 
 }  // namespace wick

@@ -16,7 +16,14 @@ std::string_view name(Dtype t) {
 
 std::ostream& operator<<(std::ostream& os, Dtype t) { return os << name(t); }
 
+namespace {
+// False for a Dtype made from an integer outside the enum.
+bool valid(Dtype t) { return int(t) >= 0 && int(t) < kNumDtypes; }
+}  // namespace
+
 Dtype promote_types(Dtype a, Dtype b) {
+  if (!valid(a) || !valid(b)) [[unlikely]]
+    detail::raise<ValueError>("promote_types", "invalid dtype (", int(valid(a) ? b : a), ")");
   if (a == b) return a;
   // PyTorch's table restricted to these ten types. Rows/cols: b1 u1 i1 i2 i4 i8 f2 bf f4 f8.
   using D = Dtype;
@@ -42,6 +49,7 @@ std::atomic<Dtype> g_default_dtype{kFloat32};
 }
 
 void set_default_dtype(Dtype t) {
+  WICK_CHECK(valid(t), ValueError, "set_default_dtype", "invalid dtype (", int(t), ")");
   WICK_CHECK(is_floating_point(t), TypeError, "set_default_dtype",
              "only floating-point types are supported as the default type (got ", t, ")");
   g_default_dtype.store(t, std::memory_order_relaxed);

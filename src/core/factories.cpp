@@ -19,6 +19,9 @@ namespace detail {
 
 Device resolve_device(Device d, const char* op) {
   if (d.is_cpu()) return Device(kCPU);
+  // A DeviceType made from an integer outside the enum.
+  if (!d.is_cuda()) [[unlikely]]
+    raise<ValueError>(op, "invalid device type ", int(d.type()), " (expected kCPU or kCUDA)");
   return resolve_cuda_device(d, op);
 }
 
@@ -88,11 +91,15 @@ Storage allocate_storage(size_t nbytes, Device dev, bool pinned, const char* op)
 
 namespace {
 
+// ValueError for a Dtype made from an integer outside the enum.
+void check_dtype(Dtype dtype, const char* op) {
+  WICK_CHECK(int(dtype) >= 0 && int(dtype) < kNumDtypes, ValueError, op, "invalid dtype (", int(dtype), ")");
+}
+
 // The storage of a new dense tensor of these sizes, o's dtype, on o's device (errors name op:
 // the dtype, then the sizes, the device, the memory).
 Storage dense_storage(IntArrayRef sizes, const TensorOptions& o, const char* op) {
-  WICK_CHECK(int(o.dtype()) >= 0 && int(o.dtype()) < kNumDtypes, TypeError, op, "invalid dtype (",
-             int(o.dtype()), ")");
+  check_dtype(o.dtype(), op);
   const size_t nbytes = checked_nbytes(sizes, o.dtype(), op);
   return allocate_storage(nbytes, resolve_device(o.device(), op), o.pinned_memory(), op);
 }
@@ -137,6 +144,8 @@ DimVector format_strides(IntArrayRef sizes, MemoryFormat memory_format, const ch
       raise<ValueError>(op, "preserve memory format is unsupported here");
     case MemoryFormat::Contiguous:
       break;
+    default:  // an integer cast to MemoryFormat
+      raise<ValueError>(op, "invalid memory format (", int(memory_format), ")");
   }
   return contiguous_strides(sizes);
 }
@@ -149,6 +158,7 @@ DimVector like_strides(const Tensor& t, std::optional<MemoryFormat> memory_forma
 
 Tensor full_for(IntArrayRef sizes, const Scalar& value, TensorOptions o, const char* op) {
   if (!o.dtype_opt()) o = o.dtype(value.dtype());
+  check_dtype(o.dtype(), op);  // before the value is checked against it
   check_fits(value, o.dtype(), op);
   bool rg = o.requires_grad();
   Tensor t = empty_for(sizes, o.requires_grad(false), op);
@@ -221,6 +231,7 @@ namespace {
 // computed without wrapping around: sizes and strides whose extent overflows would otherwise
 // get a small storage that the tensor reaches far beyond.
 size_t strided_nbytes(IntArrayRef sizes, IntArrayRef strides, Dtype dtype, const char* op) {
+  check_dtype(dtype, op);
   for (int64_t s : sizes)
     if (s == 0) return 0;
   int64_t extent = 1, nbytes = 0;
@@ -368,6 +379,7 @@ Tensor full_like_for(const Tensor& t, const Scalar& value, TensorOptions o,
   check_defined(t, op);
   return as_op(op, [&] {
     o = like_options(t, o, op);
+    check_dtype(o.dtype(), op);  // before the value is checked against it
     check_fits(value, o.dtype(), op);
     Tensor out = empty_like_for(t, o.requires_grad(false), memory_format, op);
     fill_values(out, value, op);

@@ -216,8 +216,18 @@ void* Graph::raw_cuda_graph() const {
   return impl_->graph;
 }
 
+namespace {
+// The current stream, for GraphCapture: without a CUDA device the error names GraphCapture, the
+// call made, rather than the stream lookup inside it.
+Stream capture_previous_stream() {
+  WICK_CHECK(is_available(), DeviceError, "GraphCapture", "CUDA graphs need a CUDA device; none is available");
+  return current_stream();
+}
+}  // namespace
+
 GraphCapture::GraphCapture(Graph& g, MempoolId pool)
-    : graph_(g), previous_(current_stream()), side_(Stream::create()), uncaught_(std::uncaught_exceptions()) {
+    : graph_(g), previous_(capture_previous_stream()), side_(Stream::create()),
+      uncaught_(std::uncaught_exceptions()) {
   side_.wait_stream(previous_);
   set_current_stream(side_);
   try {

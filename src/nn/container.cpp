@@ -5,15 +5,26 @@ namespace wick::nn {
 
 Tensor SequentialImpl::forward(const Tensor& x) {
   Tensor y = x;
-  for (size_t i = 0; i < calls_.size(); ++i) y = calls_[i](*modules_[i], y);
+  for (size_t i = 0; i < calls_.size(); ++i) {
+    // PyTorch raises calling a None module ("'NoneType' object is not callable").
+    if (!modules_[i]) [[unlikely]]
+      wick::detail::raise<TypeError>("Sequential", "module '", registered_children()[i].first,
+                                     "' is None and cannot be called");
+    y = calls_[i](*modules_[i], y);
+  }
   return y;
 }
 
 std::shared_ptr<Module> SequentialImpl::replicate() const {
   auto copy = std::make_shared<SequentialImpl>();
-  const auto children = named_children();
+  // Every name, a module under two names and null ones included.
+  const auto& children = registered_children();
   for (size_t i = 0; i < modules_.size(); ++i) {
-    auto r = modules_[i]->replicate();
+    // a module under two names gets one replica, shared as the module is
+    std::shared_ptr<Module> r;
+    for (size_t k = 0; k < i && !r; ++k)
+      if (modules_[k] == modules_[i]) r = copy->modules_[k];
+    if (!r && modules_[i]) r = modules_[i]->replicate();
     copy->register_module(children[i].first, r);
     copy->modules_.push_back(r);
     copy->calls_.push_back(calls_[i]);
@@ -23,7 +34,7 @@ std::shared_ptr<Module> SequentialImpl::replicate() const {
 
 std::string ModuleListImpl::repr() const {
   // PyTorch's ModuleList repr: consecutive children with the same repr collapse into one line.
-  const auto children = named_children();
+  const auto& children = registered_children();  // every name, null ones printed as None
   std::string s = name() + "(";
   if (children.empty()) return s + ")";
   s += "\n";
@@ -37,9 +48,10 @@ std::string ModuleListImpl::repr() const {
   };
   size_t i = 0;
   while (i < children.size()) {
-    const std::string r = children[i].second->repr();
+    auto repr_of = [&](size_t k) { return children[k].second ? children[k].second->repr() : std::string("None"); };
+    const std::string r = repr_of(i);
     size_t j = i + 1;
-    while (j < children.size() && children[j].second->repr() == r) ++j;
+    while (j < children.size() && repr_of(j) == r) ++j;
     if (j - i == 1) s += "  (" + children[i].first + "): " + indent(r) + "\n";
     else
       s += "  (" + children[i].first + "-" + children[j - 1].first + "): " + std::to_string(j - i) + " x " +

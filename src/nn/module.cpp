@@ -107,15 +107,33 @@ Tensor& Module::register_buffer(std::string name, Tensor tensor) {
   return buffers_.back().second;
 }
 
+void Module::check_not_below(const Module* module, const std::string& name, const char* op) const {
+  if (module == nullptr) return;
+  // Depth first over module's tree (each module once: shared submodules are common).
+  std::set<const Module*> seen;
+  std::vector<const Module*> todo{module};
+  while (!todo.empty()) {
+    const Module* m = todo.back();
+    todo.pop_back();
+    WICK_CHECK(m != this, ValueError, op, "cannot register ", module->name(), " as '", name, "' of ",
+               this->name(), ": ", module == this ? "it is that module itself" : "that module lies below it",
+               ", and a module cannot be its own descendant");
+    if (!seen.insert(m).second) continue;
+    for (const auto& [n, c] : m->children_)
+      if (c) todo.push_back(c.get());
+  }
+}
+
 void Module::add_child(std::string name, std::shared_ptr<Module> module) {
   check_new_name(name, "register_module");
-  WICK_CHECK(module != nullptr, ValueError, "register_module", "module '", name, "' is empty");
+  check_not_below(module.get(), name, "register_module");
   children_.emplace_back(std::move(name), std::move(module));
 }
 
 void Module::replace_module(const std::string& name, std::shared_ptr<Module> module) {
   for (auto& [n, m] : children_) {
     if (n == name) {
+      check_not_below(module.get(), name, "replace_module");
       m = std::move(module);
       return;
     }
@@ -139,7 +157,8 @@ NamedList<std::shared_ptr<Module>> Module::named_modules(bool include_self) {
   auto visit = [&](auto&& self, const std::string& prefix, const std::shared_ptr<Module>& m) -> void {
     if (!seen.insert(m.get()).second) return;
     out.emplace_back(prefix, m);
-    for (const auto& [n, c] : m->children_) self(self, prefix.empty() ? n : prefix + "." + n, c);
+    for (const auto& [n, c] : m->children_)
+      if (c) self(self, prefix.empty() ? n : prefix + "." + n, c);
   };
   visit(visit, "", self_ptr(this));
   if (!include_self) out.erase(out.begin());
@@ -185,10 +204,21 @@ NamedList<Tensor> Module::named_buffers(bool recurse) const {
 std::vector<Tensor> Module::parameters(bool recurse) const { return values(named_parameters(recurse)); }
 std::vector<Tensor> Module::buffers(bool recurse) const { return values(named_buffers(recurse)); }
 
-NamedList<std::shared_ptr<Module>> Module::named_children() const { return children_; }
+// As PyTorch's named_children: null children are left out, a child under two names is listed
+// under the first.
+NamedList<std::shared_ptr<Module>> Module::named_children() const {
+  NamedList<std::shared_ptr<Module>> out;
+  for (const auto& [n, c] : children_) {
+    if (!c) continue;
+    bool listed = false;
+    for (const auto& [n2, c2] : out) listed |= c2 == c;
+    if (!listed) out.emplace_back(n, c);
+  }
+  return out;
+}
 std::vector<std::shared_ptr<Module>> Module::children() const {
   std::vector<std::shared_ptr<Module>> out;
-  for (const auto& [n, c] : children_) out.push_back(c);
+  for (const auto& [n, c] : named_children()) out.push_back(c);
   return out;
 }
 
@@ -207,12 +237,14 @@ Module& Module::to(Device device, bool non_blocking) {
   return *this;
 }
 Module& Module::to(Dtype dtype, bool non_blocking) {
+  WICK_CHECK(int(dtype) >= 0 && int(dtype) < kNumDtypes, ValueError, "to", "invalid dtype (", int(dtype), ")");
   WICK_CHECK(is_floating_point(dtype), TypeError, "to",
              "nn.Module.to only accepts floating point dtypes, but got desired dtype=", dtype);
   apply_to_tensors([&](Tensor& t) { move_tensor(t, std::nullopt, dtype, non_blocking); });
   return *this;
 }
 Module& Module::to(Device device, Dtype dtype, bool non_blocking) {
+  WICK_CHECK(int(dtype) >= 0 && int(dtype) < kNumDtypes, ValueError, "to", "invalid dtype (", int(dtype), ")");
   WICK_CHECK(is_floating_point(dtype), TypeError, "to",
              "nn.Module.to only accepts floating point dtypes, but got desired dtype=", dtype);
   apply_to_tensors([&](Tensor& t) { move_tensor(t, device, dtype, non_blocking); });
@@ -223,7 +255,13 @@ Module& Module::to(Device device, Dtype dtype, bool non_blocking) {
 
 Module& Module::train(bool on) {
   training_ = on;
-  for (auto& [n, c] : children_) c->train(on);
+  for (auto& c : children()) c->train(on);
+  return *this;
+}
+
+Module& Module::apply(const std::function<void(Module&)>& fn) {
+  for (auto& c : children()) c->apply(fn);
+  fn(*this);
   return *this;
 }
 
@@ -239,15 +277,17 @@ void Module::zero_grad(bool set_to_none) {
 // ---- state
 
 StateDict Module::state_dict() const {
+  // As PyTorch: every name of every submodule (a module under two names is listed under both,
+  // so checkpoints of such models load strictly); null submodules are skipped. Registration
+  // keeps the tree free of cycles, so the walk ends.
   StateDict out;
-  std::set<const Module*> seen;
   auto visit = [&](auto&& self, const std::string& prefix, const Module& m) -> void {
-    if (!seen.insert(&m).second) return;
     for (const auto& [n, t] : m.parameters_)
       if (t.defined()) out.emplace_back(prefix + n, t.detach());
     for (const auto& [n, t] : m.buffers_)
       if (t.defined()) out.emplace_back(prefix + n, t.detach());
-    for (const auto& [n, c] : m.children_) self(self, prefix + n + ".", *c);
+    for (const auto& [n, c] : m.children_)
+      if (c) self(self, prefix + n + ".", *c);
   };
   visit(visit, "", *this);
   return out;
@@ -318,7 +358,7 @@ std::string Module::repr() const {
     for (std::string l; std::getline(is, l);) lines.push_back(l);
     extra_lines = lines.size();
   }
-  for (const auto& [n, c] : children_) lines.push_back("(" + n + "): " + add_indent(c->repr(), 2));
+  for (const auto& [n, c] : children_) lines.push_back("(" + n + "): " + (c ? add_indent(c->repr(), 2) : "None"));
   std::string s = name() + "(";
   if (lines.size() == 1 && extra_lines == 1) {
     s += lines[0];

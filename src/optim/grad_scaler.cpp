@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/kernel_table.h"
+#include "core/tensor_ops.h"
 #include "wick/amp.h"
 #include "wick/autograd.h"
 #include "wick/ops.h"
@@ -20,9 +21,16 @@ GradScaler::GradScaler(double init_scale, double growth_factor, double backoff_f
                        int64_t growth_interval, bool enabled)
     : scale_host_(float(init_scale)), growth_factor_(growth_factor), backoff_factor_(backoff_factor),
       growth_interval_(growth_interval), enabled_(enabled) {
-  WICK_CHECK(growth_factor > 1.0, ValueError, "GradScaler", "The growth factor must be > 1.0.");
-  WICK_CHECK(backoff_factor < 1.0, ValueError, "GradScaler", "The backoff factor must be < 1.0.");
-  WICK_CHECK(growth_interval > 0, ValueError, "GradScaler", "growth_interval must be a positive integer");
+  // PyTorch asserts the two factors' ranges; a scale or factor that is not a finite positive
+  // float32 would make every step inf/NaN or zero, so it is refused too.
+  WICK_CHECK(std::isfinite(init_scale) && init_scale > 0 && std::isfinite(float(init_scale)), ValueError,
+             "GradScaler", "init_scale must be a finite positive float32 value, got ", init_scale);
+  WICK_CHECK(growth_factor > 1.0 && std::isfinite(growth_factor), ValueError, "GradScaler",
+             "The growth factor must be > 1.0 (and finite), got ", growth_factor);
+  WICK_CHECK(backoff_factor < 1.0 && backoff_factor > 0, ValueError, "GradScaler",
+             "The backoff factor must be < 1.0 (and > 0), got ", backoff_factor);
+  WICK_CHECK(growth_interval > 0, ValueError, "GradScaler", "growth_interval must be a positive integer, got ",
+             growth_interval);
 }
 
 Tensor GradScaler::scale(const Tensor& outputs) {
@@ -34,17 +42,34 @@ Tensor GradScaler::scale(const Tensor& outputs) {
   return outputs * (scale_.device() == outputs.device() ? scale_ : scale_.to(outputs.device(), true));
 }
 
-GradScaler::OptimizerState& GradScaler::state_of(const optim::Optimizer& o) { return per_optimizer_[&o]; }
+
+namespace {
+// PyTorch's _check_scale_growth_tracker, for the method named.
+void check_scale(const Tensor& scale, const char* op, const char* method) {
+  WICK_CHECK(scale.defined(), ValueError, op, "Attempted ", method,
+             " but _scale is None.  This may indicate your script did not use "
+             "scaler.scale(loss or outputs) earlier in the iteration.");
+}
+}  // namespace
 
 void GradScaler::unscale_(optim::Optimizer& optimizer) {
   if (!enabled_) return;
-  OptimizerState& st = state_of(optimizer);
-  WICK_CHECK(!st.unscaled, Error, "GradScaler.unscale_",
-             "unscale_() has already been called on this optimizer since the last update().");
-  WICK_CHECK(!st.stepped, Error, "GradScaler.unscale_", "unscale_() is being called after step().");
-  WICK_CHECK(scale_.defined(), Error, "GradScaler.unscale_",
-             "Attempted unscale_ but _scale is None.  This may indicate your script did not use "
-             "scaler.scale(loss or outputs) earlier in the iteration.");
+  const char* op = "GradScaler.unscale_";
+  check_scale(scale_, op, "unscale_");
+  // Looked up, not inserted, until the call succeeds: a failed call leaves no state behind.
+  auto it = per_optimizer_.find(&optimizer);
+  if (it != per_optimizer_.end()) {
+    // As PyTorch: a stepped optimizer (unscaled too) hears about the step.
+    WICK_CHECK(!it->second.stepped, ValueError, op, "unscale_() is being called after step().");
+    WICK_CHECK(!it->second.unscaled, ValueError, op,
+               "unscale_() has already been called on this optimizer since the last update().");
+  }
+  OptimizerState st;
+  unscale_grads(optimizer, st, op);
+  per_optimizer_[&optimizer] = std::move(st);
+}
+
+void GradScaler::unscale_grads(optim::Optimizer& optimizer, OptimizerState& st, const char* op) {
   // The gradients by device and dtype; a float16 gradient is refused, as PyTorch (its
   // parameters should be float32, the float16 copies autocast's).
   std::map<std::tuple<int, int, int>, std::vector<Tensor>> lists;  // (device type, index, dtype)
@@ -53,10 +78,8 @@ void GradScaler::unscale_(optim::Optimizer& optimizer) {
     for (const Tensor& p : group.params()) {
       if (!p.defined() || !p.grad().defined()) continue;
       const Tensor& g = p.grad();
-      WICK_CHECK(g.dtype() != kFloat16, ValueError, "GradScaler.unscale_",
-                 "Attempting to unscale FP16 gradients.");
-      WICK_CHECK(is_floating_point(g.dtype()), TypeError, "GradScaler.unscale_",
-                 "expected floating gradients, got ", g.dtype());
+      WICK_CHECK(g.dtype() != kFloat16, ValueError, op, "Attempting to unscale FP16 gradients.");
+      WICK_CHECK(is_floating_point(g.dtype()), TypeError, op, "expected floating gradients, got ", g.dtype());
       Tensor c = g;
       if (!g.is_contiguous()) {
         c = g.contiguous();
@@ -73,7 +96,7 @@ void GradScaler::unscale_(optim::Optimizer& optimizer) {
     Tensor& f = found[{std::get<0>(key), std::get<1>(key)}];
     if (!f.defined()) f = zeros({}, TensorOptions(kFloat32).device(d));
     Tensor inv_t = full({}, inv, TensorOptions(kFloat32).device(d));
-    detail::kernel<&detail::KernelTable::unscale_check>(d, "GradScaler.unscale_")(grads, f, inv_t);
+    detail::kernel<&detail::KernelTable::unscale_check>(d, op)(grads, f, inv_t);
   }
   for (auto& [g, c] : copied_back) g.copy_(c);
   // A device with no gradient still counts, as PyTorch's per-device dict on the scale's device.
@@ -89,26 +112,35 @@ void GradScaler::step(optim::Optimizer& optimizer) {
     optimizer.step();
     return;
   }
-  OptimizerState& st = state_of(optimizer);
-  WICK_CHECK(!st.stepped, Error, "GradScaler.step",
+  const char* op = "GradScaler.step";
+  check_scale(scale_, op, "step");
+  auto it = per_optimizer_.find(&optimizer);
+  WICK_CHECK(it == per_optimizer_.end() || !it->second.stepped, ValueError, op,
              "step() has already been called since the last update().");
-  if (!st.unscaled) unscale_(optimizer);
-  WICK_CHECK(!st.found_inf.empty(), Error, "GradScaler.step",
-             "No inf checks were recorded for this optimizer.");
+  OptimizerState st = it != per_optimizer_.end() ? it->second : OptimizerState{};
+  if (!st.unscaled) {
+    unscale_grads(optimizer, st, op);
+    // Unscaled gradients stay unscaled (as in PyTorch): record it even if the step fails.
+    per_optimizer_[&optimizer] = st;
+  }
+  WICK_CHECK(!st.found_inf.empty(), ValueError, op, "No inf checks were recorded for this optimizer.");
   double total = 0;
   for (const Tensor& f : st.found_inf) total += f.item<double>();  // the one read-back
   st.found_read = total != 0;
-  if (total == 0) optimizer.step();
+  // The optimizer's errors name the call made, this one.
+  if (total == 0) detail::as_op(op, [&] { optimizer.step(); });
   st.stepped = true;
+  per_optimizer_[&optimizer] = std::move(st);
 }
 
 void GradScaler::update(std::optional<double> new_scale) {
   if (!enabled_) return;
-  WICK_CHECK(scale_.defined(), Error, "GradScaler.update",
-             "Attempted update but _scale is None.  This may indicate your script did not use "
-             "scaler.scale(loss or outputs) earlier in the iteration.");
+  const char* op = "GradScaler.update";
+  check_scale(scale_, op, "update");
   const double before = scale_host_;
   if (new_scale) {
+    WICK_CHECK(std::isfinite(*new_scale) && *new_scale > 0 && std::isfinite(float(*new_scale)), ValueError, op,
+               "new_scale must be a finite positive float32 value, got ", *new_scale);
     scale_host_ = float(*new_scale);
   } else {
     bool any = false, recorded = false;
@@ -120,7 +152,7 @@ void GradScaler::update(std::optional<double> new_scale) {
       else
         for (const Tensor& f : st.found_inf) any |= f.item<double>() != 0;
     }
-    WICK_CHECK(recorded, Error, "GradScaler.update", "No inf checks were recorded prior to update.");
+    WICK_CHECK(recorded, ValueError, op, "No inf checks were recorded prior to update.");
     // PyTorch's _amp_update_scale_, in float32.
     if (any) {
       scale_host_ = float(scale_host_ * float(backoff_factor_));
@@ -148,17 +180,33 @@ std::map<std::string, double> GradScaler::state_dict() const {
 
 void GradScaler::load_state_dict(const std::map<std::string, double>& state) {
   if (!enabled_) return;
-  WICK_CHECK(!state.empty(), Error, "GradScaler.load_state_dict",
+  const char* op = "GradScaler.load_state_dict";
+  WICK_CHECK(!state.empty(), ValueError, op,
              "The source state dict is empty, possibly because it was saved from a disabled instance of "
              "GradScaler.");
   for (const char* k : {"scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker"})
-    WICK_CHECK(state.count(k), ValueError, "GradScaler.load_state_dict", "missing key '", k, "'");
-  scale_host_ = float(state.at("scale"));
-  growth_factor_ = state.at("growth_factor");
-  backoff_factor_ = state.at("backoff_factor");
-  growth_interval_ = int64_t(state.at("growth_interval"));
-  growth_tracker_host_ = int64_t(state.at("_growth_tracker"));
-  if (scale_.defined()) scale_.fill_(scale_host_);
+    WICK_CHECK(state.count(k), ValueError, op, "missing key '", k, "'");
+  // Every field is checked before any is set.
+  const double scale = state.at("scale"), growth = state.at("growth_factor"),
+               backoff = state.at("backoff_factor"), interval = state.at("growth_interval"),
+               tracker = state.at("_growth_tracker");
+  WICK_CHECK(std::isfinite(scale) && scale > 0 && std::isfinite(float(scale)) && float(scale) > 0, ValueError, op,
+             "'scale' must be a finite positive float32 value, got ", scale);
+  WICK_CHECK(std::isfinite(growth) && growth > 1.0, ValueError, op,
+             "'growth_factor' must be finite and > 1.0, got ", growth);
+  WICK_CHECK(backoff > 0 && backoff < 1.0, ValueError, op, "'backoff_factor' must be in (0, 1), got ", backoff);
+  // 2^63 is the first double past int64's range.
+  WICK_CHECK(std::isfinite(interval) && interval == std::floor(interval) && interval >= 1 && interval < 0x1p63,
+             ValueError, op, "'growth_interval' must be a positive integer, got ", interval);
+  WICK_CHECK(std::isfinite(tracker) && tracker == std::floor(tracker) && tracker >= 0 && tracker < interval,
+             ValueError, op, "'_growth_tracker' must be an integer in [0, growth_interval) = [0, ",
+             int64_t(interval), "), got ", tracker);
+  if (scale_.defined()) scale_.fill_(float(scale));  // the one step that may fail (a device error)
+  scale_host_ = float(scale);
+  growth_factor_ = growth;
+  backoff_factor_ = backoff;
+  growth_interval_ = int64_t(interval);
+  growth_tracker_host_ = int64_t(tracker);
 }
 
 }  // namespace wick::amp

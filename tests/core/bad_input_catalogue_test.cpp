@@ -1606,8 +1606,8 @@ TEST(BadInputCatalogue, DtypesOpsRefuse) {
   // A Dtype cast from an integer outside the enum.
   for (int d : {-1, 10, 100}) {
     const Dtype bad = static_cast<Dtype>(d);
-    cat.add("empty of dtype " + std::to_string(d), "empty", Kind::Type, [=] { (void)empty({2}, bad); });
-    cat.add("zeros of dtype " + std::to_string(d), "zeros", Kind::Type, [=] { (void)zeros({2}, bad); });
+    cat.add("empty of dtype " + std::to_string(d), "empty", Kind::Value, [=] { (void)empty({2}, bad); });
+    cat.add("zeros of dtype " + std::to_string(d), "zeros", Kind::Value, [=] { (void)zeros({2}, bad); });
     cat.add("to dtype " + std::to_string(d), "to", Kind::Type, [=] { (void)f.to(bad); }, {f});
   }
   run_catalogue(cat, "dtypes ops refuse");
@@ -2172,6 +2172,401 @@ TEST(BadInputCatalogue, SecondPassValuesWherePyTorchReturns) {
   EXPECT_EQ(F::l1_loss(tensor<int64_t>({1, 5}), tensor<int64_t>({3, 2}), "sum").item<int64_t>(), 5);
   // Target [2, 1] against input [1, 3]: both broadcast to [2, 3].
   EXPECT_EQ(F::mse_loss(zeros({1, 3}), ones({2, 1}), "none").sizes().vec(), (std::vector<int64_t>{2, 3}));
+}
+
+// ---- module trees: names, a module below itself, one child under two names, null children
+
+TEST(BadInputCatalogue, ModuleTrees) {
+  Catalogue cat;
+  // Names that are empty or hold a dot, for every kind of registration.
+  auto m = std::make_shared<nn::Module>();
+  for (const std::string bad : {"", ".", "a.b", ".a", "a."}) {
+    const std::string q = " name '" + bad + "'";
+    cat.add("register_module" + q, "register_module", Kind::Value,
+            [=] { m->register_module(bad, nn::Linear(2, 2)); });
+    cat.add("register_module of a null module" + q, "register_module", Kind::Value,
+            [=] { m->register_module(bad, std::shared_ptr<nn::Module>()); });
+    cat.add("register_parameter" + q, "register_parameter", Kind::Value,
+            [=] { m->register_parameter(bad, ones({2})); });
+    cat.add("register_buffer" + q, "register_buffer", Kind::Value, [=] { m->register_buffer(bad, ones({2})); });
+    cat.add("Sequential push_back" + q, "register_module", Kind::Value, [=] {
+      nn::Sequential s;
+      s->push_back(bad, nn::Linear(2, 2));
+    });
+    cat.add("replace_module" + q, "replace_module", Kind::Value,
+            [=] { m->replace_module(bad, std::make_shared<nn::Module>()); });
+  }
+  // A module that would become its own descendant: a -> b -> c.
+  auto a = std::make_shared<nn::Module>(), b = std::make_shared<nn::Module>(), c = std::make_shared<nn::Module>();
+  a->register_module("b", b);
+  b->register_module("c", c);
+  const Tensor w = c->register_parameter("w", ones({2}));
+  cat.add("register a module as its own child", "register_module", Kind::Value,
+          [=] { a->register_module("self", a); }, {w}, "its own descendant");
+  cat.add("register the root below a leaf", "register_module", Kind::Value, [=] { c->register_module("up", a); },
+          {w}, "its own descendant");
+  cat.add("register a parent below its child", "register_module", Kind::Value,
+          [=] { c->register_module("up", b); }, {w});
+  cat.add("replace a child by its parent", "replace_module", Kind::Value, [=] { a->replace_module("b", a); },
+          {w});
+  cat.add("replace a grandchild by the root", "replace_module", Kind::Value, [=] { b->replace_module("c", a); },
+          {w});
+  cat.add("replace_module of a name not registered", "replace_module", Kind::Value,
+          [=] { a->replace_module("nope", c); }, {w});
+  nn::Sequential seq(nn::Linear(2, 2));
+  cat.add("Sequential pushed into itself", "register_module", Kind::Value, [=] { seq->push_back(seq.ptr()); });
+  nn::ModuleList list(nn::Linear(2, 2));
+  cat.add("ModuleList pushed into itself", "register_module", Kind::Value,
+          [=] { list->push_back(list.ptr()); });
+  {
+    // A holder whose module holds the registering module.
+    nn::ModuleList outer;
+    outer->push_back(a);
+    cat.add("register a ModuleList holding the root", "register_module", Kind::Value,
+            [=] { c->register_module("outer", outer); }, {w});
+  }
+  // One child under two names: a strict load needs both names, and a failed load writes nothing.
+  nn::Linear lin(2, 2);
+  auto twice = std::make_shared<nn::Module>();
+  twice->register_module("first", lin);
+  twice->register_module("second", lin);
+  const Tensor lw = lin->weight, lb = lin->bias;
+  using SD = std::map<std::string, Tensor>;
+  cat.add("strict load of a shared child under one name", "load_state_dict", Kind::Value,
+          [=] { twice->load_state_dict(SD{{"first.weight", zeros({2, 2})}, {"first.bias", zeros({2})}}); },
+          {lw, lb}, "second.weight");
+  cat.add("load of a shared child with a wrong shape under its second name", "load_state_dict", Kind::Value,
+          [=] {
+            twice->load_state_dict(SD{{"first.weight", zeros({2, 2})},
+                                      {"first.bias", zeros({2})},
+                                      {"second.weight", zeros({3, 2})},
+                                      {"second.bias", zeros({2})}});
+          },
+          {lw, lb});
+  // A null module in a Sequential cannot be called (PyTorch: 'NoneType' object is not callable).
+  nn::Sequential with_null(nn::Linear(2, 2), nn::Linear(nullptr));
+  const Tensor x = ones({1, 2});
+  cat.add("Sequential forward through a null module", "Sequential", Kind::Type, [=] { (void)with_null(x); },
+          {x}, "None");
+  run_catalogue(cat, "module trees");
+  // The failed registrations registered nothing.
+  EXPECT_TRUE(m->named_children().empty());
+  EXPECT_TRUE(m->named_parameters().empty());
+  EXPECT_TRUE(m->named_buffers().empty());
+  EXPECT_EQ(a->named_modules().size(), 3u);
+  EXPECT_EQ(a->named_children().size(), 1u);
+  EXPECT_TRUE(c->named_children().empty());
+  EXPECT_EQ(seq->size(), 1u);
+  EXPECT_EQ(list->size(), 1u);
+}
+
+TEST(BadInputCatalogue, ModuleTreesWherePyTorchReturns) {
+  // A null child (PyTorch's `m.fc = None`), registered or replaced: skipped by parameters,
+  // state dicts, to and train; printed as None.
+  auto net = std::make_shared<nn::Module>("Net");
+  net->register_module("fc", nn::Linear(2, 3));
+  nn::Linear head = net->register_module("head", nn::Linear(nullptr));
+  EXPECT_TRUE(head.is_empty());
+  net->register_module("extra", std::shared_ptr<nn::LinearImpl>());
+  auto keys = [](const auto& list) {
+    std::vector<std::string> out;
+    for (const auto& [n, v] : list) out.push_back(n);
+    return out;
+  };
+  EXPECT_EQ(keys(net->named_parameters()), (std::vector<std::string>{"fc.weight", "fc.bias"}));
+  EXPECT_EQ(keys(net->state_dict()), (std::vector<std::string>{"fc.weight", "fc.bias"}));
+  EXPECT_EQ(keys(net->named_children()), (std::vector<std::string>{"fc"}));
+  EXPECT_EQ(net->children().size(), 1u);
+  EXPECT_EQ(keys(net->named_modules()), (std::vector<std::string>{"", "fc"}));
+  net->to(kFloat64);
+  EXPECT_EQ(net->parameters()[0].dtype(), kFloat64);
+  net->eval();
+  EXPECT_FALSE(net->named_children()[0].second->is_training());
+  net->train();
+  EXPECT_EQ(net->repr(), "Net(\n  (fc): Linear(in_features=2, out_features=3, bias=True)\n  (head): None\n"
+                         "  (extra): None\n)");
+  net->load_state_dict(net->state_dict());  // strict: the null children have no keys
+  // Replacing by null removes the child's tensors; replacing back restores them.
+  auto fc = net->named_children()[0].second;
+  net->replace_module("fc", nullptr);
+  EXPECT_TRUE(net->parameters().empty());
+  EXPECT_TRUE(net->state_dict().empty());
+  EXPECT_EQ(net->repr(), "Net(\n  (fc): None\n  (head): None\n  (extra): None\n)");
+  net->replace_module("head", fc);
+  EXPECT_EQ(keys(net->state_dict()), (std::vector<std::string>{"head.weight", "head.bias"}));
+  // A ModuleList with a null entry prints it as None.
+  nn::ModuleList list;
+  list->push_back(std::shared_ptr<nn::Module>());
+  list->push_back(nn::Linear(1, 1));
+  EXPECT_EQ(list->repr(), "ModuleList(\n  (0): None\n  (1): Linear(in_features=1, out_features=1, bias=True)\n)");
+
+  // One child under two names: state_dict lists both names (as PyTorch), parameters and
+  // named_modules each module and tensor once, printing shows both names, and PyTorch's
+  // checkpoint of such a model (every name) loads strictly into both.
+  nn::Linear lin(2, 2);
+  auto twice = std::make_shared<nn::Module>("Twice");
+  twice->register_module("first", lin);
+  twice->register_module("second", lin);
+  EXPECT_EQ(keys(twice->state_dict()),
+            (std::vector<std::string>{"first.weight", "first.bias", "second.weight", "second.bias"}));
+  EXPECT_EQ(keys(twice->named_parameters()), (std::vector<std::string>{"first.weight", "first.bias"}));
+  EXPECT_EQ(keys(twice->named_modules()), (std::vector<std::string>{"", "first"}));
+  EXPECT_EQ(keys(twice->named_children()), (std::vector<std::string>{"first"}));
+  EXPECT_EQ(twice->repr(), "Twice(\n  (first): Linear(in_features=2, out_features=2, bias=True)\n"
+                           "  (second): Linear(in_features=2, out_features=2, bias=True)\n)");
+  const Tensor w = arange(4, kFloat32).view({2, 2}), b = tensor<float>({5.f, 6.f});
+  twice->load_state_dict(std::map<std::string, Tensor>{
+      {"first.weight", w}, {"first.bias", b}, {"second.weight", w}, {"second.bias", b}});
+  EXPECT_EQ(lin->weight.to_vector<float>(), std::vector<float>({0.f, 1.f, 2.f, 3.f}));
+  EXPECT_EQ(lin->bias.to_vector<float>(), std::vector<float>({5.f, 6.f}));
+  twice->to(kFloat64);
+  EXPECT_EQ(lin->weight.dtype(), kFloat64);
+  EXPECT_EQ(lin->weight.to_vector<double>(), std::vector<double>({0, 1, 2, 3}));
+  // A Sequential holding one module twice runs it twice, and its replica shares one replica.
+  nn::Linear sq(2, 2);
+  nn::Sequential seq(sq, sq);
+  EXPECT_EQ(seq->state_dict().size(), 4u);
+  EXPECT_EQ(seq->parameters().size(), 2u);
+  auto rep = seq->replicate();
+  EXPECT_EQ(rep->parameters().size(), 2u);
+  EXPECT_EQ(rep->state_dict().size(), 4u);
+
+  // apply: children first, then the module itself; each module reached through children().
+  std::vector<std::string> order;
+  auto root = std::make_shared<nn::Module>("Root");
+  auto mid = std::make_shared<nn::Module>("Mid");
+  mid->register_module("leaf", nn::Linear(1, 1));
+  root->register_module("mid", mid);
+  root->register_module("none", std::shared_ptr<nn::Module>());
+  root->apply([&](nn::Module& m) { order.push_back(m.name()); });
+  EXPECT_EQ(order, (std::vector<std::string>{"Linear", "Mid", "Root"}));
+  root->apply([](nn::Module& m) {
+    for (auto& p : m.parameters(false)) {
+      NoGradGuard g;
+      p.fill_(0.5);
+    }
+  });
+  for (const auto& p : root->parameters()) EXPECT_EQ(p.to_vector<float>(), std::vector<float>({0.5f}));
+}
+
+// ---- the gradient scaler: load_state_dict checks every field; the call-order errors
+
+TEST(BadInputCatalogue, GradScaler) {
+  Catalogue cat;
+  using SD = std::map<std::string, double>;
+  // A field that is wrong leaves the scaler as it was (checked inside the case).
+  auto scaler = std::make_shared<amp::GradScaler>(256.0, 3.0, 0.25, 10);
+  const SD before = scaler->state_dict();
+  auto unchanged = [scaler, before](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (...) {
+      if (scaler->state_dict() != before) throw std::runtime_error("the scaler's state changed");
+      throw;
+    }
+  };
+  const SD good = {{"scale", 1024.0},
+                   {"growth_factor", 2.0},
+                   {"backoff_factor", 0.5},
+                   {"growth_interval", 100.0},
+                   {"_growth_tracker", 3.0}};
+  const double inf = INFINITY, nan = NAN;
+  const std::vector<std::pair<std::string, std::vector<double>>> bad = {
+      {"scale", {nan, inf, -inf, 0.0, -1.0, 1e300, 1e-60}},
+      {"growth_factor", {nan, inf, -inf, 1.0, 0.5, 0.0, -2.0}},
+      {"backoff_factor", {nan, inf, -inf, 0.0, -0.5, 1.0, 1.5}},
+      {"growth_interval", {nan, inf, -inf, 0.0, -1.0, 2.5, 1e19, 0x1p63}},
+      {"_growth_tracker", {nan, inf, -inf, -1.0, 0.5, 100.0, 1e19}},
+  };
+  for (const auto& [key, values] : bad)
+    for (double v : values) {
+      SD s = good;
+      s[key] = v;
+      std::ostringstream label;
+      label << "load_state_dict " << key << "=" << v;
+      cat.add(label.str(), "GradScaler.load_state_dict", Kind::Value,
+              [=] { unchanged([&] { scaler->load_state_dict(s); }); });
+    }
+  for (const auto& [key, v] : good) {
+    SD s = good;
+    s.erase(key);
+    cat.add("load_state_dict without " + key, "GradScaler.load_state_dict", Kind::Value,
+            [=] { unchanged([&] { scaler->load_state_dict(s); }); });
+  }
+  cat.add("load_state_dict of an empty dict", "GradScaler.load_state_dict", Kind::Value,
+          [=] { unchanged([&] { scaler->load_state_dict({}); }); }, {}, "The source state dict is empty");
+  // Constructor arguments out of range.
+  for (double s : {nan, inf, 0.0, -1.0, 1e300})
+    cat.add("GradScaler init_scale " + std::to_string(s), "GradScaler", Kind::Value,
+            [=] { amp::GradScaler g(s); });
+  for (double f : {nan, inf, 1.0, 0.5})
+    cat.add("GradScaler growth_factor " + std::to_string(f), "GradScaler", Kind::Value,
+            [=] { amp::GradScaler g(1024.0, f); });
+  for (double f : {nan, 1.0, 0.0, -0.5})
+    cat.add("GradScaler backoff_factor " + std::to_string(f), "GradScaler", Kind::Value,
+            [=] { amp::GradScaler g(1024.0, 2.0, f); });
+  for (int64_t i : {int64_t(0), int64_t(-3)})
+    cat.add("GradScaler growth_interval " + str(i), "GradScaler", Kind::Value,
+            [=] { amp::GradScaler g(1024.0, 2.0, 0.5, i); });
+  // update(new_scale) out of range leaves the scale.
+  for (double s : {nan, inf, 0.0, -1.0, 1e300})
+    cat.add("update(" + std::to_string(s) + ")", "GradScaler.update", Kind::Value, [=] {
+      amp::GradScaler g(8.0);
+      (void)g.scale(ones({1}));
+      try {
+        g.update(s);
+      } catch (...) {
+        if (g.get_scale() != 8.0) throw std::runtime_error("the scale changed");
+        throw;
+      }
+    });
+  // The call-order errors, in PyTorch's words, naming the method called.
+  const Tensor p = ones({2}).requires_grad_();
+  auto with_sgd = [p](const std::function<void(amp::GradScaler&, optim::SGD&)>& f) {
+    return [p, f] {
+      amp::GradScaler g(4.0);
+      optim::SGD o({p}, optim::SGDOptions(0.1));
+      p.set_grad(full({2}, 8.0));
+      f(g, o);
+    };
+  };
+  cat.add("unscale_ twice", "GradScaler.unscale_", Kind::Value, with_sgd([](auto& g, auto& o) {
+            (void)g.scale(ones({1}));
+            g.unscale_(o);
+            g.unscale_(o);
+          }),
+          {}, "unscale_() has already been called on this optimizer since the last update().");
+  cat.add("unscale_ after step", "GradScaler.unscale_", Kind::Value, with_sgd([](auto& g, auto& o) {
+            (void)g.scale(ones({1}));
+            g.step(o);
+            g.unscale_(o);
+          }),
+          {}, "unscale_() is being called after step().");
+  cat.add("step twice", "GradScaler.step", Kind::Value, with_sgd([](auto& g, auto& o) {
+            (void)g.scale(ones({1}));
+            g.step(o);
+            g.step(o);
+          }),
+          {}, "step() has already been called since the last update().");
+  cat.add("step without scale", "GradScaler.step", Kind::Value, with_sgd([](auto& g, auto& o) { g.step(o); }), {},
+          "Attempted step but _scale is None.");
+  cat.add("unscale_ without scale", "GradScaler.unscale_", Kind::Value,
+          with_sgd([](auto& g, auto& o) { g.unscale_(o); }), {}, "Attempted unscale_ but _scale is None.");
+  cat.add("update without scale", "GradScaler.update", Kind::Value, [] {
+    amp::GradScaler g;
+    g.update();
+  }, {}, "Attempted update but _scale is None.");
+  cat.add("update without step", "GradScaler.update", Kind::Value, [] {
+    amp::GradScaler g;
+    (void)g.scale(ones({1}));
+    g.update();
+  }, {}, "No inf checks were recorded prior to update.");
+  cat.add("scale of an undefined tensor", "GradScaler.scale", Kind::Value, [] {
+    amp::GradScaler g;
+    (void)g.scale(Tensor());
+  });
+  // Gradients the scaler refuses: nothing is divided, nothing stepped.
+  {
+    const Tensor p32 = ones({2}).requires_grad_(), g32 = full({2}, 8.0);
+    const Tensor p16 = ones({2}, kFloat16).requires_grad_(), g16 = ones({2}, kFloat16);
+    for (const bool step : {true, false})
+      cat.add(std::string(step ? "step" : "unscale_") + " with a float16 gradient",
+              step ? "GradScaler.step" : "GradScaler.unscale_", Kind::Value,
+              [=] {
+                amp::GradScaler g(4.0);
+                optim::SGD o({p32, p16}, optim::SGDOptions(0.1));
+                p32.set_grad(g32);
+                p16.set_grad(g16);
+                (void)g.scale(ones({1}));
+                if (step) g.step(o);
+                else g.unscale_(o);
+              },
+              {p32, g32, p16, g16}, "Attempting to unscale FP16 gradients.");
+  }
+  // The optimizer's own error, raised inside scaler.step, names the call made.
+  {
+    const Tensor q = ones({3}).requires_grad_();
+    cat.add("step with a gradient of the wrong shape", "GradScaler.step", Kind::Value, [=] {
+      amp::GradScaler g(4.0);
+      optim::SGD o({q}, optim::SGDOptions(0.1));
+      q.mutable_grad() = ones({2});
+      (void)g.scale(ones({1}));
+      g.step(o);
+    }, {q});
+  }
+  run_catalogue(cat, "grad scaler");
+}
+
+// ---- values outside an enum (an integer cast to Dtype, DeviceType or MemoryFormat)
+
+TEST(BadInputCatalogue, ValuesOutsideEnums) {
+  Catalogue cat;
+  const Tensor a = arange(6, kFloat32).view({2, 3});
+  for (int v : {10, 11, 100, 127, -1, -128}) {
+    const Dtype d = Dtype(v);
+    const std::string s = " dtype " + std::to_string(v);
+    cat.add("empty" + s, "empty", Kind::Value, [=] { (void)empty({2}, d); });
+    cat.add("zeros" + s, "zeros", Kind::Value, [=] { (void)zeros({2}, d); });
+    cat.add("ones" + s, "ones", Kind::Value, [=] { (void)ones({2}, d); });
+    cat.add("full" + s, "full", Kind::Value, [=] { (void)full({2}, 1.0, d); });
+    cat.add("empty_strided" + s, "empty_strided", Kind::Value, [=] { (void)empty_strided({2}, {1}, d); });
+    cat.add("from_blob" + s, "from_blob", Kind::Value, [=] {
+      static double buf[4];
+      (void)from_blob(buf, {2}, d);
+    });
+    cat.add("empty_like" + s, "empty_like", Kind::Value, [=] { (void)empty_like(a, d); }, {a});
+    cat.add("zeros_like" + s, "zeros_like", Kind::Value, [=] { (void)zeros_like(a, d); }, {a});
+    cat.add("set_default_dtype" + s, "set_default_dtype", Kind::Value, [=] { set_default_dtype(d); });
+    cat.add("promote_types" + s, "promote_types", Kind::Value, [=] { (void)promote_types(d, kFloat32); });
+    cat.add("promote_types second" + s, "promote_types", Kind::Value, [=] { (void)promote_types(kInt64, d); });
+    nn::Linear l(2, 2);
+    const Tensor w = l->weight;
+    cat.add("Module::to" + s, "to", Kind::Value, [=] { l->to(d); }, {w});
+    cat.add("Module::to cpu" + s, "to", Kind::Value, [=] { l->to(Device(kCPU), d); }, {w});
+  }
+  for (int v : {2, 5, 127, -1, -128}) {
+    const DeviceType t = DeviceType(v);
+    const std::string s = " device type " + std::to_string(v);
+    cat.add("zeros" + s, "zeros", Kind::Value, [=] { (void)zeros({2}, Device(t)); });
+    cat.add("empty" + s, "empty", Kind::Value, [=] { (void)empty({2}, TensorOptions(t)); });
+    cat.add("Tensor::to" + s, "to", Kind::Value, [=] { (void)a.to(Device(t)); }, {a});
+    cat.add("autocast" + s, "autocast", Kind::Value, [=] { AutocastGuard g(t); });
+    cat.add("is_autocast_enabled" + s, "is_autocast_enabled", Kind::Value, [=] { (void)is_autocast_enabled(t); });
+    cat.add("get_autocast_dtype" + s, "get_autocast_dtype", Kind::Value, [=] { (void)get_autocast_dtype(t); });
+    nn::Linear l(2, 2);
+    const Tensor w = l->weight;
+    cat.add("Module::to" + s, "to", Kind::Value, [=] { l->to(Device(t)); }, {w});
+  }
+  for (int v : {4, 9, 127, -1}) {
+    const MemoryFormat f = MemoryFormat(v);
+    const std::string s = " memory format " + std::to_string(v);
+    cat.add("clone" + s, "clone", Kind::Value, [=] { (void)a.clone(f); }, {a});
+    cat.add("empty_like" + s, "empty_like", Kind::Value, [=] { (void)empty_like(a, {}, f); }, {a});
+    cat.add("zeros_like" + s, "zeros_like", Kind::Value, [=] { (void)zeros_like(a, {}, f); }, {a});
+    cat.add("to" + s, "to", Kind::Value, [=] { (void)a.to(kFloat64, false, false, f); }, {a});
+  }
+  run_catalogue(cat, "values outside enums");
+  EXPECT_EQ(get_default_dtype(), kFloat32);
+}
+
+// ---- the op named is the op called: CUDA graph capture without a GPU
+
+TEST(BadInputCatalogue, GraphCaptureWithoutGpu) {
+  if (cuda::is_available()) GTEST_SKIP() << "a GPU is present";
+  Catalogue cat;
+  cat.add("GraphCapture without a GPU", "GraphCapture", Kind::Device, [] {
+    cuda::Graph g;
+    cuda::GraphCapture capture(g);
+  });
+  cat.add("Graph.capture_begin without a GPU", "Graph.capture_begin", Kind::Device, [] {
+    cuda::Graph g;
+    g.capture_begin();
+  });
+  cat.add("Graph.replay without a capture", "Graph.replay", Kind::Value, [] {
+    cuda::Graph g;
+    g.replay();
+  });
+  run_catalogue(cat, "graph capture without a GPU");
 }
 
 namespace wick {

@@ -41,6 +41,11 @@ class Module : public std::enable_shared_from_this<Module> {
   const std::string& name() const;
 
   // ---- registration (the returned handle is the stored one; keep a copy as a member)
+  // Names must be non-empty, contain no ".", and be new to this module (ValueError). A null
+  // module (std::shared_ptr<M>() or an empty holder) is PyTorch's `self.fc = None`: the name is
+  // kept, printed as "(fc): None", and skipped by traversals, state dicts, to() and train(). A
+  // module may be registered under several names (state_dict() lists each name, as PyTorch's),
+  // but never below itself: a module that would become its own descendant is refused.
   Tensor& register_parameter(std::string name, Tensor tensor, bool requires_grad = true);
   Tensor& register_buffer(std::string name, Tensor tensor);
   template <class M>
@@ -54,7 +59,8 @@ class Module : public std::enable_shared_from_this<Module> {
     add_child(std::move(name), holder.ptr());
     return holder;
   }
-  // Replaces a registered submodule (a later registration of the same name is an error).
+  // Replaces a registered submodule (a later registration of the same name is an error);
+  // module may be null (PyTorch's `m.fc = None`).
   void replace_module(const std::string& name, std::shared_ptr<Module> module);
 
   // ---- traversal (recursive ones use dotted names: "body.0.weight")
@@ -62,9 +68,10 @@ class Module : public std::enable_shared_from_this<Module> {
   NamedList<Tensor> named_parameters(bool recurse = true) const;
   std::vector<Tensor> buffers(bool recurse = true) const;
   NamedList<Tensor> named_buffers(bool recurse = true) const;
+  // The direct submodules, each once (null ones and second names of a module left out).
   std::vector<std::shared_ptr<Module>> children() const;
   NamedList<std::shared_ptr<Module>> named_children() const;
-  // This module and all below it, depth first ("" names this one).
+  // This module and all below it, depth first ("" names this one), each module once.
   std::vector<std::shared_ptr<Module>> modules(bool include_self = true);
   NamedList<std::shared_ptr<Module>> named_modules(bool include_self = true);
 
@@ -88,8 +95,12 @@ class Module : public std::enable_shared_from_this<Module> {
   bool is_training() const { return training_; }
   // Drops every parameter's grad (set_to_none) or zeroes it in place.
   void zero_grad(bool set_to_none = true);
+  // Calls fn on every submodule (through children(), recursively) and then on this module, as
+  // PyTorch's Module.apply (initialising weights, say); returns *this.
+  Module& apply(const std::function<void(Module&)>& fn);
 
-  // ---- state: parameters then buffers, by dotted name
+  // ---- state: parameters then buffers, by dotted name (a submodule registered under two
+  // names appears under both, as in PyTorch)
   StateDict state_dict() const;
   // Copies values into the registered tensors (shapes must match; dtype and device are those
   // of the module). strict: missing or unexpected keys throw, naming them all.
@@ -112,9 +123,14 @@ class Module : public std::enable_shared_from_this<Module> {
 
  protected:
   bool training_ = true;
+  // Every registered submodule under every name it has, null ones included (PyTorch's
+  // _modules), in registration order.
+  const NamedList<std::shared_ptr<Module>>& registered_children() const { return children_; }
 
  private:
   void add_child(std::string name, std::shared_ptr<Module> module);
+  // ValueError (naming op) when this module is module or lies below it.
+  void check_not_below(const Module* module, const std::string& name, const char* op) const;
   void check_new_name(const std::string& name, const char* what) const;
   template <class F>
   void apply_to_tensors(F&& f);
