@@ -24,7 +24,7 @@
 #                       fixed and with expandable segments, and the expandable-segment tests
 #     --dp              several GPUs: the DataParallel and cuda::comm tests, wick-train --gpus all
 #                       beside one GPU (CNN), the DataParallel rows of bench/compare, and the
-#                       2- and 4-GPU steps' timelines (WICK_DP_TIMELINE=1) in $OUT/dp{2,4}_timeline.txt
+#                       2- and 4-GPU steps' timelines (WICK_TIMELINE=1) in $OUT/dp{2,4}_timeline.txt
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 OUT=${OUT:-/tmp/wick-out}
@@ -143,10 +143,10 @@ if ((dp)); then
   OUT=$OUT timeout 420 bash bench/compare/run.sh $build train_step_mlp_large
   # Where a 2-GPU step's time goes: CUDA events at DataParallel's phase boundaries (timeline in
   # stderr; the row itself in stdout), one file.
-  step "DataParallel timeline (WICK_DP_TIMELINE=1)"
+  step "DataParallel timeline (WICK_TIMELINE=1)"
   for g in 2 4; do
     (($(nvidia-smi -L | wc -l) >= g)) || continue
-    WICK_DP_TIMELINE=1 timeout 200 $build/compare/wick_train_step train_step_mlp_large_dp$g >"$OUT/dp${g}_timeline.txt" 2>&1
+    WICK_TIMELINE=1 timeout 200 $build/compare/wick_train_step train_step_mlp_large_dp$g >"$OUT/dp${g}_timeline.txt" 2>&1
     echo "dp$g timeline rc=$?"; grep -E '^train_step|intervals' "$OUT/dp${g}_timeline.txt" | head -4
   done
 fi
@@ -201,7 +201,7 @@ if ((dist)); then
   $build/compare/wick_train_step train_step_mlp_large >>"$OUT/compare_wick.txt"
   $build/compare/torch_train_step train_step_mlp_large >>"$OUT/compare_torch.txt"
   python3 bench/compare/table.py "$OUT/compare_wick.txt" "$OUT/compare_torch.txt" | tee "$OUT/compare_table.md"
-  WICK_NCCL_TIMELINE=1 timeout 200 $launch $build/compare/wick_ddp_step >"$OUT/ddp_timeline.txt" 2>&1
+  WICK_TIMELINE=1 timeout 200 $launch $build/compare/wick_ddp_step >"$OUT/ddp_timeline.txt" 2>&1
   echo "ddp timeline rc=$?"; cat "$OUT/ddp_timeline.txt" | head -40
 fi
 
