@@ -66,13 +66,6 @@ class FunctionNode final : public SavingNode {
   F fn_;
 };
 
-// Runs f with grad mode off (the forward of a recorded op).
-template <class F>
-decltype(auto) forward(F&& f) {
-  NoGradGuard g;
-  return f();
-}
-
 namespace detail {
 // Edges, input metadata, device and stream of a new node; outputs get their history.
 void init_node(Node& node, std::initializer_list<Tensor> inputs);
