@@ -8,6 +8,7 @@
 #include <tuple>
 #include <utility>
 
+#include "core/as_op.h"
 #include "core/kernel_table.h"
 #include "core/tensor_ops.h"
 #include "wick/amp.h"
