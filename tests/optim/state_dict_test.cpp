@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "../test_files.h"
 #include "wick/wick.h"
 
 using namespace wick;
@@ -25,30 +26,10 @@ using Json = nlohmann::json;
 
 namespace {
 
-std::string temp_path(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("wick_state_dict_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return (dir / name).string();
-}
+std::string temp_path(const std::string& name) { return wick::test::temp_path("wick_state_dict_test", name); }
+using wick::test::read_bytes;
 
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-template <class E>
-void expect_error(const std::function<void()>& f, const std::string& op, const std::vector<std::string>& has = {}) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected [" << op << "]";
-  } catch (const E& e) {
-    const std::string what = e.what();
-    EXPECT_EQ(what.rfind("[" + op + "] ", 0), 0u) << what;
-    for (const auto& h : has) EXPECT_NE(what.find(h), std::string::npos) << "'" << h << "' not in: " << what;
-  } catch (const Error& e) {
-    ADD_FAILURE() << "wrong error type: " << e.what();
-  }
-}
+using wick::test::expect_error;
 
 bool bitwise_equal(const Tensor& a, const Tensor& b) {
   const Tensor x = a.detach().cpu().contiguous(), y = b.detach().cpu().contiguous();

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "../test_files.h"
 #include "wick/wick.h"
 
 using namespace wick;
@@ -21,36 +22,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string temp_path(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("wick_text_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return (dir / name).string();
-}
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+std::string temp_path(const std::string& name) { return wick::test::temp_path("wick_text_test", name); }
+using wick::test::read_bytes;
 
 void write_bytes(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), std::streamsize(bytes.size()));
 }
 
-// Runs f, expecting E whose message starts with "[op] " and contains every part of `has`.
-template <class E>
-void expect_error(const std::function<void()>& f, const std::string& op, const std::vector<std::string>& has = {}) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected [" << op << "]";
-  } catch (const E& e) {
-    const std::string what = e.what();
-    EXPECT_EQ(what.rfind("[" + op + "] ", 0), 0u) << what;
-    for (const auto& h : has) EXPECT_NE(what.find(h), std::string::npos) << "'" << h << "' not in: " << what;
-  } catch (const Error& e) {
-    ADD_FAILURE() << "wrong error type: " << e.what();
-  }
-}
+using wick::test::expect_error;
 
 // The first chapters of Genesis, shared by the tokenizer tests (the program runs once).
 const std::string& genesis() {
