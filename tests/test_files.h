@@ -1,5 +1,5 @@
-// Helpers the file-writing tests share: a per-process temporary folder, a file's bytes, and an
-// error expected from a call (its type, its "[op] " prefix and parts of its message).
+// Helpers tests share: a per-process temporary folder, a file's bytes, an error expected from a
+// call (its type, its "[op] " prefix and parts of its message), and the message of one.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -42,6 +42,17 @@ void expect_error(const std::function<void()>& f, const std::string& op, const s
   } catch (const Error& e) {
     ADD_FAILURE() << "wrong error type: " << e.what();
   }
+}
+
+// The message of the E that f throws ("<no error>" when it throws nothing).
+template <class E, class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "<no error>";
 }
 
 }  // namespace wick::test

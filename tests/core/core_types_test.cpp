@@ -9,19 +9,12 @@
 
 #include <sys/sysinfo.h>
 
+#include "../test_files.h"
 #include "wick/wick.h"
 
 using namespace wick;
 
-template <class E, class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using wick::test::error_of;
 
 TEST(Device, ParsesAndPrints) {
   Device cpu("cpu"), gpu("cuda"), gpu1("cuda:1"), g2(kCUDA, 2);

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "idx_files.h"
+#include "../test_files.h"
 #include "wick/wick.h"
 
 using namespace wick;
@@ -21,16 +22,7 @@ using namespace wick::testing_data;
 
 namespace {
 
-// The message of the E that f throws ("" when it throws nothing).
-template <class E, class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "";
-}
+using wick::test::error_of;
 
 std::vector<float> floats(const Tensor& t) {
   Tensor c = t.to(kFloat32).contiguous();
