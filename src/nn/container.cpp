@@ -15,6 +15,17 @@ Tensor SequentialImpl::forward(const Tensor& x) {
   return y;
 }
 
+void SequentialImpl::replacing_child(size_t index, const std::shared_ptr<Module>& replacement) {
+  // Each step's forward was bound to its module's class when it was pushed: a replacement of
+  // another class could not be called through it.
+  if (index >= modules_.size()) return;  // a child registered by name, not a step
+  if (replacement && typeid(*replacement) != *classes_[index])
+    wick::detail::raise<TypeError>("replace_module", "a ", replacement->name(), " cannot replace Sequential's module '",
+                                   registered_children()[index].first,
+                                   "': that step runs the forward of the class it was added as");
+  modules_[index] = replacement;
+}
+
 std::shared_ptr<Module> SequentialImpl::replicate() const {
   auto copy = std::make_shared<SequentialImpl>();
   // Every name, a module under two names and null ones included.
@@ -28,6 +39,7 @@ std::shared_ptr<Module> SequentialImpl::replicate() const {
     copy->register_module(children[i].first, r);
     copy->modules_.push_back(r);
     copy->calls_.push_back(calls_[i]);
+    copy->classes_.push_back(classes_[i]);
   }
   return copy;
 }

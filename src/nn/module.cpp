@@ -131,10 +131,11 @@ void Module::add_child(std::string name, std::shared_ptr<Module> module) {
 }
 
 void Module::replace_module(const std::string& name, std::shared_ptr<Module> module) {
-  for (auto& [n, m] : children_) {
-    if (n == name) {
+  for (size_t i = 0; i < children_.size(); ++i) {
+    if (children_[i].first == name) {
       check_not_below(module.get(), name, "replace_module");
-      m = std::move(module);
+      replacing_child(i, module);
+      children_[i].second = std::move(module);
       return;
     }
   }

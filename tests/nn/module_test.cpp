@@ -229,3 +229,30 @@ TEST(Module, PrintsLikePyTorch) {
 }
 
 }  // namespace
+
+// replace_module on a container keeps the container's own list of steps in step: the next
+// forward runs the replacement, and one of another class is refused before anything changes.
+TEST(Module, ReplaceModuleInSequentialAndModuleList) {
+  manual_seed(0);
+  nn::Sequential seq(nn::Linear(3, 2), nn::ReLU());
+  auto x = randn({4, 3});
+  nn::Linear other(3, 2);
+  seq->replace_module("0", other.ptr());
+  auto expected = relu(matmul(x, other->weight.t()) + other->bias);
+  expect_close(seq->forward(x), expected, 0, 0);
+  EXPECT_EQ(seq->ptr<nn::LinearImpl>(0), other.ptr());
+
+  std::string msg = error_of([&] { seq->replace_module("1", nn::Linear(2, 2).ptr()); });
+  EXPECT_EQ(msg.rfind("[replace_module]", 0), 0u) << msg;
+  EXPECT_NE(seq->ptr<nn::ReLUImpl>(1), nullptr);  // unchanged
+  expect_close(seq->forward(x), expected, 0, 0);
+
+  seq->replace_module("1", nullptr);
+  EXPECT_EQ(seq->ptr<nn::Module>(1), nullptr);
+  EXPECT_NE(error_of([&] { seq->forward(x); }).find("is None"), std::string::npos);
+
+  nn::ModuleList list(nn::Linear(3, 2), nn::ReLU());
+  list->replace_module("1", other.ptr());
+  EXPECT_EQ(list->ptr<nn::Module>(1), other.ptr());
+  EXPECT_EQ(list->ptr<nn::LinearImpl>(1), other.ptr());
+}

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <tuple>
 #include <utility>
 #include <vector>
 

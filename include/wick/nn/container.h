@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <typeinfo>
 #include <memory>
 #include <vector>
 
@@ -37,6 +38,7 @@ class SequentialImpl : public Module {
     modules_.push_back(ptr);
     using Concrete = typename decltype(ptr)::element_type;
     calls_.push_back([](Module& m, const Tensor& x) { return static_cast<Concrete&>(m).forward(x); });
+    classes_.push_back(&typeid(Concrete));
   }
 
   Tensor forward(const Tensor& x);
@@ -65,6 +67,9 @@ class SequentialImpl : public Module {
   std::vector<std::shared_ptr<Module>> modules_;
   // calls_[i] runs forward of modules_[i] (or of a replica of it, a module of the same class)
   std::vector<std::function<Tensor(Module&, const Tensor&)>> calls_;
+  // the class each call was made for: a replacement (replace_module) must be of it
+  std::vector<const std::type_info*> classes_;
+  void replacing_child(size_t index, const std::shared_ptr<Module>& replacement) override;
 };
 WICK_MODULE(Sequential);
 
@@ -100,6 +105,9 @@ class ModuleListImpl : public Module {
   const std::shared_ptr<Module>& checked_at(size_t i) const {
     WICK_CHECK(i < modules_.size(), IndexError, "ModuleList", "index ", i, " is out of range");
     return modules_[i];
+  }
+  void replacing_child(size_t index, const std::shared_ptr<Module>& replacement) override {
+    if (index < modules_.size()) modules_[index] = replacement;
   }
   std::vector<std::shared_ptr<Module>> modules_;
 };

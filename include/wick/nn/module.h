@@ -126,6 +126,12 @@ class Module : public std::enable_shared_from_this<Module> {
   // Every registered submodule under every name it has, null ones included (PyTorch's
   // _modules), in registration order.
   const NamedList<std::shared_ptr<Module>>& registered_children() const { return children_; }
+  // Called by replace_module before registered child `index` becomes `replacement` (null or
+  // not), so that a container keeping its own list of children keeps it in step; it may throw,
+  // and then nothing has changed.
+  virtual void replacing_child(size_t index, const std::shared_ptr<Module>& replacement) {
+    (void)index, (void)replacement;
+  }
 
  private:
   void add_child(std::string name, std::shared_ptr<Module> module);
