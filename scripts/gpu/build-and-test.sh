@@ -13,6 +13,10 @@
 #                       tests, caching off
 #     --conformance     the LibTorch conformance suite (tests/conformance)
 #     --compare [F]     bench/compare: wick and LibTorch side by side (F: workload filter)
+#     --before TAR      with --compare: also build the wick library of an earlier tree (TAR: `git
+#                       archive --format=tar.gz -o .deps/before.tar.gz COMMIT`, carried in .deps)
+#                       and run its bench/compare right after, into $OUT/before/, so that the two
+#                       tables come from one machine in one run
 #     --bench F         wick_cuda_runtime_bench with --benchmark_filter=F
 #     --train           wick-train and bench/fashion_mnist_pytorch.py, CNN, on .deps/fmnist
 #     --dist            several processes, one GPU each (nccl): wick_dist_tests under wick-launch
@@ -29,7 +33,7 @@ set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 OUT=${OUT:-/tmp/wick-out}
 mkdir -p "$OUT"
-stress=0 info=0 tests=0 filter="" sanitize=0 conformance=0 compare=0 cfilter="" bench="" train=0 dp=0 dist=0
+before="" stress=0 info=0 tests=0 filter="" sanitize=0 conformance=0 compare=0 cfilter="" bench="" train=0 dp=0 dist=0
 while (($#)); do
   case "$1" in
     --info) info=1 ;;
@@ -38,6 +42,7 @@ while (($#)); do
     --conformance) conformance=1 ;;
     --compare) compare=1; [[ "${2:-}" != --* && -n "${2:-}" ]] && { cfilter="$2"; shift; } ;;
     --bench) bench="$2"; shift ;;
+    --before) before="$2"; shift ;;
     --train) train=1 ;;
     --dp) dp=1 ;;
     --stress) stress=60; [[ "${2:-}" =~ ^[0-9]+$ ]] && { stress="$2"; shift; } ;;
@@ -74,14 +79,18 @@ nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 build=build-gpu
 step build
 start=$(date +%s)
-cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DWICK_CUDA=ON \
-  -DWICK_OPENBLAS="$lib/openblas-openmp/libopenblas.so" \
-  -DWICK_CBLAS_INCLUDE="$deps/usr/include/x86_64-linux-gnu/openblas-openmp" \
-  -DWICK_DNNL="$lib/libdnnl.so" -DWICK_DNNL_INCLUDE="$deps/usr/include" -DWICK_CPU_BLAS="${WICK_CPU_BLAS:-dnnl}" \
-  -DCMAKE_CXX_FLAGS="-isystem $deps/usr/include" \
-  -DGTest_DIR="$lib/cmake/GTest" -Dbenchmark_DIR="$lib/cmake/benchmark" \
-  -DZLIB_INCLUDE_DIR="$deps/usr/include" -DZLIB_LIBRARY="$deps/lib/x86_64-linux-gnu/libz.so.1.2.13" \
-  -DCMAKE_CUDA_COMPILER="$nvcc" >"$OUT/configure.log" 2>&1 || { cat "$OUT/configure.log"; exit 1; }
+# configure SOURCE BUILD: wick with CUDA for sm_90 and the unpacked dependencies.
+configure() {
+  cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DWICK_CUDA=ON \
+    -DWICK_OPENBLAS="$lib/openblas-openmp/libopenblas.so" \
+    -DWICK_CBLAS_INCLUDE="$deps/usr/include/x86_64-linux-gnu/openblas-openmp" \
+    -DWICK_DNNL="$lib/libdnnl.so" -DWICK_DNNL_INCLUDE="$deps/usr/include" -DWICK_CPU_BLAS="${WICK_CPU_BLAS:-dnnl}" \
+    -DCMAKE_CXX_FLAGS="-isystem $deps/usr/include" \
+    -DGTest_DIR="$lib/cmake/GTest" -Dbenchmark_DIR="$lib/cmake/benchmark" \
+    -DZLIB_INCLUDE_DIR="$deps/usr/include" -DZLIB_LIBRARY="$deps/lib/x86_64-linux-gnu/libz.so.1.2.13" \
+    -DCMAKE_CUDA_COMPILER="$nvcc"
+}
+configure . $build >"$OUT/configure.log" 2>&1 || { cat "$OUT/configure.log"; exit 1; }
 grep -E '^-- wick' "$OUT/configure.log"
 # WICK_GPU_TARGETS (environment): the ninja targets to build (default: all).
 ninja -C $build -j$(($(nproc) < 32 ? $(nproc) : 32)) -k 0 ${WICK_GPU_TARGETS:-} >"$OUT/build.log" 2>&1
@@ -216,6 +225,16 @@ fi
 if ((compare)); then
   step "bench/compare ${cfilter}"
   OUT=$OUT timeout 420 bash bench/compare/run.sh $build $cfilter
+  if [[ -n "$before" ]]; then
+    step "the earlier tree ($before): its library, then its bench/compare"
+    src=/tmp/wick-before
+    rm -rf "$src" && mkdir -p "$src" && tar -xzf "$before" -C "$src"
+    configure $src $src/build-gpu >"$OUT/before_configure.log" 2>&1 &&
+      ninja -C $src/build-gpu -j$(nproc) wick >"$OUT/before_build.log" 2>&1
+    echo "earlier library: rc=$?"
+    mkdir -p "$OUT/before"
+    OUT=$OUT/before timeout 420 bash $src/bench/compare/run.sh $src/build-gpu $cfilter
+  fi
 fi
 
 if [[ -n "$bench" ]]; then
