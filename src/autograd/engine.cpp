@@ -362,9 +362,9 @@ void execute(const std::vector<Edge>& roots, const variable_list& root_grads, Gr
       } else {
         outs = node->apply(std::move(grads));
       }
-      if (node->stream_ && std::none_of(sc.streams.begin(), sc.streams.end(), [&](const cuda::Stream& s) {
-            return s.native() == node->stream_->native();
-          }))
+      const auto native = node->stream_ ? node->stream_->native() : nullptr;
+      if (node->stream_ && std::none_of(sc.streams.begin(), sc.streams.end(),
+                                        [native](const cuda::Stream& s) { return s.native() == native; }))
         sc.streams.push_back(*node->stream_);
     }
     if (!task.keep_graph) node->release_variables();
