@@ -310,8 +310,10 @@ TensorMap load_bytes(const Bytes& in, const std::string& path, Device device) {
   WICK_CHECK(at == h.data_size, ValueError, "load", "'", path, "' has ", h.data_size - at,
              " bytes after the last tensor's data");
   TensorMap out;
-  for (auto& [name, t] : read)
-    out.emplace(name, device.is_cpu() ? t : wick::detail::as_op("load", [&] { return t.to(device); }));
+  for (auto& [name, t] : read) {
+    const Tensor& host = t;
+    out.emplace(name, device.is_cpu() ? host : wick::detail::as_op("load", [&] { return host.to(device); }));
+  }
   return out;
 }
 

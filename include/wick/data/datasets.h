@@ -200,7 +200,7 @@ std::unique_ptr<DataLoader> make_data_loader(D dataset, S sampler, DataLoaderOpt
 template <class D, class S>
 requires std::derived_from<S, Sampler>
 std::unique_ptr<DataLoader> make_data_loader(D dataset, S sampler, int64_t batch_size) {
-  return make_data_loader(std::move(dataset), std::move(sampler), DataLoaderOptions(batch_size));
+  return make_data_loader(std::move(dataset), std::move(sampler), DataLoaderOptions{batch_size});
 }
 
 // With a sampler of type S made from the dataset's size (LibTorch's default: RandomSampler).
@@ -214,7 +214,7 @@ std::unique_ptr<DataLoader> make_data_loader(D dataset, DataLoaderOptions option
 template <class S = samplers::RandomSampler, class D>
 requires std::derived_from<S, Sampler>
 std::unique_ptr<DataLoader> make_data_loader(D dataset, int64_t batch_size) {
-  return make_data_loader<S>(std::move(dataset), DataLoaderOptions(batch_size));
+  return make_data_loader<S>(std::move(dataset), DataLoaderOptions{batch_size});
 }
 
 }  // namespace wick::data
