@@ -5,6 +5,7 @@
 #pragma once
 
 #include "wick/nn/activation.h"
+#include "wick/nn/attention.h"
 #include "wick/nn/container.h"
 #include "wick/nn/data_parallel.h"
 #include "wick/nn/conv.h"
@@ -18,3 +19,4 @@
 #include "wick/nn/module.h"
 #include "wick/nn/normalization.h"
 #include "wick/nn/pooling.h"
+#include "wick/nn/transformer.h"

@@ -3,6 +3,10 @@
 // computes its lookup once and records its own node (EmbeddingBackward0), as core's ops do.
 #include "wick/nn/functional.h"
 
+#include <algorithm>
+#include <limits>
+#include <vector>
+
 #include "autograd/hooks.h"
 #include "core/as_op.h"
 #include "core/autocast.h"
@@ -45,7 +49,30 @@ Tensor dropout(const Tensor& x, double p, bool training) {
 }
 
 namespace {
-Tensor embedding_impl(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx) {
+// PyTorch's embedding_renorm_: each row looked up (once, however often) whose norm exceeds
+// max_norm is scaled by max_norm / (norm + 1e-7), in place and unrecorded.
+void embedding_renorm(const Tensor& weight, const Tensor& flat, double max_norm, double norm_type) {
+  NoGradGuard no_grad;
+  Tensor idx = flat.to(Device(kCPU), kInt64).contiguous();
+  const int64_t rows = weight.size(0);
+  const int64_t* p = idx.data_ptr<int64_t>();
+  std::vector<int64_t> unique(p, p + idx.numel());
+  for (int64_t i : unique)
+    WICK_CHECK(i >= -rows && i < rows, IndexError, "embedding", "index out of range in self");
+  for (int64_t& i : unique)
+    if (i < 0) i += rows;
+  std::sort(unique.begin(), unique.end());
+  unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+  if (unique.empty()) return;
+  Tensor u = wick::from_blob(unique.data(), {int64_t(unique.size())}, TensorOptions(kInt64)).to(weight.device());
+  Tensor norms = wick::index_select(weight, 0, u).norm(norm_type, {1}).to(Device(kCPU), kFloat64).contiguous();
+  const double* n = norms.data_ptr<double>();
+  for (size_t i = 0; i < unique.size(); ++i)
+    if (n[i] > max_norm) Tensor(weight).select(0, unique[i]).mul_(max_norm / (n[i] + 1e-7));
+}
+
+Tensor embedding_impl(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx,
+                      std::optional<double> max_norm, double norm_type) {
   wick::detail::check_defined(indices, "embedding", "indices");
   wick::detail::check_defined(weight, "embedding", "weight");
   WICK_CHECK(indices.dtype() == kInt64 || indices.dtype() == kInt32, TypeError, "embedding",
@@ -62,6 +89,7 @@ Tensor embedding_impl(const Tensor& indices, const Tensor& weight, std::optional
   DimVector out_sizes(indices.sizes());
   out_sizes.push_back(weight.size(1));
   Tensor flat = indices.reshape({-1});
+  if (max_norm) embedding_renorm(weight, flat, *max_norm, norm_type);
   const bool grad = wick::detail::needs_grad(weight);
   Tensor out =
       wick::detail::forward_once(grad, [&] { return wick::index_select(weight, 0, flat).view(out_sizes); });
@@ -70,8 +98,10 @@ Tensor embedding_impl(const Tensor& indices, const Tensor& weight, std::optional
 }
 }  // namespace
 
-Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx) {
-  return wick::detail::as_op("embedding", [&] { return embedding_impl(indices, weight, padding_idx); });
+Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx,
+                 std::optional<double> max_norm, double norm_type) {
+  return wick::detail::as_op("embedding",
+                             [&] { return embedding_impl(indices, weight, padding_idx, max_norm, norm_type); });
 }
 
 Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) { return x.flatten(start_dim, end_dim); }
@@ -110,6 +140,61 @@ Tensor layer_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape,
     Tensor y = xc * wick::rsqrt(var + eps);
     if (weight.defined()) y = y * (mixed ? weight.to(x.dtype()) : weight);
     if (bias.defined()) y = y + (mixed ? bias.to(x.dtype()) : bias);
+    return y;
+  });
+}
+
+Tensor rms_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape, const Tensor& weight,
+                std::optional<double> eps) {
+  return wick::detail::as_op("rms_norm", [&]() -> Tensor {
+    wick::detail::check_defined(x, "rms_norm", "input");
+    const int64_t k = int64_t(normalized_shape.size());
+    bool ok = k >= 1 && x.dim() >= k;
+    for (int64_t i = 0; ok && i < k; ++i) ok = x.size(x.dim() - k + i) == normalized_shape[size_t(i)];
+    WICK_CHECK(ok, ValueError, "rms_norm", "Given normalized_shape=", IntArrayRef(normalized_shape),
+               ", expected input with shape [*, ", IntArrayRef(normalized_shape), "], but got input of size",
+               x.sizes());
+    WICK_CHECK(!weight.defined() || weight.sizes().equals(IntArrayRef(normalized_shape)), ValueError, "rms_norm",
+               "Expected weight to be of same shape as normalized_shape, but got weight of shape ", weight.sizes(),
+               " and normalized_shape = ", IntArrayRef(normalized_shape));
+    WICK_CHECK(x.is_floating_point(), TypeError, "rms_norm", "\"rms_norm\" not implemented for '", x.dtype(), "'");
+    // 16-bit floats compute in float32 (PyTorch's opmath type), whose epsilon is the default.
+    const bool low = x.dtype() == kFloat16 || x.dtype() == kBFloat16;
+    const double e = eps ? *eps
+                         : (x.dtype() == kFloat64 ? std::numeric_limits<double>::epsilon()
+                                                  : double(std::numeric_limits<float>::epsilon()));
+    DimVector dims;
+    for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
+    Tensor xf = low ? x.to(kFloat32) : x;
+    Tensor y = xf * wick::rsqrt((xf * xf).mean(dims, true) + e);
+    if (weight.defined()) y = y * weight;  // in the computation type, then back to x's
+    return y.dtype() == x.dtype() ? y : y.to(x.dtype());
+  });
+}
+
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps) {
+  return wick::detail::as_op("group_norm", [&]() -> Tensor {
+    wick::detail::check_defined(x, "group_norm", "input");
+    WICK_CHECK(x.dim() >= 2, ValueError, "group_norm", "Expected at least 2 dimensions for input tensor but received ",
+               x.dim());
+    WICK_CHECK(x.is_floating_point(), TypeError, "group_norm", "\"group_norm\" not implemented for '", x.dtype(),
+               "'");
+    const int64_t n = x.size(0), c = x.size(1);
+    WICK_CHECK(num_groups > 0 && c % num_groups == 0, ValueError, "group_norm",
+               "Expected number of channels in input to be divisible by num_groups, but got input of shape ",
+               x.sizes(), " and num_groups=", num_groups);
+    for (auto [t, what] : {std::pair{&weight, "weight"}, std::pair{&bias, "bias"}})
+      WICK_CHECK(!t->defined() || (t->dim() == 1 && t->numel() == c), ValueError, "group_norm", "Expected ", what,
+                 " to be a vector of size equal to the number of channels in input, but got ", what, " of shape ",
+                 t->sizes(), " and input of shape ", x.sizes());
+    Tensor g = x.reshape({n, num_groups, -1});
+    Tensor xc = g - g.mean({2}, true);
+    Tensor var = (xc * xc).mean({2}, true);
+    Tensor y = (xc * wick::rsqrt(var + eps)).reshape(x.sizes());
+    DimVector shape(size_t(x.dim()), 1);
+    shape[1] = c;
+    if (weight.defined()) y = y * weight.view(shape);
+    if (bias.defined()) y = y + bias.view(shape);
     return y;
   });
 }

@@ -97,12 +97,14 @@ void EmbeddingImpl::reset_parameters() {
 }
 
 Tensor EmbeddingImpl::forward(const Tensor& indices) {
-  return F::embedding(indices, weight, options.padding_idx());
+  return F::embedding(indices, weight, options.padding_idx(), options.max_norm(), options.norm_type());
 }
 
 std::string EmbeddingImpl::extra_repr() const {
   std::string s = std::to_string(options.num_embeddings()) + ", " + std::to_string(options.embedding_dim());
   if (options.padding_idx()) s += ", padding_idx=" + std::to_string(*options.padding_idx());
+  if (options.max_norm()) s += ", max_norm=" + py_float(*options.max_norm());
+  if (options.norm_type() != 2.0) s += ", norm_type=" + py_float(options.norm_type());
   return s;
 }
 

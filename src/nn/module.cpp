@@ -130,6 +130,17 @@ void Module::add_child(std::string name, std::shared_ptr<Module> module) {
   children_.emplace_back(std::move(name), std::move(module));
 }
 
+Tensor& Module::replace_parameter(const std::string& name, Tensor tensor) {
+  for (auto& [n, t] : parameters_) {
+    if (n != name) continue;
+    WICK_CHECK(!tensor.defined() || tensor.is_leaf(), ValueError, "replace_parameter", "cannot assign '", name,
+               "' as a parameter: it is not a leaf (detach it first)");
+    t = std::move(tensor);
+    return t;
+  }
+  wick::detail::raise<ValueError>("replace_parameter", "no parameter named '", name, "' in ", this->name());
+}
+
 void Module::replace_module(const std::string& name, std::shared_ptr<Module> module) {
   for (size_t i = 0; i < children_.size(); ++i) {
     if (children_[i].first == name) {

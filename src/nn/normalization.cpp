@@ -1,4 +1,4 @@
-// BatchNorm1d/2d (running statistics as buffers) and LayerNorm.
+// BatchNorm1d/2d (running statistics as buffers), LayerNorm, RMSNorm and GroupNorm.
 #include "wick/nn/normalization.h"
 
 #include "core/tensor_ops.h"
@@ -105,6 +105,50 @@ Tensor LayerNormImpl::forward(const Tensor& x) {
 std::string LayerNormImpl::extra_repr() const {
   return detail::py_tuple(options.normalized_shape()) + ", eps=" + py_float(options.eps()) +
          ", elementwise_affine=" + py_bool(options.elementwise_affine());
+}
+
+RMSNormImpl::RMSNormImpl(const RMSNormOptions& options) : options(options) {
+  if (options.elementwise_affine())
+    weight = register_parameter("weight", wick::detail::empty_for(options.normalized_shape(), {}, "RMSNorm"));
+  reset_parameters();
+}
+
+void RMSNormImpl::reset_parameters() {
+  if (weight.defined()) init::ones_(weight);
+}
+
+Tensor RMSNormImpl::forward(const Tensor& x) {
+  return functional::rms_norm(x, options.normalized_shape(), weight, options.eps());
+}
+
+std::string RMSNormImpl::extra_repr() const {
+  return detail::py_tuple(options.normalized_shape()) +
+         ", eps=" + (options.eps() ? py_float(*options.eps()) : std::string("None")) +
+         ", elementwise_affine=" + py_bool(options.elementwise_affine());
+}
+
+GroupNormImpl::GroupNormImpl(const GroupNormOptions& options) : options(options) {
+  WICK_CHECK(options.num_groups() > 0 && options.num_channels() % options.num_groups() == 0, ValueError,
+             "GroupNorm", "num_channels must be divisible by num_groups");
+  if (options.affine()) {
+    weight = register_parameter("weight", wick::detail::empty_for({options.num_channels()}, {}, "GroupNorm"));
+    bias = register_parameter("bias", wick::detail::empty_for({options.num_channels()}, {}, "GroupNorm"));
+  }
+  reset_parameters();
+}
+
+void GroupNormImpl::reset_parameters() {
+  if (weight.defined()) init::ones_(weight);
+  if (bias.defined()) init::zeros_(bias);
+}
+
+Tensor GroupNormImpl::forward(const Tensor& x) {
+  return functional::group_norm(x, options.num_groups(), weight, bias, options.eps());
+}
+
+std::string GroupNormImpl::extra_repr() const {
+  return std::to_string(options.num_groups()) + ", " + std::to_string(options.num_channels()) +
+         ", eps=" + py_float(options.eps()) + ", affine=" + py_bool(options.affine());
 }
 
 }  // namespace wick::nn

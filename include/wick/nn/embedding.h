@@ -18,6 +18,9 @@ struct EmbeddingOptions {
   WICK_ARG(int64_t, embedding_dim);
   // This row is zero at init and gets no gradient.
   WICK_ARG(std::optional<int64_t>, padding_idx);
+  // Looked-up rows with a norm_type-norm above max_norm are scaled down to it in place.
+  WICK_ARG(std::optional<double>, max_norm);
+  WICK_ARG(double, norm_type) = 2.0;
 };
 
 class EmbeddingImpl : public Module {

@@ -28,13 +28,22 @@ Tensor log_softmax(const Tensor& x, int64_t dim);
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {});
 // Zeroes elements with probability p and scales the rest by 1 / (1 - p) when training.
 Tensor dropout(const Tensor& x, double p = 0.5, bool training = true);
-// Rows of weight at the indices (int64 or int32); padding_idx's row gets no gradient.
-Tensor embedding(const Tensor& indices, const Tensor& weight,
-                 std::optional<int64_t> padding_idx = std::nullopt);
+// Rows of weight at the indices (int64 or int32); padding_idx's row gets no gradient. With
+// max_norm, the looked-up rows whose norm_type-norm exceeds it are first scaled down to it, in
+// place in weight (without recording).
+Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx = std::nullopt,
+                 std::optional<double> max_norm = std::nullopt, double norm_type = 2.0);
 Tensor flatten(const Tensor& x, int64_t start_dim = 1, int64_t end_dim = -1);
 // Normalizes over the trailing dims of normalized_shape; weight and bias optional.
 Tensor layer_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape, const Tensor& weight = {},
                   const Tensor& bias = {}, double eps = 1e-5);
+// x * rsqrt(mean(x^2 over the trailing normalized_shape dims) + eps) * weight; eps unset: the
+// machine epsilon of the computation type (16-bit floats compute in float32).
+Tensor rms_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape, const Tensor& weight = {},
+                std::optional<double> eps = std::nullopt);
+// Normalizes [N, C, *] over each of num_groups groups of channels; weight and bias [C].
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = {}, const Tensor& bias = {},
+                  double eps = 1e-5);
 // Normalizes over every dim but 1 (channels). In training, batch statistics are used and the
 // running ones (when given) updated in place with momentum; else the running ones are used.
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,

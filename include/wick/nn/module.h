@@ -59,6 +59,11 @@ class Module : public std::enable_shared_from_this<Module> {
     add_child(std::move(name), holder.ptr());
     return holder;
   }
+  // Replaces a registered parameter by tensor (a leaf), keeping its requires_grad: PyTorch's
+  // `m.weight = other.weight`, so one parameter may live in two modules (weight tying:
+  // state_dict() lists both names, parameters() yields it once). Returns the stored handle.
+  //   head->weight = head->replace_parameter("weight", emb->weight);
+  Tensor& replace_parameter(const std::string& name, Tensor tensor);
   // Replaces a registered submodule (a later registration of the same name is an error);
   // module may be null (PyTorch's `m.fc = None`).
   void replace_module(const std::string& name, std::shared_ptr<Module> module);

@@ -1,8 +1,10 @@
-// BatchNorm1d, BatchNorm2d and LayerNorm.
+// BatchNorm1d, BatchNorm2d, LayerNorm, RMSNorm and GroupNorm.
 //
 //   wick::nn::BatchNorm2d bn(8);         // running_mean, running_var, num_batches_tracked buffers
 //   auto y = bn(x);                      // training: batch statistics; bn->eval(): running ones
 //   wick::nn::LayerNorm ln(std::vector<int64_t>{16});
+//   wick::nn::RMSNorm rms(std::vector<int64_t>{16});    // x * rsqrt(mean(x^2) + eps) * weight
+//   wick::nn::GroupNorm gn(4, 32);                      // 4 groups of 8 channels
 #pragma once
 
 #include <optional>
@@ -79,5 +81,48 @@ class LayerNormImpl : public Module {
   Tensor weight, bias;
 };
 WICK_MODULE(LayerNorm);
+
+struct RMSNormOptions {
+  RMSNormOptions(std::vector<int64_t> normalized_shape) : normalized_shape_(std::move(normalized_shape)) {}
+  WICK_ARG(std::vector<int64_t>, normalized_shape);
+  // Unset: the machine epsilon of the input's computation type (float32 for 16-bit floats).
+  WICK_ARG(std::optional<double>, eps);
+  WICK_ARG(bool, elementwise_affine) = true;
+};
+
+class RMSNormImpl : public Module {
+ public:
+  explicit RMSNormImpl(std::vector<int64_t> normalized_shape)
+      : RMSNormImpl(RMSNormOptions(std::move(normalized_shape))) {}
+  explicit RMSNormImpl(const RMSNormOptions& options);
+  Tensor forward(const Tensor& x);
+  void reset_parameters();
+  std::string extra_repr() const override;
+  RMSNormOptions options;
+  Tensor weight;
+};
+WICK_MODULE(RMSNorm);
+
+struct GroupNormOptions {
+  GroupNormOptions(int64_t num_groups, int64_t num_channels) : num_groups_(num_groups), num_channels_(num_channels) {}
+  WICK_ARG(int64_t, num_groups);
+  WICK_ARG(int64_t, num_channels);
+  WICK_ARG(double, eps) = 1e-5;
+  WICK_ARG(bool, affine) = true;
+};
+
+// Normalizes [N, C, *] over each group of C / num_groups channels (and all of *).
+class GroupNormImpl : public Module {
+ public:
+  GroupNormImpl(int64_t num_groups, int64_t num_channels)
+      : GroupNormImpl(GroupNormOptions(num_groups, num_channels)) {}
+  explicit GroupNormImpl(const GroupNormOptions& options);
+  Tensor forward(const Tensor& x);
+  void reset_parameters();
+  std::string extra_repr() const override;
+  GroupNormOptions options;
+  Tensor weight, bias;
+};
+WICK_MODULE(GroupNorm);
 
 }  // namespace wick::nn

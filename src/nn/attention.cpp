@@ -1,0 +1,239 @@
+// scaled_dot_product_attention and the choice of its backend. The math path is composed of
+// differentiable ops (matmul, where, softmax, dropout), so autograd records it piece by piece
+// and it runs on every device and dtype. A fused path joins by answering `usable` for its
+// backend and computing in `run`: the selection, the forcing by sdpa_kernel and the reasons in
+// "No available kernel" already go through them (docs/design.md, "Attention and the transformer layers").
+#include "wick/nn/attention.h"
+
+#include <atomic>
+#include <cmath>
+#include <ostream>
+#include <string>
+
+#include "core/as_op.h"
+#include "core/checks.h"
+#include "wick/autograd.h"
+#include "wick/nn/functional.h"
+#include "wick/ops.h"
+
+namespace wick::nn::attention {
+
+namespace {
+
+constexpr SDPBackend kBackends[] = {SDPBackend::Math, SDPBackend::FlashAttention, SDPBackend::EfficientAttention,
+                                    SDPBackend::CuDNNAttention};
+constexpr unsigned bit(SDPBackend b) { return 1u << unsigned(b); }
+constexpr unsigned kAllBackends = 0xFu;
+
+// Process-wide, as PyTorch's torch.backends.cuda flags.
+std::atomic<unsigned> g_enabled{kAllBackends};
+thread_local std::optional<SDPBackend> t_last;
+
+}  // namespace
+
+const char* to_string(SDPBackend backend) {
+  switch (backend) {
+    case SDPBackend::Math: return "MATH";
+    case SDPBackend::FlashAttention: return "FLASH_ATTENTION";
+    case SDPBackend::EfficientAttention: return "EFFICIENT_ATTENTION";
+    case SDPBackend::CuDNNAttention: return "CUDNN_ATTENTION";
+  }
+  return "UNKNOWN";
+}
+
+std::ostream& operator<<(std::ostream& os, SDPBackend backend) { return os << to_string(backend); }
+
+sdpa_kernel::sdpa_kernel(const std::vector<SDPBackend>& backends) {
+  unsigned mask = 0;
+  for (SDPBackend b : backends) {
+    WICK_CHECK(unsigned(b) < 4, ValueError, "sdpa_kernel", "invalid backend (", int(b), ")");
+    mask |= bit(b);
+  }
+  previous_ = g_enabled.exchange(mask);
+}
+
+sdpa_kernel::~sdpa_kernel() { g_enabled.store(previous_); }
+
+std::vector<SDPBackend> enabled_sdpa_backends() {
+  const unsigned mask = g_enabled.load();
+  std::vector<SDPBackend> out;
+  for (SDPBackend b : kBackends)
+    if (mask & bit(b)) out.push_back(b);
+  return out;
+}
+
+std::optional<SDPBackend> last_sdpa_backend() { return t_last; }
+
+namespace {
+
+constexpr const char* kOp = "scaled_dot_product_attention";
+
+struct Params {
+  const Tensor& q;
+  const Tensor& k;
+  const Tensor& v;
+  const Tensor& mask;
+  double dropout_p;
+  bool is_causal;
+  double scale;
+};
+
+// Whether backend b can compute these inputs; why not, when it cannot.
+bool usable(SDPBackend b, const Params&, std::string& why) {
+  switch (b) {
+    case SDPBackend::Math: return true;
+    case SDPBackend::FlashAttention: why = "flash attention is not built into wick yet"; return false;
+    case SDPBackend::EfficientAttention: why = "memory-efficient attention is not built into wick yet"; return false;
+    case SDPBackend::CuDNNAttention: why = "cuDNN attention is not built into wick yet"; return false;
+  }
+  return false;
+}
+
+// The fused backends first, as PyTorch prefers them; math last.
+SDPBackend select(const Params& p) {
+  const unsigned enabled = g_enabled.load();
+  std::string reasons;
+  for (SDPBackend b : {SDPBackend::FlashAttention, SDPBackend::CuDNNAttention, SDPBackend::EfficientAttention,
+                       SDPBackend::Math}) {
+    std::string why;
+    if (!(enabled & bit(b))) why = "disabled (sdpa_kernel)";
+    else if (usable(b, p, why)) return b;
+    reasons += std::string(reasons.empty() ? "" : "; ") + to_string(b) + ": " + why;
+  }
+  wick::detail::raise<Error>(kOp, "No available kernel. Aborting execution. (", reasons, ")");
+}
+
+// softmax over the last dim whose rows of only -inf give zeros, not NaN (PyTorch's math path,
+// _safe_softmax): such rows go through softmax as zeros, so no NaN reaches the gradient either.
+Tensor safe_softmax(const Tensor& scores) {
+  Tensor dead = std::get<0>(scores.detach().max(-1, true)) == -INFINITY;
+  return wick::where(dead, 0.0, wick::softmax(wick::where(dead, 0.0, scores), -1));
+}
+
+Tensor math(const Params& p) {
+  // q and k each scaled by sqrt(scale), as PyTorch's math path (no overflow in 16-bit types).
+  const double s = std::sqrt(p.scale);
+  Tensor scores = wick::matmul(p.q * s, p.k.transpose(-2, -1) * s);
+  const int64_t L = p.q.size(-2), S = p.k.size(-2);
+  if (p.is_causal) {
+    // Upper-left aligned: query i attends keys 0..i.
+    const TensorOptions idx = TensorOptions(kInt64).device(p.q.device());
+    Tensor above = wick::arange(S, idx).unsqueeze(0) > wick::arange(L, idx).unsqueeze(1);
+    scores = wick::masked_fill(scores, above, -INFINITY);
+  }
+  Tensor attn;
+  if (p.mask.defined()) {
+    if (p.mask.dtype() == kBool) scores = wick::where(p.mask, scores, -INFINITY);
+    else scores = scores + (p.mask.dtype() == scores.dtype() ? p.mask : p.mask.to(scores.dtype()));
+    attn = safe_softmax(scores);
+  } else {
+    attn = wick::softmax(scores, -1);
+  }
+  if (p.dropout_p > 0) attn = functional::dropout(attn, p.dropout_p, true);
+  return wick::matmul(attn, p.v);
+}
+
+// k or v with each of its heads (dim -3) repeated r times in a row (repeat_interleave).
+Tensor repeat_heads(const Tensor& t, int64_t r) {
+  if (r == 1) return t;
+  DimVector sizes(t.sizes());
+  sizes.insert(sizes.end() - 2, r);
+  DimVector out(t.sizes());
+  out[out.size() - 3] *= r;
+  return t.unsqueeze(-3).expand(sizes).reshape(out);
+}
+
+Tensor run(SDPBackend b, const Params& p) {
+  switch (b) {
+    case SDPBackend::Math: break;
+    default: wick::detail::raise<Error>(kOp, "backend ", to_string(b), " has no implementation");
+  }
+  return math(p);
+}
+
+}  // namespace
+
+}  // namespace wick::nn::attention
+
+namespace wick::nn::functional {
+
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const Tensor& attn_mask, double dropout_p, bool is_causal,
+                                    std::optional<double> scale, bool enable_gqa) {
+  using namespace wick::nn::attention;
+  return wick::detail::as_op(kOp, [&]() -> Tensor {
+    wick::detail::check_defined(query, kOp, "query");
+    wick::detail::check_defined(key, kOp, "key");
+    wick::detail::check_defined(value, kOp, "value");
+    WICK_CHECK(query.dtype() == key.dtype() && query.dtype() == value.dtype(), TypeError, kOp,
+               "Expected query, key, and value to have the same dtype, but got query.dtype: ", query.dtype(),
+               " key.dtype: ", key.dtype(), " and value.dtype: ", value.dtype(), " instead.");
+    WICK_CHECK(query.device() == key.device() && query.device() == value.device(), DeviceError, kOp,
+               "Expected query, key, and value to have the same device type, but got query.device: ",
+               query.device(), " key.device: ", key.device(), " and value.device: ", value.device(), " instead.");
+    WICK_CHECK(query.dim() >= 2 && key.dim() >= 2 && value.dim() >= 2, ValueError, kOp,
+               "Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: ",
+               query.dim(), " key.dim: ", key.dim(), " and value.dim: ", value.dim(), " instead.");
+    WICK_CHECK(is_floating_point(query.dtype()), TypeError, kOp,
+               "Expected query, key, and value to be floating point tensors, but got ", query.dtype());
+    WICK_CHECK(dropout_p >= 0 && dropout_p <= 1, ValueError, kOp,
+               "dropout probability has to be between 0 and 1, but got ", dropout_p);
+    WICK_CHECK(query.size(-1) == key.size(-1), ValueError, kOp,
+               "Expected query and key to have the same embedding size (last dim), but got query: ",
+               query.sizes(), " and key: ", key.sizes());
+    WICK_CHECK(key.size(-2) == value.size(-2), ValueError, kOp,
+               "Expected key and value to have the same sequence length (dim -2), but got key: ", key.sizes(),
+               " and value: ", value.sizes());
+    if (attn_mask.defined()) {
+      WICK_CHECK(!is_causal, ValueError, kOp, "Explicit attn_mask should not be set when is_causal=True");
+      WICK_CHECK(attn_mask.dtype() == kBool || attn_mask.dtype() == kFloat32 || attn_mask.dtype() == query.dtype(),
+                 TypeError, kOp,
+                 "Expected attn_mask dtype to be bool or float or to match query dtype, but got attn_mask.dtype: ",
+                 attn_mask.dtype(), " and  query.dtype: ", query.dtype(), " instead.");
+      WICK_CHECK(attn_mask.device() == query.device(), DeviceError, kOp,
+                 "Expected attn_mask to be on the device of query (", query.device(), "), but got ",
+                 attn_mask.device());
+    }
+    Tensor k = key, v = value;
+    const bool heads = query.dim() >= 3 && key.dim() >= 3 && value.dim() >= 3;
+    if (heads) {
+      const int64_t hq = query.size(-3), hk = key.size(-3), hv = value.size(-3);
+      if (enable_gqa) {
+        WICK_CHECK(hq % hk == 0 && hq % hv == 0, ValueError, kOp,
+                   "Number of heads in key and value must divide the number of heads in query (query: ", hq,
+                   ", key: ", hk, ", value: ", hv, ")");
+        k = repeat_heads(key, hq / hk);
+        v = repeat_heads(value, hq / hv);
+      } else {
+        WICK_CHECK((hk == hq || hk == 1) && (hv == hq || hv == 1), ValueError, kOp,
+                   "query has ", hq, " heads (dim -3) but key ", hk, " and value ", hv,
+                   ": they must match (or broadcast); pass enable_gqa=true for grouped-query attention");
+      }
+    }
+    // The mask must broadcast to the scores [..., L, S] without growing them (PyTorch adds it in place).
+    if (attn_mask.defined()) {
+      DimVector qb(query.sizes()), kb(k.sizes());
+      qb.pop_back();
+      qb.pop_back();
+      kb.pop_back();
+      kb.pop_back();
+      DimVector scores = wick::detail::broadcast_shapes(qb, kb, kOp);
+      scores.push_back(query.size(-2));
+      scores.push_back(key.size(-2));
+      bool fits = attn_mask.dim() <= int64_t(scores.size());
+      for (int64_t i = 1; fits && i <= attn_mask.dim(); ++i) {
+        const int64_t m = attn_mask.size(-i), s = scores[scores.size() - size_t(i)];
+        fits = m == s || m == 1;
+      }
+      WICK_CHECK(fits, ValueError, kOp, "attn_mask of shape ", attn_mask.sizes(),
+                 " does not broadcast to the attention scores' shape ", IntArrayRef(scores));
+    }
+    const double sc = scale ? *scale : 1.0 / std::sqrt(double(query.size(-1)));
+    Params p{query, k, v, attn_mask, dropout_p, is_causal, sc};
+    const SDPBackend b = select(p);
+    t_last = b;
+    return run(b, p);
+  });
+}
+
+}  // namespace wick::nn::functional
