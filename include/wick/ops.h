@@ -167,6 +167,44 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
 // int64 t of class indices -> int64 [..., num_classes] (-1: max(t) + 1).
 Tensor one_hot(const Tensor& t, int64_t num_classes = -1);
 
+// ---- shape, scan and reduction ops
+// The lower (upper) triangle of the last two dims: element (i, j) is kept where j - i <= diagonal
+// (j - i >= diagonal), zeroed elsewhere; any dtype, batched over leading dims.
+Tensor tril(const Tensor& t, int64_t diagonal = 0);
+Tensor triu(const Tensor& t, int64_t diagonal = 0);
+// Running sum (product) along dim; integer and bool inputs accumulate in int64 unless dtype
+// names the result's dtype (the input is cast to it first).
+Tensor cumsum(const Tensor& t, int64_t dim, std::optional<Dtype> dtype = std::nullopt);
+Tensor cumprod(const Tensor& t, int64_t dim, std::optional<Dtype> dtype = std::nullopt);
+// log(sum(exp(t))) over dims (empty: all), with the max subtracted first; integer and bool
+// inputs give the default float.
+Tensor logsumexp(const Tensor& t, IntArrayRef dims, bool keepdim = false);
+// {var, mean} and {std, mean} in one call, with var's and std's arguments.
+std::tuple<Tensor, Tensor> var_mean(const Tensor& t, IntArrayRef dims = {}, bool unbiased = true, bool keepdim = false);
+std::tuple<Tensor, Tensor> var_mean(const Tensor& t, IntArrayRef dims, double correction, bool keepdim = false);
+std::tuple<Tensor, Tensor> std_mean(const Tensor& t, IntArrayRef dims = {}, bool unbiased = true, bool keepdim = false);
+std::tuple<Tensor, Tensor> std_mean(const Tensor& t, IntArrayRef dims, double correction, bool keepdim = false);
+// norm with p = "fro" (the 2-norm over dims, empty: all); "nuc" is not implemented.
+Tensor norm(const Tensor& t, const char* p, IntArrayRef dims = {}, bool keepdim = false);
+// Each element repeated repeats times (an int, or a 1-D tensor of one count per slice) along
+// dim; without dim, over the flattened tensor.
+Tensor repeat_interleave(const Tensor& t, int64_t repeats, std::optional<int64_t> dim = std::nullopt);
+Tensor repeat_interleave(const Tensor& t, const Tensor& repeats, std::optional<int64_t> dim = std::nullopt);
+// repeats[i] copies of i for each i: the indices repeat_interleave(t, repeats, 0) selects.
+Tensor repeat_interleave(const Tensor& repeats);
+// a[i] * b[j] for 1-D a and b (ger is the old name).
+Tensor outer(const Tensor& a, const Tensor& b);
+Tensor ger(const Tensor& a, const Tensor& b);
+// start + weight * (end - start), broadcast; floating dtypes.
+Tensor lerp(const Tensor& start, const Tensor& end, const Scalar& weight);
+Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight);
+// beta * input + alpha * bmm(batch1, batch2), input broadcast to the result (beta 0: input unread).
+Tensor baddbmm(const Tensor& input, const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1,
+               const Scalar& alpha = 1);
+// Einstein summation, as torch.einsum: "ij,jk->ik", "bhqd,bhkd->bhqk", "...ij->...ji", "ii->i",
+// implicit output (the letters seen once, sorted); letters absent from the output are summed.
+Tensor einsum(std::string_view equation, const std::vector<Tensor>& tensors);
+
 // ---- copies and views
 Tensor clone(const Tensor& t, std::optional<MemoryFormat> memory_format = std::nullopt);
 

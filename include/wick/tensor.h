@@ -250,6 +250,29 @@ class Tensor {
   Tensor index_select(int64_t dim, const Tensor& index) const;
   Tensor gather(int64_t dim, const Tensor& index) const;
 
+  // ---- shape, scan and reduction methods (the free functions of ops.h)
+  Tensor tril(int64_t diagonal = 0) const;
+  Tensor triu(int64_t diagonal = 0) const;
+  Tensor& tril_(int64_t diagonal = 0);
+  Tensor& triu_(int64_t diagonal = 0);
+  Tensor cumsum(int64_t dim, std::optional<Dtype> dtype = std::nullopt) const;
+  Tensor cumprod(int64_t dim, std::optional<Dtype> dtype = std::nullopt) const;
+  Tensor& cumsum_(int64_t dim, std::optional<Dtype> dtype = std::nullopt);
+  Tensor& cumprod_(int64_t dim, std::optional<Dtype> dtype = std::nullopt);
+  Tensor logsumexp(IntArrayRef dims, bool keepdim = false) const;
+  Tensor norm(const char* p, IntArrayRef dims = {}, bool keepdim = false) const;
+  // The tensor tiled sizes[i] times along dim i; more sizes than dims prepends dims of size 1.
+  Tensor repeat(IntArrayRef sizes) const;
+  Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt) const;
+  Tensor repeat_interleave(const Tensor& repeats, std::optional<int64_t> dim = std::nullopt) const;
+  Tensor outer(const Tensor& other) const;
+  Tensor ger(const Tensor& other) const;
+  Tensor lerp(const Tensor& end, const Scalar& weight) const;
+  Tensor lerp(const Tensor& end, const Tensor& weight) const;
+  Tensor& lerp_(const Tensor& end, const Scalar& weight);
+  Tensor& lerp_(const Tensor& end, const Tensor& weight);
+  Tensor baddbmm(const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+
   // ---- more in-place math (the result dtype must cast to this tensor's)
   Tensor& pow_(const Scalar& exponent);
   Tensor& pow_(const Tensor& exponent);

@@ -151,6 +151,19 @@ void record_std(const Tensor& t, const Tensor& out, IntArrayRef dims, double cor
 // norm(t, p) is norm(t, p, {}, false).
 void record_norm(const Tensor& t, const Tensor& out, const Scalar& p, IntArrayRef dims, bool keepdim);
 
+// ---- shape, scan and reduction ops (shape_ops_backward.cpp)
+void record_tril(const Tensor& t, const Tensor& out, int64_t diagonal);
+void record_triu(const Tensor& t, const Tensor& out, int64_t diagonal);
+// out may have another dtype than t (cumsum's dtype argument): t's gradient is cast back.
+void record_cumsum(const Tensor& t, const Tensor& out, int64_t dim);
+void record_cumprod(const Tensor& t, const Tensor& out, int64_t dim);
+void record_logsumexp(const Tensor& t, const Tensor& out, IntArrayRef dims, bool keepdim);
+void record_repeat(const Tensor& t, const Tensor& out, IntArrayRef repeats);
+// out = lerp(start, end, weight), weight a tensor or (null) the scalar w.
+void record_lerp(const Tensor& start, const Tensor& end, const Tensor* weight, const Scalar& w, const Tensor& out);
+void record_baddbmm(const Tensor& input, const Tensor& b1, const Tensor& b2, const Tensor& out, const Scalar& beta,
+                    const Scalar& alpha);
+
 // ---- indexing and joining (index_backward.cpp)
 void record_index_select(const Tensor& t, const Tensor& index, const Tensor& out, int64_t dim);
 void record_gather(const Tensor& t, const Tensor& index, const Tensor& out, int64_t dim);

@@ -21,6 +21,8 @@ namespace wick::detail {
 // Reductions over the middle dim of [outer, n, inner] (see reduce).
 enum class ReduceOp : uint8_t { Sum, Mean, Max, Min, ArgMax, ArgMin, Var, Std, Norm };
 enum class RandomOp : uint8_t { Uniform, Normal, RandInt };
+// Inclusive scans along a dim (cumsum, cumprod; see scan).
+enum class ScanOp : uint8_t { Sum, Prod };
 // The elementwise families' op codes, one per line of wick/detail/op_list.h (the CUDA and CPU
 // kernels name them: the codes keep their names). UnaryOp: ops of one tensor, Pow, RPow,
 // Remainder and Clamp taking scalars (see unary); PointwiseOp: ops of two or three tensors
@@ -145,6 +147,10 @@ struct KernelTable {
   // [outer, n, inner] of one dtype, from its result y and incoming gradient g:
   // softmax y * (g - sum_n(g * y)), log_softmax g - exp(y) * sum_n(g), in one kernel.
   void (*softmax_backward)(bool log, const Tensor& grad_input, const Tensor& grad, const Tensor& result);
+  // out[o, i, j] = in[o, 0, j] op ... op in[o, i, j] (reverse: in[o, i, j] op ... op in[o, n-1, j])
+  // for contiguous in and out [outer, n, inner] of one dtype (any but bool: core scans bool
+  // as int64). 16-bit floats accumulate in float, integers in their own dtype.
+  void (*scan)(ScanOp op, const Tensor& out, const Tensor& in, bool reverse);
   // it.output = *(input(0) + index * dim_stride) for inputs (src, index): src is restrided with
   // stride 0 along the gathered dim, index (int32/int64) keeps its dtype; dim_stride is in
   // bytes. Throws IndexError naming op, before writing, if an index is outside [0, size).

@@ -214,6 +214,7 @@ const KernelTable& cpu_kernels() {
       .where = cpu::where,
       .softmax = cpu::softmax,
       .softmax_backward = cpu::softmax_backward,
+      .scan = cpu::scan,
       .gather = cpu::gather,
       .nll_loss_forward = cpu::nll_loss_forward,
       .nll_loss_backward = cpu::nll_loss_backward,

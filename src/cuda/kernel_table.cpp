@@ -24,6 +24,7 @@ const KernelTable& cuda_kernels() {
       .where = &gpu::where,
       .softmax = &gpu::softmax,
       .softmax_backward = &gpu::softmax_backward,
+      .scan = &gpu::scan,
       .gather = &gpu::gather,
       .nll_loss_forward = &gpu::nll_loss_forward,
       .nll_loss_backward = &gpu::nll_loss_backward,

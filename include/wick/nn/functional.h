@@ -71,6 +71,13 @@ Tensor avg_pool2d(const Tensor& x, Pair kernel_size, std::optional<Pair> stride 
                   Pair padding = 0, bool ceil_mode = false, bool count_include_pad = true);
 Tensor adaptive_avg_pool2d(const Tensor& x, Pair output_size);
 
+// ---- padding
+// Pads the last pad.size() / 2 dims: pad is {left, right} of the last dim, then of the one
+// before, ... mode: "constant" (with value; negative pads crop), "reflect", "replicate" or
+// "circular".
+Tensor pad(const Tensor& x, const std::vector<int64_t>& pad, const std::string& mode = "constant",
+           double value = 0);
+
 // ---- losses; reduction is "mean", "sum" or "none"
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight = {},
                      int64_t ignore_index = -100, const std::string& reduction = "mean",

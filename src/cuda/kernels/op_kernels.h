@@ -22,6 +22,8 @@ void unary(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b);
 void pointwise(PointwiseOp op, const TensorIter& it);
 void compare(CompareOp op, const TensorIter& it, const Scalar* scalar);
 void where(const TensorIter& it);
+// scan.cu: cumulative sums and products along the middle dim.
+void scan(ScanOp op, const Tensor& out, const Tensor& in, bool reverse);
 void gather(const TensorIter& it, int64_t dim_stride, int64_t size, const char* op);
 // loss.cu: nll_loss's entries, and the deferred report of a bad target that their kernels
 // leave (raises IndexError "[nll_loss] Target v is out of bounds." once, if one is pending).
