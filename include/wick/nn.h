@@ -18,3 +18,4 @@
 #include "wick/nn/module.h"
 #include "wick/nn/normalization.h"
 #include "wick/nn/pooling.h"
+#include "wick/nn/utils/clip_grad.h"
