@@ -20,3 +20,4 @@
 #include "wick/nn/normalization.h"
 #include "wick/nn/pooling.h"
 #include "wick/nn/transformer.h"
+#include "wick/nn/utils/clip_grad.h"

@@ -204,6 +204,29 @@ Tensor baddbmm(const Tensor& input, const Tensor& batch1, const Tensor& batch2, 
 // Einstein summation, as torch.einsum: "ij,jk->ik", "bhqd,bhkd->bhqk", "...ij->...ji", "ii->i",
 // implicit output (the letters seen once, sorted); letters absent from the output are summed.
 Tensor einsum(std::string_view equation, const std::vector<Tensor>& tensors);
+// ---- sorting, sampling and scattering (sort.cpp, scatter.cpp)
+// {values, indices (int64)} of t sorted along dim; NaN sorts as the largest value. Equal
+// elements always keep their order (the result of stable = true, whichever is asked).
+std::tuple<Tensor, Tensor> sort(const Tensor& t, int64_t dim = -1, bool descending = false, bool stable = false);
+// The indices of sort(t, dim, descending, stable).
+Tensor argsort(const Tensor& t, int64_t dim = -1, bool descending = false, bool stable = false);
+// {values, indices} of the k largest (smallest) elements along dim, in sorted order (sorted =
+// false gives the same order); among equal values the lower index comes first.
+std::tuple<Tensor, Tensor> topk(const Tensor& t, int64_t k, int64_t dim = -1, bool largest = true,
+                                bool sorted = true);
+// int64 category indices drawn from the rows of 1-D or 2-D non-negative weights probs (see
+// docs/design.md, "multinomial"): the same numbers on every device for one seed.
+Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement = false);
+// A copy of t with src[i][j] written at [index[i][j]][j] for dim 0 (index: int64, t's rank); a
+// position written twice keeps one of the values, which one unspecified.
+Tensor scatter(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor scatter(const Tensor& t, int64_t dim, const Tensor& index, const Scalar& value);
+// As scatter, adding src's values into the copy of t (repeated indices all add).
+Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src);
+// A copy of t with alpha * source's slices added at t's slices index[0], index[1], ... along dim.
+Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1);
+// A copy of t with source's slices copied to t's slices index[i] along dim (int64 index).
+Tensor index_copy(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source);
 
 // ---- copies and views
 Tensor clone(const Tensor& t, std::optional<MemoryFormat> memory_format = std::nullopt);

@@ -285,6 +285,22 @@ class Tensor {
   Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
   Tensor& masked_fill_(const Tensor& mask, const Tensor& value);
 
+  // ---- sorting, sampling and scattering (the free functions of ops.h; *_ forms write in place)
+  std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false, bool stable = false) const;
+  Tensor argsort(int64_t dim = -1, bool descending = false, bool stable = false) const;
+  std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
+  Tensor multinomial(int64_t num_samples, bool replacement = false) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value) const;
+  Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
+  Tensor index_copy(int64_t dim, const Tensor& index, const Tensor& source) const;
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src);
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value);
+  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src);
+  Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1);
+  Tensor& index_copy_(int64_t dim, const Tensor& index, const Tensor& source);
+
   // ---- autograd (src/autograd; see wick/autograd.h)
   bool requires_grad() const { return checked("requires_grad")->requires_grad(); }
   // Makes a leaf record the ops applied to it (floating dtypes only).

@@ -174,6 +174,17 @@ void record_embedding(const Tensor& weight, const Tensor& flat_indices, const Te
 void record_cat(const std::vector<Tensor>& tensors, const Tensor& out, int64_t dim);
 void record_stack(const std::vector<Tensor>& tensors, const Tensor& out, int64_t dim);
 
+// ---- sorting and scattering (sort_scatter_backward.cpp): d is the wrapped dim
+// (values, indices) = sort(t, dim) or topk(t, ..., dim): name is SortBackward0 or TopkBackward0;
+// the node is values'; indices are saved.
+void record_sort(const Tensor& t, const Tensor& values, const Tensor& indices, int64_t dim, const char* name);
+// out = scatter(self, d, index, *src), or with a scalar value when src is null.
+void record_scatter(const Tensor& self, const Tensor& index, const Tensor* src, const Tensor& out, int64_t d);
+void record_scatter_add(const Tensor& self, const Tensor& index, const Tensor& src, const Tensor& out, int64_t d);
+void record_index_add(const Tensor& self, const Tensor& index, const Tensor& source, const Scalar& alpha,
+                      const Tensor& out, int64_t d);
+void record_index_copy(const Tensor& self, const Tensor& index, const Tensor& source, const Tensor& out, int64_t d);
+
 // ---- convolution (conv_backward.cpp)
 void record_conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y,
                    const wick::detail::Conv2dParams& p);

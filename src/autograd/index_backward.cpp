@@ -1,11 +1,9 @@
 // Backward formulas of the indexing and joining ops: index_select, gather, embedding, cat, stack
 // (recorded by their ops after the forward, hooks.h), where, masked_fill.
 //
-// Gathering backward scatters gradients to indexed positions, adding where an index repeats.
-// With no scatter-add kernel on every backend, it is written with existing ops: a one-hot
-// matrix of the indices multiplied into the gradient (a GEMM for index_select, a masked sum
-// for gather). That costs indices x size memory: fine for class indices and embedding tables
-// of moderate size; a scatter-add kernel family is the better path for large vocabularies.
+// Gathering backward scatters gradients to indexed positions, adding where an index repeats:
+// scatter_add for gather, index_add for index_select and embedding (the scatter family's
+// kernels, core/scatter.cpp), in memory of the gradient's size.
 #include "autograd/function.h"
 #include "autograd/hooks.h"
 #include "core/checks.h"
@@ -14,29 +12,16 @@
 namespace wick::autograd {
 
 Tensor gather_backward(const Tensor& g, int64_t dim, const Tensor& index, IntArrayRef in_sizes) {
-  const int64_t n = in_sizes[size_t(dim)];
-  // One-hot over the input's positions along dim, summed over the index's positions.
-  Tensor idx = index.transpose(dim, -1);
-  Tensor oh = wick::one_hot(idx, n).to(g.dtype());                 // [..., k, n]
-  Tensor r = (oh * g.transpose(dim, -1).unsqueeze(-1)).sum({-2});  // [..., n]
-  r = r.transpose(dim, -1);
-  if (r.sizes().equals(in_sizes)) return r;
-  // index may be smaller than the input in the other dims: place r at the front.
-  Tensor z = wick::zeros(in_sizes, g.options());
-  Tensor part = z;
-  for (int64_t d = 0; d < z.dim(); ++d) part = part.narrow(d, 0, r.size(d));
-  part.copy_(r);
-  return z;
+  return wick::zeros(in_sizes, g.options()).scatter_add(dim, index, g);
 }
 
 namespace {
 
 // The [n, m] gradient of a row lookup from its [k, m] gradient g: row j sums the rows i of g with
-// idx[i] == j, as onehot(idx)^T @ g; rows i with skip[i] (when given) add nothing.
+// idx[i] == j; rows i with skip[i] (when given) add nothing.
 Tensor scatter_rows(const Tensor& idx, const Tensor& g, int64_t n, const Tensor& skip = Tensor()) {
-  Tensor oh = wick::one_hot(idx.to(kInt64), n).to(g.dtype());
-  if (skip.defined()) oh = wick::masked_fill(oh, skip.unsqueeze(1), 0);
-  return wick::mm(oh.t(), g);
+  Tensor src = skip.defined() ? wick::masked_fill(g, skip.unsqueeze(1), 0) : g;
+  return wick::zeros({n, g.size(1)}, g.options()).index_add(0, idx, src);
 }
 
 }  // namespace

@@ -155,6 +155,23 @@ struct KernelTable {
   // stride 0 along the gathered dim, index (int32/int64) keeps its dtype; dim_stride is in
   // bytes. Throws IndexError naming op, before writing, if an index is outside [0, size).
   void (*gather)(const TensorIter& it, int64_t dim_stride, int64_t size, const char* op);
+  // scatter, scatter_add, index_add, index_copy: out, src and index (int32/int64) share their
+  // sizes, with any strides (in elements; out's is 0 along the scattered dim), src of out's
+  // dtype. Element i writes src[i] at &out[i] + index[i] * dim_stride (add: adds it; bool adds
+  // as or). Throws IndexError naming op, before writing, if an index is outside [0, size).
+  // Repeated indices: add sums them all (atomics on CUDA); a write keeps one of them.
+  void (*scatter)(const Tensor& out, const Tensor& src, const Tensor& index, int64_t dim_stride, int64_t size,
+                  bool add, const char* op);
+  // sort, argsort and topk: writes contiguous int64 indices [rows, k] (0 < k <= n), the
+  // positions of the first k elements of each row of contiguous in [rows, n] once the row is
+  // sorted ascending (descending): NaN above everything, -0.0 equal to 0.0, equal elements in
+  // the order of their indices (a stable sort), so every backend gives the same indices.
+  void (*sort)(const Tensor& indices, const Tensor& in, int64_t k, bool descending);
+  // multinomial with replacement: out int64 [rows, s] from contiguous probs [rows, n] (floating,
+  // checked non-negative and finite with positive row sums) and contiguous float64 uniforms
+  // [rows, s] in [0, 1). With cdf a row's running sum in double, added in index order, out[r, j]
+  // is the first c with cdf[c] > u[r, j] * cdf[n - 1], else the last c of non-zero weight.
+  void (*multinomial)(const Tensor& out, const Tensor& probs, const Tensor& uniforms);
 
   // nll_loss over contiguous input [N, C, S] (S = 1 for [N, C]; log-probabilities, or logits
   // when logits is set: then log_softmax over C is taken on the fly, which is cross_entropy's

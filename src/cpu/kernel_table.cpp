@@ -216,6 +216,9 @@ const KernelTable& cpu_kernels() {
       .softmax_backward = cpu::softmax_backward,
       .scan = cpu::scan,
       .gather = cpu::gather,
+      .scatter = cpu::scatter,
+      .sort = cpu::sort,
+      .multinomial = cpu::multinomial,
       .nll_loss_forward = cpu::nll_loss_forward,
       .nll_loss_backward = cpu::nll_loss_backward,
       .log_softmax_nll_loss_forward = nullptr,  // CUDA only: cross_entropy composes on the CPU

@@ -25,6 +25,12 @@ void where(const TensorIter& it);
 // scan.cu: cumulative sums and products along the middle dim.
 void scan(ScanOp op, const Tensor& out, const Tensor& in, bool reverse);
 void gather(const TensorIter& it, int64_t dim_stride, int64_t size, const char* op);
+// sort_scatter.cu: the sort (CUB segmented radix sort), scatter (atomics for the add forms) and
+// multinomial entries.
+void scatter(const Tensor& out, const Tensor& src, const Tensor& index, int64_t dim_stride, int64_t size, bool add,
+             const char* op);
+void sort(const Tensor& indices, const Tensor& in, int64_t k, bool descending);
+void multinomial(const Tensor& out, const Tensor& probs, const Tensor& uniforms);
 // loss.cu: nll_loss's entries, and the deferred report of a bad target that their kernels
 // leave (raises IndexError "[nll_loss] Target v is out of bounds." once, if one is pending).
 void nll_loss_forward(const Tensor& out, const Tensor& total_weight, const Tensor& input,
