@@ -44,8 +44,8 @@ TEST(LossesMore, BinaryCrossEntropyValues) {
     EXPECT_NEAR(F::binary_cross_entropy(x.to(d), t.to(d), w.to(d)).item().to<double>(), reduce(want, "mean"), 1e-12);
     EXPECT_NEAR(F::binary_cross_entropy(x.to(d), t.to(d), w.to(d), "sum").item().to<double>(), reduce(want, "sum"),
                 1e-12);
-    // Probability 1 with target 0: log(0) clamped to -100.
-    EXPECT_NEAR(want[4], 100.0, 1e-12);
+    // Probability 1 with target 0 (weight 2): log(0) clamped to -100.
+    EXPECT_NEAR(want[4], 2 * 100.0, 1e-12);
     // float32, and the module.
     nn::BCELoss loss(nn::BCELossOptions().weight(w.to(kFloat32)));
     if (d.is_cuda()) loss->to(d);
