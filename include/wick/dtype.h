@@ -24,6 +24,8 @@ inline constexpr Dtype kBool = Dtype::Bool, kUInt8 = Dtype::UInt8, kInt8 = Dtype
 // PyTorch's aliases.
 inline constexpr Dtype kByte = kUInt8, kChar = kInt8, kShort = kInt16, kInt = kInt32,
                        kLong = kInt64, kHalf = kFloat16, kFloat = kFloat32, kDouble = kFloat64;
+// LibTorch's short aliases (docs/porting.md).
+inline constexpr Dtype kF16 = kFloat16, kBF16 = kBFloat16, kF32 = kFloat32, kF64 = kFloat64;
 
 constexpr int element_size(Dtype t) {
   constexpr int sizes[] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8};

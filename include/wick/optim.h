@@ -1,10 +1,12 @@
-// Everything of wick::optim: SGD, Adam, AdamW and the learning-rate schedulers.
+// Everything of wick::optim: SGD, Adam, AdamW, RMSprop, Adagrad and the learning-rate schedulers.
 //
 //   #include <wick/optim.h>
 //   wick::optim::Adam opt(net->parameters(), wick::optim::AdamOptions(1e-3));
 #pragma once
 
+#include "wick/optim/adagrad.h"
 #include "wick/optim/adam.h"
 #include "wick/optim/optimizer.h"
+#include "wick/optim/rmsprop.h"
 #include "wick/optim/schedulers.h"
 #include "wick/optim/sgd.h"

@@ -66,6 +66,12 @@ class TensorOptions {
   bool pinned_ = false;
 };
 
+// ---- LibTorch's option helpers (aliases of TensorOptions' setters; docs/porting.md):
+// wick::dtype(kF32).requires_grad(true), wick::device(kCUDA), wick::requires_grad().
+inline TensorOptions dtype(Dtype d) { return TensorOptions().dtype(d); }
+inline TensorOptions device(Device d) { return TensorOptions().device(d); }
+inline TensorOptions requires_grad(bool r = true) { return TensorOptions().requires_grad(r); }
+
 template <class T, size_t N>
 class TensorAccessor;
 
@@ -300,6 +306,29 @@ class Tensor {
   Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src);
   Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1);
   Tensor& index_copy_(int64_t dim, const Tensor& index, const Tensor& source);
+
+  // ---- Scalar forms, in-place comparisons, all/any and data(), as PyTorch and LibTorch spell
+  // them (src/core/tensor_spellings.cpp)
+  // self + alpha other, self - alpha other, self * other, self / other for a Scalar other (an
+  // integer tensor divided gives the default float dtype, as PyTorch).
+  Tensor add(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor mul(const Scalar& other) const;
+  Tensor div(const Scalar& other) const;
+  // self = (self op other), as 1 or 0 in self's dtype (torch.Tensor.eq_ ...).
+#define WICK_X(Name, name, op, mirror)   \
+  Tensor& name##_(const Tensor& other); \
+  Tensor& name##_(const Scalar& other);
+  WICK_COMPARE_OPS(WICK_X)
+#undef WICK_X
+  // Whether every / any element is non-zero: bool (uint8 for a uint8 tensor), over all
+  // elements or along dim.
+  Tensor all() const;
+  Tensor all(int64_t dim, bool keepdim = false) const;
+  Tensor any() const;
+  Tensor any(int64_t dim, bool keepdim = false) const;
+  // LibTorch's Tensor::data(): this tensor's data cut from the graph (detach()).
+  Tensor data() const;
 
   // ---- autograd (src/autograd; see wick/autograd.h)
   bool requires_grad() const { return checked("requires_grad")->requires_grad(); }

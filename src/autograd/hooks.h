@@ -215,6 +215,11 @@ void record_mse_loss(const Tensor& input, const Tensor& target, const Tensor& ou
 void record_binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
                                              const Tensor& pos_weight, const Tensor& out,
                                              wick::detail::LossReduction reduction);
+// binary_cross_entropy on probabilities (BinaryCrossEntropyBackward0): d/dinput
+// weight (input - target) / max(input (1 - input), 1e-12), d/dtarget weight (log(1 - input) -
+// log(input)), each log clamped to >= -100, as PyTorch's formulas.
+void record_binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, const Tensor& out,
+                                 wick::detail::LossReduction reduction);
 
 // ---- views (view_backward.cpp): dims and indices as the op took them
 void record_view(const Tensor& t, const Tensor& out);

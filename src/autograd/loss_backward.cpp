@@ -157,4 +157,21 @@ void record_binary_cross_entropy_with_logits(const Tensor& input, const Tensor& 
          });
 }
 
+void record_binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, const Tensor& out,
+                                 LossReduction reduction) {
+  const int64_t numel = input.numel();
+  record("BinaryCrossEntropyBackward0", {input, target}, out, {input, target, weight},
+         [reduction, numel](BackwardContext& c) -> variable_list {
+           Tensor x = c.saved(0), t = c.saved(1), w = c.saved(2);
+           Tensor g = scaled_grad(c.grad(), reduction, numel);
+           if (w.defined()) g = g * w;
+           Tensor gi, gt;
+           if (c.needs(0)) gi = as_grad_of((x - t) / (x * (1.0 - x)).clamp_min(1e-12) * g, x).expand(x.sizes());
+           if (c.needs(1))
+             gt = as_grad_of(((1.0 - x).log().clamp_min(-100.0) - x.log().clamp_min(-100.0)) * g, t)
+                      .expand(t.sizes());
+           return {gi, gt};
+         });
+}
+
 }  // namespace wick::autograd

@@ -1,4 +1,4 @@
-// Linear, the activation layers, Flatten, Dropout and Embedding.
+// Linear, the activation layers, Flatten, Dropout, Dropout2d and Embedding.
 #include <cmath>
 
 #include "core/tensor_ops.h"
@@ -49,6 +49,10 @@ std::string LinearImpl::extra_repr() const {
 // ---- activations
 
 Tensor ReLUImpl::forward(const Tensor& x) { return F::relu(x); }
+Tensor LeakyReLUImpl::forward(const Tensor& x) { return F::leaky_relu(x, options.negative_slope()); }
+std::string LeakyReLUImpl::extra_repr() const {
+  return "negative_slope=" + py_float(options.negative_slope()) + (options.inplace() ? ", inplace=True" : "");
+}
 Tensor GELUImpl::forward(const Tensor& x) { return F::gelu(x, approximate); }
 std::string GELUImpl::extra_repr() const { return "approximate='" + approximate + "'"; }
 Tensor SiLUImpl::forward(const Tensor& x) { return F::silu(x); }
@@ -71,6 +75,15 @@ DropoutImpl::DropoutImpl(const DropoutOptions& options) : options(options) {
 }
 Tensor DropoutImpl::forward(const Tensor& x) { return F::dropout(x, options.p(), is_training()); }
 std::string DropoutImpl::extra_repr() const {
+  return "p=" + py_float(options.p()) + ", inplace=" + py_bool(options.inplace());
+}
+
+Dropout2dImpl::Dropout2dImpl(const Dropout2dOptions& options) : options(options) {
+  WICK_CHECK(options.p() >= 0 && options.p() <= 1, ValueError, "Dropout2d",
+             "dropout probability has to be between 0 and 1, but got ", options.p());
+}
+Tensor Dropout2dImpl::forward(const Tensor& x) { return F::dropout2d(x, options.p(), is_training()); }
+std::string Dropout2dImpl::extra_repr() const {
   return "p=" + py_float(options.p()) + ", inplace=" + py_bool(options.inplace());
 }
 

@@ -41,4 +41,20 @@ Tensor BCEWithLogitsLossImpl::forward(const Tensor& input, const Tensor& target)
   return F::binary_cross_entropy_with_logits(input, target, weight, options.reduction(), pos_weight);
 }
 
+BCELossImpl::BCELossImpl(const BCELossOptions& options) : options(options) {
+  if (options.weight().defined()) weight = register_buffer("weight", options.weight());
+}
+
+Tensor BCELossImpl::forward(const Tensor& input, const Tensor& target) {
+  return F::binary_cross_entropy(input, target, weight, options.reduction());
+}
+
+SmoothL1LossImpl::SmoothL1LossImpl(const SmoothL1LossOptions& options) : options(options) {
+  WICK_CHECK(options.beta() >= 0, ValueError, "SmoothL1Loss", "smooth_l1_loss does not support negative values for beta.");
+}
+
+Tensor SmoothL1LossImpl::forward(const Tensor& input, const Tensor& target) {
+  return F::smooth_l1_loss(input, target, options.reduction(), options.beta());
+}
+
 }  // namespace wick::nn

@@ -32,11 +32,12 @@ bool foreach_fits(const Tensor& t, const Tensor& p) {
 namespace wick::optim {
 
 OptimizerParamGroup::OptimizerParamGroup(const OptimizerParamGroup& o)
-    : params_(o.params_), options_(o.options_ ? o.options_->clone() : nullptr) {}
+    : params_(o.params_), options_(o.options_ ? o.options_->clone() : nullptr), initial_lr_(o.initial_lr_) {}
 
 OptimizerParamGroup& OptimizerParamGroup::operator=(const OptimizerParamGroup& o) {
   params_ = o.params_;
   options_ = o.options_ ? o.options_->clone() : nullptr;
+  initial_lr_ = o.initial_lr_;
   return *this;
 }
 
@@ -64,6 +65,7 @@ void Optimizer::add_param_group(const OptimizerParamGroup& group) {
              "the group's options are of another optimizer's type (", typeid(group.options()).name(),
              ") than this optimizer's (", typeid(*defaults_).name(), ")");
   OptimizerParamGroup g(group.params(), group.has_options() ? group.options().clone() : defaults_->clone());
+  g.initial_lr() = group.initial_lr();
   for (const Tensor& p : g.params()) {
     WICK_CHECK(p.defined(), ValueError, "add_param_group", "optimizer got an undefined parameter");
     WICK_CHECK(p.is_leaf(), ValueError, "add_param_group", "can't optimize a non-leaf Tensor");

@@ -1,4 +1,4 @@
-// Optimizer::state_dict and load_state_dict for SGD, Adam and AdamW: PyTorch's {"state",
+// Optimizer::state_dict and load_state_dict for SGD, Adam, AdamW, RMSprop and Adagrad: PyTorch's {"state",
 // "param_groups"} as a Checkpoint (tensors "state.<i>.<name>", JSON metadata), loaded only
 // after every part of it has been checked (docs/design.md, "Saving and loading").
 #include <cmath>
@@ -9,8 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "wick/autograd.h"
+#include "wick/optim/adagrad.h"
 #include "wick/optim/adam.h"
 #include "wick/optim/optimizer.h"
+#include "wick/optim/rmsprop.h"
 #include "wick/optim/sgd.h"
 
 namespace wick::optim {
@@ -20,22 +22,34 @@ namespace {
 using Json = nlohmann::json;
 constexpr const char* kOp = "load_state_dict";
 
-enum class Kind { SGD, Adam, AdamW };
+enum class Kind { SGD, Adam, AdamW, RMSprop, Adagrad };
 
-const char* kind_name(Kind k) { return k == Kind::SGD ? "SGD" : k == Kind::Adam ? "Adam" : "AdamW"; }
+const char* kind_name(Kind k) {
+  switch (k) {
+    case Kind::SGD: return "SGD";
+    case Kind::Adam: return "Adam";
+    case Kind::AdamW: return "AdamW";
+    case Kind::RMSprop: return "RMSprop";
+    case Kind::Adagrad: return "Adagrad";
+  }
+  return "?";
+}
 
 Kind kind_of(const Optimizer& o, const char* op) {
   if (dynamic_cast<const AdamW*>(&o)) return Kind::AdamW;
   if (dynamic_cast<const Adam*>(&o)) return Kind::Adam;
   if (dynamic_cast<const SGD*>(&o)) return Kind::SGD;
+  if (dynamic_cast<const RMSprop*>(&o)) return Kind::RMSprop;
+  if (dynamic_cast<const Adagrad*>(&o)) return Kind::Adagrad;
   detail::raise<NotImplementedError>(op, "an optimizer of type ", typeid(o).name(),
                                      " must define state_dict and load_state_dict itself");
 }
 
 // The names a state tensor of this kind may have.
 const std::set<std::string>& tensor_names(Kind k) {
-  static const std::set<std::string> sgd{"momentum_buffer"}, adam{"exp_avg", "exp_avg_sq", "max_exp_avg_sq"};
-  return k == Kind::SGD ? sgd : adam;
+  static const std::set<std::string> sgd{"momentum_buffer"}, adam{"exp_avg", "exp_avg_sq", "max_exp_avg_sq"},
+      rmsprop{"square_avg", "momentum_buffer", "grad_avg"}, adagrad{"sum"};
+  return k == Kind::SGD ? sgd : k == Kind::RMSprop ? rmsprop : k == Kind::Adagrad ? adagrad : adam;
 }
 
 Json group_json(Kind k, const OptimizerOptions& options) {
@@ -45,6 +59,23 @@ Json group_json(Kind k, const OptimizerOptions& options) {
     g = {{"lr", o.lr()},           {"momentum", o.momentum()}, {"dampening", o.dampening()},
          {"weight_decay", o.weight_decay()}, {"nesterov", o.nesterov()}, {"maximize", o.maximize()},
          {"foreach", o.foreach ()}};
+  } else if (k == Kind::RMSprop) {
+    const auto& o = static_cast<const RMSpropOptions&>(options);
+    g = {{"lr", o.lr()},
+         {"alpha", o.alpha()},
+         {"eps", o.eps()},
+         {"weight_decay", o.weight_decay()},
+         {"momentum", o.momentum()},
+         {"centered", o.centered()},
+         {"maximize", o.maximize()}};
+  } else if (k == Kind::Adagrad) {
+    const auto& o = static_cast<const AdagradOptions&>(options);
+    g = {{"lr", o.lr()},
+         {"lr_decay", o.lr_decay()},
+         {"weight_decay", o.weight_decay()},
+         {"initial_accumulator_value", o.initial_accumulator_value()},
+         {"eps", o.eps()},
+         {"maximize", o.maximize()}};
   } else {
     const auto& o = static_cast<const AdamOptions&>(options);
     g = {{"lr", o.lr()},
@@ -102,6 +133,23 @@ std::unique_ptr<OptimizerOptions> read_group(Kind k, const Json& j, size_t g, co
         .foreach (r.boolean("foreach"));
     WICK_CHECK(!o.nesterov() || (o.momentum() > 0 && o.dampening() == 0), ValueError, kOp, "param_groups[", g,
                "]: Nesterov momentum requires a momentum and zero dampening");
+  } else if (k == Kind::RMSprop) {
+    auto& o = static_cast<RMSpropOptions&>(*out);
+    o.lr(r.number("lr"))
+        .alpha(r.number("alpha"))
+        .eps(r.number("eps"))
+        .weight_decay(r.number("weight_decay"))
+        .momentum(r.number("momentum"))
+        .centered(r.boolean("centered"))
+        .maximize(r.boolean("maximize"));
+  } else if (k == Kind::Adagrad) {
+    auto& o = static_cast<AdagradOptions&>(*out);
+    o.lr(r.number("lr"))
+        .lr_decay(r.number("lr_decay"))
+        .weight_decay(r.number("weight_decay"))
+        .initial_accumulator_value(r.number("initial_accumulator_value"))
+        .eps(r.number("eps"))
+        .maximize(r.boolean("maximize"));
   } else {
     auto& o = static_cast<AdamOptions&>(*out);
     const Json& betas = r.at("betas");
@@ -142,6 +190,7 @@ Checkpoint Optimizer::state_dict() const {
   int64_t index = 0;
   for (const auto& group : groups_) {
     Json g = group_json(k, group.options());
+    if (group.initial_lr()) g["initial_lr"] = *group.initial_lr();
     Json params = Json::array();
     for (const Tensor& p : group.params()) {
       params.push_back(index);
@@ -178,6 +227,7 @@ void Optimizer::load_state_dict(const Checkpoint& sd) {
   WICK_CHECK(groups.size() == groups_.size(), ValueError, kOp, "the state has ", groups.size(),
              " parameter groups, this optimizer ", groups_.size());
   std::vector<std::unique_ptr<OptimizerOptions>> options;
+  std::vector<std::optional<double>> initial_lrs;
   std::vector<const Tensor*> params;  // by index
   std::vector<size_t> group_of;
   for (size_t g = 0; g < groups.size(); ++g) {
@@ -197,6 +247,8 @@ void Optimizer::load_state_dict(const Checkpoint& sd) {
       group_of.push_back(g);
     }
     options.push_back(read_group(k, j, g, groups_[g].options()));
+    initial_lrs.push_back(j.contains("initial_lr") ? std::optional<double>(GroupReader{j, g}.number("initial_lr"))
+                                                   : std::nullopt);
   }
 
   // The per-parameter steps.
@@ -243,17 +295,24 @@ void Optimizer::load_state_dict(const Checkpoint& sd) {
       loaded[i].tensors[name] = Tensor();  // placeholder: copied once everything is checked
     }
   }
-  // Adam's moments must be there for a parameter that has taken a step.
-  if (k != Kind::SGD) {
-    for (const auto& [i, st] : loaded) {
-      if (st.step == 0) continue;
-      const bool amsgrad = static_cast<const AdamOptions&>(*options[group_of[i]]).amsgrad();
-      for (const char* need : {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"}) {
-        if (std::string(need) == "max_exp_avg_sq" && !amsgrad) continue;
-        WICK_CHECK(st.tensors.count(need), ValueError, kOp, "missing tensor 'state.", i, ".", need,
-                   "' for parameter ", i, " at step ", st.step);
-      }
+  // The buffers a step reads must be there: Adam's moments and RMSprop's running means for a
+  // parameter that has taken a step, Adagrad's sum for every parameter with a state.
+  for (const auto& [i, st] : loaded) {
+    std::vector<const char*> needs;
+    const OptimizerOptions& o = *options[group_of[i]];
+    if ((k == Kind::Adam || k == Kind::AdamW) && st.step != 0) {
+      needs = {"exp_avg", "exp_avg_sq"};
+      if (static_cast<const AdamOptions&>(o).amsgrad()) needs.push_back("max_exp_avg_sq");
+    } else if (k == Kind::RMSprop && st.step != 0) {
+      needs = {"square_avg"};
+      if (static_cast<const RMSpropOptions&>(o).momentum() > 0) needs.push_back("momentum_buffer");
+      if (static_cast<const RMSpropOptions&>(o).centered()) needs.push_back("grad_avg");
+    } else if (k == Kind::Adagrad) {
+      needs = {"sum"};
     }
+    for (const char* need : needs)
+      WICK_CHECK(st.tensors.count(need), ValueError, kOp, "missing tensor 'state.", i, ".", need, "' for parameter ",
+                 i, " at step ", st.step);
   }
 
   // Copies (these may fail for memory; nothing has changed yet).
@@ -272,7 +331,10 @@ void Optimizer::load_state_dict(const Checkpoint& sd) {
   }
 
   // Nothing below throws.
-  for (size_t g = 0; g < groups_.size(); ++g) groups_[g].set_options(std::move(options[g]));
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    groups_[g].set_options(std::move(options[g]));
+    groups_[g].initial_lr() = initial_lrs[g];
+  }
   state_ = std::move(next);
 }
 

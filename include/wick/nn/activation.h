@@ -1,4 +1,4 @@
-// Activation layers: ReLU GELU SiLU Sigmoid Tanh Softmax LogSoftmax, and Flatten.
+// Activation layers: ReLU LeakyReLU GELU SiLU Sigmoid Tanh Softmax LogSoftmax, and Flatten.
 //
 //   wick::nn::Sequential net(wick::nn::Linear(4, 8), wick::nn::GELU(), wick::nn::Linear(8, 2),
 //                            wick::nn::Softmax(1));
@@ -7,6 +7,7 @@
 #include <string>
 
 #include "wick/nn/module.h"
+#include "wick/nn/options.h"
 
 namespace wick::nn {
 
@@ -15,6 +16,22 @@ class ReLUImpl : public Module {
   Tensor forward(const Tensor& x);
 };
 WICK_MODULE(ReLU);
+
+struct LeakyReLUOptions {
+  LeakyReLUOptions(double negative_slope = 0.01) : negative_slope_(negative_slope) {}
+  WICK_ARG(double, negative_slope);
+  WICK_ARG(bool, inplace) = false;
+};
+
+// x where x > 0, else negative_slope * x (functional::leaky_relu).
+class LeakyReLUImpl : public Module {
+ public:
+  explicit LeakyReLUImpl(const LeakyReLUOptions& options = {}) : options(options) {}
+  Tensor forward(const Tensor& x);
+  std::string extra_repr() const override;
+  LeakyReLUOptions options;
+};
+WICK_MODULE(LeakyReLU);
 
 class GELUImpl : public Module {
  public:

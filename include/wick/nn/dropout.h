@@ -1,5 +1,5 @@
 // Dropout: in training, zeroes each element with probability p and scales the rest by
-// 1 / (1 - p); in eval mode, the identity.
+// 1 / (1 - p); in eval mode, the identity. Dropout2d drops whole channels.
 //
 //   wick::nn::Dropout drop(0.2);
 //   auto y = drop(x);          // drop->eval(): y == x
@@ -24,5 +24,17 @@ class DropoutImpl : public Module {
   DropoutOptions options;
 };
 WICK_MODULE(Dropout);
+
+using Dropout2dOptions = DropoutOptions;
+
+// Dropout of whole channels of [N, C, H, W] (or [C, H, W]) inputs (functional::dropout2d).
+class Dropout2dImpl : public Module {
+ public:
+  explicit Dropout2dImpl(const Dropout2dOptions& options = {});
+  Tensor forward(const Tensor& x);
+  std::string extra_repr() const override;
+  Dropout2dOptions options;
+};
+WICK_MODULE(Dropout2d);
 
 }  // namespace wick::nn

@@ -89,4 +89,18 @@ Tensor l1_loss(const Tensor& input, const Tensor& target, const std::string& red
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight = {},
                                         const std::string& reduction = "mean", const Tensor& pos_weight = {});
 
+// ---- leaky_relu, dropout2d, binary_cross_entropy, smooth_l1_loss (src/nn/functional_more.cpp)
+// x where x > 0, else negative_slope * x.
+Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);
+// Zeroes whole channels ([N, C, ...] or unbatched [C, ...]) with probability p and scales the
+// rest by 1 / (1 - p) when training.
+Tensor dropout2d(const Tensor& x, double p = 0.5, bool training = true);
+// -weight (target log(input) + (1 - target) log(1 - input)) on probabilities input, each log
+// clamped to >= -100 as PyTorch's.
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight = {},
+                            const std::string& reduction = "mean");
+// 0.5 d^2 / beta where d = |input - target| < beta, else d - 0.5 beta (beta = 0: l1_loss).
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const std::string& reduction = "mean",
+                      double beta = 1.0);
+
 }  // namespace wick::nn::functional

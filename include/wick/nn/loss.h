@@ -1,4 +1,4 @@
-// Losses as modules: CrossEntropyLoss NLLLoss MSELoss L1Loss BCEWithLogitsLoss.
+// Losses as modules: CrossEntropyLoss NLLLoss MSELoss L1Loss BCEWithLogitsLoss BCELoss SmoothL1Loss.
 //
 //   wick::nn::CrossEntropyLoss criterion(
 //       wick::nn::CrossEntropyLossOptions().weight(wick::tensor({1., 3.})).label_smoothing(0.1));
@@ -84,5 +84,34 @@ class BCEWithLogitsLossImpl : public Module {
   Tensor weight, pos_weight;  // registered buffers when given
 };
 WICK_MODULE(BCEWithLogitsLoss);
+
+struct BCELossOptions {
+  WICK_ARG(Tensor, weight);
+  WICK_ARG(std::string, reduction) = "mean";
+};
+
+// Binary cross entropy of probabilities (functional::binary_cross_entropy).
+class BCELossImpl : public Module {
+ public:
+  explicit BCELossImpl(const BCELossOptions& options = {});
+  Tensor forward(const Tensor& input, const Tensor& target);
+  BCELossOptions options;
+  Tensor weight;  // the registered buffer when given
+};
+WICK_MODULE(BCELoss);
+
+struct SmoothL1LossOptions {
+  WICK_ARG(std::string, reduction) = "mean";
+  WICK_ARG(double, beta) = 1.0;
+};
+
+// functional::smooth_l1_loss.
+class SmoothL1LossImpl : public Module {
+ public:
+  explicit SmoothL1LossImpl(const SmoothL1LossOptions& options = {});
+  Tensor forward(const Tensor& input, const Tensor& target);
+  SmoothL1LossOptions options;
+};
+WICK_MODULE(SmoothL1Loss);
 
 }  // namespace wick::nn

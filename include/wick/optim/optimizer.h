@@ -8,6 +8,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,10 +41,15 @@ class OptimizerParamGroup {
   bool has_options() const { return options_ != nullptr; }
   OptimizerOptions& options() const;
   void set_options(std::unique_ptr<OptimizerOptions> options) { options_ = std::move(options); }
+  // PyTorch's group["initial_lr"]: the learning rate the first scheduler found (the one every
+  // later scheduler takes as its base); none until a scheduler sets it.
+  std::optional<double>& initial_lr() { return initial_lr_; }
+  const std::optional<double>& initial_lr() const { return initial_lr_; }
 
  private:
   std::vector<Tensor> params_;
   std::unique_ptr<OptimizerOptions> options_;
+  std::optional<double> initial_lr_;
 };
 
 // Per-parameter state: named tensors (exp_avg, momentum_buffer, ...) and a step count.
@@ -71,9 +77,11 @@ class Optimizer {
   const OptimizerOptions& defaults() const { return *defaults_; }
   // PyTorch's state_dict, as a Checkpoint (one .safetensors file): the tensors of each
   // parameter's state as "state.<i>.<name>" (i: the parameter's index counting through the
-  // groups in order; SGD: momentum_buffer; Adam, AdamW: exp_avg, exp_avg_sq, max_exp_avg_sq),
-  // and metadata "optimizer" (SGD, Adam or AdamW), "state" (JSON {"<i>": {"step": n}}) and
-  // "param_groups" (JSON [{hyperparameters..., "params": [i, ...]}]). The tensors are the
+  // groups in order; SGD: momentum_buffer; Adam, AdamW: exp_avg, exp_avg_sq, max_exp_avg_sq;
+  // RMSprop: square_avg, momentum_buffer, grad_avg; Adagrad: sum), and metadata "optimizer"
+  // (SGD, Adam, AdamW, RMSprop or Adagrad), "state" (JSON {"<i>": {"step": n}}) and
+  // "param_groups" (JSON [{hyperparameters..., "params": [i, ...]}], with "initial_lr" once a
+  // scheduler has set it). The tensors are the
   // optimizer's own (not copies). Optimizers of one's own override both.
   virtual Checkpoint state_dict() const;
   // Replaces the groups' hyperparameters and every parameter's state by those of state (a
