@@ -96,8 +96,9 @@ Tensor scan_op(ScanOp op, const Tensor& t, int64_t dim, std::optional<Dtype> dty
 Tensor& scan_op_(Tensor& self, ScanOp op, int64_t dim, std::optional<Dtype> dtype, const char* name) {
   check_defined(self, name, "self");
   // In place, the result is self: a dtype other than self's is refused, as PyTorch does.
-  WICK_CHECK(!dtype || *dtype == self.dtype(), TypeError, name, "provided dtype must match dtype of result in ",
-             name, ". Got ", *dtype, " and ", self.dtype(), ".");
+  WICK_CHECK(!dtype || *dtype == self.dtype(), TypeError, name,
+             "provided dtype must match dtype of result in ", name, ". Got ", *dtype, " and ", self.dtype(),
+             ".");
   if (needs_grad(self)) [[unlikely]]
     return autograd::inplace(self, name, [&](const Tensor& t) { return scan_op(op, t, dim, dtype, name); });
   Tensor r = scan_op(op, self, dim, dtype, name);
