@@ -95,6 +95,10 @@ Tensor scan_op(ScanOp op, const Tensor& t, int64_t dim, std::optional<Dtype> dty
 
 Tensor& scan_op_(Tensor& self, ScanOp op, int64_t dim, std::optional<Dtype> dtype, const char* name) {
   check_defined(self, name, "self");
+  // In place, the result is self: a dtype other than self's is refused, as PyTorch does.
+  WICK_CHECK(!dtype || *dtype == self.dtype(), TypeError, name,
+             "provided dtype must match dtype of result in ", name, ". Got ", *dtype, " and ", self.dtype(),
+             ".");
   if (needs_grad(self)) [[unlikely]]
     return autograd::inplace(self, name, [&](const Tensor& t) { return scan_op(op, t, dim, dtype, name); });
   Tensor r = scan_op(op, self, dim, dtype, name);
@@ -213,6 +217,19 @@ Tensor Tensor::repeat(IntArrayRef repeats) const {
              "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
   for (int64_t r : repeats)
     WICK_CHECK(r >= 0, ValueError, "repeat", "Trying to create tensor with negative dimension ", r, ": ", repeats);
+  {
+    // The result's sizes and element count must fit int64 (checked here, before any view).
+    const size_t lead = repeats.size() - size_t(dim());
+    int64_t n = 1;
+    bool overflow = false;
+    for (size_t i = 0; i < repeats.size(); ++i) {
+      int64_t out_size = 0;
+      overflow |= __builtin_mul_overflow(repeats[i], i < lead ? 1 : size(int64_t(i - lead)), &out_size);
+      overflow |= __builtin_mul_overflow(n, out_size, &n);
+    }
+    WICK_CHECK(!overflow, ValueError, "repeat", "the result of repeating sizes ", sizes(), " by ", repeats,
+               " has more elements than int64 can count");
+  }
   const Tensor& self = *this;
   const bool grad = needs_grad(self);
   Tensor out = forward_once(grad, [&] {

@@ -387,18 +387,24 @@ Checkpoint Checkpoint::part(const std::string& prefix) const {
 }
 
 void save_checkpoint(const Checkpoint& checkpoint, const std::string& path) {
-  std::vector<Entry> entries;
-  for (const auto& [name, t] : checkpoint.tensors) entries.push_back(host_entry(name, t));
-  write_file(std::move(entries), path, checkpoint.metadata);
+  // Errors of the shared writer name save_checkpoint, the call made.
+  detail::as_op("save_checkpoint", [&] {
+    std::vector<Entry> entries;
+    for (const auto& [name, t] : checkpoint.tensors) entries.push_back(host_entry(name, t));
+    write_file(std::move(entries), path, checkpoint.metadata);
+  });
 }
 
 Checkpoint load_checkpoint(const std::string& path, Device device) {
   // One mapping serves both reads, so the tensors and the metadata come from the same file.
-  const Bytes bytes = map_file(path, "load");
-  Checkpoint c;
-  c.tensors = load_bytes(bytes, path, device);
-  c.metadata = metadata_bytes(bytes, path);
-  return c;
+  // Errors of the shared reader name load_checkpoint, the call made.
+  return detail::as_op("load_checkpoint", [&] {
+    const Bytes bytes = map_file(path, "load_checkpoint");
+    Checkpoint c;
+    c.tensors = load_bytes(bytes, path, device);
+    c.metadata = metadata_bytes(bytes, path);
+    return c;
+  });
 }
 
 namespace detail {

@@ -187,7 +187,10 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
       WICK_CHECK(!t->defined() || (t->dim() == 1 && t->numel() == c), ValueError, "group_norm", "Expected ", what,
                  " to be a vector of size equal to the number of channels in input, but got ", what, " of shape ",
                  t->sizes(), " and input of shape ", x.sizes());
-    Tensor g = x.reshape({n, num_groups, -1});
+    // Each group's size spelled out: -1 would be ambiguous for an empty batch.
+    int64_t group = c / num_groups;
+    for (int64_t d = 2; d < x.dim(); ++d) group *= x.size(d);
+    Tensor g = x.reshape({n, num_groups, group});
     Tensor xc = g - g.mean({2}, true);
     Tensor var = (xc * xc).mean({2}, true);
     Tensor y = (xc * wick::rsqrt(var + eps)).reshape(x.sizes());

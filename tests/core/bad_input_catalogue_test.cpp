@@ -2595,5 +2595,766 @@ TEST(BadInputCatalogue, EmptyTensorsWithHugeDims) {
   EXPECT_EQ(where(h > 0, h, h).numel(), 0);
 }
 
+// ---- the surfaces of the attention and text wave: sdpa, attention and transformer layers,
+// RMSNorm/GroupNorm, Embedding, the new tensor ops, token shards and checkpoints
+
+TEST(BadInputCatalogue, AttentionAndTransformerLayers) {
+  Catalogue cat;
+  const std::string sdpa = "scaled_dot_product_attention";
+  const Tensor q = randn({2, 4, 3, 8}), k = randn({2, 4, 5, 8}), v = randn({2, 4, 5, 6});
+  const std::vector<Tensor> qkv = {q, k, v};
+  cat.add(
+      "sdpa q 1-D", sdpa, Kind::Value, [=] { (void)F::scaled_dot_product_attention(randn({8}), k, v); }, qkv);
+  cat.add(
+      "sdpa k 1-D", sdpa, Kind::Value, [=] { (void)F::scaled_dot_product_attention(q, randn({8}), v); }, qkv);
+  cat.add(
+      "sdpa q/k feature sizes", sdpa, Kind::Value,
+      [=] {
+        (void)F::scaled_dot_product_attention(q, randn({2, 4, 5, 7}), v);
+      },
+      qkv);
+  cat.add(
+      "sdpa k/v lengths", sdpa, Kind::Value,
+      [=] {
+        (void)F::scaled_dot_product_attention(q, k, randn({2, 4, 4, 6}));
+      },
+      qkv);
+  cat.add(
+      "sdpa batch sizes", sdpa, Kind::Value,
+      [=] {
+        (void)F::scaled_dot_product_attention(q, randn({3, 4, 5, 8}), randn({3, 4, 5, 6}));
+      },
+      qkv);
+  cat.add(
+      "sdpa k float64", sdpa, Kind::Any, [=] { (void)F::scaled_dot_product_attention(q, k.to(kFloat64), v); },
+      qkv);
+  cat.add("sdpa int64 q k v", sdpa, Kind::Any, [=] {
+    (void)F::scaled_dot_product_attention(ones({1, 2, 2}, kInt64), ones({1, 2, 2}, kInt64),
+                                          ones({1, 2, 2}, kInt64));
+  });
+  cat.add(
+      "sdpa mask not broadcastable", sdpa, Kind::Value,
+      [=] {
+        (void)F::scaled_dot_product_attention(q, k, v, ones({3, 4}));
+      },
+      qkv);
+  cat.add(
+      "sdpa bool mask not broadcastable", sdpa, Kind::Value,
+      [=] {
+        (void)F::scaled_dot_product_attention(q, k, v, ones({2, 5, 3}, kBool));
+      },
+      qkv);
+  cat.add(
+      "sdpa int mask", sdpa, Kind::Any,
+      [=] {
+        (void)F::scaled_dot_product_attention(q, k, v, ones({3, 5}, kInt64));
+      },
+      qkv);
+  cat.add(
+      "sdpa is_causal with a mask", sdpa, Kind::Value,
+      [=] {
+        (void)F::scaled_dot_product_attention(q, k, v, ones({3, 5}, kBool), 0.0, true);
+      },
+      qkv);
+  cat.add(
+      "sdpa gqa heads 4 over 3", sdpa, Kind::Value,
+      [=] {
+        (void)F::scaled_dot_product_attention(q, randn({2, 3, 5, 8}), randn({2, 3, 5, 6}), {}, 0.0, false,
+                                              std::nullopt, true);
+      },
+      qkv);
+  cat.add(
+      "sdpa heads differ without gqa", sdpa, Kind::Value,
+      [=] {
+        (void)F::scaled_dot_product_attention(q, randn({2, 2, 5, 8}), randn({2, 2, 5, 6}));
+      },
+      qkv);
+  for (double p : {-0.1, 1.5, std::nan("")})
+    cat.add(
+        "sdpa dropout_p " + std::to_string(p), sdpa, Kind::Value,
+        [=] { (void)F::scaled_dot_product_attention(q, k, v, {}, p); }, qkv);
+  for (auto b : {nn::attention::SDPBackend::FlashAttention, nn::attention::SDPBackend::EfficientAttention,
+                 nn::attention::SDPBackend::CuDNNAttention})
+    cat.add(
+        std::string("sdpa only ") + nn::attention::to_string(b) + " on the CPU", sdpa, Kind::Any,
+        [=] {
+          nn::attention::sdpa_kernel only(b);
+          (void)F::scaled_dot_product_attention(q, k, v);
+        },
+        qkv);
+  // No backend enabled: the context is allowed, the call then has no kernel (as PyTorch).
+  cat.add(
+      "sdpa with no backend enabled", sdpa, Kind::Any,
+      [=] {
+        nn::attention::sdpa_kernel none(std::vector<nn::attention::SDPBackend>{});
+        (void)F::scaled_dot_product_attention(q, k, v);
+      },
+      qkv);
+  cat.add("sdpa_kernel backend 9", "sdpa_kernel", Kind::Value,
+          [] { nn::attention::sdpa_kernel bad(static_cast<nn::attention::SDPBackend>(9)); });
+
+  // MultiheadAttention: [L, N, E] unless batch_first.
+  const std::string mha = "MultiheadAttention";
+  cat.add("MHA embed_dim 5 heads 2", mha, Kind::Value, [] { nn::MultiheadAttention m(5, 2); });
+  cat.add("MHA heads 0", mha, Kind::Value, [] { nn::MultiheadAttention m(4, 0); });
+  cat.add("MHA embed_dim 0", mha, Kind::Value, [] { nn::MultiheadAttention m(0, 1); });
+  nn::MultiheadAttention m(4, 2);
+  const Tensor x = randn({3, 2, 4});
+  const std::vector<Tensor> mw = {x, m->in_proj_weight, m->in_proj_bias};
+  cat.add(
+      "MHA query 4-D", mha, Kind::Value,
+      [=] {
+        (void)m->forward(randn({1, 3, 2, 4}), x, x);
+      },
+      mw);
+  cat.add(
+      "MHA query 1-D", mha, Kind::Value, [=] { (void)m->forward(randn({4}), x, x); }, mw);
+  cat.add(
+      "MHA query features 5", mha, Kind::Value,
+      [=] {
+        (void)m->forward(randn({3, 2, 5}), randn({3, 2, 5}), randn({3, 2, 5}));
+      },
+      mw);
+  cat.add(
+      "MHA key/value lengths", mha, Kind::Value,
+      [=] {
+        (void)m->forward(x, x, randn({4, 2, 4}));
+      },
+      mw);
+  cat.add(
+      "MHA batched query, unbatched key", mha, Kind::Value,
+      [=] {
+        (void)m->forward(x, randn({3, 4}), randn({3, 4}));
+      },
+      mw);
+  cat.add(
+      "MHA key_padding_mask [3, 2]", mha, Kind::Value,
+      [=] {
+        (void)m->forward(x, x, x, zeros({3, 2}, kBool));
+      },
+      mw);
+  cat.add(
+      "MHA key_padding_mask [2]", mha, Kind::Value, [=] { (void)m->forward(x, x, x, zeros({2}, kBool)); },
+      mw);
+  cat.add(
+      "MHA attn_mask [2, 2]", mha, Kind::Value,
+      [=] {
+        (void)m->forward(x, x, x, {}, true, zeros({2, 2}, kBool));
+      },
+      mw);
+  cat.add(
+      "MHA attn_mask 3-D wrong batch", mha, Kind::Value,
+      [=] {
+        (void)m->forward(x, x, x, {}, true, zeros({3, 3, 3}, kBool));
+      },
+      mw);
+  cat.add(
+      "MHA is_causal without mask", mha, Kind::Value,
+      [=] { (void)m->forward(x, x, x, {}, true, {}, true, true); }, mw);
+
+  // Transformer layers.
+  cat.add("TransformerEncoderLayer activation swish", "TransformerEncoderLayer", Kind::Value, [] {
+    nn::TransformerEncoderLayer l(nn::TransformerEncoderLayerOptions(4, 2).activation("swish"));
+  });
+  cat.add("TransformerDecoderLayer activation swish", "TransformerDecoderLayer", Kind::Value, [] {
+    nn::TransformerDecoderLayer l(nn::TransformerDecoderLayerOptions(4, 2).activation("swish"));
+  });
+  // The layers raise from inside, as in PyTorch: the encoder layer for the activation, the
+  // attention module (the layer's self_attn) for heads and feature sizes.
+  cat.add("Transformer activation swish", "TransformerEncoderLayer", Kind::Value, [] {
+    nn::Transformer t(nn::TransformerOptions()
+                          .d_model(4)
+                          .nhead(2)
+                          .num_encoder_layers(1)
+                          .num_decoder_layers(1)
+                          .dim_feedforward(8)
+                          .activation("swish"));
+  });
+  cat.add("TransformerEncoderLayer d_model 5 nhead 2", mha, Kind::Value,
+          [] { nn::TransformerEncoderLayer l(5, 2); });
+  nn::TransformerEncoderLayer enc(nn::TransformerEncoderLayerOptions(4, 2).dim_feedforward(8).dropout(0));
+  const std::vector<Tensor> ew = {x, enc->linear1->weight};
+  cat.add(
+      "TransformerEncoderLayer d_model mismatch", mha, Kind::Value,
+      [=] {
+        (void)enc->forward(randn({3, 2, 6}));
+      },
+      ew);
+  cat.add(
+      "TransformerEncoderLayer 4-D src", mha, Kind::Value,
+      [=] {
+        (void)enc->forward(randn({1, 3, 2, 4}));
+      },
+      ew);
+  cat.add(
+      "TransformerEncoderLayer src_mask [2, 2]", mha, Kind::Value,
+      [=] {
+        (void)enc->forward(x, zeros({2, 2}));
+      },
+      ew);
+  cat.add(
+      "TransformerEncoderLayer key padding [3, 3]", mha, Kind::Value,
+      [=] {
+        (void)enc->forward(x, {}, zeros({3, 3}, kBool));
+      },
+      ew);
+  nn::TransformerEncoder stack(enc, 2);
+  cat.add("TransformerEncoder d_model mismatch", mha, Kind::Value,
+          [=] {
+            (void)stack->forward(randn({3, 2, 6}));
+          },
+          {});
+  cat.add("TransformerEncoder layers -1", "TransformerEncoder", Kind::Value,
+          [=] { nn::TransformerEncoder s(enc, -1); });
+  nn::TransformerDecoderLayer dec(nn::TransformerDecoderLayerOptions(4, 2).dim_feedforward(8).dropout(0));
+  cat.add("TransformerDecoderLayer memory d_model", mha, Kind::Value,
+          [=] {
+            (void)dec->forward(x, randn({5, 2, 6}));
+          },
+          {x});
+  cat.add("TransformerDecoderLayer memory batch", mha, Kind::Value,
+          [=] {
+            (void)dec->forward(x, randn({5, 3, 4}));
+          },
+          {x});
+  nn::Transformer tr(nn::TransformerOptions()
+                         .d_model(4)
+                         .nhead(2)
+                         .num_encoder_layers(1)
+                         .num_decoder_layers(1)
+                         .dim_feedforward(8)
+                         .dropout(0));
+  cat.add("Transformer src/tgt batch", "Transformer", Kind::Value,
+          [=] {
+            (void)tr->forward(x, randn({3, 3, 4}));
+          },
+          {x});
+  cat.add("Transformer tgt features", "Transformer", Kind::Value,
+          [=] {
+            (void)tr->forward(x, randn({3, 2, 5}));
+          },
+          {x});
+  cat.add("Transformer d_model 6 nhead 4", mha, Kind::Value,
+          [] { nn::Transformer t(nn::TransformerOptions().d_model(6).nhead(4)); });
+  cat.add("generate_square_subsequent_mask -1", "generate_square_subsequent_mask", Kind::Value,
+          [] { (void)nn::generate_square_subsequent_mask(-1); });
+
+  // RMSNorm, GroupNorm.
+  cat.add("GroupNorm 3 groups of 4 channels", "GroupNorm", Kind::Value, [] { nn::GroupNorm g(3, 4); });
+  cat.add("GroupNorm 0 groups", "GroupNorm", Kind::Value, [] { nn::GroupNorm g(0, 4); });
+  nn::GroupNorm gn(2, 4);
+  const Tensor img = randn({2, 4, 3});
+  cat.add("GroupNorm channels 6", "group_norm", Kind::Value,
+          [=] {
+            (void)gn->forward(randn({2, 6, 3}));
+          },
+          {gn->weight, gn->bias});
+  cat.add("GroupNorm 1-D input", "group_norm", Kind::Value, [=] { (void)gn->forward(randn({4})); });
+  cat.add("group_norm 3 groups of 4", "group_norm", Kind::Value, [=] { (void)F::group_norm(img, 3); }, {img});
+  cat.add("group_norm weight [3]", "group_norm", Kind::Value, [=] { (void)F::group_norm(img, 2, ones({3})); },
+          {img});
+  cat.add("group_norm groups 0", "group_norm", Kind::Value, [=] { (void)F::group_norm(img, 0); }, {img});
+  cat.add("group_norm int64", "group_norm", Kind::Any, [=] { (void)F::group_norm(ones({2, 4}, kInt64), 2); });
+  nn::RMSNorm rms(std::vector<int64_t>{4});
+  cat.add("RMSNorm normalized_shape mismatch", "rms_norm", Kind::Value,
+          [=] {
+            (void)rms->forward(randn({2, 3}));
+          },
+          {rms->weight});
+  cat.add("RMSNorm input smaller than shape", "rms_norm", Kind::Value, [] {
+    nn::RMSNorm r(std::vector<int64_t>{2, 4});
+    (void)r->forward(randn({4}));
+  });
+  cat.add("rms_norm shape mismatch", "rms_norm", Kind::Value, [=] { (void)F::rms_norm(img, {4}); }, {img});
+  cat.add("rms_norm weight shape", "rms_norm", Kind::Value, [=] { (void)F::rms_norm(img, {3}, ones({4})); },
+          {img});
+  cat.add("rms_norm empty shape", "rms_norm", Kind::Value, [=] { (void)F::rms_norm(img, {}); }, {img});
+  cat.add("rms_norm int64", "rms_norm", Kind::Any, [=] { (void)F::rms_norm(ones({2, 4}, kInt64), {4}); });
+
+  // Embedding.
+  for (int64_t p : {int64_t(10), int64_t(-11), kMax, kMin})
+    cat.add("Embedding padding_idx " + str(p), "Embedding", Kind::Value,
+            [=] { nn::Embedding e(nn::EmbeddingOptions(10, 3).padding_idx(p)); });
+  const Tensor table = randn({10, 3});
+  for (int64_t p : {int64_t(10), int64_t(-11)})
+    cat.add("embedding padding_idx " + str(p), "embedding", Kind::Value,
+            [=] { (void)F::embedding(tensor<int64_t>({1}), table, p); }, {table});
+  cat.add("embedding index 10", "embedding", Kind::Index,
+          [=] { (void)F::embedding(tensor<int64_t>({10}), table); }, {table});
+  cat.add("embedding max_norm index 10", "embedding", Kind::Index,
+          [=] {
+            (void)F::embedding(tensor<int64_t>({0, 10}), table, std::nullopt, 1.0);
+          },
+          {table});
+  cat.add("embedding float indices", "embedding", Kind::Type,
+          [=] { (void)F::embedding(tensor<float>({1}), table); }, {table});
+  cat.add("embedding weight 1-D", "embedding", Kind::Value,
+          [=] { (void)F::embedding(tensor<int64_t>({1}), randn({10})); });
+  cat.add("Embedding num_embeddings -1", "Embedding", Kind::Value, [] { nn::Embedding e(-1, 3); });
+  run_catalogue(cat, "attention and transformer layers");
+}
+
+TEST(BadInputCatalogue, NewTensorOps) {
+  Catalogue cat;
+  const Tensor v = randn({5}), a = randn({3, 4}), b3 = randn({2, 3, 4});
+  const std::vector<Tensor> w = {v, a, b3};
+  cat.add(
+      "tril 1-D", "tril", Kind::Value, [=] { (void)tril(v); }, w);
+  cat.add(
+      "triu 1-D", "triu", Kind::Value, [=] { (void)triu(v); }, w);
+  cat.add("tril 0-D", "tril", Kind::Value, [=] { (void)tril(tensor<float>({1}).view({})); });
+  cat.add(
+      "tril_ 1-D", "tril_", Kind::Value,
+      [=] {
+        Tensor t = v;
+        t.tril_();
+      },
+      w);
+  cat.add(
+      "triu_ 1-D", "triu_", Kind::Value,
+      [=] {
+        Tensor t = v;
+        t.triu_();
+      },
+      w);
+  for (int64_t d : {int64_t(2), int64_t(-3), kMax, kMin}) {
+    cat.add(
+        "cumsum dim " + str(d), "cumsum", Kind::Index, [=] { (void)cumsum(a, d); }, w);
+    cat.add(
+        "cumprod dim " + str(d), "cumprod", Kind::Index, [=] { (void)cumprod(a, d); }, w);
+    cat.add(
+        "logsumexp dim " + str(d), "logsumexp", Kind::Index, [=] { (void)logsumexp(a, {d}); }, w);
+    cat.add(
+        "var_mean dim " + str(d), "var_mean", Kind::Index, [=] { (void)var_mean(a, {d}); }, w);
+    cat.add(
+        "repeat_interleave dim " + str(d), "repeat_interleave", Kind::Index,
+        [=] { (void)repeat_interleave(a, 2, d); }, w);
+  }
+  cat.add(
+      "logsumexp dim twice", "logsumexp", Kind::Value,
+      [=] {
+        (void)logsumexp(a, {0, 0});
+      },
+      w);
+  cat.add(
+      "cumsum_ dtype float64 of float32", "cumsum_", Kind::Type,
+      [=] {
+        Tensor t = a;
+        t.cumsum_(0, kFloat64);
+      },
+      w);
+  cat.add(
+      "cumprod_ dtype int64 of float32", "cumprod_", Kind::Type,
+      [=] {
+        Tensor t = a;
+        t.cumprod_(0, kInt64);
+      },
+      w);
+  cat.add("var_mean int64", "var_mean", Kind::Type, [=] { (void)var_mean(ones({3}, kInt64)); });
+  cat.add(
+      "var_mean dim twice", "var_mean", Kind::Value,
+      [=] {
+        (void)var_mean(a, {1, -1});
+      },
+      w);
+  // einsum.
+  auto es = [&](const std::string& label, const std::string& eq, std::vector<Tensor> ops) {
+    cat.add(
+        "einsum " + label + " '" + eq + "'", "einsum", Kind::Value, [=] { (void)einsum(eq, ops); }, w);
+  };
+  es("one operand for two", "ij,jk->ik", {a});
+  es("two operands for one", "ij->ij", {a, a});
+  es("no operand", "->", {});
+  es("too many subscripts", "ijk->i", {a});
+  es("too few subscripts", "i->i", {a});
+  es("size mismatch", "ij,jk->ik", {a, a});
+  es("diagonal not square", "ii->i", {a});
+  es("output not in inputs", "ij->ik", {a});
+  es("output repeated", "ij->ii", {a});
+  es("bad character", "i#->i", {v});
+  es("two arrows", "ij->j->i", {a});
+  es("dangling arrow", "ij-", {a});
+  es("ellipsis twice", "...i...->i", {b3});
+  es("broken ellipsis", "..i->i", {v});
+  es("ellipsis batch mismatch", "...ij,...jk->...ik", {randn({2, 3, 4}), randn({3, 4, 5})});
+  es("empty equation", "", {a});
+  cat.add("einsum undefined operand", "einsum", Kind::Value, [=] { (void)einsum("i->i", {Tensor()}); });
+  // pad.
+  cat.add(
+      "pad odd length", "pad", Kind::Value, [=] { (void)F::pad(a, {1}); }, w);
+  cat.add(
+      "pad odd length 3", "pad", Kind::Value,
+      [=] {
+        (void)F::pad(a, {1, 1, 1});
+      },
+      w);
+  cat.add(
+      "pad more pairs than dims", "pad", Kind::Value,
+      [=] {
+        (void)F::pad(a, {1, 1, 1, 1, 1, 1});
+      },
+      w);
+  cat.add(
+      "pad constant crop below zero", "pad", Kind::Value,
+      [=] {
+        (void)F::pad(a, {-3, -2});
+      },
+      w);
+  cat.add(
+      "pad mode foo", "pad", Kind::Any,
+      [=] {
+        (void)F::pad(b3, {1, 1}, "foo");
+      },
+      w);
+  cat.add(
+      "pad reflect = size", "pad", Kind::Value,
+      [=] {
+        (void)F::pad(b3, {4, 0}, "reflect");
+      },
+      w);
+  cat.add(
+      "pad reflect too large", "pad", Kind::Value,
+      [=] {
+        (void)F::pad(b3, {1, 9}, "reflect");
+      },
+      w);
+  cat.add(
+      "pad reflect 1-D input", "pad", Kind::Any,
+      [=] {
+        (void)F::pad(v, {1, 1}, "reflect");
+      },
+      w);
+  cat.add(
+      "pad reflect 3 pairs of 3-D", "pad", Kind::Any,
+      [=] {
+        (void)F::pad(b3, {1, 1, 1, 1, 1, 1}, "reflect");
+      },
+      w);
+  cat.add("pad replicate empty dim", "pad", Kind::Any, [=] {
+    (void)F::pad(zeros({1, 2, 0}), {1, 1}, "replicate");
+  });
+  cat.add(
+      "pad circular too large", "pad", Kind::Value,
+      [=] {
+        (void)F::pad(b3, {5, 0}, "circular");
+      },
+      w);
+  cat.add(
+      "pad reflect kMax", "pad", Kind::Value,
+      [=] {
+        (void)F::pad(b3, {kMax, kMax}, "reflect");
+      },
+      w);
+  cat.add(
+      "pad constant kMax", "pad", Kind::Value,
+      [=] {
+        (void)F::pad(b3, {kMax, 1});
+      },
+      w);
+  // repeat, repeat_interleave.
+  cat.add(
+      "repeat fewer sizes than dims", "repeat", Kind::Value, [=] { (void)a.repeat({2}); }, w);
+  cat.add(
+      "repeat no sizes", "repeat", Kind::Value, [=] { (void)a.repeat({}); }, w);
+  cat.add(
+      "repeat -1", "repeat", Kind::Value,
+      [=] {
+        (void)a.repeat({2, -1});
+      },
+      w);
+  cat.add(
+      "repeat overflow", "repeat", Kind::Value,
+      [=] {
+        (void)a.repeat({kMax, 2});
+      },
+      w);
+  cat.add(
+      "repeat_interleave -1", "repeat_interleave", Kind::Value, [=] { (void)repeat_interleave(a, -1); }, w);
+  cat.add(
+      "repeat_interleave tensor with -1", "repeat_interleave", Kind::Value,
+      [=] {
+        (void)repeat_interleave(v, tensor<int64_t>({1, -1, 1, 1, 1}), 0);
+      },
+      w);
+  cat.add(
+      "repeat_interleave repeats count", "repeat_interleave", Kind::Value,
+      [=] {
+        (void)repeat_interleave(a, tensor<int64_t>({1, 2}), 0);
+      },
+      w);
+  cat.add(
+      "repeat_interleave float repeats", "repeat_interleave", Kind::Any,
+      [=] {
+        (void)repeat_interleave(v, tensor<float>({1, 1, 1, 1, 1}), 0);
+      },
+      w);
+  cat.add("repeat_interleave 2-D repeats", "repeat_interleave", Kind::Value, [=] {
+    (void)repeat_interleave(tensor<int64_t>({1, 2, 3, 4}).view({2, 2}));
+  });
+  cat.add("repeat_interleave -1 alone", "repeat_interleave", Kind::Value, [=] {
+    (void)repeat_interleave(tensor<int64_t>({2, -1}));
+  });
+  // outer, lerp, baddbmm.
+  cat.add(
+      "outer 2-D", "outer", Kind::Value, [=] { (void)outer(a, v); }, w);
+  cat.add(
+      "outer 0-D", "outer", Kind::Value, [=] { (void)outer(v, tensor<float>({1}).view({})); }, w);
+  cat.add(
+      "lerp shapes", "lerp", Kind::Value, [=] { (void)lerp(a, v, 0.5); }, w);
+  cat.add(
+      "lerp weight shape", "lerp", Kind::Value, [=] { (void)lerp(a, a, v); }, w);
+  cat.add(
+      "lerp_ grows self", "lerp_", Kind::Value,
+      [=] {
+        Tensor t = randn({4});
+        t.lerp_(a, 0.5);
+      },
+      w);
+  cat.add(
+      "lerp float32 with float64", "lerp", Kind::Any, [=] { (void)lerp(a, a.to(kFloat64), 0.5); }, w);
+  cat.add("lerp int64", "lerp", Kind::Any, [=] { (void)lerp(ones({2}, kInt64), ones({2}, kInt64), 0.5); });
+  const Tensor in = randn({2, 3, 5}), b1 = randn({2, 3, 4}), b2 = randn({2, 4, 5});
+  const std::vector<Tensor> bw = {in, b1, b2};
+  cat.add(
+      "baddbmm inner sizes", "baddbmm", Kind::Value,
+      [=] {
+        (void)baddbmm(in, b1, randn({2, 3, 5}));
+      },
+      bw);
+  cat.add(
+      "baddbmm batch sizes", "baddbmm", Kind::Value,
+      [=] {
+        (void)baddbmm(in, b1, randn({3, 4, 5}));
+      },
+      bw);
+  cat.add(
+      "baddbmm batch1 2-D", "baddbmm", Kind::Value,
+      [=] {
+        (void)baddbmm(in, randn({3, 4}), b2);
+      },
+      bw);
+  cat.add(
+      "baddbmm input not broadcastable", "baddbmm", Kind::Value,
+      [=] {
+        (void)baddbmm(randn({2, 3, 4}), b1, b2);
+      },
+      bw);
+  cat.add(
+      "baddbmm float64 batch2", "baddbmm", Kind::Any, [=] { (void)baddbmm(in, b1, b2.to(kFloat64)); }, bw);
+  run_catalogue(cat, "new tensor ops");
+}
+
+// Same sizes and values within 1e-9 (close) or exactly (same).
+bool close(const Tensor& x, const Tensor& y, double tol = 1e-9) {
+  if (x.sizes().vec() != y.sizes().vec()) return false;
+  const std::vector<double> a = x.to_vector<double>(), b = y.to_vector<double>();
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::abs(a[i] - b[i]) > tol) return false;
+  return true;
+}
+bool same(const Tensor& x, const Tensor& y) { return close(x, y, 0.0); }
+
+TEST(BadInputCatalogue, NewSurfacesWherePyTorchReturns) {
+  const Tensor a = arange(12, kFloat64).view({3, 4});
+  // cumsum/cumprod over an empty dim, and of a 0-D tensor, give back the shape.
+  EXPECT_EQ(cumsum(zeros({0, 3}), 0).sizes().vec(), (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(cumprod(zeros({2, 0}), 1).sizes().vec(), (std::vector<int64_t>{2, 0}));
+  EXPECT_EQ(cumsum(full({}, 4.0), 0).item<float>(), 4.0f);
+  EXPECT_EQ(cumsum(full({}, 4.0), -1).item<float>(), 4.0f);
+  // cumsum of bool and int32 sums in int64, as PyTorch.
+  EXPECT_EQ(cumsum(tensor<bool>({true, true, false, true}), 0).to_vector<int64_t>(),
+            (std::vector<int64_t>{1, 2, 2, 3}));
+  EXPECT_EQ(cumsum(tensor<int32_t>({1, 2}), 0).dtype(), kInt64);
+  // einsum with an implicit output: the subscripts seen once, in alphabetical order.
+  EXPECT_TRUE(close(einsum("ij,jk", {a, a.t()}), matmul(a, a.t())));
+  EXPECT_TRUE(close(einsum("ba", {a}), a.t()));
+  EXPECT_DOUBLE_EQ(einsum("ii", {a.narrow(1, 0, 3)}).item<double>(), 0 + 5 + 10);
+  EXPECT_DOUBLE_EQ(einsum("i,i->", {arange(3, kFloat64), arange(3, kFloat64)}).item<double>(), 5.0);
+  EXPECT_TRUE(close(einsum(" i j -> j i ", {a}), a.t()));  // spaces are allowed between subscripts
+  EXPECT_EQ(einsum("ij,jk->ik", {zeros({2, 0}), zeros({0, 3})}).to_vector<float>(),
+            std::vector<float>(6, 0.0f));
+  // pad of zeros is a copy; negative constant pads crop.
+  const Tensor p0 = F::pad(a, {0, 0});
+  EXPECT_TRUE(same(p0, a));
+  EXPECT_NE(p0.data_ptr(), a.data_ptr());
+  EXPECT_EQ(F::pad(a, {-1, -1}).to_vector<double>(), (std::vector<double>{1, 2, 5, 6, 9, 10}));
+  EXPECT_EQ(F::pad(a, {-4, 0}).sizes().vec(), (std::vector<int64_t>{3, 0}));
+  EXPECT_EQ(F::pad(a.view({1, 3, 4}), {3, 3}, "reflect").size(2), 10);  // pad = size - 1 is allowed
+  EXPECT_EQ(F::pad(a.view({1, 3, 4}), {4, 4}, "circular").size(2), 12);
+  // tril/triu of an empty matrix and with diagonals past the edge.
+  EXPECT_EQ(tril(zeros({0, 3})).sizes().vec(), (std::vector<int64_t>{0, 3}));
+  EXPECT_TRUE(same(tril(a, 100), a));
+  EXPECT_EQ(triu(a, 100).abs().sum().item<double>(), 0.0);
+  EXPECT_TRUE(same(triu(a, -100), a));
+  // repeat with more sizes than dims adds leading dims; repeat_interleave with 0 repeats empties.
+  EXPECT_EQ(a.repeat({2, 1, 1}).sizes().vec(), (std::vector<int64_t>{2, 3, 4}));
+  EXPECT_EQ(a.repeat({0, 1}).sizes().vec(), (std::vector<int64_t>{0, 4}));
+  EXPECT_EQ(repeat_interleave(a, 0, 1).sizes().vec(), (std::vector<int64_t>{3, 0}));
+  EXPECT_EQ(repeat_interleave(tensor<int64_t>({0, 2, 0, 1})).to_vector<int64_t>(),
+            (std::vector<int64_t>{1, 1, 3}));
+  // logsumexp of an integer tensor is a float; of -inf everywhere is -inf; of an empty dim -inf.
+  EXPECT_NEAR(logsumexp(tensor<int64_t>({0, 0}), {0}).item<float>(), std::log(2.0f), 1e-6);
+  EXPECT_EQ(logsumexp(tensor<int64_t>({0, 0}), {0}).dtype(), kFloat32);
+  EXPECT_EQ(logsumexp(full({3}, -INFINITY), {0}).item<float>(), -INFINITY);
+  EXPECT_EQ(logsumexp(zeros({0, 2}), {0}).to_vector<float>(), std::vector<float>(2, -INFINITY));
+  EXPECT_EQ(logsumexp(full({2}, INFINITY), {0}).item<float>(), INFINITY);
+  // lerp extrapolates outside [0, 1].
+  EXPECT_EQ(lerp(zeros({1}), ones({1}), 2.0).item<float>(), 2.0f);
+  EXPECT_EQ(lerp(zeros({1}), ones({1}), -1.0).item<float>(), -1.0f);
+  // outer of empty vectors.
+  EXPECT_EQ(outer(zeros({0}), zeros({3})).sizes().vec(), (std::vector<int64_t>{0, 3}));
+  // baddbmm with beta 0 ignores NaN in input.
+  const Tensor nan_in = full({1, 2, 2}, NAN);
+  EXPECT_EQ(baddbmm(nan_in, ones({1, 2, 3}), ones({1, 3, 2}), 0).to_vector<float>(),
+            std::vector<float>(4, 3.0f));
+  // var_mean of one element with correction 1 is NaN with the value as mean.
+  auto [vv, vm] = var_mean(tensor<float>({2.0f}));
+  EXPECT_TRUE(std::isnan(vv.item<float>()));
+  EXPECT_EQ(vm.item<float>(), 2.0f);
+  // sdpa: a fully masked row gives zeros (the math backend's safe softmax); dropout_p 1 drops all.
+  const Tensor q = randn({1, 2, 4}), k = randn({1, 3, 4}), v = randn({1, 3, 4});
+  const Tensor mask = tensor<bool>({true, true, true, false, false, false}).view({2, 3});
+  const Tensor y = F::scaled_dot_product_attention(q, k, v, mask);
+  EXPECT_EQ(y.select(1, 1).abs().sum().item<float>(), 0.0f);
+  EXPECT_EQ(F::scaled_dot_product_attention(q, k, v, {}, 1.0).abs().sum().item<float>(), 0.0f);
+  // Empty sequences: L 0 gives [.., 0, Ev]; S 0 gives zeros.
+  EXPECT_EQ(F::scaled_dot_product_attention(zeros({1, 0, 4}), k, v).sizes().vec(),
+            (std::vector<int64_t>{1, 0, 4}));
+  EXPECT_EQ(F::scaled_dot_product_attention(q, zeros({1, 0, 4}), zeros({1, 0, 4})).abs().sum().item<float>(),
+            0.0f);
+  // Embedding: padding_idx -1 is num_embeddings - 1.
+  nn::Embedding e(nn::EmbeddingOptions(4, 2).padding_idx(-1));
+  EXPECT_EQ(e->weight.select(0, 3).abs().sum().item<float>(), 0.0f);
+  // MultiheadAttention takes unbatched [L, E] inputs.
+  nn::MultiheadAttention m(4, 2);
+  auto [out, wts] = m->forward(randn({3, 4}), randn({5, 4}), randn({5, 4}));
+  EXPECT_EQ(out.sizes().vec(), (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(wts.sizes().vec(), (std::vector<int64_t>{3, 5}));
+  // GroupNorm of an empty batch.
+  nn::GroupNorm gn(2, 4);
+  EXPECT_EQ(gn->forward(zeros({0, 4, 3})).sizes().vec(), (std::vector<int64_t>{0, 4, 3}));
+}
+
+TEST(BadInputCatalogue, TokenShardsAndCheckpoints) {
+  Catalogue cat;
+  const std::string dir = ::testing::TempDir();
+  auto write = [&](const std::string& name, const std::string& bytes) {
+    const std::string p = dir + "/" + name;
+    std::ofstream(p, std::ios::binary) << bytes;
+    return p;
+  };
+  const std::string shard = dir + "/catalogue2.tokens";
+  text::write_shard(shard, {1, 2, 3, 4, 5, 6}, 10);
+  std::string bytes;
+  {
+    std::ifstream in(shard, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  ASSERT_EQ(bytes.size(), 32u + 12u);
+  auto with = [&](size_t at, const std::string& what) {
+    std::string b = bytes;
+    b.replace(at, what.size(), what);
+    return b;
+  };
+  const std::string version = write("catalogue2_version.tokens", with(8, std::string("\x02\0\0\0", 4)));
+  cat.add("TokenShard version 2", "TokenShard", Kind::Value, [=] { text::TokenShard s(version); });
+  const std::string width = write("catalogue2_width.tokens", with(12, std::string("\x03\0\0\0", 4)));
+  cat.add("TokenShard width 3", "TokenShard", Kind::Value, [=] { text::TokenShard s(width); });
+  const std::string width4 = write("catalogue2_width4.tokens", with(12, std::string("\x04\0\0\0", 4)));
+  cat.add("TokenShard width 4 for a small vocab", "TokenShard", Kind::Value,
+          [=] { text::TokenShard s(width4); });
+  const std::string vocab0 = write("catalogue2_vocab0.tokens", with(16, std::string(8, '\0')));
+  cat.add("TokenShard vocab 0", "TokenShard", Kind::Value, [=] { text::TokenShard s(vocab0); });
+  const std::string count =
+      write("catalogue2_count.tokens", with(24, std::string("\xff\xff\xff\xff\xff\xff\xff\x7f", 8)));
+  cat.add("TokenShard count huge", "TokenShard", Kind::Value, [=] { text::TokenShard s(count); });
+  const std::string count_neg = write("catalogue2_countneg.tokens", with(24, std::string(8, '\xff')));
+  cat.add("TokenShard count 2^64-1", "TokenShard", Kind::Value, [=] { text::TokenShard s(count_neg); });
+  const std::string tok = write("catalogue2_tok.tokens", with(32, std::string("\x0a\0", 2)));
+  cat.add("TokenShard token = vocab", "TokenShard", Kind::Value, [=] { text::TokenShard s(tok); });
+  const std::string longer = write("catalogue2_long.tokens", bytes + "xx");
+  cat.add("TokenShard trailing bytes", "TokenShard", Kind::Value, [=] { text::TokenShard s(longer); });
+  const std::string header_only = write("catalogue2_hdr.tokens", bytes.substr(0, 20));
+  cat.add("TokenShard short header", "TokenShard", Kind::Value, [=] { text::TokenShard s(header_only); });
+  const std::string empty = write("catalogue2_empty.tokens", "");
+  cat.add("TokenShard empty file", "TokenShard", Kind::Value, [=] { text::TokenShard s(empty); });
+  cat.add("TokenShard a directory", "TokenShard", Kind::Value, [=] { text::TokenShard s(dir); });
+  auto s = std::make_shared<const text::TokenShard>(shard);
+  for (int64_t i : {int64_t(-1), int64_t(6), kMax, kMin})
+    cat.add("TokenShard[" + str(i) + "]", "TokenShard", Kind::Index, [=] { (void)(*s)[i]; });
+  std::vector<int64_t> out(8);
+  for (const std::pair<int64_t, int64_t>& r :
+       std::vector<std::pair<int64_t, int64_t>>{{-1, 2}, {5, 2}, {0, -1}, {0, 7}, {kMax, 2}, {2, kMax}})
+    cat.add("TokenShard.read " + str(r.first) + " " + str(r.second), "TokenShard.read", Kind::Index,
+            [=, &out] { s->read(r.first, r.second, out.data()); });
+  cat.add("TokenWindows no shards", "TokenWindows", Kind::Value,
+          [] { text::TokenWindows w(std::vector<std::string>{}, 2); });
+  const std::string other = dir + "/catalogue2_other.tokens";
+  text::write_shard(other, {1, 2, 3, 4, 5, 6}, 11);
+  cat.add("TokenWindows vocabularies differ", "TokenWindows", Kind::Value, [=] {
+    text::TokenWindows w({shard, other}, 2);
+  });
+  cat.add("TokenWindows null shard", "TokenWindows", Kind::Value,
+          [=] { text::TokenWindows w(std::vector<std::shared_ptr<const text::TokenShard>>{nullptr}, 2); });
+  cat.add("TokenWindows T kMax", "TokenWindows", Kind::Value, [=] { text::TokenWindows w({shard}, kMax); });
+  cat.add("write_shard vocab 2^32 + 1", "write_shard", Kind::Value,
+          [=] { text::write_shard(dir + "/catalogue2_v.tokens", {1}, (int64_t(1) << 32) + 1); });
+  cat.add("write_shard into a missing directory", "write_shard", Kind::Value,
+          [=] { text::write_shard(dir + "/no/such/dir/x.tokens", {1}, 10); });
+  cat.add("read_corpus no files", "read_corpus", Kind::Value, [] { (void)text::read_corpus({}); });
+  cat.add("bible_kjv empty", "bible_kjv", Kind::Value, [] { (void)text::bible_kjv(""); });
+  cat.add("bible_kjv reversed range", "bible_kjv", Kind::Value,
+          [] { (void)text::bible_kjv("gen1:5-gen1:1"); });
+  const std::string not_model = write("catalogue2.model", "not a model");
+  cat.add("Tokenizer.load not a model", "Tokenizer.load", Kind::Any,
+          [=] { (void)text::Tokenizer::load(not_model); });
+  cat.add("Tokenizer.train empty", "Tokenizer.train", Kind::Any, [] { (void)text::Tokenizer::train(""); });
+
+  // Checkpoints.
+  Checkpoint good;
+  good.tensors["w"] = arange(6, kFloat32).view({2, 3});
+  good.metadata["step"] = "3";
+  const std::string path = dir + "/catalogue2.safetensors";
+  save_checkpoint(good, path);
+  std::string ck;
+  {
+    std::ifstream in(path, std::ios::binary);
+    ck.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  cat.add("load_checkpoint missing", "load_checkpoint", Kind::Any,
+          [=] { (void)load_checkpoint(dir + "/no/such.safetensors"); });
+  const std::string ck_cut = write("catalogue2_cut.safetensors", ck.substr(0, ck.size() - 3));
+  cat.add("load_checkpoint truncated", "load_checkpoint", Kind::Value,
+          [=] { (void)load_checkpoint(ck_cut); });
+  const std::string ck_hdr = write("catalogue2_hdr.safetensors", ck.substr(0, 5));
+  cat.add("load_checkpoint 5 bytes", "load_checkpoint", Kind::Value, [=] { (void)load_checkpoint(ck_hdr); });
+  const std::string ck_len = write("catalogue2_len.safetensors", std::string(8, '\xff') + ck.substr(8));
+  cat.add("load_checkpoint header length huge", "load_checkpoint", Kind::Value,
+          [=] { (void)load_checkpoint(ck_len); });
+  std::string broken = ck;
+  const size_t brace = broken.find('{');
+  ASSERT_NE(brace, std::string::npos);
+  broken[brace] = '[';
+  const std::string ck_json = write("catalogue2_json.safetensors", broken);
+  cat.add("load_checkpoint header not JSON", "load_checkpoint", Kind::Value,
+          [=] { (void)load_checkpoint(ck_json); });
+  cat.add("save_checkpoint into a missing directory", "save_checkpoint", Kind::Any,
+          [=] { save_checkpoint(good, dir + "/no/such/dir/c.safetensors"); });
+  cat.add("save_checkpoint undefined tensor", "save_checkpoint", Kind::Value, [=] {
+    Checkpoint c = good;
+    c.tensors["u"] = Tensor();
+    save_checkpoint(c, dir + "/catalogue2_u.safetensors");
+  });
+  cat.add("Checkpoint.put tensor twice", "Checkpoint.put", Kind::Value, [=] {
+    Checkpoint c = good;
+    c.put("", TensorMap{{"w", zeros({1})}});
+  });
+  run_catalogue(cat, "token shards and checkpoints");
+  // A failed save leaves the previous checkpoint loadable.
+  Checkpoint back = load_checkpoint(path);
+  EXPECT_EQ(back.tensors.at("w").to_vector<float>(), good.tensors.at("w").to_vector<float>());
+  EXPECT_EQ(back.metadata.at("step"), "3");
+}
+
 }  // namespace
 }  // namespace wick

@@ -351,7 +351,7 @@ TEST(CheckpointFile, FailedSaveKeepsThePreviousFile) {
   }
   ::setrlimit(RLIMIT_FSIZE, &old);
   std::signal(SIGXFSZ, previous);
-  EXPECT_EQ(message.rfind("[save] ", 0), 0u) << message;
+  EXPECT_EQ(message.rfind("[save_checkpoint] ", 0), 0u) << message;
   EXPECT_NE(message.find(std::strerror(EFBIG)), std::string::npos) << message;
   EXPECT_EQ(read_bytes(path), before);
   EXPECT_FALSE(fs::exists(path + ".tmp"));
@@ -359,8 +359,8 @@ TEST(CheckpointFile, FailedSaveKeepsThePreviousFile) {
   EXPECT_EQ(back.metadata.at("step"), "1");
   EXPECT_TRUE(bitwise_equal(back.tensors.at("w"), small.tensors.at("w")));
 
-  expect_error<ValueError>([&] { save_checkpoint(small, temp_path("no_such_dir/x.safetensors")); }, "save",
-                           {"no_such_dir"});
+  expect_error<ValueError>([&] { save_checkpoint(small, temp_path("no_such_dir/x.safetensors")); },
+                           "save_checkpoint", {"no_such_dir"});
   // The plain save goes the same way.
   ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &low), 0);
   previous = std::signal(SIGXFSZ, SIG_IGN);
