@@ -38,7 +38,7 @@ fi
 start=$SECONDS
 cmake "${args[@]}" >/dev/null
 targets=(--target wick_tests)
-for t in device_string idx safetensors load_state_dict view_shape; do targets+=(--target "wick_replay_$t"); done
+for t in device_string idx safetensors load_state_dict view_shape checkpoint token_shard; do targets+=(--target "wick_replay_$t"); done
 cmake --build "$build" -j "$jobs" "${targets[@]}"
 echo "wick: sanitizer build in $((SECONDS - start)) s"
 

@@ -18,12 +18,6 @@ namespace wick::nn::functional {
 
 namespace {
 
-Tensor host_index(const std::vector<int64_t>& idx, Device device) {
-  Tensor t = wick::empty({int64_t(idx.size())}, TensorOptions(kInt64));
-  if (!idx.empty()) std::memcpy(t.data_ptr(), idx.data(), idx.size() * sizeof(int64_t));
-  return t.to(device);
-}
-
 Tensor constant_pad(const Tensor& x, const std::vector<int64_t>& pad, double value) {
   const int64_t np = int64_t(pad.size() / 2), nd = x.dim();
   // Crop first (negative pads), checking every output size.
@@ -31,7 +25,10 @@ Tensor constant_pad(const Tensor& x, const std::vector<int64_t>& pad, double val
   DimVector out_sizes(x.sizes().begin(), x.sizes().end());
   for (int64_t i = 0; i < np; ++i) {
     const int64_t d = nd - 1 - i, l = pad[size_t(2 * i)], r = pad[size_t(2 * i + 1)];
-    const int64_t size = x.size(d), out = size + l + r;
+    const int64_t size = x.size(d);
+    int64_t out = 0;
+    WICK_CHECK(!__builtin_add_overflow(size, l, &out) && !__builtin_add_overflow(out, r, &out), ValueError, "pad",
+               "padding ", l, " and ", r, " of dimension ", d, " (size ", size, ") give a size that does not fit int64");
     WICK_CHECK(out >= 0, ValueError, "pad", "The input size ", size, ", plus negative padding ", l, " and ", r,
                " resulted in a negative output size, which is invalid. Check dimension ", d, " of your input.");
     out_sizes[size_t(d)] = out;
@@ -103,13 +100,17 @@ Tensor pad(const Tensor& x, const std::vector<int64_t>& pad, const std::string& 
       WICK_CHECK(l <= n && r <= n, ValueError, "pad", "Padding value causes wrapping around more than once.");
     WICK_CHECK(n > 0, ValueError, "pad", "Expected a non-empty dimension ", d, " for padding mode \"", mode,
                "\", got input of sizes ", x.sizes());
-    const int64_t out = n + l + r;
+    int64_t out = 0;
+    WICK_CHECK(!__builtin_add_overflow(n, l, &out) && !__builtin_add_overflow(out, r, &out), ValueError, "pad",
+               "padding ", l, " and ", r, " of dimension ", d, " (size ", n, ") give a size that does not fit int64");
     WICK_CHECK(out >= 1, ValueError, "pad", "input of size ", n, " at dimension ", d, " is too small for padding (",
                l, ", ", r, "): output size ", out);
     if (l == 0 && r == 0) continue;
-    std::vector<int64_t> idx(static_cast<size_t>(out));
-    for (int64_t o = 0; o < out; ++o) idx[size_t(o)] = source(mode, o, l, n);
-    Tensor index = host_index(idx, x.device());
+    // the index built in a wick tensor, so a size too large is wick's OutOfMemoryError
+    Tensor index = wick::detail::as_op("pad", [&] { return wick::empty({out}, TensorOptions(kInt64)); });
+    auto* idx = static_cast<int64_t*>(index.data_ptr());
+    for (int64_t o = 0; o < out; ++o) idx[o] = source(mode, o, l, n);
+    if (!x.device().is_cpu()) index = index.to(x.device());
     y = wick::detail::as_op("pad", [&] { return wick::index_select(y, d, index); });
   }
   return y;

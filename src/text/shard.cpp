@@ -156,8 +156,8 @@ int64_t TokenShard::operator[](int64_t i) const {
 }
 
 void TokenShard::read(int64_t begin, int64_t n, int64_t* out) const {
-  WICK_CHECK(begin >= 0 && n >= 0 && begin <= count_ - n, IndexError, "TokenShard.read", "tokens [", begin, ", ",
-             begin + n, ") are out of range for '", path_, "' of ", count_, " tokens");
+  WICK_CHECK(begin >= 0 && n >= 0 && begin <= count_ - n, IndexError, "TokenShard.read", n, " tokens from ", begin,
+             " are out of range for '", path_, "' of ", count_, " tokens");
   if (width_ == 2) {
     const auto* t = reinterpret_cast<const uint16_t*>(data_) + begin;
     for (int64_t i = 0; i < n; ++i) out[i] = t[i];
