@@ -32,10 +32,10 @@ TokenWindows::TokenWindows(std::vector<std::shared_ptr<const TokenShard>> shards
   }
   for (const auto& s : shards_) {
     first_.push_back(total_);
-    if (s->size() >= T_ + 1) total_ += (s->size() - T_ - 1) / stride_ + 1;
+    if (s->size() > T_) total_ += (s->size() - T_ - 1) / stride_ + 1;  // T + 1 tokens, no overflow at T's limit
   }
   first_.push_back(total_);
-  WICK_CHECK(total_ > 0, ValueError, op, "no shard holds a window of T + 1 = ", T_ + 1, " tokens");
+  WICK_CHECK(total_ > 0, ValueError, op, "no shard holds a window of T + 1 tokens (T = ", T_, ")");
 }
 
 std::pair<const TokenShard*, int64_t> TokenWindows::locate(int64_t index, const char* op) const {
