@@ -312,7 +312,7 @@ TEST(TextWindows, BadInput) {
   expect_error<ValueError>([&] { TokenWindows w({a}, 0); }, "TokenWindows", {"T must be positive"});
   expect_error<ValueError>([&] { TokenWindows w({a}, 4, -1); }, "TokenWindows", {"stride"});
   expect_error<ValueError>([&] { TokenWindows w(std::vector<std::string>{}, 4); }, "TokenWindows");
-  expect_error<ValueError>([&] { TokenWindows w({a}, 30); }, "TokenWindows", {"31 tokens"});
+  expect_error<ValueError>([&] { TokenWindows w({a}, 30); }, "TokenWindows", {"T + 1 tokens (T = 30)"});
   const std::string other = temp_path("other_vocab.tokens");
   write_shard(other, {1, 2, 3}, 50);
   expect_error<ValueError>([&] { TokenWindows w({a, other}, 2); }, "TokenWindows",
