@@ -16,37 +16,12 @@ are those of replica 0's 5 rows. The file holds:
     final.<name>  the state dict after training: weights, running_mean, running_var,
                   num_batches_tracked
 """
-import json
-import struct
 import sys
 
 import torch
 from torch import nn
 
-try:
-    from safetensors.torch import save_file
-except ImportError:
-    save_file = None
-
-DTYPES = {torch.float32: "F32", torch.float64: "F64", torch.int64: "I64"}
-
-
-def write_safetensors(tensors, path, metadata):
-    header, blobs, offset = {"__metadata__": metadata}, [], 0
-    for name in sorted(tensors):
-        t = tensors[name].detach().cpu().contiguous()
-        data = t.numpy().tobytes()
-        header[name] = {"dtype": DTYPES[t.dtype], "shape": list(t.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for b in blobs:
-            f.write(b)
+from safetensors_out import write as write_safetensors
 
 
 def main():
@@ -76,10 +51,7 @@ def main():
     for k, v in net.state_dict().items():
         tensors["final." + k] = v.detach().cpu().clone().contiguous()
     metadata = {"torch": torch.__version__}
-    if save_file is not None:
-        save_file(tensors, out, metadata=metadata)
-    else:
-        write_safetensors(tensors, out, metadata)
+    write_safetensors(tensors, out, metadata)
     print("wrote", out, "torch", torch.__version__)
 
 

@@ -24,37 +24,12 @@ Modules and options (mirrored in the C++ test):
              norm_first=True); tgt [2, 3, 8], memory [2, 5, 8], tgt_mask causal,
              memory_key_padding_mask [2, 5]
 """
-import json
-import struct
 import sys
 
 import torch
 from torch import nn
 
-try:
-    from safetensors.torch import save_file
-except ImportError:
-    save_file = None
-
-DTYPES = {torch.float64: "F64"}
-
-
-def write_safetensors(tensors, path, metadata):
-    header, blobs, offset = {"__metadata__": metadata}, [], 0
-    for name in sorted(tensors):
-        t = tensors[name].detach().cpu().contiguous()
-        data = t.numpy().tobytes()
-        header[name] = {"dtype": DTYPES[t.dtype], "shape": list(t.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for b in blobs:
-            f.write(b)
+from safetensors_out import write as write_safetensors
 
 
 def padding_mask(rows, cols):
@@ -130,10 +105,7 @@ def main():
 
     tensors = {k: v.detach().to(torch.float64).contiguous() for k, v in tensors.items()}
     metadata = {"torch": torch.__version__}
-    if save_file is not None:
-        save_file(tensors, out, metadata=metadata)
-    else:
-        write_safetensors(tensors, out, metadata)
+    write_safetensors(tensors, out, metadata)
     print("wrote", out, "with", len(tensors), "tensors (torch", torch.__version__ + ")")
 
 
