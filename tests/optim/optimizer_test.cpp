@@ -6,16 +6,19 @@
 #include <gtest/gtest.h>
 
 #include "../nn/nn_test_util.h"
+#include "quadratic_loss.h"
 #include "wick/wick.h"
 
 using namespace wick;
 using wick::testing::error_of;
+using wick::testing::expect_vec;
+using wick::testing::grad_of;
+using wick::testing::kC;
+using wick::testing::kP0;
 using wick::testing::expect_close;
 
 namespace {
 
-const std::vector<double> kP0{0.5, -1.5, 2.0, 0.25};
-const std::vector<double> kC{1.0, 0.5, 2.0, 3.0};
 
 class Optimizers : public ::testing::TestWithParam<Device> {
  protected:
@@ -36,17 +39,6 @@ class Optimizers : public ::testing::TestWithParam<Device> {
     return p.detach().cpu().template to_vector<double>();
   }
 };
-
-std::vector<double> grad_of(const std::vector<double>& p) {
-  std::vector<double> g(p.size());
-  for (size_t i = 0; i < p.size(); ++i) g[i] = 2 * kC[i] * p[i];
-  return g;
-}
-
-void expect_vec(const std::vector<double>& got, const std::vector<double>& want, double tol = 1e-12) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
-}
 
 TEST_P(Optimizers, SGDVariants) {
   struct Case {
