@@ -74,6 +74,14 @@ if ! ldconfig -p | grep -q 'libgomp.so.1 '; then
   export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$deps/fallback/usr/lib/x86_64-linux-gnu"
 fi
 export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$deps/lib/x86_64-linux-gnu"  # zlib, when the machine lacks it
+# The King James Bible (bible-kjv): its program looks for bible.data in the current folder and
+# /usr/lib only, so a wrapper first on PATH points it at the unpacked copy.
+if ! command -v bible >/dev/null && [[ -x $deps/usr/bin/bible ]]; then
+  mkdir -p "$deps/bin"
+  printf '#!/bin/sh\nexec %s -p %s "$@"\n' "$deps/usr/bin/bible" "$deps/usr/lib" >"$deps/bin/bible"
+  chmod +x "$deps/bin/bible"
+  export PATH="$deps/bin:$PATH"
+fi
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 
 build=build-gpu

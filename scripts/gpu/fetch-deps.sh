@@ -20,6 +20,7 @@ packages=(
   zlib1g-dev zlib1g                              # the data loaders' gzip
   libcli11-dev nlohmann-json3-dev                # header-only: the programs' flags, safetensors
   libdlpack-dev                                  # header-only: DLPack's struct
+  bible-kjv bible-kjv-text                       # the default corpus of wick-gpt and the text tests
 )
 apt-get download "${packages[@]}"
 ls -la
