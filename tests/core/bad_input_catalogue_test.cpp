@@ -3522,3 +3522,14 @@ TEST(BadInputCatalogue, SchedulersAfterAddParamGroupWherePyTorchReturns) {
     EXPECT_EQ(lrs(*o), (std::vector<double>{0.2, 0.2}));
   }
 }
+
+// DistributedSampler's arithmetic at int64's limit: the sizes as PyTorch's (exact integers),
+// and an epoch too large for memory an OutOfMemoryError, not an overflow.
+TEST(BadInputCatalogue, DistributedSamplerAtInt64Limits) {
+  const int64_t n = std::numeric_limits<int64_t>::max();
+  data::DistributedSampler s(n, {.num_replicas = 3, .rank = 2, .shuffle = false});
+  EXPECT_EQ(s.size(), n / 3 + 1);
+  EXPECT_THROW((void)s.indices(), OutOfMemoryError);
+  data::DistributedSampler d(n, {.num_replicas = 2, .rank = 1, .shuffle = false, .drop_last = true});
+  EXPECT_EQ(d.size(), n / 2);
+}
