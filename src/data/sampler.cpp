@@ -38,7 +38,9 @@ DistributedSampler::DistributedSampler(int64_t dataset_size, DistributedSamplerO
              ", rank should be in the interval [0, ", num_replicas_ - 1, "]");
   const int64_t r = num_replicas_;
   num_samples_ = options_.drop_last ? dataset_size_ / r : dataset_size_ / r + (dataset_size_ % r != 0);
-  total_size_ = num_samples_ * r;
+  // Saturates rather than overflows near INT64_MAX (no epoch that large fits in memory, which
+  // indices() says).
+  if (__builtin_mul_overflow(num_samples_, r, &total_size_)) total_size_ = INT64_MAX;
 }
 
 std::vector<int64_t> DistributedSampler::indices() const {
@@ -54,7 +56,7 @@ std::vector<int64_t> DistributedSampler::indices() const {
   }
   // Position k of the padded (or cut) order is order[k mod n]: padding repeats the order from
   // its start, as many times as needed when there are fewer samples than replicas.
-  for (int64_t k = rank_; k < total_size_; k += num_replicas_)
+  for (int64_t j = 0, k = rank_; j < num_samples_; ++j, k += num_replicas_)
     out.push_back(order[size_t(k % dataset_size_)]);
   return out;
 }

@@ -49,6 +49,11 @@ RankInfo resolve_rank_info(const InitOptions& options) {
     world = env_int("SLURM_NTASKS");
     local = env_int("SLURM_LOCALID");
     info.source = "slurm";
+  } else if (auto w = env_int("WORLD_SIZE"); w && !options.rank) {
+    // PyTorch's env:// needs both: a world size alone says there are peers without saying
+    // which one this is.
+    raise<ValueError>("init_process_group", "environment variable WORLD_SIZE is set (", *w,
+                      ") but RANK is not; set both, or neither for a single process");
   }
   if (options.rank || options.world_size) info.source = "options";
   if (options.rank) rank = options.rank;
@@ -69,8 +74,9 @@ RankInfo resolve_rank_info(const InitOptions& options) {
   WICK_CHECK(info.rank >= 0 && info.rank < info.world_size, ValueError, "init_process_group", "rank ",
              info.rank, " is out of range for world size ", info.world_size, " (", info.source, ")");
   info.local_rank = local.value_or(info.rank);
-  WICK_CHECK(info.local_rank >= 0, ValueError, "init_process_group", "local rank ", info.local_rank,
-             " must not be negative (", info.source, ")");
+  WICK_CHECK(info.local_rank >= 0 && info.local_rank < info.world_size, ValueError, "init_process_group",
+             "local rank ", info.local_rank, " is out of range for world size ", info.world_size, " (", info.source,
+             ")");
 
   info.master_addr = options.master_addr;
   if (info.master_addr.empty()) {

@@ -1,5 +1,6 @@
 // The default process group, the free functions of wick/distributed.h, Work, and the checks
 // every backend makes of a collective's arguments.
+#include <cctype>
 #include <csignal>
 #include <cstdlib>
 #include <mutex>
@@ -142,13 +143,16 @@ Work finish(Work w, bool async_op) {
 
 }  // namespace
 
-void init_process_group(const std::string& backend, const InitOptions& options) {
+void init_process_group(const std::string& backend_name, const InitOptions& options) {
   const char* op = "init_process_group";
+  // Backend names are case-insensitive, as PyTorch's ("NCCL" is "nccl").
+  std::string backend = backend_name;
+  for (char& c : backend) c = char(std::tolower(static_cast<unsigned char>(c)));
   Default& d = state();
   std::lock_guard<std::mutex> l(d.mu);
   if (d.group)
     raise<Error>(op, "the default process group is already initialized; call destroy_process_group first");
-  WICK_CHECK(backend == "mpi" || backend == "nccl", ValueError, op, "unknown backend '", backend,
+  WICK_CHECK(backend == "mpi" || backend == "nccl", ValueError, op, "unknown backend '", backend_name,
              "' (expected \"mpi\" or \"nccl\")");
   WICK_CHECK(options.timeout.count() > 0, ValueError, op, "the timeout must be positive, got ",
              options.timeout.count(), " ms");

@@ -115,7 +115,7 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
   void build_buckets(int64_t cap_bytes) {
     std::vector<Tensor> reversed(params.rbegin(), params.rend());
     const auto assignment =
-        wick::detail::compute_bucket_assignment_by_size(reversed, {kFirstBucketBytes, cap_bytes});
+        wick::detail::compute_bucket_assignment_by_size(reversed, {std::min(kFirstBucketBytes, cap_bytes), cap_bytes});
     location.assign(params.size(), {0, 0});
     NoGradGuard no_grad;
     for (const auto& indices : assignment) {
@@ -248,6 +248,49 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
   }
 };
 
+// ---- the checks across ranks
+
+namespace {
+// FNV-1a over the parameters' count, dtypes and shapes.
+uint64_t fingerprint(const std::vector<Tensor>& params) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](int64_t v) {
+    for (int k = 0; k < 8; ++k) {
+      h ^= uint64_t(v >> (8 * k)) & 0xff;
+      h *= 1099511628211ull;
+    }
+  };
+  mix(int64_t(params.size()));
+  for (const Tensor& p : params) {
+    mix(int64_t(p.dtype()));
+    mix(p.dim());
+    for (int64_t s : p.sizes()) mix(s);
+  }
+  return h;
+}
+
+// ValueError on every rank unless all ranks hold parameters of the same count, dtypes and
+// shapes: one all_reduce (MAX) of [count, fingerprint, -count, -fingerprint] (as two 32-bit
+// halves, so that no negation overflows), equal maxima and minima meaning all agree.
+void check_same_parameters_everywhere(distributed::ProcessGroup& group, const std::vector<Tensor>& params,
+                                      const std::vector<std::string>& names, const Device& device) {
+  const uint64_t h = fingerprint(params);
+  const int64_t n = int64_t(params.size()), hi = int64_t(h >> 32), lo = int64_t(h & 0xffffffffu);
+  std::vector<int64_t> mine = {n, hi, lo, -n, -hi, -lo};
+  Tensor t = from_blob(mine.data(), {6}, TensorOptions().dtype(kInt64)).clone().to(device);
+  group.all_reduce(t, distributed::ReduceOp::MAX).wait();
+  const auto all = t.cpu().to_vector<int64_t>();
+  if (all[0] == -all[3] && all[1] == -all[4] && all[2] == -all[5]) return;
+  std::ostringstream os;
+  for (size_t i = 0; i < params.size() && i < 8; ++i) os << (i ? ", " : "") << names[i] << " " << params[i].sizes();
+  if (params.size() > 8) os << ", ...";
+  wick::detail::raise<ValueError>(kOp, "DDP expects the same model on every rank, but the ranks' parameters differ (",
+                                  all[0] == -all[3] ? "in shape or dtype" : "in number: from " +
+                                      std::to_string(-all[3]) + " to " + std::to_string(all[0]),
+                                  "); rank ", group.rank(), " has ", n, " parameters that require grad: ", os.str());
+}
+}  // namespace
+
 // ---- the module
 
 DistributedDataParallelImpl::DistributedDataParallelImpl(std::shared_ptr<Module> module, Forward forward,
@@ -302,6 +345,14 @@ DistributedDataParallelImpl::DistributedDataParallelImpl(std::shared_ptr<Module>
     r->names.push_back(name);
   }
 
+  WICK_CHECK(!r->params.empty(), ValueError, kOp,
+             "DistributedDataParallel is not needed when a module doesn't have any parameter that requires a "
+             "gradient");
+  // Every rank's module must be the same: a broadcast or a bucket of other sizes would read or
+  // write past a tensor. Checked always (PyTorch's verify_params_across_processes), before the
+  // first collective that depends on it.
+  if (group->size() > 1) check_same_parameters_everywhere(*group, r->params, r->names, dev);
+
   // Rank 0's parameters and buffers everywhere.
   if (group->size() > 1) {
     std::vector<Tensor> states;
@@ -334,6 +385,15 @@ DistributedDataParallelImpl::~DistributedDataParallelImpl() {
 
 Tensor DistributedDataParallelImpl::forward(const Tensor& input) {
   Reducer& r = *reducer_;
+  // A parameter moved or cast since wrapping no longer fits its bucket.
+  for (size_t i = 0; i < r.params.size(); ++i) {
+    const Tensor& flat = r.buckets[r.location[i].first].flat;
+    const Tensor& p = r.params[i];
+    WICK_CHECK(p.dtype() == flat.dtype() && p.device() == flat.device(), ValueError, kOp,
+               "the parameter ", r.names[i], " is now ", p.dtype(), " on ", p.device(), " but was ", flat.dtype(),
+               " on ", flat.device(), " when DistributedDataParallel wrapped the module; move or cast the module "
+               "before wrapping it");
+  }
   if (r.timeline.enabled()) r.timeline.begin();
   r.mark("forward.begin");
   if (options_.broadcast_buffers() && r.group->size() > 1) {

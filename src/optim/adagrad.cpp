@@ -12,27 +12,14 @@
 
 namespace wick::optim {
 
-namespace {
-void check_options(const AdagradOptions& o, const char* op) {
-  WICK_CHECK(o.lr() >= 0, ValueError, op, "Invalid learning rate: ", o.lr());
-  WICK_CHECK(o.lr_decay() >= 0, ValueError, op, "Invalid lr_decay value: ", o.lr_decay());
-  WICK_CHECK(o.weight_decay() >= 0, ValueError, op, "Invalid weight_decay value: ", o.weight_decay());
-  WICK_CHECK(o.initial_accumulator_value() >= 0, ValueError, op,
-             "Invalid initial_accumulator_value value: ", o.initial_accumulator_value());
-  WICK_CHECK(o.eps() >= 0, ValueError, op, "Invalid epsilon value: ", o.eps());
-}
-}  // namespace
-
 Adagrad::Adagrad(std::vector<Tensor> params, const AdagradOptions& options)
     : Adagrad(detail::one_param_group(std::move(params)), options) {}
 
 Adagrad::Adagrad(std::vector<OptimizerParamGroup> groups, const AdagradOptions& defaults)
     : Optimizer(detail::nonempty_param_groups(std::move(groups), "Adagrad"), defaults.clone()) {
-  check_options(defaults, "Adagrad");
   NoGradGuard no_grad;
   for (const auto& g : groups_) {
     const auto& o = static_cast<const AdagradOptions&>(g.options());
-    check_options(o, "Adagrad");
     for (const Tensor& p : g.params())
       state(p).tensors["sum"] = wick::full_like(p, o.initial_accumulator_value());
   }

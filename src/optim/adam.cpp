@@ -23,15 +23,6 @@
 namespace wick::optim {
 
 namespace {
-void check_options(const AdamOptions& o, const char* op) {
-  WICK_CHECK(o.lr() >= 0, ValueError, op, "Invalid learning rate: ", o.lr());
-  WICK_CHECK(o.eps() >= 0, ValueError, op, "Invalid epsilon value: ", o.eps());
-  const auto [b1, b2] = o.betas();
-  WICK_CHECK(b1 >= 0 && b1 < 1, ValueError, op, "Invalid beta parameter at index 0: ", b1);
-  WICK_CHECK(b2 >= 0 && b2 < 1, ValueError, op, "Invalid beta parameter at index 1: ", b2);
-  WICK_CHECK(o.weight_decay() >= 0, ValueError, op, "Invalid weight_decay value: ", o.weight_decay());
-}
-
 const Tensor* find(const ParamState& st, const char* name) {
   auto it = st.tensors.find(name);
   return it == st.tensors.end() ? nullptr : &it->second;
@@ -48,9 +39,7 @@ Adam::Adam(std::vector<OptimizerParamGroup> groups, std::unique_ptr<OptimizerOpt
            bool decoupled)
     : Optimizer(detail::nonempty_param_groups(std::move(groups), decoupled ? "AdamW" : "Adam"),
                 std::move(defaults)),
-      decoupled_(decoupled) {
-  check_options(static_cast<const AdamOptions&>(*defaults_), decoupled ? "AdamW" : "Adam");
-}
+      decoupled_(decoupled) {}
 
 void Adam::step() {
   NoGradGuard no_grad;

@@ -14,6 +14,10 @@ std::vector<optim::OptimizerParamGroup> one_param_group(std::vector<Tensor> para
 std::vector<optim::OptimizerParamGroup> nonempty_param_groups(std::vector<optim::OptimizerParamGroup> groups,
                                                               const char* op);
 
+// ValueError from op unless the hyperparameters of an optimizer wick defines (SGD, Adam, AdamW,
+// RMSprop, Adagrad) are in range, as PyTorch's constructors check them; other options pass.
+void check_hyperparameters(const optim::OptimizerOptions& options, const char* op);
+
 // Whether t can join p's multi-tensor list: dense, contiguous, p's dtype, device and size.
 bool foreach_fits(const Tensor& t, const Tensor& p);
 

@@ -12,23 +12,11 @@
 
 namespace wick::optim {
 
-namespace {
-void check_options(const RMSpropOptions& o, const char* op) {
-  WICK_CHECK(o.lr() >= 0, ValueError, op, "Invalid learning rate: ", o.lr());
-  WICK_CHECK(o.eps() >= 0, ValueError, op, "Invalid epsilon value: ", o.eps());
-  WICK_CHECK(o.momentum() >= 0, ValueError, op, "Invalid momentum value: ", o.momentum());
-  WICK_CHECK(o.weight_decay() >= 0, ValueError, op, "Invalid weight_decay value: ", o.weight_decay());
-  WICK_CHECK(o.alpha() >= 0, ValueError, op, "Invalid alpha value: ", o.alpha());
-}
-}  // namespace
-
 RMSprop::RMSprop(std::vector<Tensor> params, const RMSpropOptions& options)
     : RMSprop(detail::one_param_group(std::move(params)), options) {}
 
 RMSprop::RMSprop(std::vector<OptimizerParamGroup> groups, const RMSpropOptions& defaults)
     : Optimizer(detail::nonempty_param_groups(std::move(groups), "RMSprop"), defaults.clone()) {
-  check_options(defaults, "RMSprop");
-  for (const auto& g : groups_) check_options(static_cast<const RMSpropOptions&>(g.options()), "RMSprop");
 }
 
 void RMSprop::step() {

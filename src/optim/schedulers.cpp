@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numbers>
 
@@ -188,7 +189,9 @@ std::vector<double> CosineAnnealingLR::get_lr() {
   const double pi = std::numbers::pi;
   const auto t = double(last_epoch_), T = double(t_max_);
   std::vector<double> lrs = current_lrs();
-  for (size_t i = 0; i < lrs.size(); ++i) {
+  // A group added after the scheduler was made has no base lr: it keeps its lr, as PyTorch's
+  // zip over base_lrs and param_groups leaves it.
+  for (size_t i = 0; i < lrs.size() && i < base_lrs_.size(); ++i) {
     const double base = base_lrs_[i];
     if (last_epoch_ == 0) continue;
     if ((last_epoch_ - 1 - t_max_) % (2 * t_max_) == 0) {
@@ -631,6 +634,18 @@ bool ReduceLROnPlateau::is_better(double a, double best) const {
 }
 
 void ReduceLROnPlateau::step(double metric) {
+  auto& groups = optimizer_.param_groups();
+  if (groups.size() != min_lrs_.size()) {
+    // Groups added since construction: one min_lr given for all extends to them, as PyTorch's
+    // default_min_lr does; a list of them raises as PyTorch's does.
+    const bool one = std::adjacent_find(min_lrs_.begin(), min_lrs_.end(), std::not_equal_to<>()) == min_lrs_.end();
+    if (!one || min_lrs_.empty()) {
+      detail::raise<ValueError>("ReduceLROnPlateau.step", "The number of param groups in the `optimizer` (",
+                                groups.size(), ") differs from when `ReduceLROnPlateau` was initialized (",
+                                min_lrs_.size(), "), usually due to a new param group being added to the optimizer");
+    }
+    min_lrs_.resize(groups.size(), min_lrs_.front());
+  }
   ++last_epoch_;
   if (is_better(metric, best_)) {
     best_ = metric;
@@ -643,7 +658,6 @@ void ReduceLROnPlateau::step(double metric) {
     num_bad_epochs_ = 0;
   }
   if (num_bad_epochs_ > patience_) {
-    auto& groups = optimizer_.param_groups();
     for (size_t i = 0; i < groups.size(); ++i) {
       const double old_lr = groups[i].options().get_lr();
       const double new_lr = std::max(old_lr * factor_, min_lrs_[i]);

@@ -21,14 +21,7 @@ SGD::SGD(std::vector<Tensor> params, const SGDOptions& options)
     : SGD(detail::one_param_group(std::move(params)), options) {}
 
 SGD::SGD(std::vector<OptimizerParamGroup> groups, const SGDOptions& defaults)
-    : Optimizer(detail::nonempty_param_groups(std::move(groups), "SGD"), defaults.clone()) {
-  WICK_CHECK(defaults.lr() >= 0, ValueError, "SGD", "Invalid learning rate: ", defaults.lr());
-  WICK_CHECK(defaults.momentum() >= 0, ValueError, "SGD", "Invalid momentum value: ", defaults.momentum());
-  WICK_CHECK(defaults.weight_decay() >= 0, ValueError, "SGD",
-             "Invalid weight_decay value: ", defaults.weight_decay());
-  WICK_CHECK(!defaults.nesterov() || (defaults.momentum() > 0 && defaults.dampening() == 0), ValueError,
-             "SGD", "Nesterov momentum requires a momentum and zero dampening");
-}
+    : Optimizer(detail::nonempty_param_groups(std::move(groups), "SGD"), defaults.clone()) {}
 
 void SGD::step() {
   NoGradGuard no_grad;

@@ -1254,9 +1254,9 @@ TEST(BadInputCatalogue, Optimizers) {
   cat.add("Adam eps", "Adam", Kind::Value, [=] { optim::Adam o({p}, optim::AdamOptions(0.1).eps(-1)); });
   cat.add("Adam weight_decay", "Adam", Kind::Value,
           [=] { optim::Adam o({p}, optim::AdamOptions(0.1).weight_decay(-1)); });
-  cat.add("SGD undefined parameter", "add_param_group", Kind::Value,
+  cat.add("SGD undefined parameter", "SGD", Kind::Value,
           [=] { optim::SGD o({Tensor()}, optim::SGDOptions(0.1)); });
-  cat.add("SGD non-leaf", "add_param_group", Kind::Value,
+  cat.add("SGD non-leaf", "SGD", Kind::Value,
           [=] { optim::SGD o({p * 2}, optim::SGDOptions(0.1)); });
   cat.add("StepLR 0", "StepLR", Kind::Value, [=] {
     optim::SGD o({p}, optim::SGDOptions(0.1));
@@ -3358,3 +3358,178 @@ TEST(BadInputCatalogue, TokenShardsAndCheckpoints) {
 
 }  // namespace
 }  // namespace wick
+
+// ---- optimizers' groups and parameters: checked at construction and in add_param_group alike,
+// naming the call made
+
+namespace {
+using MakeOptimizer = std::function<std::shared_ptr<optim::Optimizer>(std::vector<optim::OptimizerParamGroup>)>;
+// Each optimizer wick has, by name, with options out of range in a group's own options.
+struct OptimizerKind {
+  std::string name;
+  MakeOptimizer make;
+  std::function<std::unique_ptr<optim::OptimizerOptions>()> bad_options;
+};
+std::vector<OptimizerKind> optimizer_kinds() {
+  using namespace optim;
+  return {
+      {"SGD", [](auto g) { return std::make_shared<SGD>(std::move(g), SGDOptions(0.1)); },
+       [] { return std::make_unique<SGDOptions>(SGDOptions(0.1).momentum(-0.5)); }},
+      {"Adam", [](auto g) { return std::make_shared<Adam>(std::move(g), AdamOptions(0.1)); },
+       [] { return std::make_unique<AdamOptions>(AdamOptions(0.1).betas({0.9, 1.5})); }},
+      {"AdamW", [](auto g) { return std::make_shared<AdamW>(std::move(g), AdamWOptions(0.1)); },
+       [] { return std::make_unique<AdamWOptions>(AdamWOptions(-0.1)); }},
+      {"RMSprop", [](auto g) { return std::make_shared<RMSprop>(std::move(g), RMSpropOptions(0.1)); },
+       [] { return std::make_unique<RMSpropOptions>(RMSpropOptions(0.1).alpha(-1)); }},
+      {"Adagrad", [](auto g) { return std::make_shared<Adagrad>(std::move(g), AdagradOptions(0.1)); },
+       [] { return std::make_unique<AdagradOptions>(AdagradOptions(0.1).lr_decay(-1)); }},
+  };
+}
+std::vector<optim::OptimizerParamGroup> groups_of(std::vector<Tensor> params) {
+  std::vector<optim::OptimizerParamGroup> g;
+  g.emplace_back(std::move(params));
+  return g;
+}
+}  // namespace
+
+TEST(BadInputCatalogue, OptimizerGroupsAndParameters) {
+  Catalogue cat;
+  for (const OptimizerKind& k : optimizer_kinds()) {
+    const Tensor p = ones({2}).requires_grad_(), q = ones({3}).requires_grad_();
+    for (Dtype d : {kInt64, kInt32, kBool, kUInt8}) {
+      const Tensor bad = zeros({2}, d);
+      cat.add(k.name + " a " + std::string(name(d)) + " parameter", k.name, Kind::Type,
+              [=] { (void)k.make(groups_of({p, bad})); }, {p, bad});
+    }
+    cat.add(k.name + " one parameter in two groups", k.name, Kind::Value, [=] {
+      std::vector<optim::OptimizerParamGroup> g;
+      g.emplace_back(std::vector<Tensor>{p});
+      g.emplace_back(std::vector<Tensor>{q, p});
+      (void)k.make(std::move(g));
+    });
+    cat.add(k.name + " a group's own options out of range", k.name, Kind::Value, [=] {
+      std::vector<optim::OptimizerParamGroup> g;
+      g.emplace_back(std::vector<Tensor>{p}, k.bad_options());
+      (void)k.make(std::move(g));
+    });
+    // add_param_group: the same checks, and the optimizer is left as it was.
+    const auto opt = k.make(groups_of({p}));
+    auto unchanged = [opt] { EXPECT_EQ(opt->param_groups().size(), 1u); };
+    cat.add(k.name + " add_param_group options out of range", "add_param_group", Kind::Value, [=] {
+      opt->add_param_group(optim::OptimizerParamGroup({q}, k.bad_options()));
+    });
+    cat.add(k.name + " add_param_group an int parameter", "add_param_group", Kind::Type,
+            [=] { opt->add_param_group(optim::OptimizerParamGroup({zeros({2}, kInt64)})); });
+    cat.add(k.name + " add_param_group a parameter it has", "add_param_group", Kind::Value,
+            [=] { opt->add_param_group(optim::OptimizerParamGroup({q, p})); });
+    cat.add(k.name + " add_param_group a non-leaf", "add_param_group", Kind::Value,
+            [=] { opt->add_param_group(optim::OptimizerParamGroup({q * 2})); });
+    run_catalogue(cat, ("optimizer groups of " + k.name).c_str());
+    cat = Catalogue();
+    unchanged();
+  }
+  // ReduceLROnPlateau made with one min_lr per group cannot guess one for a group added later;
+  // the failed step changes nothing.
+  Tensor p = ones({1}).requires_grad_(), q = ones({1}).requires_grad_(), r = ones({1}).requires_grad_();
+  std::vector<optim::OptimizerParamGroup> two;
+  two.emplace_back(std::vector<Tensor>{p});
+  two.emplace_back(std::vector<Tensor>{q});
+  optim::SGD sgd(std::move(two), optim::SGDOptions(1.0));
+  optim::ReduceLROnPlateau plateau(sgd, optim::ReduceLROnPlateauOptions().min_lr({0.5, 0.25}).patience(0));
+  sgd.add_param_group(optim::OptimizerParamGroup({r}));
+  cat.add("ReduceLROnPlateau after add_param_group, a min_lr per group", "ReduceLROnPlateau.step", Kind::Value,
+          [&] { plateau.step(1.0); });
+  run_catalogue(cat, "schedulers after add_param_group");
+  EXPECT_EQ(plateau.last_epoch(), 0);
+}
+
+// Every scheduler steps after add_param_group without reading past its lists: a group added
+// later keeps its lr where PyTorch's zip over base_lrs leaves it, and follows the recursive
+// forms (StepLR, MultiStepLR, ExponentialLR, LinearLR) that PyTorch applies to every group.
+TEST(BadInputCatalogue, SchedulersAfterAddParamGroupWherePyTorchReturns) {
+  using namespace optim;
+  auto lrs = [](const Optimizer& o) {
+    std::vector<double> v;
+    for (const auto& g : o.param_groups()) v.push_back(g.options().get_lr());
+    return v;
+  };
+  auto make = [] {
+    Tensor p = ones({1}).requires_grad_();
+    return std::make_shared<SGD>(std::vector<Tensor>{p}, SGDOptions(1.0).momentum(0.9));
+  };
+  auto add = [](Optimizer& o) { o.add_param_group(OptimizerParamGroup({ones({1}).requires_grad_()})); };
+  {
+    auto o = make();
+    StepLR s(*o, 1, 0.5);
+    add(*o);
+    s.step();
+    EXPECT_EQ(lrs(*o), (std::vector<double>{0.5, 0.5}));
+  }
+  {
+    auto o = make();
+    ExponentialLR s(*o, 0.5);
+    add(*o);
+    s.step();
+    EXPECT_EQ(lrs(*o), (std::vector<double>{0.5, 0.5}));
+  }
+  {
+    auto o = make();
+    MultiStepLR s(*o, {1}, 0.25);
+    add(*o);
+    s.step();
+    EXPECT_EQ(lrs(*o), (std::vector<double>{0.25, 0.25}));
+  }
+  {
+    auto o = make();
+    CosineAnnealingLR s(*o, 2);
+    add(*o);
+    s.step();
+    s.step();
+    EXPECT_NEAR(lrs(*o)[0], 0.0, 1e-15);
+    EXPECT_EQ(lrs(*o)[1], 1.0);
+  }
+  {
+    auto o = make();
+    LambdaLR s(*o, [](int64_t e) { return 1.0 / double(e + 1); });
+    add(*o);
+    s.step();
+    EXPECT_EQ(lrs(*o), (std::vector<double>{0.5, 1.0}));
+  }
+  {
+    auto o = make();
+    OneCycleLR s(*o, 2.0, OneCycleLROptions().total_steps(10));
+    add(*o);
+    s.step();
+    EXPECT_EQ(lrs(*o).size(), 2u);
+    EXPECT_EQ(lrs(*o)[1], 1.0);
+  }
+  {
+    auto o = make();
+    auto a = std::make_shared<LinearLR>(*o, 0.5, 1.0, 2);
+    auto b = std::make_shared<ExponentialLR>(*o, 0.5);
+    SequentialLR s(*o, {a, b}, {2});
+    add(*o);
+    for (int i = 0; i < 3; ++i) s.step();
+    EXPECT_EQ(lrs(*o).size(), 2u);
+    EXPECT_EQ(lrs(*o)[0], 0.5);
+  }
+  {
+    auto o = make();
+    ReduceLROnPlateau s(*o, ReduceLROnPlateauOptions().min_lr({0.2}).patience(0).factor(0.1));
+    add(*o);
+    s.step(1.0);
+    s.step(2.0);  // worse: both groups fall to max(lr * 0.1, 0.2)
+    EXPECT_EQ(lrs(*o), (std::vector<double>{0.2, 0.2}));
+  }
+}
+
+// DistributedSampler's arithmetic at int64's limit: the sizes as PyTorch's (exact integers),
+// and an epoch too large for memory an OutOfMemoryError, not an overflow.
+TEST(BadInputCatalogue, DistributedSamplerAtInt64Limits) {
+  const int64_t n = std::numeric_limits<int64_t>::max();
+  data::DistributedSampler s(n, {.num_replicas = 3, .rank = 2, .shuffle = false});
+  EXPECT_EQ(s.size(), n / 3 + 1);
+  EXPECT_THROW((void)s.indices(), OutOfMemoryError);
+  data::DistributedSampler d(n, {.num_replicas = 2, .rank = 1, .shuffle = false, .drop_last = true});
+  EXPECT_EQ(d.size(), n / 2);
+}

@@ -8,6 +8,8 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+
+#include "wick/cuda.h"
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -155,6 +157,23 @@ TEST(DistributedEnv, BadValuesAreValueErrors) {
                             "[init_process_group] environment variable RANK='x1' is not an integer"));
   }
   {
+    // env:// needs RANK beside WORLD_SIZE, and a local rank inside the world.
+    ScopedEnv env({{"WORLD_SIZE", "4"}});
+    EXPECT_EQ(error_of<ValueError>([] { dist::detail::resolve_rank_info({}); }),
+              "[init_process_group] environment variable WORLD_SIZE is set (4) but RANK is not; set both, or "
+              "neither for a single process");
+  }
+  {
+    ScopedEnv env({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "2"}});
+    EXPECT_TRUE(starts_with(error_of<ValueError>([] { dist::detail::resolve_rank_info({}); }),
+                            "[init_process_group] local rank 2 is out of range for world size 2"));
+  }
+  {
+    ScopedEnv env({{"RANK", "-1"}, {"WORLD_SIZE", "2"}});
+    EXPECT_TRUE(starts_with(error_of<ValueError>([] { dist::detail::resolve_rank_info({}); }),
+                            "[init_process_group] rank -1 is out of range for world size 2"));
+  }
+  {
     ScopedEnv env({{"RANK", "0"}});
     EXPECT_TRUE(starts_with(error_of<ValueError>([] { dist::detail::resolve_rank_info({}); }),
                             "[init_process_group] the rank is 0 but the world size is not known"));
@@ -254,6 +273,14 @@ TEST(DistributedStore, FreeFunctionsBeforeInit) {
   EXPECT_TRUE(starts_with(error_of<DistributedError>([&] { dist::all_reduce(t); }), "[all_reduce] "));
   EXPECT_TRUE(starts_with(error_of<ValueError>([] { dist::init_process_group("gloo"); }),
                           "[init_process_group] unknown backend 'gloo'"));
+  EXPECT_TRUE(starts_with(error_of<ValueError>([] { dist::init_process_group("Nccl2"); }),
+                          "[init_process_group] unknown backend 'Nccl2'"));
+  // Names are case-insensitive: "NCCL" is the nccl backend (which then needs a GPU).
+  if (!cuda::is_available()) {
+    const std::string e = error_of<Error>([] { dist::init_process_group("NCCL"); });
+    EXPECT_EQ(e.find("unknown backend"), std::string::npos) << e;
+    EXPECT_NE(e, "no error");
+  }
   EXPECT_FALSE(dist::is_initialized());
   EXPECT_EQ(std::string(dist::reduce_op_name(dist::ReduceOp::PRODUCT)), "PRODUCT");
 }

@@ -128,10 +128,12 @@ TEST(DdpBuckets, ReverseRegistrationOrderFirstBucketOneMiB) {
   auto groups = make_thread_groups(1);
   // fc2.weight: 256 * 520 float64 = 1064960 bytes, past 1 MiB with fc2.bias before it.
   auto net = make_net(0, false, 8, 256, 520);
+  // A cap below the first bucket's 1 MiB caps the first bucket too: a tiny cap gives one bucket
+  // per parameter, as PyTorch's explicit bucket_cap_mb does.
   DistributedDataParallel ddp(net,
                               DistributedDataParallelOptions().process_group(groups[0]).bucket_cap_mb(0.001));
   EXPECT_EQ(ddp->bucket_parameter_names(), (std::vector<std::vector<std::string>>{
-                                               {"fc2.bias", "fc2.weight"}, {"fc1.bias"}, {"fc1.weight"}}));
+                                               {"fc2.bias"}, {"fc2.weight"}, {"fc1.bias"}, {"fc1.weight"}}));
   // With the default cap of 25 MiB the rest is one bucket.
   auto net2 = make_net(0, false, 8, 256, 520);
   DistributedDataParallel ddp2(net2, DistributedDataParallelOptions().process_group(groups[0]));
@@ -197,7 +199,10 @@ void check_full_batch_gradients(int world) {
     // a broadcast at construction (one float64 buffer), then one all_reduce AVG per bucket
     const auto& log = groups[size_t(r)]->log;
     if (world > 1) {
-      EXPECT_EQ(log, (std::vector<std::string>{"broadcast 51 float64", "all_reduce AVG 51 float64"})) << what;
+      // the check that every rank has the same parameters, then the broadcast, then the bucket
+      EXPECT_EQ(log, (std::vector<std::string>{"all_reduce MAX 6 int64", "broadcast 51 float64",
+                                               "all_reduce AVG 51 float64"}))
+          << what;
     } else {
       EXPECT_EQ(log, (std::vector<std::string>{"all_reduce AVG 51 float64"})) << what;
     }
@@ -325,11 +330,12 @@ TEST(Ddp, FindUnusedParameters) {
     auto want_kept = want_none;
     want_kept["fc2.weight"] = full({3, 6}, 3.0, kFloat64);
     expect_same_grads(got_kept[size_t(r)], want_kept, what + " fc2 unused, grad kept");
-    // each backward: one bucket, then the used map
+    // the parameters' check and broadcast, then each backward: one bucket, then the used map
     const auto& log = groups[size_t(r)]->log;
-    ASSERT_EQ(log.size(), 7u);
-    EXPECT_EQ(log[1], "all_reduce AVG 72 float64");
-    EXPECT_EQ(log[2], "all_reduce MAX 6 int32");
+    ASSERT_EQ(log.size(), 8u);
+    EXPECT_EQ(log[0], "all_reduce MAX 6 int64");
+    EXPECT_EQ(log[2], "all_reduce AVG 72 float64");
+    EXPECT_EQ(log[3], "all_reduce MAX 6 int32");
   }
 }
 
@@ -477,12 +483,13 @@ TEST(Ddp, FirstBucketLaunchesBeforeTheBackwardEnds) {
   unsetenv("WICK_TIMELINE");
   for (int r = 0; r < world; ++r) {
     expect_same_grads(got[size_t(r)], want, "rank " + std::to_string(r));
-    // the construction's broadcast, then at least fc2's bucket before fc1's gradient was in
-    EXPECT_GE(launched_at_fc1_weight[size_t(r)], 2u);
+    // the construction's check and broadcast, then at least fc2's buckets before fc1's gradient
+    // was in
+    EXPECT_GE(launched_at_fc1_weight[size_t(r)], 4u);
     std::vector<std::string> phases;
     for (const auto& m : marks[size_t(r)]) phases.push_back(m.phase);
     EXPECT_EQ(phases, (std::vector<std::string>{"forward.begin", "bucket[0].launch", "bucket[1].launch",
-                                                "bucket[2].launch", "backward.end"}));
+                                                "bucket[2].launch", "bucket[3].launch", "backward.end"}));
     for (size_t i = 1; i < marks[size_t(r)].size(); ++i)
       EXPECT_LE(marks[size_t(r)][i - 1].host_ms, marks[size_t(r)][i].host_ms);
   }
@@ -511,6 +518,58 @@ TEST(Ddp, NoTimelineByDefaultNoReductionWithoutGradModeHooksRemoved) {
   loss_of(net(ones({2, 4}, kFloat64)), zeros({2, 3}, kFloat64)).backward();
   EXPECT_EQ(groups[0]->log.size(), 1u);
   EXPECT_TRUE(net->fc1->weight.grad().defined());
+}
+
+TEST(Ddp, RanksWithOtherParametersRefusedOnEveryRank) {
+  const int world = 3;
+  auto groups = make_thread_groups(world);
+  for (int variant = 0; variant < 3; ++variant) {
+    std::vector<std::string> msgs(world);
+    std::vector<Net> nets;
+    for (int r = 0; r < world; ++r) {
+      // variant 0: rank 2's hidden width differs; 1: rank 1 has fc3 too; 2: rank 0 is float32.
+      Net n = make_net(0, variant == 1 && r == 1, 4, variant == 0 && r == 2 ? 7 : 6);
+      if (variant == 2 && r == 0) n->to(kFloat32);
+      nets.push_back(n);
+    }
+    std::vector<Tensor> before;
+    for (const Tensor& p : nets[1]->parameters()) before.push_back(p.clone());
+    run_ranks(world, [&](int r) {
+      msgs[size_t(r)] = error_of([&] {
+        DistributedDataParallel(nets[size_t(r)],
+                                DistributedDataParallelOptions().process_group(groups[size_t(r)]));
+      });
+    });
+    for (int r = 0; r < world; ++r) {
+      EXPECT_EQ(msgs[size_t(r)].rfind("[DistributedDataParallel] DDP expects the same model on every rank", 0), 0u)
+          << "variant " << variant << " rank " << r << ": " << msgs[size_t(r)];
+      if (variant == 1) {
+        EXPECT_NE(msgs[size_t(r)].find("in number: from 4 to 6"), std::string::npos);
+      }
+    }
+    // Nothing was broadcast over the mismatched parameters.
+    const auto after = nets[1]->parameters();
+    for (size_t i = 0; i < before.size(); ++i) wick::testing::expect_close(after[i], before[i], 0, 0, "unchanged");
+  }
+}
+
+TEST(Ddp, NoParameterThatRequiresGradAndParametersChangedAfterWrapping) {
+  auto groups = make_thread_groups(1);
+  Net frozen = make_net(0);
+  for (Tensor& p : frozen->parameters()) p.requires_grad_(false);
+  EXPECT_EQ(error_of([&] {
+              DistributedDataParallel(frozen, DistributedDataParallelOptions().process_group(groups[0]));
+            }),
+            "[DistributedDataParallel] DistributedDataParallel is not needed when a module doesn't have any "
+            "parameter that requires a gradient");
+  Net net = make_net(0);
+  DistributedDataParallel ddp(net, DistributedDataParallelOptions().process_group(groups[0]));
+  (void)ddp(ones({2, 4}, kFloat64));
+  net->to(kFloat32);
+  const std::string msg = error_of([&] { (void)ddp(ones({2, 4}, kFloat32)); });
+  EXPECT_EQ(msg.rfind("[DistributedDataParallel] the parameter fc1.weight is now float32 on cpu but was float64 on cpu", 0),
+            0u)
+      << msg;
 }
 
 TEST(Ddp, Errors) {
