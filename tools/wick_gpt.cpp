@@ -68,6 +68,7 @@ struct TrainConfig {
   std::string plot, log, resume;
   uint64_t seed = 1337;
   int workers = 1;
+  int threads = 0;  // CPU threads of the ops (0: wick's default)
 };
 
 struct SampleConfig {
@@ -78,6 +79,7 @@ struct SampleConfig {
   uint64_t seed = 1337;
   std::string device = "cpu";
   bool no_cache = false;
+  int threads = 0;
 };
 
 // A checkpoint path from --resume or --checkpoint: a file, or the folder holding ckpt.safetensors.
@@ -221,15 +223,36 @@ text::Tokenizer prepare_corpus(const TrainConfig& c, int64_t vocab, bool lead, b
   return text::Tokenizer::load(model_path);
 }
 
+// An epoch's order of a DistributedSampler, less its first `skip` samples once: the batches a
+// resumed run took before it stopped (the loader starts at the next one without reading them).
+class ResumeSampler : public data::Sampler {
+ public:
+  explicit ResumeSampler(std::shared_ptr<data::DistributedSampler> inner) : inner_(std::move(inner)) {}
+  std::vector<int64_t> indices() const override {
+    std::vector<int64_t> order = inner_->indices();
+    order.erase(order.begin(), order.begin() + std::min<int64_t>(skip_, int64_t(order.size())));
+    skip_ = 0;
+    return order;
+  }
+  int64_t size() const override { return inner_->size(); }
+  void skip_next(int64_t samples) { skip_ = samples; }
+  data::DistributedSampler& inner() { return *inner_; }
+
+ private:
+  std::shared_ptr<data::DistributedSampler> inner_;
+  mutable int64_t skip_ = 0;  // indices() is const, as the loader calls it
+};
+
 // The training batches, epoch after epoch, with their position (epoch, batch within it) so that
 // a resumed run starts at the batch an uninterrupted one would take next.
 class Batches {
  public:
   Batches(const text::TokenWindows& windows, int64_t batch, uint64_t seed, int world, int rank, bool pin,
           int workers)
-      : sampler_(std::make_shared<data::DistributedSampler>(
+      : batch_(batch),
+        sampler_(std::make_shared<ResumeSampler>(std::make_shared<data::DistributedSampler>(
             windows, data::DistributedSamplerOptions{
-                         .num_replicas = world, .rank = rank, .shuffle = true, .seed = seed, .drop_last = true})),
+                         .num_replicas = world, .rank = rank, .shuffle = true, .seed = seed, .drop_last = true}))),
         loader_(windows, {.batch_size = batch,
                           .sampler = sampler_,
                           .num_workers = workers,
@@ -242,9 +265,13 @@ class Batches {
 
   // Starts at batch `index` of epoch `epoch`.
   void seek(uint64_t epoch, int64_t index) {
+    if (index < 0 || index > loader_.size())
+      fail("the checkpoint's data position (batch " + std::to_string(index) + ") lies outside an epoch of " +
+           std::to_string(loader_.size()) + " batches");
     epoch_ = epoch;
+    sampler_->skip_next(index * batch_);
     start_epoch();
-    for (int64_t i = 0; i < index; ++i) next();
+    index_ = index;
   }
 
   data::Example& next() {
@@ -260,17 +287,17 @@ class Batches {
 
   uint64_t epoch() const { return epoch_; }
   int64_t index() const { return index_; }  // batches taken in this epoch
-  int64_t per_epoch() const { return loader_.size(); }
 
  private:
   void start_epoch() {
-    sampler_->set_epoch(epoch_);
+    sampler_->inner().set_epoch(epoch_);
     it_ = loader_.begin();
     index_ = 0;
     started_ = true;
   }
 
-  std::shared_ptr<data::DistributedSampler> sampler_;
+  int64_t batch_;
+  std::shared_ptr<ResumeSampler> sampler_;
   data::DataLoader loader_;
   data::DataLoader::Iterator it_;
   data::Example current_;
@@ -310,6 +337,7 @@ std::string format(const char* f, double v) {
 
 int run_train(TrainConfig c) {
   const auto start = Clock::now();
+  if (c.threads > 0) set_num_threads(c.threads);
   bool bf16 = false;
   if (c.amp == "bf16" || c.amp == "bfloat16") bf16 = true;
   else if (!c.amp.empty()) fail("--amp " + c.amp + ": only bf16 is offered (GPT training needs no loss scaling)");
@@ -352,7 +380,9 @@ int run_train(TrainConfig c) {
     ckpt_file = checkpoint_file(c.resume);
     if (!fs::exists(ckpt_file)) fail("--resume " + c.resume + ": no checkpoint at '" + ckpt_file + "'");
     ckpt = load_checkpoint(ckpt_file);
-    if (c.out == "wick-gpt-out" && fs::is_directory(c.resume)) c.out = c.resume;
+    // The tokenizer and shards are the checkpoint's neighbours unless --out says otherwise.
+    if (c.out == "wick-gpt-out") c.out = fs::path(ckpt_file).parent_path().string();
+    if (c.out.empty()) c.out = ".";
   }
 
   // Text, tokenizer, shards.
@@ -475,7 +505,7 @@ int run_train(TrainConfig c) {
     return n ? sum / double(n) : std::nan("");
   };
 
-  auto save = [&](const std::string& path) {
+  auto save = [&](const std::string& path, int64_t steps_done) {
     Checkpoint out;
     out.put("model.", model_state(model));
     out.put("optim.", optimizer->state_dict());
@@ -484,7 +514,7 @@ int run_train(TrainConfig c) {
     if (device.is_cuda()) out.tensors["rng.cuda"] = get_rng_state(device);
     auto& m = out.metadata;
     put_config(m, config);
-    m["run.step"] = std::to_string(step);
+    m["run.step"] = std::to_string(steps_done);
     m["run.epoch"] = std::to_string(batches.epoch());
     m["run.batch"] = std::to_string(batches.index());
     m["run.batch_size"] = std::to_string(c.batch_size);
@@ -556,7 +586,6 @@ int run_train(TrainConfig c) {
     const Tensor norm = nn::utils::clip_grad_norm_(params, c.clip);
     optimizer->step();
     scheduler.step();
-    if (c.graph) loss_sum /= double(c.grad_accum);
     if (c.distributed) distributed::all_reduce(loss_sum, distributed::ReduceOp::AVG);
 
     const bool last = step + 1 == end;
@@ -589,11 +618,7 @@ int run_train(TrainConfig c) {
         bar->set_unit("tokens");
       }
     }
-    if (((step + 1) % c.save_every == 0 || last) && lead) {
-      ++step;  // the checkpoint holds the steps done
-      save(ckpt_path);
-      --step;
-    }
+    if (((step + 1) % c.save_every == 0 || last) && lead) save(ckpt_path, step + 1);
   }
 
   if (c.distributed) distributed::destroy_process_group();
@@ -618,6 +643,7 @@ int run_train(TrainConfig c) {
 // ---- sample
 
 int run_sample(const SampleConfig& c) {
+  if (c.threads > 0) set_num_threads(c.threads);
   const std::string file = checkpoint_file(c.checkpoint);
   if (!fs::exists(file)) fail("--checkpoint " + c.checkpoint + ": no checkpoint at '" + file + "'");
   const Device device = pick_device(c.device);
@@ -695,6 +721,7 @@ int main(int argc, char** argv) {
   tr->add_option("--resume", t.resume, "continue the run of this checkpoint (a file, or a folder holding ckpt.safetensors)");
   tr->add_option("--seed", t.seed, "seed of the weights, the batches' order and dropout")->capture_default_str();
   tr->add_option("--workers", t.workers, "data loader worker threads")->capture_default_str();
+  tr->add_option("--threads", t.threads, "CPU threads of the ops (default: wick's)");
 
   SampleConfig s;
   CLI::App* sa = app.add_subcommand("sample", "continue a prompt with a trained model");
@@ -709,6 +736,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   sa->add_option("--seed", s.seed, "seed of the draws")->capture_default_str();
   sa->add_option("--device", s.device, "cpu, cuda or cuda:N")->capture_default_str();
+  sa->add_option("--threads", s.threads, "CPU threads of the ops (default: wick's)");
   sa->add_flag("--no-cache", s.no_cache, "run the whole context again for each token (slow; for checking)");
 
   CLI11_PARSE(app, argc, argv);

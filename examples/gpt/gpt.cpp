@@ -55,6 +55,7 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GPTConfig& c)
 }
 
 Tensor CausalSelfAttentionImpl::forward(const Tensor& x, LayerCache* cache) {
+  // [doc:gpt_attention]
   const int64_t B = x.size(0), T = x.size(1), hd = n_embd / n_head;
   // [B, T, 3C] -> q, k, v as [B, n_head, T, hd]
   auto qkv = c_attn(x).split(n_embd, 2);
@@ -84,6 +85,7 @@ Tensor CausalSelfAttentionImpl::forward(const Tensor& x, LayerCache* cache) {
   }
   y = y.transpose(1, 2).contiguous().view({B, T, n_embd});
   return resid_dropout(c_proj(y));
+  // [doc:end]
 }
 
 // ---- MLP and block
@@ -138,6 +140,7 @@ GPTImpl::GPTImpl(const GPTConfig& c) : config(c) {
 }
 
 Output GPTImpl::forward(const Tensor& idx, const Tensor& targets, KVCache* cache) {
+  // [doc:gpt_forward]
   if (idx.dim() != 2) throw wick::ValueError("[GPT] expected token ids of shape [B, T]");
   const int64_t T = idx.size(1), past = cache ? cache->length() : 0;
   if (past + T > config.block_size)
@@ -152,6 +155,7 @@ Output GPTImpl::forward(const Tensor& idx, const Tensor& targets, KVCache* cache
   Tensor logits = lm_head(x);
   Tensor loss = F::cross_entropy(logits.view({-1, logits.size(-1)}), targets.reshape({-1}));
   return {logits, loss};
+  // [doc:end]
 }
 
 std::unique_ptr<wick::optim::AdamW> GPTImpl::configure_optimizer(double weight_decay, double lr, double beta1,

@@ -112,7 +112,7 @@ struct GenerateOptions {
   double top_p = 1.0;  // 1: no limit
   // Draw from a generator seeded with this, leaving wick's generator as it was; unset: draw
   // from wick's generator.
-  std::optional<uint64_t> seed;
+  std::optional<uint64_t> seed = std::nullopt;
   // Only ids below this are drawn (the tokenizer's vocabulary, below the padded one); 0: all.
   int64_t vocab_limit = 0;
   // false: every step runs the whole context again (the check of the cache).
