@@ -18,6 +18,14 @@ namespace wick {
 // Seeds the generator of every device (the CPU and each GPU) and rewinds it.
 void manual_seed(uint64_t seed);
 
+// A generator's state, as torch.get_rng_state (the CPU's, the default) and
+// torch.cuda.get_rng_state (device cuda or cuda:N): 16 bytes in a uint8 CPU tensor, the seed and
+// the next unused Philox counter, each a little-endian uint64.
+Tensor get_rng_state(Device device = Device(kCPU));
+// Restores a state from get_rng_state (torch.set_rng_state). ValueError "[set_rng_state] ..."
+// unless state is a CPU uint8 tensor of 16 elements.
+void set_rng_state(const Tensor& state, Device device = Device(kCPU));
+
 // U[0, 1) in a floating dtype (the default float unless the options name one).
 Tensor rand(IntArrayRef sizes, TensorOptions o = {});
 // N(0, 1) in a floating dtype.

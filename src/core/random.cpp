@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
+#include <sstream>
 
 #include "core/cuda_hooks.h"
 #include "core/generator.h"
@@ -223,6 +224,35 @@ void set_state(Device d, PhiloxState s) { Generators::get().write(generator_devi
 using namespace detail;
 
 void manual_seed(uint64_t seed) { seed_all(seed); }
+
+Tensor get_rng_state(Device device) {
+  const PhiloxState s = get_state(device);
+  Tensor out = empty({16}, TensorOptions().dtype(kUInt8));
+  uint8_t* bytes = out.data_ptr<uint8_t>();
+  for (int i = 0; i < 8; ++i) {
+    bytes[i] = uint8_t(s.seed >> (8 * i));
+    bytes[8 + i] = uint8_t(s.offset >> (8 * i));
+  }
+  return out;
+}
+
+void set_rng_state(const Tensor& state, Device device) {
+  check_defined(state, "set_rng_state", "state");
+  if (!state.device().is_cpu() || state.dtype() != kUInt8 || state.numel() != 16) {
+    std::ostringstream os;
+    os << "[set_rng_state] expected a CPU uint8 tensor of 16 elements (from get_rng_state), got "
+       << state.dtype() << " " << state.sizes() << " on " << state.device();
+    throw ValueError(os.str());
+  }
+  const Tensor c = state.contiguous();
+  const uint8_t* bytes = c.data_ptr<uint8_t>();
+  PhiloxState s;
+  for (int i = 0; i < 8; ++i) {
+    s.seed |= uint64_t(bytes[i]) << (8 * i);
+    s.offset |= uint64_t(bytes[8 + i]) << (8 * i);
+  }
+  set_state(device, s);
+}
 
 Tensor rand(IntArrayRef sizes, TensorOptions o) {
   return wick::detail::as_op("rand", [&]() -> Tensor {

@@ -19,7 +19,7 @@ int terminal_width(std::FILE* f) {
 }
 
 std::string printf_string(const char* format, auto... args) {
-  char buf[256];
+  char buf[512];
   std::snprintf(buf, sizeof buf, format, args...);
   return buf;
 }
@@ -64,8 +64,10 @@ std::string Progress::line(bool bar) const {
   const double frac = total_ > 0 ? std::min(1.0, double(steps_) / double(total_)) : 0.0;
   const double rate = samples_per_second();
   const double eta = steps_ > 0 ? seconds() * double(total_ - steps_) / double(steps_) : 0.0;
-  std::string stats = printf_string(" %3.0f%% %lld/%lld  %.0f samples/s  loss %.4f  %s<%s", 100 * frac,
-                                    (long long)steps_, (long long)total_, rate, mean_loss(),
+  const std::string loss = note_replaces_loss_ ? note_ : printf_string("loss %.4f", mean_loss()) +
+                                                          (note_.empty() ? "" : "  " + note_);
+  std::string stats = printf_string(" %3.0f%% %lld/%lld  %.0f %s/s  %s  %s<%s", 100 * frac, (long long)steps_,
+                                    (long long)total_, rate, unit_.c_str(), loss.c_str(),
                                     format_duration(seconds()).c_str(), format_duration(eta).c_str());
   if (!bar) return label_ + stats;
   const int room = terminal_width(out_) - 1 - int(label_.size() + stats.size()) - 3;

