@@ -19,5 +19,7 @@
 #include "wick/nn/module.h"
 #include "wick/nn/normalization.h"
 #include "wick/nn/pooling.h"
+#include "wick/nn/rnn.h"
 #include "wick/nn/transformer.h"
 #include "wick/nn/utils/clip_grad.h"
+#include "wick/nn/utils/rnn.h"
