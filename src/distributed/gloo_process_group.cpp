@@ -585,14 +585,27 @@ RankInfo store_over_mpi(const RankInfo& info, const InitOptions& options) {
   bool one_host = std::all_of(hosts.begin(), hosts.end(), [&](const std::string& h) { return h == hosts[0]; });
   std::string port;
   if (info.rank == 0) {
+    // Port 0: the system picks one (IPv6 with IPv4 too, as the store listens, else IPv4).
     int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in6 a{};
-    a.sin6_family = AF_INET6;
-    a.sin6_addr = in6addr_any;
-    socklen_t len = sizeof a;
-    if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-      port = std::to_string(ntohs(a.sin6_port));
+    if (fd >= 0) {
+      int zero = 0;
+      ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+      sockaddr_in6 a{};
+      a.sin6_family = AF_INET6;
+      a.sin6_addr = in6addr_any;
+      socklen_t len = sizeof a;
+      if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+          ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+        port = std::to_string(ntohs(a.sin6_port));
+    } else if ((fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0) {
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl(INADDR_ANY);
+      socklen_t len = sizeof a;
+      if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+          ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+        port = std::to_string(ntohs(a.sin_port));
+    }
     if (fd >= 0) ::close(fd);
   }
   port = bootstrap->broadcast(port, 0, op);
