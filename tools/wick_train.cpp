@@ -134,9 +134,8 @@ Device join_process_group(const Config& c) {
     fail("--distributed: each process uses cuda:LOCAL_RANK; give --device cuda (or cpu), not --device " +
          c.device);
   const Device kind = pick_device(c);  // cpu or cuda, checked against what is available
-  distributed::init_process_group(kind.is_cuda()                     ? "nccl"
-                                   : distributed::is_gloo_available() ? "gloo"
-                                                                      : "mpi");
+  const char* cpu_backend = distributed::is_gloo_available() ? "gloo" : "mpi";
+  distributed::init_process_group(kind.is_cuda() ? "nccl" : cpu_backend);
   if (kind.is_cpu()) return kind;
   const int local = distributed::get_local_rank();
   if (local >= cuda::device_count())

@@ -222,7 +222,9 @@ class GroupState {
   std::chrono::milliseconds timeout{};
   uint32_t next_tag = 0;  // the worker's: one tag per collective, the same sequence on every rank
 
-  std::string where() const { return "rank " + std::to_string(rank) + " of " + std::to_string(size) + ", gloo"; }
+  std::string where() const {
+    return "rank " + std::to_string(rank) + " of " + std::to_string(size) + ", gloo";
+  }
   void check_usable(const char* op) {
     std::lock_guard<std::mutex> l(mu);
     if (broken)
@@ -269,9 +271,9 @@ class GlooWork final : public Work::Impl {
       if (done_) break;
       if (st_->running && st_->running->work.get() == this &&
           Clock::now() - st_->started > st_->timeout + std::chrono::seconds(30)) {
-        std::string msg = ::wick::detail::message(op().c_str(), "timed out after ", st_->timeout.count(),
-                                                  " ms (", st_->where(),
-                                                  "); the process group can no longer be used");
+        std::string msg =
+            ::wick::detail::message(op().c_str(), "timed out after ", st_->timeout.count(), " ms (",
+                                    st_->where(), "); the process group can no longer be used");
         st_->fail(msg);
         throw DistributedError(msg);
       }
@@ -308,8 +310,8 @@ void GroupState::execute(Task& t, std::unique_lock<std::mutex>& l) {
   const char* op = t.work->op().c_str();
   std::string error;
   if (broken) {
-    error = ::wick::detail::message(op, "the process group can no longer be used (", where(), "): ",
-                                    broken_reason);
+    error = ::wick::detail::message(op, "the process group can no longer be used (", where(),
+                                    "): ", broken_reason);
   } else {
     l.unlock();
     auto start = Clock::now();
@@ -339,7 +341,8 @@ constexpr uint64_t kP2PSlot = uint64_t(0x7f) << 56;
 
 class GlooProcessGroup final : public BackendGroup {
  public:
-  explicit GlooProcessGroup(std::shared_ptr<GroupState> st) : BackendGroup(Device(kCPU)), st_(std::move(st)) {}
+  explicit GlooProcessGroup(std::shared_ptr<GroupState> st)
+      : BackendGroup(Device(kCPU)), st_(std::move(st)) {}
   ~GlooProcessGroup() override { st_->shutdown(); }
 
   std::string backend() const override { return "gloo"; }
@@ -479,7 +482,9 @@ class GlooProcessGroup final : public BackendGroup {
     });
   }
 
-  Work send(const Tensor& tensor, int dst, int tag) override { return p2p("send", tensor, dst, tag, "dst", true); }
+  Work send(const Tensor& tensor, int dst, int tag) override {
+    return p2p("send", tensor, dst, tag, "dst", true);
+  }
   Work recv(Tensor& tensor, int src, int tag) override { return p2p("recv", tensor, src, tag, "src", false); }
 
  private:
@@ -490,8 +495,8 @@ class GlooProcessGroup final : public BackendGroup {
   }
 
   // A collective, for the worker; or (p2p) a send's or receive's wait, on a thread of its own.
-  Work enqueue(const char* op, std::vector<Tensor> outputs, std::vector<Tensor> inputs, std::function<void()> fn,
-               bool p2p = false) {
+  Work enqueue(const char* op, std::vector<Tensor> outputs, std::vector<Tensor> inputs,
+               std::function<void()> fn, bool p2p = false) {
     auto work = std::make_shared<GlooWork>(op, st_);
     work->outputs = std::move(outputs);
     work->keep = std::move(inputs);
@@ -508,12 +513,13 @@ class GlooProcessGroup final : public BackendGroup {
       return true;
     });
     auto done = std::make_shared<std::atomic<bool>>(false);
-    st_->p2p_threads.push_back(P2PThread{std::thread([s = st_.get(), task = Task{std::move(fn), work}, done]() mutable {
-                                           std::unique_lock<std::mutex> tl(s->mu);
-                                           s->execute(task, tl);
-                                           done->store(true);
-                                         }),
-                                         done});
+    st_->p2p_threads.push_back(
+        P2PThread{std::thread([s = st_.get(), task = Task{std::move(fn), work}, done]() mutable {
+                    std::unique_lock<std::mutex> tl(s->mu);
+                    s->execute(task, tl);
+                    done->store(true);
+                  }),
+                  done});
     return Work(work);
   }
 
@@ -582,7 +588,8 @@ RankInfo store_over_mpi(const RankInfo& info, const InitOptions& options) {
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "localhost");
   std::vector<std::string> hosts = bootstrap->all_gather(host, op);
-  bool one_host = std::all_of(hosts.begin(), hosts.end(), [&](const std::string& h) { return h == hosts[0]; });
+  bool one_host =
+      std::all_of(hosts.begin(), hosts.end(), [&](const std::string& h) { return h == hosts[0]; });
   std::string port;
   if (info.rank == 0) {
     // Port 0: the system picks one (IPv6 with IPv4 too, as the store listens, else IPv4).
@@ -609,7 +616,8 @@ RankInfo store_over_mpi(const RankInfo& info, const InitOptions& options) {
     if (fd >= 0) ::close(fd);
   }
   port = bootstrap->broadcast(port, 0, op);
-  WICK_CHECK(!port.empty(), DistributedError, op, "rank 0 found no free port for the TCP store; set MASTER_ADDR "
+  WICK_CHECK(!port.empty(), DistributedError, op,
+             "rank 0 found no free port for the TCP store; set MASTER_ADDR "
              "and MASTER_PORT");
   RankInfo at = info;
   at.master_addr = one_host ? "127.0.0.1" : hosts[0];

@@ -279,7 +279,8 @@ TEST(DistributedGloo, OneProcessAndTheNamesCase) {
   dist::reduce_scatter(o, {tensor({7, 8}).to(kInt32)}, dist::ReduceOp::PRODUCT);
   EXPECT_EQ(o.to_vector<double>(), (std::vector<double>{7, 8}));
   dist::barrier();
-  EXPECT_TRUE(starts_with(error_of<ValueError>([&] { dist::send(x, 0); }), "[send] dst 0 is this process's own"));
+  EXPECT_TRUE(
+      starts_with(error_of<ValueError>([&] { dist::send(x, 0); }), "[send] dst 0 is this process's own"));
   dist::destroy_process_group();
   EXPECT_FALSE(dist::is_initialized());
 }

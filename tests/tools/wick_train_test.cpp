@@ -269,9 +269,8 @@ TEST_F(WickTrain, DistributedOnTwoCpuProcesses) {
                        args(2));
   ASSERT_EQ(o.status, 0) << o.text;
   const std::string rank0 = joined(tagged(o.text, 0, "stdout"));
-  EXPECT_TRUE(has(rank0,
-                  "mlp on Fashion-MNIST (640 train, 200 test images), 2 processes (" + backend +
-                      ", cpu, DistributedDataParallel), 2 epochs, batch 32 (16 per process)"))
+  EXPECT_TRUE(has(rank0, "mlp on Fashion-MNIST (640 train, 200 test images), 2 processes (" + backend +
+                             ", cpu, DistributedDataParallel), 2 epochs, batch 32 (16 per process)"))
       << o.text;
   EXPECT_TRUE(has(rank0, "epoch 1/2: train loss")) << o.text;
   EXPECT_TRUE(has(rank0, "epoch 2/2: train loss")) << o.text;
