@@ -98,6 +98,20 @@ else()
   message(STATUS "wick: MPI not found; the mpi process group is not built")
 endif()
 
+# Gloo runs the "gloo" process group (src/distributed/gloo_process_group.cpp): CPU collectives
+# over TCP, no MPI needed. Found through the CMake package Debian's libgloo-dev installs (which
+# scripts/setup.sh installs); without it init_process_group("gloo") raises NotImplementedError.
+# Only src/distributed's sources see Gloo's headers and WICK_HAVE_GLOO (CMakeLists.txt), and the
+# library links it privately.
+set(WICK_HAVE_GLOO OFF)
+find_package(Gloo CONFIG QUIET)
+if(Gloo_FOUND AND TARGET gloo)
+  set(WICK_HAVE_GLOO ON)
+  message(STATUS "wick: Gloo ${GLOO_VERSION}")
+else()
+  message(STATUS "wick: Gloo not found (apt-get install libgloo-dev); the gloo process group is not built")
+endif()
+
 # SentencePiece trains and runs the text tokenizer (src/text/tokenizer.cpp, wick::text::Tokenizer):
 # pkg-config's sentencepiece (libsentencepiece-dev, which scripts/setup.sh installs). Without it
 # the Tokenizer throws NotImplementedError; only that source sees its headers

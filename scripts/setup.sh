@@ -10,7 +10,7 @@ packages=(
   libopenblas-openmp-dev libdnnl-dev libcli11-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
   libgtest-dev libbenchmark-dev
   libdlpack-dev pkg-config
-  libopenmpi-dev openmpi-bin
+  libopenmpi-dev openmpi-bin libgloo-dev
   dataset-fashion-mnist
   libsentencepiece-dev bible-kjv
 )

@@ -5,7 +5,7 @@
 //   wick-train --save model.safetensors && wick-train --resume model.safetensors --epochs 1
 //   wick-train --model cnn --gpus 0,1           # nn::DataParallel over cuda:0 and cuda:1 (or --gpus all)
 //   wick-launch --nproc-per-node 4 wick-train --distributed    # DistributedDataParallel, a GPU each
-//   mpirun -np 2 wick-train --distributed --device cpu         # two CPU processes ("mpi" backend)
+//   wick-launch --nproc-per-node 2 wick-train --distributed --device cpu   # two CPU processes (gloo)
 //   wick-train --model cnn --amp                # mixed precision: bfloat16 autocast
 //   wick-train --model cnn --amp fp16           # float16 autocast with amp::GradScaler
 //
@@ -13,7 +13,8 @@
 // SVG plot of loss and accuracy and, on a GPU, the caching allocator's memory summary.
 //
 // --distributed: one process per GPU (cuda:LOCAL_RANK, the "nccl" backend) or, with --device
-// cpu, per CPU process ("mpi"), started by wick-launch, mpirun or srun (docs/distributed.md).
+// cpu, per CPU process ("gloo"; "mpi" in a build without Gloo), started by wick-launch, mpirun
+// or srun (docs/distributed.md).
 // The model is wrapped in nn::parallel::DistributedDataParallel, each process reads its share
 // of the training set through a DistributedSampler, and every process starts from the same
 // seed. --batch-size is the batch of a whole step, as with --gpus: each of N processes takes
@@ -122,7 +123,8 @@ Device pick_device(const Config& c) {
 }
 
 // --distributed: the processes were started by a launcher; this one joins the group ("nccl" on a
-// GPU, "mpi" on the CPU) and takes cuda:LOCAL_RANK. Returns its device.
+// GPU, "gloo" on the CPU, or "mpi" in a build without Gloo) and takes cuda:LOCAL_RANK. Returns
+// its device.
 Device join_process_group(const Config& c) {
   if (!c.gpus_arg.empty())
     fail(
@@ -132,7 +134,8 @@ Device join_process_group(const Config& c) {
     fail("--distributed: each process uses cuda:LOCAL_RANK; give --device cuda (or cpu), not --device " +
          c.device);
   const Device kind = pick_device(c);  // cpu or cuda, checked against what is available
-  distributed::init_process_group(kind.is_cuda() ? "nccl" : "mpi");
+  const char* cpu_backend = distributed::is_gloo_available() ? "gloo" : "mpi";
+  distributed::init_process_group(kind.is_cuda() ? "nccl" : cpu_backend);
   if (kind.is_cpu()) return kind;
   const int local = distributed::get_local_rank();
   if (local >= cuda::device_count())
@@ -362,7 +365,7 @@ int main(int argc, char** argv) {
   app.add_flag("--disable-cuda", c.disable_cuda, "run on the CPU even when a GPU is available");
   app.add_flag("--distributed", c.distributed,
                "one process of a distributed run started by wick-launch, mpirun or srun: "
-               "DistributedDataParallel over cuda:LOCAL_RANK (nccl), or the CPU (mpi) with --device cpu");
+               "DistributedDataParallel over cuda:LOCAL_RANK (nccl), or the CPU (gloo) with --device cpu");
   app.add_option("--gpus", c.gpus_arg, "GPU indices, e.g. 0,1, or all: several run nn::DataParallel");
   app.add_option("--epochs", c.epochs, "passes over the training set")->capture_default_str();
   app.add_option("--batch-size", c.batch_size,

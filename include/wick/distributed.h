@@ -1,7 +1,7 @@
 // Many processes, one or many hosts: process groups and their collectives, as torch.distributed.
 //
-//   // mpirun -np 2 ./prog   or   wick-launch --nproc-per-node 2 ./prog
-//   wick::distributed::init_process_group("mpi");                  // "nccl" for CUDA tensors
+//   // wick-launch --nproc-per-node 2 ./prog   or   mpirun -np 2 ./prog
+//   wick::distributed::init_process_group("gloo");                 // "nccl" for CUDA tensors
 //   auto t = wick::full({4}, double(wick::distributed::get_rank() + 1), wick::kFloat64);
 //   wick::distributed::all_reduce(t);                               // [3., 3., 3., 3.] on both ranks
 //   auto work = wick::distributed::all_reduce(t, wick::distributed::ReduceOp::MAX, /*async_op=*/true);
@@ -12,8 +12,10 @@
 // mpirun (OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK), else from torchrun-style variables (RANK,
 // WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT; wick-launch sets them), else from Slurm
 // (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID). The "nccl" backend takes CUDA tensors of one
-// GPU per process (cuda:local_rank unless options.device says otherwise); the "mpi" backend
-// takes CPU tensors. Both implement ProcessGroup; wick implements no collective itself.
+// GPU per process (cuda:local_rank unless options.device says otherwise); the "gloo" backend
+// (Gloo's collectives over TCP, no MPI needed) and the "mpi" backend (Open MPI) take CPU
+// tensors. Each implements ProcessGroup; wick implements no collective itself. Backend names
+// are not case-sensitive ("GLOO" is "gloo").
 //
 // Every collective takes contiguous tensors of the same dtype and sizes on every rank (except
 // where the function says otherwise). Called with async_op = false it returns once the result
@@ -51,7 +53,7 @@ struct InitOptions {
   std::optional<int> rank;
   std::optional<int> world_size;
   std::optional<int> local_rank;
-  // The TCP store (nccl's unique id and the mpi backend's connection outside mpirun):
+  // The TCP store (nccl's unique id, gloo's addresses, the mpi backend's connection outside mpirun):
   // MASTER_ADDR and MASTER_PORT when empty / 0.
   std::string master_addr;
   int master_port = 0;
@@ -93,7 +95,7 @@ class Work {
 class ProcessGroup {
  public:
   virtual ~ProcessGroup() = default;
-  virtual std::string backend() const = 0;  // "nccl" or "mpi"
+  virtual std::string backend() const = 0;  // "gloo", "mpi" or "nccl"
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual std::chrono::milliseconds timeout() const = 0;
@@ -122,9 +124,14 @@ class ProcessGroup {
   virtual void prepare_beside_compute() {}
 };
 
-// backend: "nccl" or "mpi". Raises ValueError for an unknown backend or rank, DistributedError
-// when the ranks cannot meet within the timeout, and Error when a group is already set up.
+// backend: "gloo", "mpi" or "nccl" (any case). Raises ValueError for an unknown backend or rank,
+// NotImplementedError for a backend this build lacks, DistributedError when the ranks cannot
+// meet within the timeout, and Error when a group is already set up.
 void init_process_group(const std::string& backend, const InitOptions& options = {});
+// Whether this build has the gloo, mpi and nccl backends.
+bool is_gloo_available();
+bool is_mpi_available();
+bool is_nccl_available();
 bool is_initialized();
 // The group made by init_process_group (DistributedError when there is none).
 std::shared_ptr<ProcessGroup> default_group();

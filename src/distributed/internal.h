@@ -35,9 +35,9 @@ class Work::Impl {
 
 namespace detail {
 
-// The base of the backends' groups (mpi, nccl): the checks of the collectives' arguments, one
-// wording for every backend. tensor_device: where the group takes tensors (the CPU for mpi, the
-// group's GPU for nccl). Each raises naming op; what names the argument as PyTorch does
+// The base of the backends' groups (gloo, mpi, nccl): the checks of the collectives' arguments, one
+// wording for every backend. tensor_device: where the group takes tensors (the CPU for gloo and mpi,
+// the group's GPU for nccl). Each raises naming op; what names the argument as PyTorch does
 // ("tensor", "tensor_list[1]", "src").
 class BackendGroup : public ProcessGroup {
  protected:
@@ -93,6 +93,8 @@ std::unique_ptr<Bootstrap> make_bootstrap(const RankInfo& info, std::chrono::mil
 // The backends. Each raises NotImplementedError ("[init_process_group] wick was built without
 // ...") when wick was built without it.
 std::shared_ptr<ProcessGroup> make_mpi_group(const RankInfo& info, const InitOptions& options);
+// Meets the other ranks through the TCP store (or, under mpirun without MASTER_ADDR, over MPI).
+std::shared_ptr<ProcessGroup> make_gloo_group(const RankInfo& info, const InitOptions& options);
 std::shared_ptr<ProcessGroup> make_nccl_group(const RankInfo& info, const InitOptions& options,
                                               Bootstrap& bootstrap);
 

@@ -59,7 +59,7 @@ void BackendGroup::check_tensor(const Tensor& t, const char* op, const char* wha
                          " (use the nccl backend for CUDA tensors)");
     raise<DeviceError>(op, "the ", backend(), " backend takes CUDA tensors of this process group's device ",
                        tensor_device_, ", but ", what, " is on ", t.device(),
-                       t.is_cpu() ? " (use the mpi backend for CPU tensors)" : "");
+                       t.is_cpu() ? " (use the gloo or mpi backend for CPU tensors)" : "");
   }
   WICK_CHECK(t.is_contiguous(), ValueError, op, "tensors must be contiguous (", what, " is not)");
 }
@@ -101,7 +101,7 @@ std::shared_ptr<ProcessGroup> make_nccl_group(const RankInfo&, const InitOptions
   raise<NotImplementedError>(
       "init_process_group",
       "wick was built without NCCL; install NCCL (libnccl-dev) with the CUDA toolkit and "
-      "rebuild to use the nccl backend, or use the mpi backend for CPU tensors");
+      "rebuild to use the nccl backend, or use the gloo or mpi backend for CPU tensors");
 }
 #endif
 
@@ -143,17 +143,33 @@ Work finish(Work w, bool async_op) {
 
 }  // namespace
 
+bool is_mpi_available() {
+#ifdef WICK_HAVE_MPI
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool is_nccl_available() {
+#ifdef WICK_HAVE_NCCL
+  return true;
+#else
+  return false;
+#endif
+}
+
 void init_process_group(const std::string& backend_name, const InitOptions& options) {
   const char* op = "init_process_group";
-  // Backend names are case-insensitive, as PyTorch's ("NCCL" is "nccl").
-  std::string backend = backend_name;
-  for (char& c : backend) c = char(std::tolower(static_cast<unsigned char>(c)));
   Default& d = state();
   std::lock_guard<std::mutex> l(d.mu);
   if (d.group)
     raise<Error>(op, "the default process group is already initialized; call destroy_process_group first");
-  WICK_CHECK(backend == "mpi" || backend == "nccl", ValueError, op, "unknown backend '", backend_name,
-             "' (expected \"mpi\" or \"nccl\")");
+  // Backend names are not case-sensitive, as torch.distributed.Backend's.
+  std::string backend = backend_name;
+  for (char& c : backend) c = char(std::tolower(static_cast<unsigned char>(c)));
+  WICK_CHECK(backend == "gloo" || backend == "mpi" || backend == "nccl", ValueError, op, "unknown backend '",
+             backend_name, "' (expected \"gloo\", \"mpi\" or \"nccl\")");
   WICK_CHECK(options.timeout.count() > 0, ValueError, op, "the timeout must be positive, got ",
              options.timeout.count(), " ms");
   detail::RankInfo info = detail::resolve_rank_info(options);
@@ -169,7 +185,9 @@ void init_process_group(const std::string& backend_name, const InitOptions& opti
   std::shared_ptr<ProcessGroup> group;
   std::unique_ptr<detail::Bootstrap> bootstrap;
   Device check_device(kCPU);
-  if (backend == "mpi") {
+  if (backend == "gloo") {
+    group = detail::make_gloo_group(info, options);
+  } else if (backend == "mpi") {
     group = detail::make_mpi_group(info, options);
   } else {
     bootstrap = detail::make_bootstrap(info, options.timeout);

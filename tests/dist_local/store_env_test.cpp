@@ -1,11 +1,13 @@
 // The pieces of wick::distributed that run in one process: rank discovery from options and
-// environment, the TCP store, the store's bootstrap (ranks as threads), and the free functions
-// before init_process_group. (Collectives among processes: tests/distributed, under mpirun.)
+// environment, the TCP store, the store's bootstrap (ranks as threads), the free functions
+// before init_process_group, and the gloo backend's groups with ranks as threads.
+// (Collectives among processes: tests/distributed, under mpirun and wick-launch.)
 #include <cstdlib>
 #include <future>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -17,6 +19,7 @@
 #include "distributed/internal.h"
 #include "distributed/store.h"
 #include "wick/distributed.h"
+#include "wick/ops.h"
 
 namespace wick {
 namespace {
@@ -271,8 +274,8 @@ TEST(DistributedStore, FreeFunctionsBeforeInit) {
   EXPECT_THROW(dist::destroy_process_group(), DistributedError);
   Tensor t;
   EXPECT_TRUE(starts_with(error_of<DistributedError>([&] { dist::all_reduce(t); }), "[all_reduce] "));
-  EXPECT_TRUE(starts_with(error_of<ValueError>([] { dist::init_process_group("gloo"); }),
-                          "[init_process_group] unknown backend 'gloo'"));
+  EXPECT_EQ(error_of<ValueError>([] { dist::init_process_group("tcp"); }),
+            "[init_process_group] unknown backend 'tcp' (expected \"gloo\", \"mpi\" or \"nccl\")");
   EXPECT_TRUE(starts_with(error_of<ValueError>([] { dist::init_process_group("Nccl2"); }),
                           "[init_process_group] unknown backend 'Nccl2'"));
   // Names are case-insensitive: "NCCL" is the nccl backend (which then needs a GPU).
@@ -283,6 +286,99 @@ TEST(DistributedStore, FreeFunctionsBeforeInit) {
   }
   EXPECT_FALSE(dist::is_initialized());
   EXPECT_EQ(std::string(dist::reduce_op_name(dist::ReduceOp::PRODUCT)), "PRODUCT");
+}
+
+// The gloo backend as one process: any case of its name, and every collective the identity.
+TEST(DistributedGloo, OneProcessAndTheNamesCase) {
+  if (!dist::is_gloo_available()) GTEST_SKIP() << "built without Gloo";
+  ScopedEnv env({});
+  dist::init_process_group("GLOO");
+  EXPECT_EQ(dist::get_backend(), "gloo");
+  EXPECT_EQ(dist::get_world_size(), 1);
+  EXPECT_EQ(dist::get_rank(), 0);
+  Tensor x = tensor({1.5, -2.0, 4.0}).to(kFloat64);
+  dist::all_reduce(x, dist::ReduceOp::AVG);
+  EXPECT_EQ(x.to_vector<double>(), (std::vector<double>{1.5, -2.0, 4.0}));
+  std::vector<Tensor> outs{zeros({3}, TensorOptions(kFloat64))};
+  dist::all_gather(outs, x);
+  EXPECT_EQ(outs[0].to_vector<double>(), (std::vector<double>{1.5, -2.0, 4.0}));
+  Tensor o = zeros({2}, TensorOptions(kInt32));
+  dist::reduce_scatter(o, {tensor({7, 8}).to(kInt32)}, dist::ReduceOp::PRODUCT);
+  EXPECT_EQ(o.to_vector<double>(), (std::vector<double>{7, 8}));
+  dist::barrier();
+  EXPECT_TRUE(
+      starts_with(error_of<ValueError>([&] { dist::send(x, 0); }), "[send] dst 0 is this process's own"));
+  dist::destroy_process_group();
+  EXPECT_FALSE(dist::is_initialized());
+}
+
+// Three ranks as threads of this process, each with its own gloo group, meeting through the TCP
+// store: the collectives' values against sums computed by hand.
+TEST(DistributedGloo, RanksAsThreads) {
+  if (!dist::is_gloo_available()) GTEST_SKIP() << "built without Gloo";
+  int port = free_port();
+  constexpr int kWorld = 3;
+  auto rank_main = [&](int r) {
+    dist::detail::RankInfo info;
+    info.rank = r;
+    info.world_size = kWorld;
+    info.master_addr = "127.0.0.1";
+    info.master_port = port;
+    dist::InitOptions o;
+    o.timeout = 20s;
+    auto g = dist::detail::make_gloo_group(info, o);
+    std::vector<std::vector<double>> got;
+    // all_reduce: SUM of (r + 1) * [1, 2, 3] in float32; MAX over int64; SUM in bfloat16
+    Tensor a = tensor({1.0, 2.0, 3.0}).to(kFloat32) * double(r + 1);
+    g->all_reduce(a, dist::ReduceOp::SUM).wait();
+    got.push_back(a.to_vector<double>());
+    Tensor m = tensor({int64_t(r), int64_t(-r), int64_t(10 * r)});
+    g->all_reduce(m, dist::ReduceOp::MAX).wait();
+    got.push_back(m.to_vector<double>());
+    Tensor h = full({2}, 0.5 * (r + 1), TensorOptions(kBFloat16));
+    g->all_reduce(h, dist::ReduceOp::SUM).wait();
+    got.push_back(h.to_vector<double>());
+    // broadcast from rank 2
+    Tensor b = full({2}, double(r), TensorOptions(kFloat64));
+    g->broadcast(b, 2).wait();
+    got.push_back(b.to_vector<double>());
+    // all_gather: rank q gives q + 1 values 10 q + i
+    std::vector<Tensor> outs;
+    for (int q = 0; q < kWorld; ++q) outs.push_back(zeros({q + 1}, TensorOptions(kInt64)));
+    g->all_gather(outs, arange(r + 1, TensorOptions(kInt64)) + int64_t(10 * r)).wait();
+    for (const Tensor& t : outs) got.push_back(t.to_vector<double>());
+    // reduce_scatter: inputs[q] of q + 1 values r + q; rank r's output: the sum over ranks
+    std::vector<Tensor> ins;
+    for (int q = 0; q < kWorld; ++q) ins.push_back(full({q + 1}, double(r + q), TensorOptions(kFloat64)));
+    Tensor rs = zeros({r + 1}, TensorOptions(kFloat64));
+    g->reduce_scatter(rs, ins, dist::ReduceOp::SUM).wait();
+    got.push_back(rs.to_vector<double>());
+    // a ring of isend + irecv
+    Tensor in = zeros({4}, TensorOptions(kFloat32));
+    dist::Work rw = g->recv(in, (r + kWorld - 1) % kWorld, 3);
+    dist::Work sw = g->send(full({4}, double(r), TensorOptions(kFloat32)), (r + 1) % kWorld, 3);
+    sw.wait();
+    rw.wait();
+    got.push_back(in.to_vector<double>());
+    g->barrier().wait();
+    return got;
+  };
+  std::vector<std::future<std::vector<std::vector<double>>>> ranks;
+  for (int r = 0; r < kWorld; ++r) ranks.push_back(std::async(std::launch::async, rank_main, r));
+  for (int r = 0; r < kWorld; ++r) {
+    auto got = ranks[size_t(r)].get();
+    ASSERT_EQ(got.size(), 9u);
+    EXPECT_EQ(got[0], (std::vector<double>{6, 12, 18})) << "rank " << r;
+    EXPECT_EQ(got[1], (std::vector<double>{2, 0, 20})) << "rank " << r;
+    EXPECT_EQ(got[2], (std::vector<double>{3, 3})) << "rank " << r;
+    EXPECT_EQ(got[3], (std::vector<double>{2, 2})) << "rank " << r;
+    EXPECT_EQ(got[4], (std::vector<double>{0})) << "rank " << r;
+    EXPECT_EQ(got[5], (std::vector<double>{10, 11})) << "rank " << r;
+    EXPECT_EQ(got[6], (std::vector<double>{20, 21, 22})) << "rank " << r;
+    // sum over ranks s of (s + r) = 0 + 1 + 2 + 3 r
+    EXPECT_EQ(got[7], std::vector<double>(size_t(r + 1), 3.0 + 3 * r)) << "rank " << r;
+    EXPECT_EQ(got[8], std::vector<double>(4, double((r + kWorld - 1) % kWorld))) << "rank " << r;
+  }
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
-// nn::parallel::DistributedDataParallel over the default group (1, 2 or 3 processes): CPU
-// modules over the mpi backend, or, with WICK_TEST_BACKEND=nccl, modules on each process's GPU
-// over nccl. Each rank takes its shard of a fixed batch (loss: mean over the shard); its
-// gradients are compared with a full-batch backward of a plain copy of the model computed
-// locally (float64, to 1e-12). Every rank runs every test in the same order.
+// nn::parallel::DistributedDataParallel over the default group (1 to 4 processes): CPU modules
+// over the mpi backend (gloo with WICK_TEST_BACKEND=gloo), or, with WICK_TEST_BACKEND=nccl,
+// modules on each process's GPU over nccl. Each rank takes its shard of a fixed batch (loss:
+// mean over the shard); its gradients are compared with a full-batch backward of a plain copy
+// of the model computed locally (float64, to 1e-12). Every rank runs every test in the same order.
 #include <map>
 #include <string>
 #include <vector>

@@ -2,8 +2,8 @@
 // rank 1 starts an all_reduce and leaves without a word (_exit); every other rank must catch
 // DistributedError from its own all_reduces and prints "caught DistributedError".
 // Run: mpirun --mca orte_allowed_exit_without_sync 1 -np 2 wick_dist_failure, or
-// wick-launch --nproc-per-node 2 wick_dist_failure; WICK_TEST_BACKEND=nccl: the same over
-// nccl, one GPU per process.
+// wick-launch --nproc-per-node 2 wick_dist_failure; WICK_TEST_BACKEND=gloo: the same over gloo
+// (under wick-launch); WICK_TEST_BACKEND=nccl: over nccl, one GPU per process.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>

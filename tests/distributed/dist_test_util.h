@@ -1,8 +1,9 @@
-// Helpers shared by the collective tests of both backends (wick_dist_tests).
+// Helpers shared by the collective tests of every backend (wick_dist_tests).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -11,6 +12,12 @@
 #include "wick/error.h"
 
 namespace wick::dist_test {
+
+// The backend the tests run on: WICK_TEST_BACKEND ("gloo", "mpi" or "nccl"), "mpi" by default.
+inline std::string test_backend() {
+  const char* b = std::getenv("WICK_TEST_BACKEND");
+  return b && *b ? b : "mpi";
+}
 
 // The reduction op over ranks 0..w-1 of the value r + 1 + i + shift (rank r's element i).
 inline double expected(distributed::ReduceOp op, int w, int64_t i, double shift = 0) {

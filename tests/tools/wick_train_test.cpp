@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 
 #include "../data/idx_files.h"
+#include "wick/distributed.h"
 #include "wick/io/safetensors.h"
 #include "wick/wick.h"
 
@@ -76,6 +77,7 @@ class WickTrain : public ::testing::Test {
 };
 
 TEST_F(WickTrain, LearnsPlotsSavesResumes) {
+  const std::string backend = wick::distributed::is_gloo_available() ? "gloo" : "mpi";
   TempDir dir;
   write_split(dir, "train", 640, 1);
   write_split(dir, "t10k", 200, 2);
@@ -115,6 +117,7 @@ TEST_F(WickTrain, LearnsPlotsSavesResumes) {
 
 // --amp: bfloat16 autocast by default, float16 with the GradScaler; both learn on the CPU.
 TEST_F(WickTrain, MixedPrecisionCpu) {
+  const std::string backend = wick::distributed::is_gloo_available() ? "gloo" : "mpi";
   TempDir dir;
   write_split(dir, "train", 640, 1);
   write_split(dir, "t10k", 200, 2);
@@ -132,6 +135,7 @@ TEST_F(WickTrain, MixedPrecisionCpu) {
 
 TEST_F(WickTrain, MixedPrecisionCuda) {
   if (!wick::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const std::string backend = wick::distributed::is_gloo_available() ? "gloo" : "mpi";
   TempDir dir;
   write_split(dir, "train", 640, 1);
   write_split(dir, "t10k", 200, 2);
@@ -185,6 +189,7 @@ TEST_F(WickTrain, ClearErrors) {
 // Several GPUs through nn::DataParallel: it learns as on one GPU.
 TEST_F(WickTrain, LearnsOnTwoGpus) {
   if (wick::cuda::device_count() < 2) GTEST_SKIP() << "needs 2 CUDA devices";
+  const std::string backend = wick::distributed::is_gloo_available() ? "gloo" : "mpi";
   TempDir dir;
   write_split(dir, "train", 640, 1);
   write_split(dir, "t10k", 200, 2);
@@ -242,12 +247,14 @@ Output run_shell(const std::string& cmd) {
 
 }  // namespace
 
-// --distributed on two CPU processes ("mpi" backend, DistributedDataParallel), started by
-// mpirun and by wick-launch: it learns, rank 0 alone reports, plots and saves.
+// --distributed on two CPU processes (the "gloo" backend, "mpi" in a build without Gloo;
+// DistributedDataParallel), started by mpirun and by wick-launch: it learns, rank 0 alone
+// reports, plots and saves.
 TEST_F(WickTrain, DistributedOnTwoCpuProcesses) {
 #if !defined(WICK_MPIEXEC_PATH) || !defined(WICK_LAUNCH_PATH) || !defined(WICK_TRAIN_PATH)
   GTEST_SKIP() << "needs MPI and wick-launch";
 #else
+  const std::string backend = wick::distributed::is_gloo_available() ? "gloo" : "mpi";
   TempDir dir;
   write_split(dir, "train", 640, 1);
   write_split(dir, "t10k", 200, 2);
@@ -262,9 +269,8 @@ TEST_F(WickTrain, DistributedOnTwoCpuProcesses) {
                        args(2));
   ASSERT_EQ(o.status, 0) << o.text;
   const std::string rank0 = joined(tagged(o.text, 0, "stdout"));
-  EXPECT_TRUE(has(rank0,
-                  "mlp on Fashion-MNIST (640 train, 200 test images), 2 processes (mpi, cpu, "
-                  "DistributedDataParallel), 2 epochs, batch 32 (16 per process)"))
+  EXPECT_TRUE(has(rank0, "mlp on Fashion-MNIST (640 train, 200 test images), 2 processes (" + backend +
+                             ", cpu, DistributedDataParallel), 2 epochs, batch 32 (16 per process)"))
       << o.text;
   EXPECT_TRUE(has(rank0, "epoch 1/2: train loss")) << o.text;
   EXPECT_TRUE(has(rank0, "epoch 2/2: train loss")) << o.text;
@@ -278,7 +284,8 @@ TEST_F(WickTrain, DistributedOnTwoCpuProcesses) {
   std::ifstream svg(dir.file("p.svg"));
   EXPECT_TRUE(std::string((std::istreambuf_iterator<char>(svg)), {}).ends_with("</svg>\n"));
 
-  // wick-launch (the processes meet through ompi-server): each writes to its own file.
+  // wick-launch (the processes meet through the TCP store, or through ompi-server for mpi):
+  // each writes to its own file.
   Output l = run_shell("'" WICK_LAUNCH_PATH
                        "' --standalone --nproc-per-node 2 sh -c "
                        "'o=$1; shift; exec \"$@\" > \"$o.$RANK\" 2>&1' sh '" +
@@ -287,7 +294,7 @@ TEST_F(WickTrain, DistributedOnTwoCpuProcesses) {
                          << read_text(dir.file("out.0")) << "\nrank 1:\n"
                          << read_text(dir.file("out.1"));
   const std::string out0 = read_text(dir.file("out.0"));
-  EXPECT_TRUE(has(out0, "2 processes (mpi, cpu, DistributedDataParallel)")) << out0;
+  EXPECT_TRUE(has(out0, "2 processes (" + backend + ", cpu, DistributedDataParallel)")) << out0;
   EXPECT_GE(final_accuracy(out0), 90.0) << out0;
   EXPECT_EQ(read_text(dir.file("out.1")), "");
 #endif
