@@ -320,8 +320,8 @@ DistributedDataParallelImpl::DistributedDataParallelImpl(std::shared_ptr<Module>
   }
   const Device dev = device.value_or(Device(kCPU));
   const std::string backend = group->backend();
-  WICK_CHECK(!(backend == "mpi" && dev.is_cuda()), ValueError, kOp, "the module is on ", dev,
-             " but the mpi backend takes CPU tensors: keep the module on the CPU or use the nccl backend");
+  WICK_CHECK(!((backend == "mpi" || backend == "gloo") && dev.is_cuda()), ValueError, kOp, "the module is on ",
+             dev, " but the ", backend, " backend takes CPU tensors: keep the module on the CPU or use the nccl backend");
   WICK_CHECK(!(backend == "nccl" && !dev.is_cuda()), ValueError, kOp, "the module is on ", dev,
              " but the nccl backend takes CUDA tensors: move the module to this process's GPU first");
   if (!options_.device_ids().empty()) {
