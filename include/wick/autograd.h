@@ -151,15 +151,18 @@ HookHandle register_post_accumulate_grad_hook(const Tensor& leaf,
 // ValueError. An exception from a callback leaves backward() (the later callbacks do not run).
 void queue_callback(std::function<void()> callback);
 
-// Accumulates d(sum of tensors * grad_tensors) into the leaves' grad().
+// Accumulates d(sum of tensors * grad_tensors) into the leaves' grad(). create_graph: the
+// backward formulas record (the gradients have a graph of their own, for double backward);
+// retain_graph defaults to create_graph.
 void backward(const variable_list& tensors, const variable_list& grad_tensors = {},
-              std::optional<bool> retain_graph = std::nullopt);
+              std::optional<bool> retain_graph = std::nullopt, bool create_graph = false);
 
 // d(sum of outputs * grad_outputs) / d inputs, returned instead of accumulated into grad().
-// An input the outputs do not depend on throws unless allow_unused (then it is undefined).
+// create_graph and retain_graph as backward's. An input the outputs do not depend on throws
+// unless allow_unused (then it is undefined).
 variable_list grad(const variable_list& outputs, const variable_list& inputs,
                    const variable_list& grad_outputs = {}, std::optional<bool> retain_graph = std::nullopt,
-                   bool allow_unused = false);
+                   bool create_graph = false, bool allow_unused = false);
 
 }  // namespace autograd
 }  // namespace wick

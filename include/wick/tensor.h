@@ -340,8 +340,10 @@ class Tensor {
   void set_grad(const Tensor& grad) const;
   // The node that made this tensor (null for leaves); grad_fn()->name() is PyTorch's name.
   std::shared_ptr<autograd::Node> grad_fn() const;
-  // Without gradient, this tensor must hold one element (d self / d self = 1).
-  void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt) const;
+  // Without gradient, this tensor must hold one element (d self / d self = 1). create_graph:
+  // the gradients computed record their own graph (double backward); retain_graph defaults to it.
+  void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false) const;
   // The same data, cut from the graph (shares storage and version counter).
   Tensor detach() const;
   Tensor& detach_();

@@ -7,6 +7,7 @@
 
 #include "wick/amp.h"
 #include "wick/autograd.h"
+#include "wick/autograd_function.h"
 #include "wick/backends.h"
 #include "wick/cuda.h"
 #include "wick/cuda_comm.h"

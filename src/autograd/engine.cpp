@@ -96,6 +96,8 @@ struct Capture {
 
 struct GraphTask {
   bool keep_graph = false;
+  // The formulas run with grad mode on, so that the gradients record (double backward).
+  bool create_graph = false;
   // autograd::grad: where each wanted gradient is captured; AccumulateGrad nodes do not run.
   std::vector<Capture> captures;
   bool capturing = false;
@@ -262,7 +264,8 @@ class CurrentTaskGuard {
 };
 
 void execute(const std::vector<Edge>& roots, const variable_list& root_grads, GraphTask& task) {
-  NoGradGuard no_grad;  // formulas run without recording (no double backward)
+  // Formulas record only under create_graph (their results then have a graph of their own).
+  AutoGradMode grad_mode(task.create_graph);
   // Formulas run in the types their forward ops ran in, whatever autocast region backward()
   // is called from.
   wick::detail::autocast::Exclude no_autocast;
@@ -409,13 +412,14 @@ Edge root_edge(const Tensor& t, size_t i, const char* op) {
   return e;
 }
 
-Tensor root_grad(const Tensor& t, const variable_list& grads, size_t i, const char* op) {
+Tensor root_grad(const Tensor& t, const variable_list& grads, size_t i, const char* op, bool create_graph) {
   if (i < grads.size() && grads[i].defined()) {
     const Tensor& g = grads[i];
     WICK_CHECK(g.sizes().equals(t.sizes()), ValueError, op, "Mismatch in shape: grad_output[", i,
                "] has a shape of ", g.sizes(), " and output[", i, "] has a shape of ", t.sizes(), ".");
     WICK_CHECK(g.device() == t.device(), DeviceError, op, "grad_output[", i, "] is on ", g.device(),
                " but output[", i, "] is on ", t.device());
+    if (create_graph) return g.dtype() == t.dtype() ? g : g.to(t.dtype());  // its graph kept
     return g.dtype() == t.dtype() ? g.detach() : g.detach().to(t.dtype());
   }
   WICK_CHECK(t.numel() == 1, ValueError, op, "grad can be implicitly created only for scalar outputs");
@@ -437,22 +441,24 @@ void queue_callback(std::function<void()> callback) {
 }
 
 void backward(const variable_list& tensors, const variable_list& grad_tensors,
-              std::optional<bool> retain_graph) {
+              std::optional<bool> retain_graph, bool create_graph) {
   WICK_CHECK(grad_tensors.empty() || grad_tensors.size() == tensors.size(), ValueError, "backward", "got ",
              tensors.size(), " tensors and ", grad_tensors.size(), " gradients");
   std::vector<Edge> roots;
   variable_list grads;
   for (size_t i = 0; i < tensors.size(); ++i) {
     roots.push_back(root_edge(tensors[i], i, "backward"));
-    grads.push_back(root_grad(tensors[i], grad_tensors, i, "backward"));
+    grads.push_back(root_grad(tensors[i], grad_tensors, i, "backward", create_graph));
   }
   GraphTask task;
-  task.keep_graph = retain_graph.value_or(false);
+  task.keep_graph = retain_graph.value_or(create_graph);
+  task.create_graph = create_graph;
   execute(roots, grads, task);
 }
 
 variable_list grad(const variable_list& outputs, const variable_list& inputs,
-                   const variable_list& grad_outputs, std::optional<bool> retain_graph, bool allow_unused) {
+                   const variable_list& grad_outputs, std::optional<bool> retain_graph, bool create_graph,
+                   bool allow_unused) {
   WICK_CHECK(grad_outputs.empty() || grad_outputs.size() == outputs.size(), ValueError, "grad", "got ",
              outputs.size(), " tensors and ", grad_outputs.size(), " gradients");
   WICK_CHECK(!inputs.empty(), ValueError, "grad", "grad requires non-empty inputs.");
@@ -460,10 +466,11 @@ variable_list grad(const variable_list& outputs, const variable_list& inputs,
   variable_list grads;
   for (size_t i = 0; i < outputs.size(); ++i) {
     roots.push_back(root_edge(outputs[i], i, "grad"));
-    grads.push_back(root_grad(outputs[i], grad_outputs, i, "grad"));
+    grads.push_back(root_grad(outputs[i], grad_outputs, i, "grad", create_graph));
   }
   GraphTask task;
-  task.keep_graph = retain_graph.value_or(false);
+  task.keep_graph = retain_graph.value_or(create_graph);
+  task.create_graph = create_graph;
   task.capturing = true;
   variable_list result(inputs.size());
   std::vector<Edge> input_edges;  // keeps accumulators made here alive while they are keys
@@ -480,6 +487,10 @@ variable_list grad(const variable_list& outputs, const variable_list& inputs,
     // op called: grad here.
     if (std::string_view(e.what()).starts_with("[backward] "))
       throw ValueError(wick::detail::renamed_message(e, "grad"));
+    throw;
+  } catch (const NotImplementedError& e) {  // a formula without double backward
+    if (std::string_view(e.what()).starts_with("[backward] "))
+      throw NotImplementedError(wick::detail::renamed_message(e, "grad"));
     throw;
   }
   for (size_t i = 0; i < inputs.size(); ++i) {

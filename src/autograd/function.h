@@ -105,6 +105,18 @@ Tensor record(const char* name, const std::vector<Tensor>& inputs, const Tensor&
   return out;
 }
 
+// Whether a formula runs to record its own graph (create_graph): grad mode is on only then in
+// a backward pass. Formulas that call a fused kernel use it only when this is false.
+inline bool creating_graph() { return GradMode::is_enabled(); }
+
+// For a formula without a differentiable form: throws NotImplementedError under create_graph
+// instead of returning a gradient whose graph would be wrong.
+void check_no_double_backward(const BackwardContext& c);
+
+// log_softmax's input gradient from g and its result y along dim, in ops that record (for
+// create_graph): g - exp(y) sum(g).
+Tensor log_softmax_grad(const Tensor& g, const Tensor& y, int64_t dim);
+
 // The gradient of gather(input, dim, index) for input of in_sizes: g added at the indices.
 Tensor gather_backward(const Tensor& g, int64_t dim, const Tensor& index, IntArrayRef in_sizes);
 

@@ -107,7 +107,7 @@ void record_addmm(const Tensor& input, const Tensor& a, const Tensor& b, const T
         // linear's bias (one row added to every row of the product) and its weight: the bias
         // gradient, g summed over the batch, with the weight gradient (one GEMM where the backend
         // can, mm_with_sums).
-        if (row && be == 1 && al == 1 && c.needs(0) && c.needs(2) && g.dim() == 2) {
+        if (row && be == 1 && al == 1 && c.needs(0) && c.needs(2) && g.dim() == 2 && !creating_graph()) {
           Tensor sums;
           // Straight into the weight's gradient destination when it has one (a DDP bucket).
           Tensor dst = take_grad_destination(c.node(), 2);

@@ -11,6 +11,29 @@ namespace wick::autograd {
 
 using wick::detail::LossReduction;
 
+namespace {
+
+// nll_loss's input gradient, linear in g: the fused kernel, or (recording, create_graph) its
+// coefficients (the kernel's result for a gradient of ones, which depends on nothing that
+// requires grad) times g, broadcast over the class dim.
+Tensor nll_grad(const Tensor& g, IntArrayRef sizes, const Tensor& target, const Tensor& weight,
+                const Tensor& total_weight, int64_t ignore_index, LossReduction reduction) {
+  if (!creating_graph())
+    return wick::detail::nll_loss_backward(g, sizes, target, weight, total_weight, ignore_index, reduction);
+  Tensor coef;
+  {
+    NoGradGuard no_grad;
+    coef = wick::detail::nll_loss_backward(wick::ones_like(g), sizes, target, weight, total_weight, ignore_index,
+                                           reduction);
+  }
+  if (reduction != LossReduction::None || sizes.size() == 1) return coef * g;
+  DimVector per_element(sizes.begin(), sizes.end());
+  per_element[1] = 1;
+  return coef * g.reshape(per_element);
+}
+
+}  // namespace
+
 std::tuple<Tensor, Tensor> record_nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
                                            int64_t ignore_index, LossReduction reduction, const Tensor& result,
                                            const Tensor& total_weight) {
@@ -24,8 +47,7 @@ std::tuple<Tensor, Tensor> record_nll_loss(const Tensor& input, const Tensor& ta
                        {target, weight, total_weight},
                        [sizes, ignore_index, reduction, viewed](BackwardContext& c) -> variable_list {
                          Tensor g = viewed ? c.grad().reshape({-1}) : c.grad();
-                         return {wick::detail::nll_loss_backward(g, sizes, c.saved(0), c.saved(1), c.saved(2),
-                                                                 ignore_index, reduction)};
+                         return {nll_grad(g, sizes, c.saved(0), c.saved(1), c.saved(2), ignore_index, reduction)};
                        });
   return {viewed ? loss.view(result.sizes()) : loss, total_weight};
 }
@@ -43,6 +65,7 @@ class CrossEntropyLogSoftmaxNode final : public SavingNode {
       handed_ = Tensor();
       return {std::move(grads[0])};
     }
+    if (creating_graph()) return {log_softmax_grad(grads[0], saved_[0].unpack(*this), 1)};
     return {wick::detail::softmax_backward(true, grads[0], saved_[0].unpack(*this), 1)};
   }
   // Held (not a bare address) so that no other tensor can come to share its identity.
@@ -103,8 +126,7 @@ Tensor record_log_softmax_nll_loss(const Tensor& input, const Tensor& logp, cons
                 [sizes, lsm, ignore_index, reduction](BackwardContext& c) -> variable_list {
                   if (Tensor gi = fused_cross_entropy_backward(c, lsm, ignore_index, reduction); gi.defined())
                     return {gi};
-                  return {wick::detail::nll_loss_backward(c.grad(), sizes, c.saved(0), c.saved(1), c.saved(2),
-                                                          ignore_index, reduction)};
+                  return {nll_grad(c.grad(), sizes, c.saved(0), c.saved(1), c.saved(2), ignore_index, reduction)};
                 });
 }
 
@@ -115,8 +137,9 @@ void record_mse_loss(const Tensor& input, const Tensor& target, const Tensor& ou
       [reduction, numel](BackwardContext& c) -> variable_list {
         Tensor x = c.saved(0), t = c.saved(1);
         Tensor g = scaled_grad(c.grad(), reduction, numel);
-        Tensor gi = wick::detail::loss_pointwise(wick::detail::PointwiseOp::MseBackward, {x, t, g},
-                                                 "mse_loss_backward");
+        Tensor gi = creating_graph() ? (x - t) * g * 2.0  // in ops that record
+                                     : wick::detail::loss_pointwise(wick::detail::PointwiseOp::MseBackward,
+                                                                    {x, t, g}, "mse_loss_backward");
         return {c.needs(0) ? as_grad_of(gi, x) : Tensor(), c.needs(1) ? as_grad_of(-gi, t) : Tensor()};
       });
 }
@@ -135,6 +158,8 @@ void record_binary_cross_entropy_with_logits(const Tensor& input, const Tensor& 
              if (pw.defined()) {  // ((1 + (pw - 1) t) sigmoid(x) - pw t) g
                Tensor pwt = pw * t;
                gi = ((pwt + 1.0 - t) * wick::sigmoid(x) - pwt) * g;
+             } else if (creating_graph()) {
+               gi = (wick::sigmoid(x) - t) * g;
              } else {
                gi = wick::detail::loss_pointwise(wick::detail::PointwiseOp::BceLogitsBackward, {x, t, g},
                                                  "binary_cross_entropy_with_logits_backward");
@@ -144,9 +169,12 @@ void record_binary_cross_entropy_with_logits(const Tensor& input, const Tensor& 
            if (c.needs(1)) {
              // d/dt = (pw - 1) (-log sigmoid(x)) - x; without pos_weight, -x.
              if (pw.defined()) {
+               // -log sigmoid(x) = max(-x, 0) + log(1 + exp(-|x|))
                Tensor nls =
-                   wick::detail::loss_pointwise(wick::detail::PointwiseOp::BceLogits, {x, wick::ones_like(x)},
-                                                "binary_cross_entropy_with_logits");
+                   creating_graph()
+                       ? wick::relu(-x) + wick::log(wick::exp(-wick::abs(x)) + 1.0)
+                       : wick::detail::loss_pointwise(wick::detail::PointwiseOp::BceLogits,
+                                                      {x, wick::ones_like(x)}, "binary_cross_entropy_with_logits");
                gt = ((pw - 1.0) * nls - x) * g;
              } else {
                gt = -x * g;

@@ -38,14 +38,23 @@ Tensor sign(const Tensor& t) { return (t > 0).to(t.dtype()) - (t < 0).to(t.dtype
 
 // ---- softmax
 
+Tensor log_softmax_grad(const Tensor& g, const Tensor& y, int64_t dim) {
+  return g - wick::exp(y) * g.sum({dim}, /*keepdim=*/true);
+}
+
 void record_softmax(const Tensor& t, const Tensor& out, int64_t dim) {
   record("SoftmaxBackward0", {t}, out, {out}, [dim](BackwardContext& c) -> variable_list {
+    if (creating_graph()) {  // y (g - sum(g y)), in ops that record
+      Tensor g = c.grad(), y = c.saved(0);
+      return {y * (g - (g * y).sum({dim}, /*keepdim=*/true))};
+    }
     return {wick::detail::softmax_backward(false, c.grad(), c.saved(0), dim)};
   });
 }
 
 Tensor record_log_softmax(const Tensor& t, const Tensor& out, int64_t dim) {
   return record("LogSoftmaxBackward0", {t}, out, {out}, [dim](BackwardContext& c) -> variable_list {
+    if (creating_graph()) return {log_softmax_grad(c.grad(), c.saved(0), dim)};
     return {wick::detail::softmax_backward(true, c.grad(), c.saved(0), dim)};
   });
 }

@@ -31,6 +31,8 @@ void record_triu(const Tensor& t, const Tensor& out, int64_t diagonal) {
 namespace {
 
 Tensor reverse_cumsum(const Tensor& g, int64_t dim) {
+  // recording (create_graph): the sum from each position to the end, in ops that record
+  if (creating_graph()) return g.sum({dim}, /*keepdim=*/true) - wick::cumsum(g, dim) + g;
   return wick::detail::cumulative(ScanOp::Sum, g, dim, true, "cumsum_backward");
 }
 
@@ -63,6 +65,7 @@ void record_cumprod(const Tensor& t, const Tensor& out, int64_t dim) {
   const int64_t d = wick::detail::wrap_dim(dim, t.dim(), "cumprod");
   const bool cast = t.dtype() != out.dtype();
   record("CumprodBackward0", {t}, out, {t, out}, [d, cast](BackwardContext& c) -> variable_list {
+    check_no_double_backward(c);  // its zero handling runs scans that do not record
     Tensor out = c.saved(1);
     Tensor x = cast ? c.saved(0).to(out.dtype()) : c.saved(0);
     return {cumprod_backward(c.grad(), x, out, d)};

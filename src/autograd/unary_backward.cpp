@@ -94,7 +94,10 @@ void record_unary(UnaryOp op, const Tensor& self, const Tensor& out, const Scala
     case UnaryOp::Tanh: return record_one(op, self, out, out, [](T g, T y) { return g * (1.0 - y * y); });
     case UnaryOp::Sigmoid: return record_one(op, self, out, out, [](T g, T y) { return g * y * (1.0 - y); });
     case UnaryOp::Relu:
-      return record_one(op, self, out, out, [](T g, T y) { return wick::detail::threshold_backward(g, y); });
+      return record_one(op, self, out, out, [](T g, T y) {
+        // the fused kernel, or (recording) g times the 0/1 mask, whose own derivative is itself
+        return creating_graph() ? g * (y > 0).to(g.dtype()) : wick::detail::threshold_backward(g, y);
+      });
     case UnaryOp::Silu:
       return record_one(op, self, out, self, [](T g, T x) {
         Tensor s = wick::sigmoid(x);

@@ -54,9 +54,16 @@ class AccumulateGrad final : public Node {
   variable_list apply(variable_list&& grads) override {
     Tensor g = std::move(grads[0]);
     if (!g.defined()) return {};
-    NoGradGuard no_grad;
     AutogradMeta& m = meta_or_create(leaf_);
     m.grad_destination_taken = false;
+    if (GradMode::is_enabled()) [[unlikely]] {
+      // create_graph: the gradient keeps its graph; a new grad() is a recorded copy (nothing
+      // else may write into it) or the recorded sum, out of place, as PyTorch's.
+      m.grad = m.grad.defined() ? m.grad + g : g.clone(MemoryFormat::Contiguous);
+      run_post_accumulate_hooks(m);
+      return {};
+    }
+    NoGradGuard no_grad;
     if (!m.grad.defined()) {
       // Take the gradient when nothing else refers to it (its memory is ours) or when it was
       // written into the leaf's gradient destination; else copy, so that zero_() or an
@@ -71,12 +78,16 @@ class AccumulateGrad final : public Node {
     } else {
       m.grad.add_(g);
     }
+    run_post_accumulate_hooks(m);
+    return {};
+  }
+  void run_post_accumulate_hooks(AutogradMeta& m) {
     if (m.post_accumulate_hooks && !m.post_accumulate_hooks->hooks.empty()) {
+      NoGradGuard no_grad;
       // A copy: a hook may register or remove hooks of this leaf.
       auto hooks = m.post_accumulate_hooks->hooks;
       for (auto& [id, hook] : hooks) hook(leaf_);
     }
-    return {};
   }
   const Tensor& variable() const { return leaf_; }
 
@@ -237,9 +248,11 @@ Tensor alias_without_grad(const Tensor& t) {
 
 // ---- saved tensors
 
-SavedVariable::SavedVariable(const Tensor& t, bool is_output) : is_output_(is_output) {
+SavedVariable::SavedVariable(const Tensor& t, bool is_output, uint32_t output_nr)
+    : is_output_(is_output), output_nr_(output_nr) {
   if (!t.defined()) return;
-  data_ = alias_without_grad(t);
+  // an input as it is (no allocation); an output without its meta (no cycle through grad_fn)
+  data_ = is_output ? alias_without_grad(t) : t;
   version_ = t._version();
   if (!is_output) {
     if (auto* m = meta(t); m && m->grad_fn) {
@@ -272,6 +285,12 @@ Tensor SavedVariable::unpack(const Node& saver) const {
       os << ", which is output " << output_nr_ << " of " << p->name() << ",";
     os << " is at version " << now << "; expected version " << version_ << " instead.";
     wick::detail::raise<ValueError>("backward", os.str());
+  }
+  if (is_output_ && GradMode::is_enabled()) [[unlikely]] {
+    // a formula recording its own graph (create_graph): the output as the saver made it
+    Tensor out = alias_without_grad(data_);
+    set_history(out, std::const_pointer_cast<Node>(saver.shared_from_this()), output_nr_);
+    return out;
   }
   return data_;
 }
@@ -382,8 +401,14 @@ Tensor& adopt_result(Tensor& self, const Tensor& result, const char* op) {
   // What the node saved of its result now lives in self: save self (at its new version).
   if (auto* node = dynamic_cast<SavingNode*>(fn.get()); node && result.dtype() == self.dtype())
     for (SavedVariable& s : node->saved_)
-      if (s.holds(result)) s = SavedVariable(self, /*is_output=*/true);
+      if (s.holds(result)) s = SavedVariable(self, /*is_output=*/true, uint32_t(result.output_nr()));
   return self;
+}
+
+void check_no_double_backward(const BackwardContext& c) {
+  if (creating_graph()) [[unlikely]]
+    wick::detail::raise<NotImplementedError>("backward", "double backward is not implemented for ",
+                                             c.node().name(), " (call backward without create_graph)");
 }
 
 Tensor sum_to(const Tensor& g, IntArrayRef sizes) {
@@ -450,8 +475,8 @@ std::shared_ptr<autograd::Node> Tensor::grad_fn() const {
   return m ? m->grad_fn : nullptr;
 }
 
-void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph) const {
-  autograd::backward({*this}, {gradient}, retain_graph);
+void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph, bool create_graph) const {
+  autograd::backward({*this}, {gradient}, retain_graph, create_graph);
 }
 
 Tensor Tensor::detach() const {

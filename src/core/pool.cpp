@@ -90,6 +90,17 @@ Tensor max_pool2d_backward(const Tensor& dy, const Tensor& offsets, IntArrayRef 
   return entry ? entry(dy, offsets, x_sizes, g) : generic_max_pool2d_backward(dy, offsets, x_sizes, g);
 }
 
+Tensor max_pool2d_gather(const Tensor& x, const Tensor& offsets, const Pool2dGeometry& g) {
+  Tensor win = windows(pad_to(x, g, 0), g)
+                   .permute({0, 1, 4, 5, 2, 3})
+                   .reshape({x.size(0), x.size(1), g.oh, g.ow, g.kh * g.kw});
+  return win.gather(-1, offsets.unsqueeze(-1)).squeeze(-1);
+}
+
+Tensor avg_pool2d_with_divisor(const Tensor& x, const Tensor& divisor, const Pool2dGeometry& g) {
+  return windows(pad_to(x, g, 0), g).sum({2, 3}) / divisor;
+}
+
 Tensor avg_pool2d(const Tensor& x, const Pool2dGeometry& g, bool count_include_pad) {
   const bool grad = needs_grad(x);
   Tensor divisor;

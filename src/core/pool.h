@@ -24,6 +24,12 @@ Tensor max_pool2d_backward(const Tensor& dy, const Tensor& offsets, IntArrayRef 
                            const Pool2dGeometry& g);
 // avg_pool2d's input gradient: dy / divisor (the forward's, [1, 1, OH, OW]) spread over each
 // window.
+// What max_pool2d_backward's gradient is the adjoint of: x's values at each window's offset,
+// [N, C, OH, OW] (the double backward of max pooling). No autograd.
+Tensor max_pool2d_gather(const Tensor& x, const Tensor& offsets, const Pool2dGeometry& g);
+// avg_pool2d's values of x for the forward's divisor (the adjoint of avg_pool2d_backward). No
+// autograd.
+Tensor avg_pool2d_with_divisor(const Tensor& x, const Tensor& divisor, const Pool2dGeometry& g);
 Tensor avg_pool2d_backward(const Tensor& dy, const Tensor& divisor, IntArrayRef x_sizes,
                            const Pool2dGeometry& g);
 

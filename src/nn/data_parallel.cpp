@@ -140,6 +140,14 @@ void bind(const Tensor& t, const Tensor& value) {
   impl->set_requires_grad(false);
 }
 
+// The nodes below move gradients between GPUs by collectives, which do not record: under
+// create_graph (grad mode on in backward) they refuse instead of cutting the gradients' graph.
+void check_no_double_backward(const Node& node) {
+  if (GradMode::is_enabled()) [[unlikely]]
+    wick::detail::raise<NotImplementedError>("backward", "double backward is not implemented for ", node.name(),
+                                             " (call backward without create_graph)");
+}
+
 // Inputs: one bucket of the module's parameters (on devices[0]); outputs: the same parameters'
 // replicas on devices[1..], replica after replica. Backward: per input, the sum of its
 // replicas' gradients on devices[0].
@@ -155,6 +163,7 @@ class BroadcastBackward final : public Node {
   std::string name() const override { return "BroadcastBackward"; }
 
   variable_list apply(variable_list&& grads) override {
+    check_no_double_backward(*this);
     const size_t n = input_metadata_.size(), replicas = devices_.size() - 1;
     // Here the engine has made sides_[0] current on devices_[0] and made it wait for the
     // streams that produced grads. Work on device r runs on sides_[r] after streams_[r].
@@ -243,6 +252,7 @@ class ScatterBackward final : public Node {
         devices_(std::move(devices)) {}
   std::string name() const override { return "ScatterBackward"; }
   variable_list apply(variable_list&& grads) override {
+    check_no_double_backward(*this);
     StreamsGuard guard(streams_);
     std::vector<Tensor> parts;
     for (size_t k = 0; k < grads.size(); ++k) {
@@ -272,6 +282,7 @@ class GatherBackward final : public Node {
         scalars_(scalars) {}
   std::string name() const override { return "GatherBackward"; }
   variable_list apply(variable_list&& grads) override {
+    check_no_double_backward(*this);
     StreamsGuard guard(streams_);
     const bool timeline = step_timeline().enabled();
     if (timeline) step_timeline().mark("gather.backward.begin", devices_[0]);

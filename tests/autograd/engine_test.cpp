@@ -281,7 +281,7 @@ TEST(Autograd, GradFunction) {
   EXPECT_FALSE(x.grad().defined());  // grad() does not accumulate
   EXPECT_NE(error_of([&] { autograd::grad({y}, {unused}, {}, true); }).find("not have been used"),
             std::string::npos);
-  auto r = autograd::grad({y}, {unused}, {}, true, /*allow_unused=*/true);
+  auto r = autograd::grad({y}, {unused}, {}, true, /*create_graph=*/false, /*allow_unused=*/true);
   EXPECT_FALSE(r[0].defined());
   // Gradient of a non-leaf input.
   auto h = x * 2;
@@ -337,7 +337,7 @@ TEST(Autograd, NestedBackwardThroughNodesTheOuterPassHasYetToRun) {
 TEST(Autograd, GradOfTheSameInputTwiceAndOfAnUnreachedOne) {
   auto x = rnd({2}), u = rnd({2});
   auto y = (x * x).sum();
-  auto g = autograd::grad({y}, {x, u, x}, {}, /*retain_graph=*/false, /*allow_unused=*/true);
+  auto g = autograd::grad({y}, {x, u, x}, {}, /*retain_graph=*/false, /*create_graph=*/false, /*allow_unused=*/true);
   auto xv = x.to_vector<double>();
   expect_values(g[0], {2 * xv[0], 2 * xv[1]});
   EXPECT_FALSE(g[1].defined());
