@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 
+#include "core/as_op.h"
+
 namespace wick {
 
 namespace {
@@ -25,6 +27,15 @@ void check_kind(const std::map<std::string, std::string>& metadata, const std::s
   auto it = metadata.find(kKind);
   if (it == metadata.end() || it->second == expected) return;
   detail::raise<ValueError>("load", "'", path, "' holds ", phrase(it->second), ", not ", phrase(expected));
+}
+
+// A checkpoint file written or read by save_checkpoint / load_checkpoint, their errors named as
+// the call made (save, load).
+void write(const Checkpoint& c, const std::string& path) {
+  detail::as_op("save", [&] { save_checkpoint(c, path); });
+}
+Checkpoint read(const std::string& path) {
+  return detail::as_op("load", [&] { return load_checkpoint(path); });
 }
 
 Checkpoint tensors_file(const std::vector<Tensor>& tensors, const char* kind) {
@@ -50,28 +61,28 @@ Tensor placed(const Tensor& t, const std::map<std::string, std::string>& metadat
 
 void save(const Tensor& tensor, const std::string& path) {
   WICK_CHECK(tensor.defined(), ValueError, "save", "the tensor is undefined");
-  save_checkpoint(tensors_file({tensor}, "tensor"), path);
+  write(tensors_file({tensor}, "tensor"), path);
 }
 
 void save(const std::vector<Tensor>& tensors, const std::string& path) {
-  save_checkpoint(tensors_file(tensors, "tensors"), path);
+  write(tensors_file(tensors, "tensors"), path);
 }
 
 void save(const nn::Module& module, const std::string& path) {
   Checkpoint c;
   c.metadata[kKind] = "module";
   for (const auto& [name, t] : module.state_dict()) c.tensors[name] = t;
-  save_checkpoint(c, path);
+  write(c, path);
 }
 
 void save(const optim::Optimizer& optimizer, const std::string& path) {
   Checkpoint c = optimizer.state_dict();
   c.metadata[kKind] = "optimizer";
-  save_checkpoint(c, path);
+  write(c, path);
 }
 
 void load(Tensor& tensor, const std::string& path, std::optional<Device> device) {
-  Checkpoint c = load_checkpoint(path);
+  Checkpoint c = read(path);
   check_kind(c.metadata, path, "tensor");
   WICK_CHECK(c.tensors.size() == 1, ValueError, "load", "'", path, "' holds ", c.tensors.size(),
              " tensors, not one");
@@ -80,7 +91,7 @@ void load(Tensor& tensor, const std::string& path, std::optional<Device> device)
 }
 
 void load(std::vector<Tensor>& tensors, const std::string& path, std::optional<Device> device) {
-  Checkpoint c = load_checkpoint(path);
+  Checkpoint c = read(path);
   check_kind(c.metadata, path, "tensors");
   std::vector<Tensor> out(c.tensors.size());
   for (size_t i = 0; i < out.size(); ++i) {
@@ -94,13 +105,13 @@ void load(std::vector<Tensor>& tensors, const std::string& path, std::optional<D
 }
 
 void load(nn::Module& module, const std::string& path) {
-  Checkpoint c = load_checkpoint(path);
+  Checkpoint c = read(path);
   check_kind(c.metadata, path, "module");
   module.load_state_dict(c.tensors);
 }
 
 void load(optim::Optimizer& optimizer, const std::string& path) {
-  Checkpoint c = load_checkpoint(path);
+  Checkpoint c = read(path);
   check_kind(c.metadata, path, "optimizer");
   WICK_CHECK(c.metadata.count(kKind), ValueError, "load", "'", path, "' holds no optimizer state");
   c.metadata.erase(kKind);
