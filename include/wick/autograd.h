@@ -52,6 +52,25 @@ class AutoGradMode {
   bool previous_;
 };
 
+// Inference mode for a scope (`with torch.inference_mode(mode):`, LibTorch's c10::InferenceMode):
+// mode true turns recording off, as NoGradGuard, and sets is_inference_mode_enabled(); mode false
+// turns recording on. Tensors made inside are ordinary tensors (wick has no inference tensors).
+class InferenceMode {
+ public:
+  explicit InferenceMode(bool enabled = true);
+  ~InferenceMode();
+  InferenceMode(const InferenceMode&) = delete;
+  InferenceMode& operator=(const InferenceMode&) = delete;
+  // Whether an InferenceMode(true) scope is open on this thread.
+  static bool is_enabled();
+
+ private:
+  bool previous_grad_;
+  bool previous_inference_;
+};
+// torch.is_inference_mode_enabled(): InferenceMode::is_enabled().
+bool is_inference_mode_enabled();
+
 namespace autograd {
 
 using variable_list = std::vector<Tensor>;

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace wick {
@@ -42,11 +43,111 @@ template <class E, class... Parts>
   throw E(message(op, parts...));
 }
 
+// ---- WICK_CHECK's two forms, told apart by the compiler: in `(X) - check_probe`, X a type
+// is a cast of -check_probe (an error object), X an expression a subtraction (its message).
+struct CheckProbe {};
+struct CheckErrorTag {
+  operator const char*() const { return ""; }
+};
+inline CheckErrorTag operator-(CheckProbe) { return {}; }
+template <class T>
+struct CheckMessage {
+  const T& first;
+};
+template <class T>
+CheckMessage<T> operator-(const T& first, CheckProbe) {
+  return {first};
+}
+inline constexpr CheckProbe check_probe{};
+
+template <class... Parts>
+std::string streamed(const Parts&... parts) {
+  std::ostringstream os;
+  ((os << parts), ...);
+  return os.str();
+}
+// WICK_CHECK(cond): LibTorch's message for a check without one.
+template <class E = Error>
+[[noreturn]] void check_failed(const char* cond) {
+  throw E(std::string("Expected ") + cond + " to be true, but got false.");
+}
+// WICK_CHECK(cond, ErrorType, "op", parts...)
+template <class E, class... Parts>
+  requires std::is_base_of_v<Error, E>
+[[noreturn]] void check_failed(const char*, E&&, const char* op, const Parts&... parts) {
+  raise<E>(op, parts...);
+}
+// WICK_CHECK(cond, parts...)
+template <class E = Error, class T, class... Parts>
+[[noreturn]] void check_failed(const char*, CheckMessage<T> first, const Parts&... parts) {
+  throw E(streamed(first.first, parts...));
+}
+[[noreturn]] void internal_assert_failed(const char* cond, const char* file, int line, const std::string& msg);
+// Writes "Warning: msg (function func)" to stderr (LibTorch's TORCH_WARN).
+void warn(const std::string& msg, const char* func);
+
 }  // namespace detail
 }  // namespace wick
 
-// WICK_CHECK(cond, ErrorType, "op", parts...): throw ErrorType("[op] parts...") when cond is false.
-#define WICK_CHECK(cond, E, op, ...)                                   \
-  do {                                                                 \
-    if (!(cond)) [[unlikely]] ::wick::detail::raise<E>(op, __VA_ARGS__); \
+// WICK_CHECK has two forms (both throw when cond is false):
+//   WICK_CHECK(cond, ErrorType, "op", parts...)  wick's own: ErrorType("[op] parts...")
+//   WICK_CHECK(cond, parts...)                   LibTorch's TORCH_CHECK, for user code:
+//                                                wick::Error with the parts streamed together
+//                                                ("Expected cond to be true, but got false."
+//                                                without parts)
+// The form is told by the second argument: a type (an Error class) or a value.
+#define WICK_DETAIL_FIRST(a, ...) a
+#define WICK_DETAIL_REST(a, ...) __VA_OPT__(, __VA_ARGS__)
+#define WICK_CHECK(cond, ...)                                                                  \
+  do {                                                                                         \
+    if (!(cond)) [[unlikely]]                                                                  \
+      ::wick::detail::check_failed(#cond __VA_OPT__(                                           \
+          , ((WICK_DETAIL_FIRST(__VA_ARGS__)) - ::wick::detail::check_probe)                   \
+                WICK_DETAIL_REST(__VA_ARGS__)));                                               \
+  } while (0)
+
+// LibTorch's TORCH_CHECK_VALUE, _INDEX, _TYPE and _NOT_IMPLEMENTED: WICK_CHECK(cond, parts...)
+// throwing ValueError, IndexError, TypeError or NotImplementedError.
+#define WICK_DETAIL_CHECK_AS(E, cond, ...)                                                        \
+  do {                                                                                         \
+    if (!(cond)) [[unlikely]] {                                                                \
+      __VA_OPT__(::wick::detail::check_failed<E>(                                              \
+          #cond, ((WICK_DETAIL_FIRST(__VA_ARGS__)) - ::wick::detail::check_probe)              \
+                     WICK_DETAIL_REST(__VA_ARGS__));)                                          \
+      ::wick::detail::check_failed<E>(#cond);                                                  \
+    }                                                                                          \
+  } while (0)
+#define WICK_CHECK_VALUE(cond, ...) WICK_DETAIL_CHECK_AS(::wick::ValueError, cond __VA_OPT__(, ) __VA_ARGS__)
+#define WICK_CHECK_INDEX(cond, ...) WICK_DETAIL_CHECK_AS(::wick::IndexError, cond __VA_OPT__(, ) __VA_ARGS__)
+#define WICK_CHECK_TYPE(cond, ...) WICK_DETAIL_CHECK_AS(::wick::TypeError, cond __VA_OPT__(, ) __VA_ARGS__)
+#define WICK_CHECK_NOT_IMPLEMENTED(cond, ...) \
+  WICK_DETAIL_CHECK_AS(::wick::NotImplementedError, cond __VA_OPT__(, ) __VA_ARGS__)
+
+// WICK_INTERNAL_ASSERT(cond, parts...) (TORCH_INTERNAL_ASSERT): wick::Error "INTERNAL ASSERT
+// FAILED at "file":line, please report a bug. parts..." when cond is false. The _DEBUG_ONLY form
+// checks only in builds without NDEBUG.
+#define WICK_INTERNAL_ASSERT(cond, ...)                                                          \
+  do {                                                                                         \
+    if (!(cond)) [[unlikely]]                                                                  \
+      ::wick::detail::internal_assert_failed(#cond, __FILE__, __LINE__,                        \
+                                             ::wick::detail::streamed(__VA_ARGS__));           \
+  } while (0)
+#ifdef NDEBUG
+#define WICK_INTERNAL_ASSERT_DEBUG_ONLY(...) \
+  do {                                       \
+  } while (0)
+#else
+#define WICK_INTERNAL_ASSERT_DEBUG_ONLY(...) WICK_INTERNAL_ASSERT(__VA_ARGS__)
+#endif
+
+// WICK_WARN(parts...) (TORCH_WARN): "Warning: parts... (function f)" on stderr; the _ONCE form
+// warns the first time its line runs only.
+#define WICK_WARN(...) ::wick::detail::warn(::wick::detail::streamed(__VA_ARGS__), __func__)
+#define WICK_WARN_ONCE(...)                                                   \
+  do {                                                                        \
+    static const bool wick_warned_once_ = [&] {                               \
+      ::wick::detail::warn(::wick::detail::streamed(__VA_ARGS__), __func__); \
+      return true;                                                            \
+    }();                                                                      \
+    (void)wick_warned_once_;                                                  \
   } while (0)

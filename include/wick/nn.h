@@ -4,6 +4,7 @@
 //   wick::nn::Sequential net(wick::nn::Linear(4, 8), wick::nn::ReLU(), wick::nn::Linear(8, 2));
 #pragma once
 
+#include "wick/enums.h"
 #include "wick/nn/activation.h"
 #include "wick/nn/attention.h"
 #include "wick/nn/container.h"

@@ -161,6 +161,17 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {});
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);
 // out[i][j][k] = t[i][index[i][j][k]][k] for dim 1 (index: int64, t's rank).
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
+// self[indices] and self[indices] = values on a copy, as Tensor::index and Tensor::index_put
+// (wick/indexing.h).
+Tensor index(const Tensor& t, const std::vector<indexing::TensorIndex>& indices);
+Tensor index_put(const Tensor& t, const std::vector<indexing::TensorIndex>& indices, const Tensor& values,
+                 bool accumulate = false);
+// t's elements where mask (bool; mask and t broadcast together) is true, in row-major order, 1-D.
+Tensor masked_select(const Tensor& t, const Tensor& mask);
+// int64 [count, t.dim()]: the index of each non-zero element of t, in row-major order (argwhere
+// is the same); it reads the count back to the host.
+Tensor nonzero(const Tensor& t);
+Tensor argwhere(const Tensor& t);
 // Along an existing dim (cat) or a new one (stack); dtypes promote.
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);

@@ -75,6 +75,10 @@ inline TensorOptions requires_grad(bool r = true) { return TensorOptions().requi
 template <class T, size_t N>
 class TensorAccessor;
 
+namespace indexing {
+class TensorIndex;  // wick/indexing.h
+}
+
 namespace detail {
 // ValueError "[op] expected a defined tensor but got an undefined one (Tensor())".
 [[noreturn]] void raise_undefined(const char* op);
@@ -255,6 +259,26 @@ class Tensor {
   Tensor log_softmax(int64_t dim, std::optional<Dtype> dtype = std::nullopt) const;
   Tensor index_select(int64_t dim, const Tensor& index) const;
   Tensor gather(int64_t dim, const Tensor& index) const;
+  // Python's self[indices] (wick/indexing.h): a view for integers, slices, None, Ellipsis and
+  // bools; a copy when an index is a tensor (IndexBackward0).
+  Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
+  Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
+  // Python's self[indices] = values (broadcast to the indexed shape; with accumulate, added,
+  // every repeated index adding). Returns *this (IndexPutBackward0).
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& values,
+                     bool accumulate = false);
+  Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& values,
+                     bool accumulate = false);
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Scalar& value);
+  Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Scalar& value);
+  // index_put_ on a copy (torch.Tensor.index_put).
+  Tensor index_put(const std::vector<indexing::TensorIndex>& indices, const Tensor& values,
+                   bool accumulate = false) const;
+  // The elements where mask (bool, broadcast with self) is true, as a 1-D tensor.
+  Tensor masked_select(const Tensor& mask) const;
+  // The indices of the non-zero elements, one row each: int64 [count, dim()].
+  Tensor nonzero() const;
+  Tensor argwhere() const;
 
   // ---- shape, scan and reduction methods (the free functions of ops.h)
   Tensor tril(int64_t diagonal = 0) const;
@@ -465,3 +489,5 @@ Tensor Tensor::new_tensor(std::initializer_list<std::initializer_list<T>> values
 }
 
 }  // namespace wick
+
+#include "wick/indexing.h"  // TensorIndex, for Tensor::index and index_put_

@@ -166,6 +166,13 @@ void record_baddbmm(const Tensor& input, const Tensor& b1, const Tensor& b2, con
 
 // ---- indexing and joining (index_backward.cpp)
 void record_index_select(const Tensor& t, const Tensor& index, const Tensor& out, int64_t dim);
+// out = input[indices] for input of in_sizes (after broadcasting; the engine sums the gradient to
+// input's shape), recorded as name (IndexBackward0, MaskedSelectBackward0).
+void record_index(const char* name, const Tensor& input, std::vector<indexing::TensorIndex> indices, const Tensor& out,
+                  IntArrayRef in_sizes);
+// out = self with self[indices] = values (added with accumulate): IndexPutBackward0.
+void record_index_put(const Tensor& self, const Tensor& values, std::vector<indexing::TensorIndex> indices,
+                      bool accumulate, const Tensor& out);
 void record_gather(const Tensor& t, const Tensor& index, const Tensor& out, int64_t dim);
 // out = weight's rows at flat_indices (indices.reshape(-1)), [*indices.sizes, dim];
 // padding_idx (in [0, rows)) gets no gradient.

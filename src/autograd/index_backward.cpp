@@ -1,5 +1,6 @@
 // Backward formulas of the indexing and joining ops: index_select, gather, embedding, cat, stack
-// (recorded by their ops after the forward, hooks.h), where, masked_fill.
+// (recorded by their ops after the forward, hooks.h), where, masked_fill, and Tensor::index,
+// index_put and masked_select.
 //
 // Gathering backward scatters gradients to indexed positions, adding where an index repeats:
 // scatter_add for gather, index_add for index_select and embedding (the scatter family's
@@ -38,6 +39,29 @@ void record_index_select(const Tensor& t, const Tensor& index, const Tensor& out
            Tensor r = scatter_rows(idx, g.reshape({g.size(0), -1}), n);
            rest[0] = n;
            return {r.view(rest).transpose(0, d)};
+         });
+}
+
+void record_index(const char* name, const Tensor& input, std::vector<indexing::TensorIndex> indices, const Tensor& out,
+                  IntArrayRef in_sizes) {
+  record(name, {input}, out, {},
+         [indices = std::move(indices), sizes = DimVector(in_sizes)](BackwardContext& c) -> variable_list {
+           Tensor g = wick::zeros(sizes, c.grad().options());
+           g.index_put_(indices, c.grad(), /*accumulate=*/true);
+           return {g};
+         });
+}
+
+void record_index_put(const Tensor& self, const Tensor& values, std::vector<indexing::TensorIndex> indices,
+                      bool accumulate, const Tensor& out) {
+  record("IndexPutBackward0", {self, values}, out, {},
+         [indices = std::move(indices), accumulate](BackwardContext& c) -> variable_list {
+           variable_list r(2);
+           // self's gradient passes where self was kept (everywhere with accumulate)
+           if (c.needs(0))
+             r[0] = accumulate ? c.grad() : c.grad().index_put(indices, wick::zeros({}, c.grad().options()));
+           if (c.needs(1)) r[1] = c.grad().index(indices);
+           return r;
          });
 }
 

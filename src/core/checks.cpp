@@ -1,7 +1,9 @@
 // The checks of an op's arguments (core/checks.h).
 #include "core/checks.h"
 
+#include <iostream>
 #include <optional>
+#include <sstream>
 
 #include "wick/ops.h"
 
@@ -119,6 +121,22 @@ Dtype result_type(std::initializer_list<Tensor> tensors, const Scalar* scalar) {
     if (promotion_category(s) > promotion_category(r)) r = promotion_category(s) == 2 && !is_floating_point(r) ? get_default_dtype() : s;
   }
   return r;
+}
+
+}  // namespace wick::detail
+
+// ---- the user-code checks of wick/error.h (WICK_INTERNAL_ASSERT, WICK_WARN)
+namespace wick::detail {
+
+void internal_assert_failed(const char* cond, const char* file, int line, const std::string& msg) {
+  std::ostringstream os;
+  os << "INTERNAL ASSERT FAILED at \"" << file << "\":" << line << ", please report a bug. "
+     << (msg.empty() ? std::string("Expected ") + cond + " to be true, but got false." : msg);
+  throw Error(os.str());
+}
+
+void warn(const std::string& msg, const char* func) {
+  std::cerr << "Warning: " << msg << " (function " << func << ")\n";
 }
 
 }  // namespace wick::detail

@@ -74,3 +74,47 @@ std::string ModuleListImpl::repr() const {
 }
 
 }  // namespace wick::nn
+
+// ---- ModuleDict
+
+namespace wick::nn {
+
+void ModuleDictImpl::insert_ptr(const std::string& key, std::shared_ptr<Module> module) {
+  if (contains(key)) {
+    replace_module(key, std::move(module));  // replacing_child updates items_
+    return;
+  }
+  register_module(key, module);
+  items_.emplace_back(key, std::move(module));
+}
+
+size_t ModuleDictImpl::find(const std::string& key) const {
+  for (size_t i = 0; i < items_.size(); ++i)
+    if (items_[i].first == key) return i;
+  return items_.size();
+}
+
+const std::shared_ptr<Module>& ModuleDictImpl::checked_at(const std::string& key) const {
+  const size_t i = find(key);
+  WICK_CHECK(i < items_.size(), IndexError, "ModuleDict", "no module under key \"", key, "\"");
+  return items_[i].second;
+}
+
+std::vector<std::string> ModuleDictImpl::keys() const {
+  std::vector<std::string> r;
+  for (const auto& item : items_) r.push_back(item.first);
+  return r;
+}
+
+std::vector<std::shared_ptr<Module>> ModuleDictImpl::values() const {
+  std::vector<std::shared_ptr<Module>> r;
+  for (const auto& item : items_) r.push_back(item.second);
+  return r;
+}
+
+void ModuleDictImpl::replacing_child(size_t index, const std::shared_ptr<Module>& replacement) {
+  const size_t i = find(registered_children()[index].first);
+  if (i < items_.size()) items_[i].second = replacement;
+}
+
+}  // namespace wick::nn

@@ -277,6 +277,13 @@ Module& Module::apply(const std::function<void(Module&)>& fn) {
   return *this;
 }
 
+void Module::apply(const std::function<void(const std::string&, Module&)>& fn, const std::string& name_prefix) {
+  for (auto& [name, module] : named_modules(true)) {
+    if (name.empty()) fn(name_prefix, *module);
+    else fn(name_prefix.empty() ? name : name_prefix + "." + name, *module);
+  }
+}
+
 void Module::zero_grad(bool set_to_none) {
   NoGradGuard no_grad;
   for (auto& p : parameters()) {

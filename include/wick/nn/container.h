@@ -1,4 +1,4 @@
-// Sequential and ModuleList: submodules named 0, 1, 2, ...
+// Sequential and ModuleList: submodules named 0, 1, 2, ...; ModuleDict: submodules by name.
 //
 //   wick::nn::Sequential seq(wick::nn::Linear(4, 8), wick::nn::ReLU(), wick::nn::Linear(8, 2));
 //   auto y = seq(x);                       // parameters: 0.weight, 0.bias, 2.weight, 2.bias
@@ -8,8 +8,10 @@
 #pragma once
 
 #include <functional>
-#include <typeinfo>
 #include <memory>
+#include <string>
+#include <typeinfo>
+#include <utility>
 #include <vector>
 
 #include "wick/nn/module.h"
@@ -112,5 +114,58 @@ class ModuleListImpl : public Module {
   std::vector<std::shared_ptr<Module>> modules_;
 };
 WICK_MODULE(ModuleList);
+
+// Holds modules by name, in insertion order (torch.nn.ModuleDict); each is registered under its
+// key, so parameters(), state_dict() and to() see it. It has no forward of its own.
+//   wick::nn::ModuleDict heads;
+//   heads->insert("cls", wick::nn::Linear(8, 10));
+//   auto y = heads->at<wick::nn::LinearImpl>("cls").forward(x);
+class ModuleDictImpl : public Module {
+ public:
+  using Item = std::pair<std::string, std::shared_ptr<Module>>;
+  ModuleDictImpl() = default;
+  explicit ModuleDictImpl(const std::vector<Item>& modules) { update(modules); }
+
+  // Adds module (a holder or a std::shared_ptr) under key, or replaces the one there (Python's
+  // d[key] = module). Keys follow register_module's rules (non-empty, no ".").
+  template <class M>
+  void insert(const std::string& key, M&& module) {
+    std::shared_ptr<Module> ptr;
+    if constexpr (requires { module.ptr(); }) ptr = module.ptr();
+    else ptr = module;
+    insert_ptr(key, std::move(ptr));
+  }
+  // insert for each (key, module) in order.
+  void update(const std::vector<Item>& modules) {
+    for (const auto& [key, module] : modules) insert_ptr(key, module);
+  }
+  // The module under key; IndexError "[ModuleDict] ..." when there is none.
+  std::shared_ptr<Module> operator[](const std::string& key) const { return checked_at(key); }
+  // The module under key as an M (LibTorch's at<M>); TypeError when it is not an M.
+  template <class M>
+  M& at(const std::string& key) const {
+    auto p = std::dynamic_pointer_cast<M>(checked_at(key));
+    WICK_CHECK(p != nullptr, TypeError, "ModuleDict", "module \"", key, "\" is not of the type asked for");
+    return *p;
+  }
+  bool contains(const std::string& key) const { return find(key) < items_.size(); }
+  size_t size() const { return items_.size(); }
+  bool empty() const { return items_.empty(); }
+  bool is_empty() const { return items_.empty(); }
+  std::vector<std::string> keys() const;
+  std::vector<std::shared_ptr<Module>> values() const;
+  // (key, module) pairs in insertion order.
+  const std::vector<Item>& items() const { return items_; }
+  auto begin() const { return items_.begin(); }
+  auto end() const { return items_.end(); }
+
+ private:
+  void insert_ptr(const std::string& key, std::shared_ptr<Module> module);
+  size_t find(const std::string& key) const;
+  const std::shared_ptr<Module>& checked_at(const std::string& key) const;
+  void replacing_child(size_t index, const std::shared_ptr<Module>& replacement) override;
+  std::vector<Item> items_;
+};
+WICK_MODULE(ModuleDict);
 
 }  // namespace wick::nn

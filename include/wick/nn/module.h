@@ -103,6 +103,10 @@ class Module : public std::enable_shared_from_this<Module> {
   // Calls fn on every submodule (through children(), recursively) and then on this module, as
   // PyTorch's Module.apply (initialising weights, say); returns *this.
   Module& apply(const std::function<void(Module&)>& fn);
+  // LibTorch's named form: fn(name, module) on this module, named name_prefix, and then on every
+  // module below it (depth first, each once), named name_prefix.path ("fc", "body.0" without a
+  // prefix).
+  void apply(const std::function<void(const std::string&, Module&)>& fn, const std::string& name_prefix = "");
 
   // ---- state: parameters then buffers, by dotted name (a submodule registered under two
   // names appears under both, as in PyTorch)
@@ -214,6 +218,11 @@ class ModuleHolder {
   template <class... Args>
   decltype(auto) operator()(Args&&... args) const {
     return get()->forward(std::forward<Args>(args)...);
+  }
+  // The module's operator[] (seq[0], dict["head"]), as LibTorch's ModuleHolder::operator[].
+  template <class Arg>
+  decltype(auto) operator[](Arg&& arg) const {
+    return (*get())[std::forward<Arg>(arg)];
   }
 
  private:

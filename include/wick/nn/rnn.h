@@ -15,19 +15,12 @@
 #include <tuple>
 #include <vector>
 
+#include "wick/enums.h"
 #include "wick/nn/module.h"
 #include "wick/nn/options.h"
 #include "wick/nn/utils/rnn.h"
 
 namespace wick {
-
-// LibTorch's spellings of the nonlinearity of RNN and RNNCell: RNNOptions(4, 8).nonlinearity(wick::kReLU).
-namespace enumtype {
-struct kTanh {};
-struct kReLU {};
-}  // namespace enumtype
-inline constexpr enumtype::kTanh kTanh{};
-inline constexpr enumtype::kReLU kReLU{};
 
 namespace nn {
 

@@ -1,0 +1,121 @@
+// save/load of a tensor, a list of tensors, a module and an optimizer (wick/serialize.h): one
+// .safetensors file each, with the metadata key "wick.kind" naming what it holds.
+#include "wick/serialize.h"
+
+#include <map>
+#include <string>
+
+#include "core/as_op.h"
+
+namespace wick {
+
+namespace {
+
+constexpr const char* kKind = "wick.kind";
+// Each saved tensor's device, so that load puts it back there.
+std::string device_key(const std::string& name) { return "wick.device." + name; }
+
+std::string phrase(const std::string& kind) {
+  if (kind == "tensors") return "a list of tensors";
+  return (kind == "optimizer" ? "an " : "a ") + kind;
+}
+
+// ValueError "[load] 'path' holds a module, not a tensor" when the file says it holds another
+// kind (a file without the key passes: the tensors are checked instead).
+void check_kind(const std::map<std::string, std::string>& metadata, const std::string& path,
+                const char* expected) {
+  auto it = metadata.find(kKind);
+  if (it == metadata.end() || it->second == expected) return;
+  detail::raise<ValueError>("load", "'", path, "' holds ", phrase(it->second), ", not ", phrase(expected));
+}
+
+// A checkpoint file written or read by save_checkpoint / load_checkpoint, their errors named as
+// the call made (save, load).
+void write(const Checkpoint& c, const std::string& path) {
+  detail::as_op("save", [&] { save_checkpoint(c, path); });
+}
+Checkpoint read(const std::string& path) {
+  return detail::as_op("load", [&] { return load_checkpoint(path); });
+}
+
+Checkpoint tensors_file(const std::vector<Tensor>& tensors, const char* kind) {
+  Checkpoint c;
+  c.metadata[kKind] = kind;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const std::string name = std::to_string(i);
+    WICK_CHECK(tensors[i].defined(), ValueError, "save", "tensor ", i, " is undefined");
+    c.tensors[name] = tensors[i];
+    c.metadata[device_key(name)] = tensors[i].device().str();
+  }
+  return c;
+}
+
+Tensor placed(const Tensor& t, const std::map<std::string, std::string>& metadata, const std::string& name,
+              std::optional<Device> device) {
+  if (device) return t.to(*device);
+  auto it = metadata.find(device_key(name));
+  return it == metadata.end() ? t : t.to(Device(it->second));
+}
+
+}  // namespace
+
+void save(const Tensor& tensor, const std::string& path) {
+  WICK_CHECK(tensor.defined(), ValueError, "save", "the tensor is undefined");
+  write(tensors_file({tensor}, "tensor"), path);
+}
+
+void save(const std::vector<Tensor>& tensors, const std::string& path) {
+  write(tensors_file(tensors, "tensors"), path);
+}
+
+void save(const nn::Module& module, const std::string& path) {
+  Checkpoint c;
+  c.metadata[kKind] = "module";
+  for (const auto& [name, t] : module.state_dict()) c.tensors[name] = t;
+  write(c, path);
+}
+
+void save(const optim::Optimizer& optimizer, const std::string& path) {
+  Checkpoint c = optimizer.state_dict();
+  c.metadata[kKind] = "optimizer";
+  write(c, path);
+}
+
+void load(Tensor& tensor, const std::string& path, std::optional<Device> device) {
+  Checkpoint c = read(path);
+  check_kind(c.metadata, path, "tensor");
+  WICK_CHECK(c.tensors.size() == 1, ValueError, "load", "'", path, "' holds ", c.tensors.size(),
+             " tensors, not one");
+  const auto& [name, t] = *c.tensors.begin();
+  tensor = placed(t, c.metadata, name, device);
+}
+
+void load(std::vector<Tensor>& tensors, const std::string& path, std::optional<Device> device) {
+  Checkpoint c = read(path);
+  check_kind(c.metadata, path, "tensors");
+  std::vector<Tensor> out(c.tensors.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    const std::string name = std::to_string(i);
+    auto it = c.tensors.find(name);
+    WICK_CHECK(it != c.tensors.end(), ValueError, "load", "'", path, "' is not a list of tensors (no tensor '",
+               name, "')");
+    out[i] = placed(it->second, c.metadata, name, device);
+  }
+  tensors = std::move(out);
+}
+
+void load(nn::Module& module, const std::string& path) {
+  Checkpoint c = read(path);
+  check_kind(c.metadata, path, "module");
+  module.load_state_dict(c.tensors);
+}
+
+void load(optim::Optimizer& optimizer, const std::string& path) {
+  Checkpoint c = read(path);
+  check_kind(c.metadata, path, "optimizer");
+  WICK_CHECK(c.metadata.count(kKind), ValueError, "load", "'", path, "' holds no optimizer state");
+  c.metadata.erase(kKind);
+  optimizer.load_state_dict(c);
+}
+
+}  // namespace wick
