@@ -195,6 +195,8 @@ void record_index_copy(const Tensor& self, const Tensor& index, const Tensor& so
 // ---- convolution (conv_backward.cpp)
 void record_conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y,
                    const wick::detail::Conv2dParams& p);
+void record_conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y,
+                             const wick::detail::Conv2dParams& p);
 
 // ---- pooling (pool_backward.cpp): MaxPool2DWithIndicesBackward0 saves the forward's window
 // offsets, AvgPool2DBackward0 its divisor (core/pool.h)

@@ -154,4 +154,97 @@ std::array<Tensor, 3> conv2d_backward(const Tensor& dy, const Tensor& x, const T
   return kernel<&KernelTable::conv2d_backward>(x.device(), "conv2d_backward")(dy, x, w, p, needs);
 }
 
+namespace {
+
+// x grown with zeros at the bottom and right to [N, C, eh, ew], or x itself.
+Tensor grow(const Tensor& x, int64_t eh, int64_t ew) {
+  if (eh == x.size(2) && ew == x.size(3)) return x;
+  Tensor out = wick::zeros({x.size(0), x.size(1), eh, ew}, x.options());
+  out.narrow(2, 0, x.size(2)).narrow(3, 0, x.size(3)).copy_(x);
+  return out;
+}
+
+// Where conv2d over an input of (h, w) puts its output: (H, W) of the transposed
+// convolution's input, or more when an output padding reaches a whole stride (it may where the
+// dilation exceeds the stride); the extra rows and columns meet zeros.
+std::array<int64_t, 2> conv_rows(int64_t h, int64_t w, const Tensor& k, const Conv2dParams& p) {
+  return {conv_out_size(h, k.size(2), p.stride[0], p.padding[0], p.dilation[0]),
+          conv_out_size(w, k.size(3), p.stride[1], p.padding[1], p.dilation[1])};
+}
+
+}  // namespace
+
+Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dParams& p,
+                        std::array<int64_t, 2> op) {
+  const char* name = "conv_transpose2d";
+  WICK_CHECK(p.stride[0] > 0 && p.stride[1] > 0, ValueError, name, "non-positive stride is not supported");
+  WICK_CHECK(p.dilation[0] > 0 && p.dilation[1] > 0, ValueError, name, "dilation should be greater than zero");
+  WICK_CHECK(p.padding[0] >= 0 && p.padding[1] >= 0, ValueError, name, "negative padding is not supported");
+  WICK_CHECK(op[0] >= 0 && op[1] >= 0, ValueError, name, "negative output_padding is not supported");
+  WICK_CHECK(p.groups > 0, ValueError, name, "non-positive groups is not supported");
+  WICK_CHECK(w.dim() != 4 || (w.size(2) > 0 && w.size(3) > 0), ValueError, name,
+             "kernel size should be greater than zero, but got kH: ", w.size(2), " kW: ", w.size(3));
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        autocast::Policy::Lower, autocast::Policy::Lower, name,
+        [&](const Tensor& i, const Tensor& k, const Tensor& c) { return conv_transpose2d(i, k, c, p, op); }, x,
+        w, b);
+  WICK_CHECK(x.dim() == 4, ValueError, name, "Expected 4D input to conv_transpose2d, but got input of size: ",
+             x.sizes());
+  WICK_CHECK(w.dim() == 4, ValueError, name, "weight must be 4-D [in, out / groups, kh, kw], got ", w.sizes());
+  WICK_CHECK(w.size(0) % p.groups == 0, ValueError, name, "Given groups=", p.groups,
+             ", expected weight to be divisible by ", p.groups, " at dimension 0, but got weight of size ",
+             w.sizes(), " instead");
+  WICK_CHECK(x.size(1) == w.size(0), ValueError, name, "Given transposed=1, weight of size ", w.sizes(),
+             ", expected input", x.sizes(), " to have ", w.size(0), " channels, but got ", x.size(1),
+             " channels instead");
+  check_same_device(w, x.device(), name, "weight");
+  if (b.defined()) check_same_device(b, x.device(), name, "bias");
+  const int64_t cout = w.size(1) * p.groups;
+  WICK_CHECK(!b.defined() || (b.dim() == 1 && b.size(0) == cout), ValueError, name,
+             "Given transposed=1, weight of size ", w.sizes(), ", expected bias to be 1-dimensional with ", cout,
+             " elements, but got bias of size ", b.sizes(), " instead");
+  WICK_CHECK(w.dtype() == x.dtype(), TypeError, name, "Input type (", x.dtype(), ") and weight type (",
+             w.dtype(), ") should be the same");
+  WICK_CHECK((op[0] < p.stride[0] || op[0] < p.dilation[0]) && (op[1] < p.stride[1] || op[1] < p.dilation[1]),
+             ValueError, name, "output padding must be smaller than either stride or dilation, but got "
+             "output_padding_height: ", op[0], " output_padding_width: ", op[1], " stride_height: ", p.stride[0],
+             " stride_width: ", p.stride[1], " dilation_height: ", p.dilation[0], " dilation_width: ",
+             p.dilation[1]);
+  const int64_t h = x.size(2), wd = x.size(3);
+  const int64_t oh = (h - 1) * p.stride[0] - 2 * p.padding[0] + p.dilation[0] * (w.size(2) - 1) + op[0] + 1;
+  const int64_t ow = (wd - 1) * p.stride[1] - 2 * p.padding[1] + p.dilation[1] * (w.size(3) - 1) + op[1] + 1;
+  WICK_CHECK(oh > 0 && ow > 0, ValueError, name, "Given input size per channel: (", h, " x ", wd,
+             "). Calculated output size per channel: (", oh, " x ", ow, "). Output size is too small");
+  auto run = kernel<&KernelTable::conv2d_backward>(x.device(), name);
+  const bool grad = needs_grad(x, w, b);
+  Tensor y = forward_once(grad, [&] {
+    // conv2d's input gradient only reads its input's shape, dtype and device.
+    const Tensor shape = wick::empty({x.size(0), cout, oh, ow}, x.options());
+    const auto rows = conv_rows(oh, ow, w, p);
+    Tensor out = run(grow(x, rows[0], rows[1]), shape, w, p, {true, false, false})[0];
+    if (b.defined()) out.add_(b.view({1, cout, 1, 1}));
+    return out;
+  });
+  if (grad) [[unlikely]] autograd::record_conv_transpose2d(x, w, b, y, p);
+  return y;
+}
+
+std::array<Tensor, 3> conv_transpose2d_backward(const Tensor& dy, const Tensor& x, const Tensor& w,
+                                                const Conv2dParams& p, std::array<bool, 3> needs) {
+  std::array<Tensor, 3> r;
+  if (needs[2]) r[2] = dy.sum({0, 2, 3});
+  if (needs[0]) {
+    Tensor dx = kernel<&KernelTable::conv2d_forward>(x.device(), "conv_transpose2d_backward")(dy, w, {}, p);
+    if (dx.size(2) != x.size(2) || dx.size(3) != x.size(3)) dx = dx.narrow(2, 0, x.size(2)).narrow(3, 0, x.size(3));
+    r[0] = dx;
+  }
+  if (needs[1]) {
+    const auto rows = conv_rows(dy.size(2), dy.size(3), w, p);
+    r[1] = kernel<&KernelTable::conv2d_backward>(x.device(), "conv_transpose2d_backward")(
+        grow(x, rows[0], rows[1]), dy, w, p, {false, true, false})[1];
+  }
+  return r;
+}
+
 }  // namespace wick::detail

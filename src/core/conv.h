@@ -22,6 +22,17 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dPar
 std::array<Tensor, 3> conv2d_backward(const Tensor& dy, const Tensor& x, const Tensor& w,
                                       const Conv2dParams& p, std::array<bool, 3> needs);
 
+// y = conv_transpose(x, w) + b for x [N, Cin, H, W], w [Cin, Cout / groups, kh, kw], b [Cout]
+// or undefined: the input gradient of conv2d (weight w, geometry p) at dy = x, whose output
+// grows by output_padding (oph, opw). Recorded as ConvolutionBackward0; errors name
+// "conv_transpose2d".
+Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dParams& p,
+                        std::array<int64_t, 2> output_padding);
+// {dx, dw, db} (those wanted by needs) of conv_transpose2d from dy: dx = conv2d(dy, w),
+// dw = conv2d's weight gradient at input dy and output gradient x, db = dy summed.
+std::array<Tensor, 3> conv_transpose2d_backward(const Tensor& dy, const Tensor& x, const Tensor& w,
+                                                const Conv2dParams& p, std::array<bool, 3> needs);
+
 // The generic implementation, usable on any device with copy, GEMM and add kernels; the
 // KernelTable's conv2d entries have these signatures. Inputs are checked already.
 Tensor generic_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dParams& p);

@@ -56,6 +56,73 @@ std::string Conv2dImpl::extra_repr() const {
   return s;
 }
 
+// ---- transposed convolution
+
+ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& options) : options(options) {
+  const int64_t g = options.groups();
+  WICK_CHECK(g > 0, ValueError, "ConvTranspose2d", "groups must be a positive integer");
+  WICK_CHECK(options.in_channels() % g == 0, ValueError, "ConvTranspose2d",
+             "in_channels must be divisible by groups");
+  WICK_CHECK(options.out_channels() % g == 0, ValueError, "ConvTranspose2d",
+             "out_channels must be divisible by groups");
+  weight = register_parameter(
+      "weight", wick::detail::empty_for({options.in_channels(), options.out_channels() / g,
+                                         options.kernel_size().h, options.kernel_size().w},
+                                        {}, "ConvTranspose2d"));
+  if (options.bias())
+    bias = register_parameter("bias", wick::detail::empty_for({options.out_channels()}, {}, "ConvTranspose2d"));
+  reset_parameters();
+}
+
+void ConvTranspose2dImpl::reset_parameters() {
+  // As Conv2d's: the fan-in of a [in, out / groups, kh, kw] weight is (out / groups) * kh * kw.
+  init::kaiming_uniform_(weight, std::sqrt(5.0));
+  if (bias.defined()) {
+    const int64_t fan_in = init::calculate_fan_in_and_fan_out(weight).first;
+    const double bound = fan_in > 0 ? 1.0 / std::sqrt(double(fan_in)) : 0.0;
+    init::uniform_(bias, -bound, bound);
+  }
+}
+
+Tensor ConvTranspose2dImpl::forward(const Tensor& x, const std::optional<std::vector<int64_t>>& output_size) {
+  const ConvTranspose2dOptions& o = options;
+  functional::Pair op = o.output_padding();
+  if (output_size && x.defined() && (x.dim() == 3 || x.dim() == 4)) {
+    // The output padding that gives output_size, within the one stride of sizes that are valid.
+    const int64_t lead = x.dim() - 2;
+    std::vector<int64_t> size = *output_size;
+    if (int64_t(size.size()) == lead + 2) size.erase(size.begin(), size.begin() + lead);
+    WICK_CHECK(size.size() == 2, ValueError, "ConvTranspose2d", "ConvTranspose2D: for ", x.dim(),
+               "D input, output_size must have 2 or ", lead + 2, " elements (got ", output_size->size(), ")");
+    const int64_t k[2] = {o.kernel_size().h, o.kernel_size().w}, s[2] = {o.stride().h, o.stride().w},
+                  p[2] = {o.padding().h, o.padding().w}, d[2] = {o.dilation().h, o.dilation().w};
+    std::vector<int64_t> lo(2), hi(2);
+    for (int i = 0; i < 2; ++i) {
+      lo[i] = (x.size(lead + i) - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + 1;
+      hi[i] = lo[i] + s[i] - 1;
+    }
+    for (int i = 0; i < 2; ++i)
+      WICK_CHECK(size[i] >= lo[i] && size[i] <= hi[i], ValueError, "ConvTranspose2d",
+                 "requested an output size of ", IntArrayRef(size), ", but valid sizes range from ", IntArrayRef(lo),
+                 " to ", IntArrayRef(hi), " (for an input of ", IntArrayRef(x.sizes().data() + lead, 2), ")");
+    op = functional::Pair(size[0] - lo[0], size[1] - lo[1]);
+  }
+  return functional::conv_transpose2d(x, weight, bias, o.stride(), o.padding(), op, o.groups(), o.dilation());
+}
+
+std::string ConvTranspose2dImpl::extra_repr() const {
+  std::string s = std::to_string(options.in_channels()) + ", " + std::to_string(options.out_channels()) +
+                  ", kernel_size=" + pair_repr(options.kernel_size()) +
+                  ", stride=" + pair_repr(options.stride());
+  if (!(options.padding() == functional::Pair(0))) s += ", padding=" + pair_repr(options.padding());
+  if (!(options.dilation() == functional::Pair(1))) s += ", dilation=" + pair_repr(options.dilation());
+  if (!(options.output_padding() == functional::Pair(0)))
+    s += ", output_padding=" + pair_repr(options.output_padding());
+  if (options.groups() != 1) s += ", groups=" + std::to_string(options.groups());
+  if (!bias.defined()) s += ", bias=False";
+  return s;
+}
+
 // ---- pooling
 
 namespace {

@@ -22,4 +22,17 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Pair st
   });
 }
 
+Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Pair stride, Pair padding,
+                        Pair output_padding, int64_t groups, Pair dilation) {
+  wick::detail::check_defined(x, "conv_transpose2d", "self");
+  wick::detail::check_defined(weight, "conv_transpose2d", "weight");
+  const wick::detail::Conv2dParams p{
+      {stride.h, stride.w}, {padding.h, padding.w}, {dilation.h, dilation.w}, groups};
+  return wick::detail::as_op("conv_transpose2d", [&] {
+    return detail::batched(x, "conv_transpose2d", [&](const Tensor& x4) {
+      return wick::detail::conv_transpose2d(x4, weight, bias, p, {output_padding.h, output_padding.w});
+    });
+  });
+}
+
 }  // namespace wick::nn::functional

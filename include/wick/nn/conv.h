@@ -5,7 +5,14 @@
 //
 //   wick::nn::Conv2d conv(wick::nn::Conv2dOptions(1, 8, 3).stride(1).padding(1).bias(false));
 //   auto y = conv(wick::randn({4, 1, 28, 28}));   // [4, 8, 28, 28]
+//
+// ConvTranspose2d, conv2d's transpose (its input gradient), weight [in, out / groups, kh, kw]:
+//   wick::nn::ConvTranspose2d up(wick::nn::ConvTranspose2dOptions(8, 3, 4).stride(2).padding(1));
+//   auto img = up(wick::randn({4, 8, 14, 14}));   // [4, 3, 28, 28]
 #pragma once
+
+#include <optional>
+#include <vector>
 
 #include "wick/nn/functional.h"
 #include "wick/nn/module.h"
@@ -41,5 +48,34 @@ class Conv2dImpl : public Module {
   Tensor weight, bias;
 };
 WICK_MODULE(Conv2d);
+
+struct ConvTranspose2dOptions {
+  ConvTranspose2dOptions(int64_t in_channels, int64_t out_channels, ExpandingPair kernel_size)
+      : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
+  WICK_ARG(int64_t, in_channels);
+  WICK_ARG(int64_t, out_channels);
+  WICK_ARG(ExpandingPair, kernel_size);
+  WICK_ARG(ExpandingPair, stride) = 1;
+  WICK_ARG(ExpandingPair, padding) = 0;
+  WICK_ARG(ExpandingPair, output_padding) = 0;
+  WICK_ARG(int64_t, groups) = 1;
+  WICK_ARG(bool, bias) = true;
+  WICK_ARG(ExpandingPair, dilation) = 1;
+};
+
+class ConvTranspose2dImpl : public Module {
+ public:
+  ConvTranspose2dImpl(int64_t in_channels, int64_t out_channels, ExpandingPair kernel_size)
+      : ConvTranspose2dImpl(ConvTranspose2dOptions(in_channels, out_channels, kernel_size)) {}
+  explicit ConvTranspose2dImpl(const ConvTranspose2dOptions& options);
+  // output_size ((h, w), or the whole output shape) picks the output padding, as PyTorch's.
+  Tensor forward(const Tensor& x, const std::optional<std::vector<int64_t>>& output_size = std::nullopt);
+  // weight kaiming_uniform_(a = sqrt(5)) (fan_in from weight dim 1); bias U(+-1/sqrt(fan_in)).
+  void reset_parameters();
+  std::string extra_repr() const override;
+  ConvTranspose2dOptions options;
+  Tensor weight, bias;
+};
+WICK_MODULE(ConvTranspose2d);
 
 }  // namespace wick::nn

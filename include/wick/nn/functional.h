@@ -64,6 +64,10 @@ struct Pair {
 };
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, Pair stride = 1,
               Pair padding = 0, Pair dilation = 1, int64_t groups = 1);
+// The transposed convolution (conv2d's input gradient) of x [N, Cin, H, W] or [Cin, H, W] with
+// weight [Cin, Cout / groups, kh, kw]; PyTorch's argument order (groups before dilation).
+Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, Pair stride = 1,
+                        Pair padding = 0, Pair output_padding = 0, int64_t groups = 1, Pair dilation = 1);
 // stride defaults to kernel_size; padding pads with -inf.
 Tensor max_pool2d(const Tensor& x, Pair kernel_size, std::optional<Pair> stride = std::nullopt,
                   Pair padding = 0, Pair dilation = 1, bool ceil_mode = false);
