@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 
 #include "../data/idx_files.h"
+#include "run_program.h"
 #include "wick/distributed.h"
 #include "wick/io/safetensors.h"
 #include "wick/wick.h"
@@ -20,23 +21,11 @@ using namespace wick::testing_data;
 
 namespace {
 
-struct Output {
-  int status = -1;
-  std::string text;  // stdout and stderr together
-};
+using wick::testing::Output;
 
 Output run_train(const std::string& args) {
 #ifdef WICK_TRAIN_PATH
-  Output o;
-  std::string cmd = "'" WICK_TRAIN_PATH "' " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return o;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.text.append(buf, n);
-  int st = pclose(p);
-  o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return o;
+  return wick::testing::run_program(WICK_TRAIN_PATH, args);
 #else
   (void)args;
   return {};
