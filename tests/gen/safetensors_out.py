@@ -16,7 +16,8 @@ DTYPES = {torch.float32: "F32", torch.float64: "F64", torch.int64: "I64"}
 
 def write(tensors, path, metadata):
     if save_file is not None:
-        save_file(tensors, path, metadata=metadata)
+        # The package refuses views (a transposed output, a slice of a state): store copies.
+        save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, path, metadata=metadata)
         return
     header, blobs, offset = {"__metadata__": metadata}, [], 0
     for name in sorted(tensors):
