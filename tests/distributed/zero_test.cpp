@@ -238,7 +238,10 @@ TEST(ZeroRedundancyOptimizer, AddParamGroupPartitionsItAfterTheOthers) {
   optim::SGD ref_opt(ra, optim::SGDOptions(0.1).momentum(0.5));
   ref_opt.add_param_group(optim::OptimizerParamGroup(rb, optim::SGDOptions(0.02).clone()));
   ZeroRedundancyOptimizer opt(za, optimizer_class<optim::SGD>(optim::SGDOptions(0.1).momentum(0.5)));
-  opt.add_param_group(optim::OptimizerParamGroup(zb, optim::SGDOptions(0.02).clone()));
+  // Through the base class, as a program holding any optimizer calls it: the wrapped
+  // optimizer gets its share of the group too.
+  optim::Optimizer& base = opt;
+  base.add_param_group(optim::OptimizerParamGroup(zb, optim::SGDOptions(0.02).clone()));
   ASSERT_EQ(opt.param_groups().size(), 2u);
   ASSERT_EQ(opt.local_optimizer().param_groups().size(), 2u);
   EXPECT_EQ(train(ddp, opt, 3, 500), train(ref_ddp, ref_opt, 3, 500));

@@ -65,7 +65,7 @@ class ZeroRedundancyOptimizer : public wick::optim::Optimizer {
   void step() override;
   // Appends a group (partitioned as the others, after them) to param_groups and to the local
   // optimizer; the consolidated state is dropped. Call it on every rank with the same group.
-  void add_param_group(const wick::optim::OptimizerParamGroup& group);
+  void add_param_group(const wick::optim::OptimizerParamGroup& group) override;
 
   // Gathers every rank's optimizer state onto rank to (a collective: every rank calls it).
   void consolidate_state_dict(int to = 0);

@@ -69,8 +69,9 @@ class Optimizer {
   virtual void step() = 0;
   // Drops the gradients (set_to_none, PyTorch's default) or zeroes them in place.
   void zero_grad(bool set_to_none = true);
-  // A group with its own options (the defaults where none are given).
-  void add_param_group(const OptimizerParamGroup& group);
+  // A group with its own options (the defaults where none are given). Virtual: a wrapper such
+  // as ZeroRedundancyOptimizer also gives the group to what it wraps.
+  virtual void add_param_group(const OptimizerParamGroup& group);
 
   std::vector<OptimizerParamGroup>& param_groups() { return groups_; }
   const std::vector<OptimizerParamGroup>& param_groups() const { return groups_; }
