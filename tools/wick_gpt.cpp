@@ -58,7 +58,8 @@ struct TrainConfig {
   double dropout = 0.0;
   bool no_bias = false;
   std::vector<std::string> data;
-  int64_t vocab_size = 0;  // tokenizer's; 0: 4096 (tiny, custom) or 8192 (gpt2)
+  bool synthetic = false;  // uniformly random tokens, no text and no tokenizer (benchmarks)
+  int64_t vocab_size = 0;  // tokenizer's; 0: 4096 (tiny, custom) or 8192 (gpt2; 50257 synthetic)
   double val_fraction = 0.1;
   std::string out = "wick-gpt-out";
   int64_t batch_size = 16, seq_len = 0, grad_accum = 1, global_batch = 0;
@@ -229,6 +230,23 @@ text::Tokenizer prepare_corpus(const TrainConfig& c, int64_t vocab, bool lead, b
   return text::Tokenizer::load(model_path);
 }
 
+// --synthetic: shards of uniformly random tokens below vocab (the same for a seed), enough for
+// steps of tokens_per_step, and no tokenizer. What a benchmark against another framework's
+// random tokens trains on. Only the lead process writes; the others wait for it.
+void prepare_synthetic(const TrainConfig& c, int64_t vocab, int64_t train_tokens, bool lead, bool distributed) {
+  const fs::path dir(c.out);
+  if (lead) {
+    fs::create_directories(dir);
+    manual_seed(c.seed);  // the model's initialisation seeds again after this
+    auto draw = [&](int64_t n) { return randint(vocab, {n}).to_vector<int64_t>(); };
+    text::write_shard((dir / "train.tokens").string(), draw(train_tokens), vocab);
+    text::write_shard((dir / "val.tokens").string(), draw(std::max<int64_t>(train_tokens / 64, 1 << 16)), vocab);
+    std::printf("tokens: %lld random train tokens below %lld (--synthetic), written to %s\n",
+                (long long)train_tokens, (long long)vocab, dir.c_str());
+  }
+  if (distributed) distributed::barrier();
+}
+
 // An epoch's order of a DistributedSampler, less its first `skip` samples once: the batches a
 // resumed run took before it stopped (the loader starts at the next one without reading them).
 class ResumeSampler : public data::Sampler {
@@ -393,10 +411,12 @@ int run_train(TrainConfig c) {
     if (c.out.empty()) c.out = ".";
   }
 
-  // Text, tokenizer, shards.
-  const int64_t vocab = c.vocab_size ? c.vocab_size : (c.model == "gpt2" ? 8192 : 4096);
-  text::Tokenizer tokenizer = prepare_corpus(c, vocab, lead, c.distributed);
-  gpt::GPTConfig config = model_config(c, tokenizer.vocab_size());
+  // Text, tokenizer, shards (--synthetic: random tokens, below, once the step's size is known).
+  const int64_t vocab = c.vocab_size ? c.vocab_size : c.model != "gpt2" ? 4096 : c.synthetic ? 50257 : 8192;
+  if (c.synthetic && !c.data.empty()) fail("--synthetic trains on random tokens: it takes no --data");
+  std::optional<text::Tokenizer> tokenizer;
+  if (!c.synthetic) tokenizer.emplace(prepare_corpus(c, vocab, lead, c.distributed));
+  gpt::GPTConfig config = model_config(c, tokenizer ? tokenizer->vocab_size() : vocab);
   const int64_t T = c.seq_len ? c.seq_len : config.block_size;
   if (T > config.block_size) fail("--seq-len " + std::to_string(T) + " exceeds the block size " + std::to_string(config.block_size));
   if (c.global_batch) {
@@ -414,6 +434,9 @@ int run_train(TrainConfig c) {
   if (c.warmup < 0) c.warmup = tiny ? 20 : 700;
   if (c.eval_every <= 0) c.eval_every = tiny ? 50 : 250;
   if (c.save_every <= 0) c.save_every = c.eval_every;
+  if (c.synthetic && !fs::exists(fs::path(c.out) / "train.tokens"))
+    prepare_synthetic(c, vocab, std::min<int64_t>(tokens_per_step * (c.max_steps + 1), int64_t(1) << 24), lead,
+                      c.distributed);
 
   text::TokenWindows train_windows({(fs::path(c.out) / "train.tokens").string()}, T);
   text::TokenWindows val_windows({(fs::path(c.out) / "val.tokens").string()}, T);
@@ -544,7 +567,7 @@ int run_train(TrainConfig c) {
     m["run.grad_accum"] = std::to_string(c.grad_accum);
     m["run.seed"] = std::to_string(c.seed);
     m["run.model"] = c.model;
-    m["tokenizer"] = "tokenizer.model";
+    if (tokenizer) m["tokenizer"] = "tokenizer.model";
     save_checkpoint(out, path);
   };
   const std::string ckpt_path = (fs::path(c.out) / "ckpt.safetensors").string();
@@ -564,6 +587,13 @@ int run_train(TrainConfig c) {
     bar->set_unit("tokens");
   }
   const int64_t read_every = device.is_cuda() ? 10 : 1;  // reading a loss waits for the GPU
+  // The speed of the steady state: the time between two loss reads (each waits for the device)
+  // over the steps between them, for the spans without a validation pass or a checkpoint; the
+  // first span (warm-up, a graph's capture) is left out.
+  std::vector<double> span_ms;
+  auto span_start = Clock::now();
+  int64_t span_steps = 0;
+  bool span_clean = false;
   std::vector<Tensor> params = model->parameters();
   for (; step < end; ++step) {
     const double lr = optimizer->param_groups()[0].options().get_lr();
@@ -625,8 +655,17 @@ int run_train(TrainConfig c) {
       bar->set_note(format("loss %.4f", *loss) + "  lr " + format("%.2e", lr) + "  " + mfu, true);
     }
     if (bar) bar->step(tokens_per_step, loss);
+    ++span_steps;
+    if (loss) {
+      const auto now = Clock::now();
+      if (span_clean) span_ms.push_back(std::chrono::duration<double, std::milli>(now - span_start).count() / double(span_steps));
+      span_start = now;
+      span_steps = 0;
+      span_clean = true;
+    }
 
     if (((step + 1) % c.eval_every == 0 || last) && lead) {
+      span_clean = false;
       const double val = evaluate();
       curves.epoch_loss.push_back({double(step + 1), val});
       bar->finish();
@@ -641,7 +680,10 @@ int run_train(TrainConfig c) {
     }
     const bool save_now = (step + 1) % c.save_every == 0 || last;
     if (save_now && zero) zero->consolidate_state_dict(0);  // every rank takes part
-    if (save_now && lead) save(ckpt_path, step + 1);
+    if (save_now && lead) {
+      span_clean = false;
+      save(ckpt_path, step + 1);
+    }
   }
 
   if (c.distributed) distributed::destroy_process_group();
@@ -659,6 +701,14 @@ int run_train(TrainConfig c) {
   }
   std::printf("checkpoint: %s (step %lld), %s in all\n", ckpt_path.c_str(), (long long)end,
               train::format_duration(std::chrono::duration<double>(Clock::now() - start).count()).c_str());
+  if (!span_ms.empty()) {
+    std::sort(span_ms.begin(), span_ms.end());
+    const double ms = span_ms[span_ms.size() / 2];
+    const double rate = double(tokens_per_step) / (ms * 1e-3);
+    std::printf("speed: %.2f ms a step, %.0f tokens/s%s (the median of %zu spans of %lld steps)\n", ms, rate,
+                peak > 0 ? format(", MFU %.1f%%", 100 * rate * flops_per_token / peak).c_str() : "", span_ms.size(),
+                (long long)read_every);
+  }
   if (device.is_cuda()) std::cout << "peak GPU memory: " << cuda::max_memory_allocated(int(device.index())) / (1 << 20) << " MiB\n";
   return 0;
 }
@@ -672,6 +722,8 @@ int run_sample(const SampleConfig& c) {
   const Device device = pick_device(c.device);
   Checkpoint ckpt = load_checkpoint(file);
   const gpt::GPTConfig config = read_config(ckpt.metadata, file);
+  if (!ckpt.metadata.count("tokenizer"))
+    fail("'" + file + "' was trained on random tokens (--synthetic): it has no tokenizer to sample with");
   const fs::path tok_path = fs::path(file).parent_path() / meta(ckpt.metadata, "tokenizer", file);
   text::Tokenizer tokenizer = text::Tokenizer::load(tok_path.string());
   gpt::GPT model(config);
@@ -714,6 +766,7 @@ int main(int argc, char** argv) {
   tr->add_option("--dropout", t.dropout, "dropout probability")->capture_default_str();
   tr->add_flag("--no-bias", t.no_bias, "no biases in the Linear layers and LayerNorms");
   tr->add_option("--data", t.data, "text files (default: the King James Bible of Debian's bible-kjv)");
+  tr->add_flag("--synthetic", t.synthetic, "uniformly random tokens instead of text, no tokenizer (for benchmarks)");
   tr->add_option("--vocab-size", t.vocab_size, "pieces of the tokenizer (default 4096; gpt2: 8192)");
   tr->add_option("--val-fraction", t.val_fraction, "the share of the tokens held out for validation")
       ->capture_default_str();

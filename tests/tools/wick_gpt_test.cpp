@@ -5,6 +5,7 @@
 //
 // The runs use one CPU thread (--threads 1): ctest runs tests side by side, and OpenMP teams
 // of several threads on shared cores lose more to waiting than they gain.
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -235,4 +236,32 @@ TEST_F(WickGpt, ClearErrors) {
   Output o = run_gpt("sample --checkpoint '" + dir.file("other.safetensors") + "'");
   EXPECT_EQ(o.status, 1) << o.text;
   EXPECT_TRUE(has(o.text, "is not a wick-gpt checkpoint")) << o.text;
+}
+
+// --synthetic: random tokens below the vocabulary, no text and no tokenizer. The loss stays at
+// ln(vocab) (nothing to learn), the run reports its steady-state speed, and sampling refuses
+// a checkpoint without a tokenizer.
+TEST_F(WickGpt, SyntheticTokensTrainAtChanceAndReportTheirSpeed) {
+  TempDir dir;
+  const std::string out = dir.file("syn");
+  Output o = run_gpt("train --device cpu --threads 1 --synthetic --vocab-size 256 --out '" + out +
+                     "' --n-layer 1 --n-head 2 --n-embd 32 --block-size 32 --batch-size 4 --max-steps 6 "
+                     "--eval-every 3 --eval-iters 2 --log '" + dir.file("log.txt") + "'");
+  ASSERT_EQ(o.status, 0) << o.text;
+  EXPECT_TRUE(has(o.text, "random train tokens below 256 (--synthetic)")) << o.text;
+  const std::vector<double> val = val_losses(read(dir.file("log.txt")));
+  ASSERT_EQ(val.size(), 2u) << o.text;
+  for (double v : val) EXPECT_NEAR(v, std::log(256.0), 0.3) << o.text;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(o.text, m, std::regex(R"(speed: ([0-9.]+) ms a step, ([0-9]+) tokens/s)"))) << o.text;
+  EXPECT_GT(std::stod(m[1]), 0.0);
+  EXPECT_NEAR(std::stod(m[2]), 4 * 32 / (std::stod(m[1]) * 1e-3), 0.01 * std::stod(m[2]) + 1);
+  EXPECT_FALSE(std::filesystem::exists(out + "/tokenizer.model"));
+
+  o = run_gpt("sample --checkpoint '" + out + "'");
+  EXPECT_EQ(o.status, 1) << o.text;
+  EXPECT_TRUE(has(o.text, "was trained on random tokens (--synthetic)")) << o.text;
+  o = run_gpt("train --device cpu --synthetic --data '" + dir.file("a.txt") + "' --out '" + dir.file("o2") + "'");
+  EXPECT_EQ(o.status, 1) << o.text;
+  EXPECT_TRUE(has(o.text, "--synthetic trains on random tokens: it takes no --data")) << o.text;
 }
