@@ -134,8 +134,8 @@ TEST(ScatterReduce, EveryDtypeAndReductionAgainstLoop) {
 }
 
 TEST(ScatterReduce, NanPropagatesThroughAmaxAndAmin) {
-  Tensor self = tensor({1.0, 2.0, NAN});
-  Tensor src = tensor({NAN, 5.0, -1.0, 0.0});
+  Tensor self = tensor({1.0, 2.0, double(NAN)});
+  Tensor src = tensor({double(NAN), 5.0, -1.0, 0.0});
   Tensor index = tensor({0, 1, 1, 2});
   for (const char* r : {"amax", "amin"}) {
     SCOPED_TRACE(r);
