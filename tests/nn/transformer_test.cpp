@@ -280,7 +280,9 @@ TEST_F(Transformer, MultiheadAttentionBiasKvAndZeroAttn) {
         Tensor attn_mask = randn({L, S}, kFloat64);
         auto [out, w] = m(q, k, v, kpm, need_weights, attn_mask);
         const int64_t Sx = S + int64_t(bias_kv) + int64_t(zero_attn);
-        if (need_weights) EXPECT_EQ(w.sizes().vec(), (std::vector<int64_t>{B, L, Sx}));
+        if (need_weights) {
+          EXPECT_EQ(w.sizes().vec(), (std::vector<int64_t>{B, L, Sx}));
+        }
         const MhaParams p = params_of(*m);
         auto am = mat(attn_mask), km = mat(kpm.to(kFloat64));
         for (int64_t b = 0; b < B; ++b) {
