@@ -228,10 +228,19 @@ std::tuple<Tensor, Tensor> topk(const Tensor& t, int64_t k, int64_t dim = -1, bo
 // int64 category indices drawn from the rows of 1-D or 2-D non-negative weights probs (see
 // docs/design.md, "multinomial"): the same numbers on every device for one seed.
 Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement = false);
+// The same, drawing from generator (of probs' device) instead of the device's default one.
+Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, Generator& generator);
 // A copy of t with src[i][j] written at [index[i][j]][j] for dim 0 (index: int64, t's rank); a
 // position written twice keeps one of the values, which one unspecified.
 Tensor scatter(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src);
 Tensor scatter(const Tensor& t, int64_t dim, const Tensor& index, const Scalar& value);
+// As scatter, reducing into the copy of t with reduce "add" or "multiply" (not differentiable).
+Tensor scatter(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce);
+Tensor scatter(const Tensor& t, int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce);
+// As scatter, reducing src's values written to one position with reduce: "sum", "prod",
+// "mean", "amax" or "amin"; include_self = false leaves t's value out wherever src writes.
+Tensor scatter_reduce(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
+                      bool include_self = true);
 // As scatter, adding src's values into the copy of t (repeated indices all add).
 Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src);
 // A copy of t with alpha * source's slices added at t's slices index[0], index[1], ... along dim.

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 #include "wick/tensor.h"
@@ -25,6 +26,32 @@ Tensor get_rng_state(Device device = Device(kCPU));
 // Restores a state from get_rng_state (torch.set_rng_state). ValueError "[set_rng_state] ..."
 // unless state is a CPU uint8 tensor of 16 elements.
 void set_rng_state(const Tensor& state, Device device = Device(kCPU));
+
+// A generator of its own (torch.Generator): a seed and a Philox offset for one device, advanced
+// only by the calls it is passed to (multinomial). Seeded with s, it gives the numbers the
+// device's default generator gives after manual_seed(s). Copies share one state, as PyTorch's
+// handles do; safe to share between threads.
+//
+//   wick::Generator g;                 // cpu; Generator(wick::Device("cuda")) for a GPU
+//   g.manual_seed(7);
+//   auto i = wick::multinomial(probs, 4, true, g);
+class Generator {
+ public:
+  explicit Generator(Device device = Device(kCPU));
+  // Seeds and rewinds it; returns it.
+  Generator& manual_seed(uint64_t seed);
+  uint64_t initial_seed() const;
+  Device device() const;
+  // Its state in get_rng_state's form, and restoring one (ValueError as set_rng_state's).
+  Tensor get_state() const;
+  void set_state(const Tensor& state);
+
+  struct State;
+  const std::shared_ptr<State>& state() const { return state_; }
+
+ private:
+  std::shared_ptr<State> state_;
+};
 
 // U[0, 1) in a floating dtype (the default float unless the options name one).
 Tensor rand(IntArrayRef sizes, TensorOptions o = {});

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -27,6 +28,7 @@ namespace wick {
 namespace autograd {
 class Node;
 }
+class Generator;  // wick/random.h
 namespace cuda {
 class Stream;
 }
@@ -320,13 +322,22 @@ class Tensor {
   Tensor argsort(int64_t dim = -1, bool descending = false, bool stable = false) const;
   std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
   Tensor multinomial(int64_t num_samples, bool replacement = false) const;
+  Tensor multinomial(int64_t num_samples, bool replacement, Generator& generator) const;
   Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
   Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce) const;
+  Tensor scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
+                        bool include_self = true) const;
   Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
   Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
   Tensor index_copy(int64_t dim, const Tensor& index, const Tensor& source) const;
   Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src);
   Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value);
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce);
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce);
+  Tensor& scatter_reduce_(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
+                          bool include_self = true);
   Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src);
   Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1);
   Tensor& index_copy_(int64_t dim, const Tensor& index, const Tensor& source);
@@ -370,7 +381,11 @@ class Tensor {
                 bool create_graph = false) const;
   // The same data, cut from the graph (shares storage and version counter).
   Tensor detach() const;
+  // Raises for a view (is_view()), as PyTorch does.
   Tensor& detach_();
+  // Whether a view op (view, select, slice, transpose, expand, ...) made this tensor: it shares
+  // its storage with the tensor it was taken from. detach() and data() give no view.
+  bool is_view() const;
   // Keeps grad() of a non-leaf after backward().
   void retain_grad() const;
   bool retains_grad() const;

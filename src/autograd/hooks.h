@@ -148,6 +148,9 @@ void record_max(const Tensor& t, const Tensor& values, const Tensor& indices, in
 void record_min(const Tensor& t, const Tensor& values, const Tensor& indices, int64_t dim, bool keepdim);
 void record_var(const Tensor& t, const Tensor& out, IntArrayRef dims, double correction, bool keepdim);
 void record_std(const Tensor& t, const Tensor& out, IntArrayRef dims, double correction, bool keepdim);
+// One VarMeanBackward0 node for both results of var_mean.
+void record_var_mean(const Tensor& t, const Tensor& var, const Tensor& mean, IntArrayRef dims, double correction,
+                     bool keepdim);
 // norm(t, p) is norm(t, p, {}, false).
 void record_norm(const Tensor& t, const Tensor& out, const Scalar& p, IntArrayRef dims, bool keepdim);
 
@@ -188,6 +191,13 @@ void record_sort(const Tensor& t, const Tensor& values, const Tensor& indices, i
 // out = scatter(self, d, index, *src), or with a scalar value when src is null.
 void record_scatter(const Tensor& self, const Tensor& index, const Tensor* src, const Tensor& out, int64_t d);
 void record_scatter_add(const Tensor& self, const Tensor& index, const Tensor& src, const Tensor& out, int64_t d);
+// out = scatter_reduce(self, d, index, src, reduce, include_self); reduce one of "sum", "prod",
+// "mean", "amax", "amin".
+void record_scatter_reduce(const Tensor& self, const Tensor& index, const Tensor& src, std::string_view reduce,
+                           bool include_self, const Tensor& out, int64_t d);
+// out = scatter(self, d, index, src or a value, reduce): a node whose backward raises, as
+// PyTorch's has no derivative for it.
+void record_scatter_with_reduce(const Tensor& self, const Tensor* src, const Tensor& out);
 void record_index_add(const Tensor& self, const Tensor& index, const Tensor& source, const Scalar& alpha,
                       const Tensor& out, int64_t d);
 void record_index_copy(const Tensor& self, const Tensor& index, const Tensor& source, const Tensor& out, int64_t d);

@@ -129,6 +129,34 @@ void record_std(const Tensor& t, const Tensor& out, IntArrayRef dims, double cor
          });
 }
 
+// var_mean: one node for both results; each output's gradient adds its part (either may be
+// missing when only one result was used).
+void record_var_mean(const Tensor& t, const Tensor& var, const Tensor& mean, IntArrayRef dims, double correction,
+                     bool keepdim) {
+  if (!detail::any_recordable({var, mean}, {t})) return;
+  DimVector red = reduced(t, dims, "var_mean");
+  const int64_t n = var.numel() ? t.numel() / var.numel() : 0;
+  auto formula = [red, keepdim, n, correction](BackwardContext& c) -> variable_list {
+    Tensor x = c.saved(0);
+    Tensor gx;
+    if (c.grad(0).defined()) {
+      Tensor centered = x - x.mean(red, true);
+      gx = keep(c.grad(0), red, keepdim, x.dim()) * centered * (2.0 / (double(n) - correction));
+    }
+    if (c.grad(1).defined()) {
+      Tensor gm = keep(c.grad(1), red, keepdim, x.dim()) / double(n);
+      gx = gx.defined() ? gx + gm : gm.expand(x.sizes()).contiguous();
+    }
+    return {gx};
+  };
+  auto node = std::make_shared<FunctionNode<decltype(formula)>>("VarMeanBackward0", std::move(formula));
+  node->num_outputs_ = 2;
+  node->saved_.emplace_back(detail::to_save(t), false);
+  detail::init_node(*node, {t});
+  set_history(var, node, 0);
+  set_history(mean, node, 1);
+}
+
 // ---- norm
 
 void record_norm(const Tensor& t, const Tensor& out, const Scalar& p, IntArrayRef dims, bool keepdim) {

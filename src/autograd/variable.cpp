@@ -486,9 +486,18 @@ Tensor Tensor::detach() const {
 
 Tensor& Tensor::detach_() {
   detail::check_defined(*this, "detach_", "self");
-  // PyTorch refuses to cut a view out of its base's graph in place.
-  if (auto* m = meta(*this); m && m->grad_fn && autograd::is_view_node(*m->grad_fn))
-    wick::detail::raise<ValueError>("detach_", "Can't detach views in-place. Use detach() instead.");
+  // PyTorch refuses to detach a view in place, whether or not it requires grad. A view whose
+  // storage nothing else holds (a composite op's result viewed from its own temporary, which
+  // PyTorch's composites return as no view) is detached.
+  const bool shared_view = impl_->is_view() && impl_->storage().use_count() > 1;
+  auto* vm = meta(*this);
+  if (shared_view || (vm && vm->grad_fn && autograd::is_view_node(*vm->grad_fn)))
+    wick::detail::raise<ValueError>(
+        "detach_",
+        "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) for "
+        "training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and hence "
+        "detach_() cannot be called on these gradients. To fix this error, please refer to the "
+        "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.");
   if (auto* m = meta(*this)) {
     m->grad_fn.reset();
     m->output_nr = 0;

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "core/kernel_table.h"
+#include "wick/random.h"
 
 namespace wick::detail {
 
@@ -26,6 +27,20 @@ uint64_t counters_for(RandomOp op, Dtype dtype, int64_t n);
 // Reserves `counters` counters on d's generator and returns where the draw starts.
 // Thread-safe; a CUDA device without an index means the current one.
 PhiloxState next_offset(Device d, uint64_t counters);
+
+// While alive, this thread's draws on d's device come from g instead of the device's default
+// generator (the random ops that take a Generator). DeviceError naming op unless g is of d's
+// device.
+class GeneratorScope {
+ public:
+  GeneratorScope(Generator& g, Device d, const char* op);
+  ~GeneratorScope();
+  GeneratorScope(const GeneratorScope&) = delete;
+  GeneratorScope& operator=(const GeneratorScope&) = delete;
+
+ private:
+  Generator::State* previous_;
+};
 
 // Every generator: the CPU's and each CUDA device's, including those not used yet.
 void seed_all(uint64_t seed);

@@ -23,6 +23,10 @@ enum class ReduceOp : uint8_t { Sum, Mean, Max, Min, ArgMax, ArgMin, Var, Std, N
 enum class RandomOp : uint8_t { Uniform, Normal, RandInt };
 // Inclusive scans along a dim (cumsum, cumprod; see scan).
 enum class ScanOp : uint8_t { Sum, Prod };
+// What scatter does with each value at its position: write it, or reduce it into the value
+// there (scatter_add, scatter_reduce): add (bool: or), multiply (bool: and), max, min (NaN
+// propagates, as PyTorch's amax/amin).
+enum class ScatterOp : uint8_t { Write, Add, Prod, Max, Min };
 // The elementwise families' op codes, one per line of wick/detail/op_list.h (the CUDA and CPU
 // kernels name them: the codes keep their names). UnaryOp: ops of one tensor, Pow, RPow,
 // Remainder and Clamp taking scalars (see unary); PointwiseOp: ops of two or three tensors
@@ -157,11 +161,12 @@ struct KernelTable {
   void (*gather)(const TensorIter& it, int64_t dim_stride, int64_t size, const char* op);
   // scatter, scatter_add, index_add, index_copy: out, src and index (int32/int64) share their
   // sizes, with any strides (in elements; out's is 0 along the scattered dim), src of out's
-  // dtype. Element i writes src[i] at &out[i] + index[i] * dim_stride (add: adds it; bool adds
-  // as or). Throws IndexError naming op, before writing, if an index is outside [0, size).
-  // Repeated indices: add sums them all (atomics on CUDA); a write keeps one of them.
+  // dtype. Element i writes src[i] at &out[i] + index[i] * dim_stride, or reduces it into the
+  // value there (ScatterOp). Throws IndexError naming op, before writing, if an index is
+  // outside [0, size). Repeated indices: the reductions take them all (atomics on CUDA, so
+  // the order of a float sum or product is unspecified there); a write keeps one of them.
   void (*scatter)(const Tensor& out, const Tensor& src, const Tensor& index, int64_t dim_stride, int64_t size,
-                  bool add, const char* op);
+                  ScatterOp sop, const char* op);
   // sort, argsort and topk: writes contiguous int64 indices [rows, k] (0 < k <= n), the
   // positions of the first k elements of each row of contiguous in [rows, n] once the row is
   // sorted ascending (descending): NaN above everything, -0.0 equal to 0.0, equal elements in

@@ -207,7 +207,37 @@ uint64_t counters_for(RandomOp op, Dtype dtype, int64_t n) {
   return philox::blocks_for(n, elements_per_block(op, dtype));
 }
 
+}  // namespace detail
+
+struct Generator::State {
+  Device device;
+  std::mutex mu;
+  detail::PhiloxState s{detail::kDefaultSeed, 0};
+};
+
+namespace detail {
+
+namespace {
+// The generator a GeneratorScope hands this thread's draws to (none: the device's default).
+thread_local Generator::State* scoped_generator = nullptr;
+}  // namespace
+
+GeneratorScope::GeneratorScope(Generator& g, Device d, const char* op) : previous_(scoped_generator) {
+  const Device want = generator_device(d);
+  WICK_CHECK(g.device() == want, DeviceError, op, "Expected a '", want.is_cpu() ? "cpu" : "cuda",
+             "' device type for generator but found '", g.device().is_cpu() ? "cpu" : "cuda", "'",
+             g.device().is_cuda() && want.is_cuda() ? " of another index" : "");
+  scoped_generator = g.state().get();
+}
+GeneratorScope::~GeneratorScope() { scoped_generator = previous_; }
+
 PhiloxState next_offset(Device d, uint64_t counters) {
+  if (Generator::State* g = scoped_generator) [[unlikely]] {
+    std::lock_guard<std::mutex> lock(g->mu);
+    PhiloxState start = g->s;
+    g->s.offset += counters;
+    return start;
+  }
   return Generators::get().reserve(generator_device(d), counters);
 }
 
@@ -224,6 +254,49 @@ void set_state(Device d, PhiloxState s) { Generators::get().write(generator_devi
 using namespace detail;
 
 void manual_seed(uint64_t seed) { seed_all(seed); }
+
+Generator::Generator(Device device) : state_(std::make_shared<State>()) {
+  state_->device = generator_device(resolve_device(device, "Generator"));
+}
+Generator& Generator::manual_seed(uint64_t seed) {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->s = PhiloxState{seed, 0};
+  return *this;
+}
+uint64_t Generator::initial_seed() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->s.seed;
+}
+Device Generator::device() const { return state_->device; }
+Tensor Generator::get_state() const {
+  PhiloxState s;
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    s = state_->s;
+  }
+  Tensor out = empty({16}, TensorOptions().dtype(kUInt8));
+  uint8_t* bytes = out.data_ptr<uint8_t>();
+  for (int i = 0; i < 8; ++i) {
+    bytes[i] = uint8_t(s.seed >> (8 * i));
+    bytes[8 + i] = uint8_t(s.offset >> (8 * i));
+  }
+  return out;
+}
+void Generator::set_state(const Tensor& state) {
+  check_defined(state, "set_state", "state");
+  WICK_CHECK(state.device().is_cpu() && state.dtype() == kUInt8 && state.numel() == 16, ValueError, "set_state",
+             "expected a CPU uint8 tensor of 16 elements (from get_state), got ", state.dtype(), " ",
+             state.sizes(), " on ", state.device());
+  const Tensor c = state.contiguous();
+  const uint8_t* bytes = c.data_ptr<uint8_t>();
+  PhiloxState s;
+  for (int i = 0; i < 8; ++i) {
+    s.seed |= uint64_t(bytes[i]) << (8 * i);
+    s.offset |= uint64_t(bytes[8 + i]) << (8 * i);
+  }
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->s = s;
+}
 
 Tensor get_rng_state(Device device) {
   const PhiloxState s = get_state(device);

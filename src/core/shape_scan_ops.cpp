@@ -175,8 +175,19 @@ std::tuple<Tensor, Tensor> moment_mean(bool is_std, const Tensor& t, IntArrayRef
   WICK_CHECK(is_floating_point(t.dtype()), TypeError, name,
              "std and var only support floating point and complex dtypes (got ", t.dtype(), ")");
   check_reduce_dims(t, dims, name);
+  if (!is_std) {  // one VarMeanBackward0 node for both results, as PyTorch records
+    const bool grad = needs_grad(t);
+    std::tuple<Tensor, Tensor> r = forward_once(grad, [&] {
+      return as_op(name, [&] {
+        return std::make_tuple(wick::var(t, dims, correction, keepdim), wick::mean(t, dims, keepdim));
+      });
+    });
+    if (grad) [[unlikely]]
+      autograd::record_var_mean(t, std::get<0>(r), std::get<1>(r), dims, correction, keepdim);
+    return r;
+  }
   return as_op(name, [&] {
-    Tensor m = is_std ? wick::std(t, dims, correction, keepdim) : wick::var(t, dims, correction, keepdim);
+    Tensor m = wick::std(t, dims, correction, keepdim);
     return std::make_tuple(m, wick::mean(t, dims, keepdim));
   });
 }

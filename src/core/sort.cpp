@@ -11,11 +11,12 @@
 // (the backend's multinomial entry); without replacement (and for one sample) the categories
 // race: category c's key is p_c / e_c with e_c = -log(u_c) an exponential draw, and the
 // samples are the top num_samples keys (a draw without replacement in proportion to the
-// weights, PyTorch's algorithm).
+// weights, PyTorch's algorithm). Given a Generator, the draws come from it (GeneratorScope).
 #include <cmath>
 
 #include "autograd/hooks.h"
 #include "core/as_op.h"
+#include "core/generator.h"
 #include "core/kernel_table.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
@@ -136,6 +137,15 @@ std::tuple<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, bo
 }
 Tensor Tensor::multinomial(int64_t num_samples, bool replacement) const {
   return wick::multinomial(*this, num_samples, replacement);
+}
+
+Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, Generator& generator) {
+  check_defined(probs, "multinomial", "self");
+  GeneratorScope scope(generator, probs.device(), "multinomial");
+  return multinomial(probs, num_samples, replacement);
+}
+Tensor Tensor::multinomial(int64_t num_samples, bool replacement, Generator& generator) const {
+  return wick::multinomial(*this, num_samples, replacement, generator);
 }
 
 }  // namespace wick

@@ -15,6 +15,13 @@ using namespace detail;
 
 namespace {
 
+// A view of t (Tensor::is_view): the one store marking it is all a view op adds.
+inline Tensor view_of(const Tensor& t, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
+  Tensor v = make_view(t, sizes, strides, offset);
+  v.impl()->set_is_view(true);
+  return v;
+}
+
 // Resolves one -1 in sizes against numel.
 // storage_offset() + index * stride(d), for an index within size(d): it fits in int64 when the
 // tensor has elements; an empty tensor may have any strides, and keeps its offset.
@@ -96,6 +103,8 @@ std::optional<DimVector> view_strides(IntArrayRef sizes, IntArrayRef strides, In
 
 }  // namespace
 
+bool Tensor::is_view() const { return impl_ && impl_->is_view(); }
+
 Tensor Tensor::view(IntArrayRef sizes) const {
   check_defined(*this, "view", "self");
   const bool grad = needs_grad(*this);
@@ -105,7 +114,7 @@ Tensor Tensor::view(IntArrayRef sizes) const {
     WICK_CHECK(st.has_value(), ValueError, "view",
                "view size is not compatible with input tensor's size and stride (at least one dimension spans "
                "across two contiguous subspaces). Use .reshape(...) instead.");
-    return make_view(*this, shape, *st, storage_offset());
+    return view_of(*this, shape, *st, storage_offset());
   });
   if (grad) [[unlikely]] autograd::record_view(*this, out);
   return out;
@@ -128,8 +137,10 @@ Tensor Tensor::reshape(IntArrayRef sizes) const {
   Tensor out = forward_once(grad, [&]() -> Tensor {
     DimVector shape = infer_size(sizes, numel(), "reshape");
     if (auto st = view_strides(this->sizes(), strides(), shape))
-      return make_view(*this, shape, *st, storage_offset());
-    return clone(MemoryFormat::Contiguous).view(shape);
+      return view_of(*this, shape, *st, storage_offset());
+    Tensor copy = clone(MemoryFormat::Contiguous).view(shape);
+    copy.impl()->set_is_view(false);  // a copy, as PyTorch's reshape gives when no view can
+    return copy;
   });
   if (grad) [[unlikely]] autograd::record_reshape(*this, out);
   return out;
@@ -173,7 +184,7 @@ Tensor Tensor::permute(IntArrayRef dims) const {
       sz.push_back(size(w));
       st.push_back(stride(w));
     }
-    return make_view(*this, sz, st, storage_offset());
+    return view_of(*this, sz, st, storage_offset());
   });
   if (grad) [[unlikely]] autograd::record_permute(*this, out, dims);
   return out;
@@ -189,7 +200,7 @@ Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
     DimVector sz(sizes()), st(strides());
     std::swap(sz[size_t(d0)], sz[size_t(d1)]);
     std::swap(st[size_t(d0)], st[size_t(d1)]);
-    return make_view(*this, sz, st, storage_offset());
+    return view_of(*this, sz, st, storage_offset());
   });
   if (grad) [[unlikely]] autograd::record_transpose(*this, out, d0, d1);
   return out;
@@ -202,7 +213,7 @@ Tensor Tensor::t() const {
   const bool grad = needs_grad(*this);
   Tensor out = forward_once(grad, [&]() -> Tensor {
     // A view in every case, as PyTorch's: of fewer than 2 dims, the same layout.
-    if (dim() < 2) return make_view(*this, sizes(), strides(), storage_offset());
+    if (dim() < 2) return view_of(*this, sizes(), strides(), storage_offset());
     return transpose(0, 1);
   });
   if (grad) [[unlikely]] autograd::record_t(*this, out);  // TBackward0, as PyTorch records t() itself
@@ -221,7 +232,7 @@ Tensor Tensor::unsqueeze(int64_t d) const {
     if (d < dim() && __builtin_mul_overflow(sz[size_t(d)], st[size_t(d)], &s)) s = 1;
     sz.insert(sz.begin() + d, 1);
     st.insert(st.begin() + d, s);
-    return make_view(*this, sz, st, storage_offset());
+    return view_of(*this, sz, st, storage_offset());
   });
   if (grad) [[unlikely]] autograd::record_unsqueeze(*this, out);
   return out;
@@ -237,7 +248,7 @@ Tensor Tensor::squeeze() const {
         sz.push_back(size(d));
         st.push_back(stride(d));
       }
-    return make_view(*this, sz, st, storage_offset());
+    return view_of(*this, sz, st, storage_offset());
   });
   if (grad) [[unlikely]] autograd::record_squeeze(*this, out);
   return out;
@@ -253,7 +264,7 @@ Tensor Tensor::squeeze(int64_t d) const {
     DimVector sz(sizes()), st(strides());
     sz.erase(sz.begin() + d);
     st.erase(st.begin() + d);
-    return make_view(*this, sz, st, storage_offset());
+    return view_of(*this, sz, st, storage_offset());
   });
   if (grad) [[unlikely]] autograd::record_squeeze(*this, out, d);
   return out;
@@ -297,7 +308,7 @@ Tensor Tensor::expand(IntArrayRef new_sizes) const {
     }
     WICK_CHECK(!overflow, ValueError, "expand", "numel: integer multiplication overflow (sizes ",
                IntArrayRef(sz), ")");
-    return make_view(*this, sz, st, storage_offset());
+    return view_of(*this, sz, st, storage_offset());
   });
   if (grad) [[unlikely]] autograd::record_expand(*this, out);
   return out;
@@ -318,7 +329,7 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
                length, ") exceeds dimension size (", n, ").");
     DimVector sz(sizes());
     sz[size_t(d)] = length;
-    return make_view(*this, sz, strides(), offset_of(*this, start, d));
+    return view_of(*this, sz, strides(), offset_of(*this, start, d));
   });
   if (grad) [[unlikely]] autograd::record_narrow(*this, out, d, start, length);
   return out;
@@ -337,7 +348,7 @@ Tensor Tensor::select(int64_t d, int64_t index) const {
     DimVector sz(sizes()), st(strides());
     sz.erase(sz.begin() + d);
     st.erase(st.begin() + d);
-    return make_view(*this, sz, st, offset_of(*this, index, d));
+    return view_of(*this, sz, st, offset_of(*this, index, d));
   });
   if (grad) [[unlikely]] autograd::record_select(*this, out, d, index);
   return out;
@@ -364,7 +375,7 @@ Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int6
     // fit (an empty tensor's huge stride, a step past the end) the stride is never used.
     int64_t stepped = 0;
     if (!__builtin_mul_overflow(st[size_t(d)], step, &stepped)) st[size_t(d)] = stepped;
-    return make_view(*this, sz, st, offset_of(*this, s, d));
+    return view_of(*this, sz, st, offset_of(*this, s, d));
   });
   if (grad) [[unlikely]] autograd::record_slice(*this, out, d, start, end, step);
   return out;

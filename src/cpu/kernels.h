@@ -17,7 +17,7 @@ void softmax_backward(bool log, const Tensor& grad_input, const Tensor& grad, co
 void scan(ScanOp op, const Tensor& out, const Tensor& in, bool reverse);
 void gather(const TensorIter& it, int64_t dim_stride, int64_t size, const char* op);
 // sort_scatter.cpp: the sort, scatter and multinomial entries.
-void scatter(const Tensor& out, const Tensor& src, const Tensor& index, int64_t dim_stride, int64_t size, bool add,
+void scatter(const Tensor& out, const Tensor& src, const Tensor& index, int64_t dim_stride, int64_t size, ScatterOp sop,
              const char* op);
 void sort(const Tensor& indices, const Tensor& in, int64_t k, bool descending);
 void multinomial(const Tensor& out, const Tensor& probs, const Tensor& uniforms);

@@ -3,7 +3,7 @@
 // sort: per row, an index array ordered by a comparator that puts NaN above everything and
 // breaks ties by index, so std::sort (k == n) and std::partial_sort (topk) give the indices a
 // stable sort gives; rows run on OpenMP threads. scatter: one pass checks the indices, a second
-// writes, serially (repeated indices add in index order). multinomial: a running double sum
+// writes or reduces, serially (repeated indices reduce in index order). multinomial: a running double sum
 // per row and a binary search per sample, the arithmetic the CUDA kernel does, in its order.
 #include <algorithm>
 #include <numeric>
@@ -69,10 +69,39 @@ void for_each_element(const Tensor& out, const Tensor& src, const Tensor& index,
   }
 }
 
+// v reduced into dst by sop (NaN propagates through max and min, as PyTorch's amax/amin).
+template <class T>
+inline T reduce_one(ScatterOp sop, T dst, T v) {
+  using M = opmath_t<T>;
+  if constexpr (std::is_same_v<T, bool>) {
+    switch (sop) {
+      case ScatterOp::Add:
+      case ScatterOp::Max: return dst || v;
+      case ScatterOp::Prod:
+      case ScatterOp::Min: return dst && v;
+      default: return v;
+    }
+  } else {
+    const M a = M(dst), b = M(v);
+    switch (sop) {
+      case ScatterOp::Add: return T(a + b);
+      case ScatterOp::Prod: return T(a * b);
+      case ScatterOp::Max:
+        if constexpr (std::is_floating_point_v<M>)
+          if (a != a || b != b) return a != a ? dst : v;
+        return b > a ? v : dst;
+      case ScatterOp::Min:
+        if constexpr (std::is_floating_point_v<M>)
+          if (a != a || b != b) return a != a ? dst : v;
+        return b < a ? v : dst;
+      default: return v;
+    }
+  }
+}
+
 template <class T, class I>
 void scatter_typed(const Tensor& out, const Tensor& src, const Tensor& index, int64_t dim_stride, int64_t size,
-                   bool add, const char* op) {
-  using M = opmath_t<T>;
+                   ScatterOp sop, const char* op) {
   const I* ix = static_cast<const I*>(index.data_ptr());
   bool bad = false;
   int64_t bad_value = 0;
@@ -86,15 +115,14 @@ void scatter_typed(const Tensor& out, const Tensor& src, const Tensor& index, in
   WICK_CHECK(!bad, IndexError, op, "index ", bad_value, " is out of bounds for dimension with size ", size);
   T* o = static_cast<T*>(out.data_ptr());
   const T* s = static_cast<const T*>(src.data_ptr());
-  if (add) {
+  if (sop == ScatterOp::Write) {
     for_each_element(out, src, index, [&](int64_t po, int64_t ps, int64_t pi) {
-      T& dst = o[po + int64_t(ix[pi]) * dim_stride];
-      if constexpr (std::is_same_v<T, bool>) dst = dst || s[ps];
-      else dst = T(M(dst) + M(s[ps]));
+      o[po + int64_t(ix[pi]) * dim_stride] = s[ps];
     });
   } else {
     for_each_element(out, src, index, [&](int64_t po, int64_t ps, int64_t pi) {
-      o[po + int64_t(ix[pi]) * dim_stride] = s[ps];
+      T& dst = o[po + int64_t(ix[pi]) * dim_stride];
+      dst = reduce_one<T>(sop, dst, s[ps]);
     });
   }
 }
@@ -130,12 +158,12 @@ void sort(const Tensor& indices, const Tensor& in, int64_t k, bool descending) {
   WICK_DISPATCH_ALL(in.dtype(), "sort", [&]<class T>() { sort_rows<T>(indices, in, k, descending); });
 }
 
-void scatter(const Tensor& out, const Tensor& src, const Tensor& index, int64_t dim_stride, int64_t size, bool add,
-             const char* op) {
+void scatter(const Tensor& out, const Tensor& src, const Tensor& index, int64_t dim_stride, int64_t size,
+             ScatterOp sop, const char* op) {
   if (index.numel() == 0) return;
   WICK_DISPATCH_ALL(out.dtype(), op, [&]<class T>() {
-    if (index.dtype() == kInt32) scatter_typed<T, int32_t>(out, src, index, dim_stride, size, add, op);
-    else scatter_typed<T, int64_t>(out, src, index, dim_stride, size, add, op);
+    if (index.dtype() == kInt32) scatter_typed<T, int32_t>(out, src, index, dim_stride, size, sop, op);
+    else scatter_typed<T, int64_t>(out, src, index, dim_stride, size, sop, op);
   });
 }
 

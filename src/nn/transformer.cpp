@@ -77,6 +77,10 @@ MultiheadAttentionImpl::MultiheadAttentionImpl(const MultiheadAttentionOptions& 
   }
   if (options.bias()) in_proj_bias = register_parameter("in_proj_bias", empty({3 * e}));
   else register_parameter("in_proj_bias", Tensor());
+  if (options.add_bias_kv()) {
+    bias_k = register_parameter("bias_k", empty({1, 1, e}));
+    bias_v = register_parameter("bias_v", empty({1, 1, e}));
+  }
   out_proj = register_module("out_proj", Linear(LinearOptions(e, e).bias(options.bias())));
   reset_parameters();
 }
@@ -91,6 +95,10 @@ void MultiheadAttentionImpl::reset_parameters() {
   if (in_proj_bias.defined()) {
     init::zeros_(in_proj_bias);
     init::zeros_(out_proj->bias);
+  }
+  if (bias_k.defined()) {
+    init::xavier_normal_(bias_k);
+    init::xavier_normal_(bias_v);
   }
 }
 
@@ -179,10 +187,28 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query_i
                    IntArrayRef({bsz * h, L, key.size(0)}), ".");
       }
     }
-    const int64_t hd = head_dim, S = key.size(0);
+    const int64_t hd = head_dim;
+    int64_t S = key.size(0);
+    // add_bias_kv, then add_zero_attn: one more key and value each, and a mask column of zeros
+    // (the extra key attends), as PyTorch's multi_head_attention_forward.
+    auto pad_masks = [&] {
+      if (attn_mask.defined()) attn_mask = F::pad(attn_mask, {0, 1});
+      if (kpm.defined()) kpm = F::pad(kpm, {0, 1});
+      ++S;
+    };
+    if (bias_k.defined()) {
+      k = wick::cat({k, bias_k.expand({1, bsz, e})});
+      v = wick::cat({v, bias_v.expand({1, bsz, e})});
+      pad_masks();
+    }
     q = q.reshape({L, bsz * h, hd}).transpose(0, 1);
     k = k.reshape({S, bsz * h, hd}).transpose(0, 1);
     v = v.reshape({S, bsz * h, hd}).transpose(0, 1);
+    if (options.add_zero_attn()) {
+      k = wick::cat({k, wick::zeros({bsz * h, 1, hd}, k.options())}, 1);
+      v = wick::cat({v, wick::zeros({bsz * h, 1, hd}, v.options())}, 1);
+      pad_masks();
+    }
     if (kpm.defined()) {
       WICK_CHECK(kpm.dim() == 2 && kpm.size(0) == bsz && kpm.size(1) == S, ValueError, kMha,
                  "expecting key_padding_mask shape of ", IntArrayRef({bsz, S}), ", but got ", kpm.sizes());

@@ -86,6 +86,15 @@ TEST_P(GradcheckShapeScan, LogsumexpAndMoments) {
         return v + m * 3;
       },
       {rnd({3, 4})}, dev());
+  // Each result alone (the other's gradient missing), both, keepdim and all dims.
+  gradcheck([](const T& x) { return std::get<0>(var_mean(x[0], {0})); }, {rnd({3, 4})}, dev());
+  gradcheck([](const T& x) { return std::get<1>(var_mean(x[0].t(), {1}, 0.0, true)); }, {rnd({3, 4})}, dev());
+  gradcheck(
+      [](const T& x) {
+        auto [v, m] = var_mean(x[0]);
+        return v * m;
+      },
+      {rnd({2, 3})}, dev());
   gradcheck(
       [](const T& x) {
         auto [s, m] = std_mean(x[0], {0}, 0.0, true);
@@ -144,6 +153,13 @@ TEST(AutogradNames, ShapeScanOpsNameTheirNodesAsPyTorch) {
   EXPECT_EQ(cumsum(x, 0).grad_fn()->name(), "CumsumBackward0");
   EXPECT_EQ(cumprod(x, 1).grad_fn()->name(), "CumprodBackward0");
   EXPECT_EQ(logsumexp(x, {1}).grad_fn()->name(), "LogsumexpBackward0");
+  {
+    auto [v, m] = var_mean(x, {1});
+    EXPECT_EQ(v.grad_fn()->name(), "VarMeanBackward0");
+    EXPECT_EQ(v.grad_fn(), m.grad_fn());  // one node, two outputs
+    EXPECT_EQ(v.output_nr(), 0);
+    EXPECT_EQ(m.output_nr(), 1);
+  }
   EXPECT_EQ(x.repeat({2, 1}).grad_fn()->name(), "RepeatBackward0");
   EXPECT_EQ(lerp(x, x * 2, 0.5).grad_fn()->name(), "LerpBackward0");
   EXPECT_EQ(lerp(x, x * 2, x).grad_fn()->name(), "LerpBackward1");

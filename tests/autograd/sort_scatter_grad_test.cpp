@@ -1,5 +1,5 @@
 // Gradient checks (central differences, float64) for sort, topk, scatter, scatter_add,
-// index_add and index_copy, with PyTorch's node names; CPU and, when present, cuda:0.
+// scatter_reduce, index_add and index_copy, with PyTorch's node names; CPU and, when present, cuda:0.
 #include <gtest/gtest.h>
 
 #include "gradcheck.h"
@@ -74,6 +74,42 @@ TEST_P(GradcheckSortScatter, InPlaceFormsRecordTheOutOfPlaceNode) {
       {rnd({2, 3}), rnd({2, 3})}, dev());
 }
 
+TEST_P(GradcheckSortScatter, ScatterReduce) {
+  // Repeated indices, src larger than index, both include_self forms, every reduction.
+  Tensor dup = tensor({{2, 0, 2}, {2, 1, 2}});
+  for (const char* r : {"sum", "prod", "mean", "amax", "amin"})
+    for (bool self_in : {true, false}) {
+      SCOPED_TRACE(std::string(r) + (self_in ? " include_self" : " exclude_self"));
+      gradcheck([&](const T& x) { return scatter_reduce(x[0], 0, dup.to(x[0].device()), x[1], r, self_in); },
+                {rnd({3, 4}), rnd({3, 3})}, dev());
+      gradcheck([&](const T& x) { return x[0].t().scatter_reduce(1, dup.to(x[0].device()), x[1], r, self_in); },
+                {rnd({4, 2}), rnd({2, 3})}, dev());
+    }
+  // prod with zeros: one zero in a position's values, two zeros, and a zero in self.
+  Tensor idx = tensor({0, 0, 1, 1, 2});
+  Tensor src = tensor({0.0, 2.0, 0.0, 0.0, 3.0}, kFloat64).requires_grad_();
+  Tensor self = tensor({1.5, -2.0, 0.0}, kFloat64).requires_grad_();
+  for (bool self_in : {true, false})
+    gradcheck([&](const T& x) { return scatter_reduce(x[0], 0, idx.to(x[0].device()), x[1], "prod", self_in); },
+              {self, src}, dev());
+}
+
+TEST_P(GradcheckSortScatter, ScatterReduceTiesShareTheGradient) {
+  // amax at position 0: self's 1 and src's two 1s tie, each gets a third (PyTorch's rule); at
+  // position 1 self's 0 wins alone. amin the same on the negated values.
+  Tensor self = tensor({1.0, 0.0}, kFloat64).to(dev()).requires_grad_();
+  Tensor src = tensor({1.0, 1.0, -1.0}, kFloat64).to(dev()).requires_grad_();
+  Tensor idx = tensor({0, 0, 1}).to(dev());
+  for (const char* r : {"amax", "amin"}) {
+    Tensor s = r == std::string("amax") ? src : (-src).detach().requires_grad_();
+    Tensor x = r == std::string("amax") ? self : (-self).detach().requires_grad_();
+    Tensor y = scatter_reduce(x, 0, idx, s, r);
+    y.backward(tensor({3.0, 1.0}, kFloat64).to(dev()));
+    EXPECT_EQ(x.grad().cpu().to_vector<double>(), std::vector<double>({1.0, 1.0})) << r;
+    EXPECT_EQ(s.grad().cpu().to_vector<double>(), std::vector<double>({1.0, 1.0, 0.0})) << r;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, GradcheckSortScatter, ::testing::Values(Device(kCPU), Device(kCUDA, 0)),
                          [](const auto& info) {
                            return info.param.is_cpu() ? std::string("cpu") : std::string("cuda");
@@ -89,6 +125,11 @@ TEST(AutogradNames, SortAndScatterNodesAsPyTorch) {
   EXPECT_EQ(scatter_add(x, 0, idx, s).grad_fn()->name(), "ScatterAddBackward0");
   EXPECT_EQ(index_add(x, 0, tensor({1, 0}), s).grad_fn()->name(), "IndexAddBackward0");
   EXPECT_EQ(index_copy(x, 0, tensor({1, 0}), s).grad_fn()->name(), "IndexCopyBackward0");
+  EXPECT_EQ(scatter_reduce(x, 0, idx, s, "amax").grad_fn()->name(), "ScatterReduceBackward0");
+  EXPECT_EQ(x.scatter_reduce(1, idx, s, "mean", false).grad_fn()->name(), "ScatterReduceBackward0");
+  // scatter with reduce has no derivative in PyTorch: backward through it raises.
+  EXPECT_THROW(scatter(x, 0, idx, s, "add").sum().backward(), NotImplementedError);
+  EXPECT_THROW(scatter(x, 0, idx, 2.0, "multiply").sum().backward(), NotImplementedError);
   EXPECT_FALSE(std::get<1>(sort(x)).requires_grad());
   EXPECT_FALSE(argsort(x).requires_grad());
   // In place on a leaf that requires grad is refused, as PyTorch's.

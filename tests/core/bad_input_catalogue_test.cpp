@@ -1773,6 +1773,27 @@ TEST(BadInputCatalogue, StateAfterFailure) {
         Tensor v = view(y);
         v.detach_();
       });
+    // Views of tensors that need no grad, of a leaf, and made under no_grad raise too (PyTorch
+    // checks is_view, not the graph); the view keeps its flags.
+    const Tensor plain = ones({2, 2});
+    for (const auto& [name, view] : views) {
+      cat.add("detach_ of a " + name + " of a plain tensor", "detach_", Kind::Value,
+              [=, view = view] { view(plain).detach_(); }, {plain});
+      cat.add("detach_ of a " + name + " of a leaf", "detach_", Kind::Value, [=, view = view] {
+        Tensor v = view(leaf);
+        v.detach_();
+      });
+      cat.add("detach_ of a " + name + " made under no_grad", "detach_", Kind::Value, [=, view = view] {
+        Tensor v;
+        {
+          NoGradGuard g;
+          v = view(leaf);
+        }
+        v.detach_();
+      });
+    }
+    cat.add("detach_ of a split piece", "detach_", Kind::Value, [=] { plain.split(1)[0].detach_(); }, {plain});
+    cat.add("detach_ of a basic-indexed tensor", "detach_", Kind::Value, [=] { plain[0].detach_(); }, {plain});
   }
   run_catalogue(cat, "state after failure");
   EXPECT_EQ(sgd->param_groups().size(), 1u);  // the failed add_param_group calls added nothing
@@ -1866,6 +1887,27 @@ TEST(BadInputCatalogue, EdgeValuesWherePyTorchReturns) {
   Tensor y = w * 2;
   y.detach_();
   EXPECT_FALSE(y.requires_grad());
+  // A failed detach_ of a view leaves it as it was.
+  Tensor view = (w * 2).view({2, 1});
+  EXPECT_THROW(view.detach_(), ValueError);
+  EXPECT_TRUE(view.requires_grad());
+  EXPECT_EQ(view.grad_fn()->name(), "ViewBackward0");
+  // detach() and data() give no view, so they detach in place; so does reshape's copy.
+  Tensor d = ones({2, 2}).t().detach();
+  EXPECT_NO_THROW(d.detach_());
+  Tensor r = ones({2, 3}).t().reshape({6});
+  EXPECT_FALSE(r.is_view());
+  EXPECT_NO_THROW(r.detach_());
+  try {
+    Tensor base = ones({3});
+    base.narrow(0, 0, 2).detach_();
+    ADD_FAILURE() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("[detach_] Can't detach views in-place. Use detach() instead. If you are "
+                                          "using DistributedDataParallel (DDP)",
+                                          0),
+              0u);
+  }
 }
 
 // ---- indexing, views, reductions, layers, losses and autograd: a second pass

@@ -113,10 +113,10 @@ struct MhaOut {
   Mat out;
   std::vector<Mat> weights;
 };
+// Attention over projected q [L, E], k [S, E], v [S, E], then out_proj.
 template <class Bias>
-MhaOut mha_ref(const Mat& xq, const Mat& xk, const Mat& xv, const MhaParams& p, int64_t heads, Bias bias,
-               bool zero_dead = true) {
-  Mat q = linear(xq, p.wq, p.bq), k = linear(xk, p.wk, p.bk), v = linear(xv, p.wv, p.bv);
+MhaOut attend(const Mat& q, const Mat& k, const Mat& v, const MhaParams& p, int64_t heads, Bias bias,
+              bool zero_dead = true) {
   const size_t L = q.size(), S = k.size(), E = q[0].size(), hd = E / size_t(heads);
   Mat concat(L, Vec(E, 0.0));
   std::vector<Mat> weights(size_t(heads), Mat(L, Vec(S, 0.0)));
@@ -144,6 +144,11 @@ MhaOut mha_ref(const Mat& xq, const Mat& xk, const Mat& xv, const MhaParams& p, 
       }
     }
   return {linear(concat, p.wo, p.bo), weights};
+}
+template <class Bias>
+MhaOut mha_ref(const Mat& xq, const Mat& xk, const Mat& xv, const MhaParams& p, int64_t heads, Bias bias,
+               bool zero_dead = true) {
+  return attend(linear(xq, p.wq, p.bq), linear(xk, p.wk, p.bk), linear(xv, p.wv, p.bv), p, heads, bias, zero_dead);
 }
 
 // batch b of a [seq, batch, feature] (or [batch, seq, feature]) tensor.
@@ -249,6 +254,93 @@ TEST_F(Transformer, MultiheadAttentionKdimVdimBoolMaskUnbatchedCausal) {
             std::string::npos);
   EXPECT_NE(error_of([&] { s(x, x, randn({L + 1, 2, E}, kFloat64)); }).find("does not match value shape"),
             std::string::npos);
+}
+
+TEST_F(Transformer, MultiheadAttentionBiasKvAndZeroAttn) {
+  // The projected keys and values get bias_k/bias_v as one more row, then a row of zeros; the
+  // masks a column of zeros for each (the extra keys attend).
+  const int64_t L = 3, S = 4, B = 2, E = 4, H = 2;
+  for (bool bias_kv : {false, true})
+    for (bool zero_attn : {false, true})
+      for (bool need_weights : {true, false}) {
+        if (!bias_kv && !zero_attn) continue;
+        SCOPED_TRACE(::testing::Message() << "bias_kv " << bias_kv << " zero_attn " << zero_attn << " need_weights "
+                                          << need_weights);
+        nn::MultiheadAttention m(
+            nn::MultiheadAttentionOptions(E, H).add_bias_kv(bias_kv).add_zero_attn(zero_attn));
+        m->to(kFloat64);
+        {
+          NoGradGuard g;
+          m->in_proj_bias.uniform_(-0.5, 0.5);
+          m->out_proj->bias.uniform_(-0.5, 0.5);
+        }
+        Tensor q = randn({L, B, E}, kFloat64), k = randn({S, B, E}, kFloat64), v = randn({S, B, E}, kFloat64);
+        Tensor kpm = zeros({B, S}, kBool);
+        kpm[1][0].fill_(true);
+        Tensor attn_mask = randn({L, S}, kFloat64);
+        auto [out, w] = m(q, k, v, kpm, need_weights, attn_mask);
+        const int64_t Sx = S + int64_t(bias_kv) + int64_t(zero_attn);
+        if (need_weights) {
+          EXPECT_EQ(w.sizes().vec(), (std::vector<int64_t>{B, L, Sx}));
+        }
+        const MhaParams p = params_of(*m);
+        auto am = mat(attn_mask), km = mat(kpm.to(kFloat64));
+        for (int64_t b = 0; b < B; ++b) {
+          Mat pk = linear(mat(k.select(1, b)), p.wk, p.bk), pv = linear(mat(v.select(1, b)), p.wv, p.bv);
+          if (bias_kv) {
+            pk.push_back(vec(m->bias_k));
+            pv.push_back(vec(m->bias_v));
+          }
+          if (zero_attn) {
+            pk.push_back(Vec(size_t(E), 0.0));
+            pv.push_back(Vec(size_t(E), 0.0));
+          }
+          auto bias = [&](int64_t, int64_t i, int64_t j) {
+            return j < S ? am[size_t(i)][size_t(j)] + (km[size_t(b)][size_t(j)] ? -kInf : 0.0) : 0.0;
+          };
+          MhaOut r = attend(linear(mat(q.select(1, b)), p.wq, p.bq), pk, pv, p, H, bias);
+          expect_close(out.select(1, b), tensor_of(r.out), 1e-12, 1e-10, "output");
+          if (need_weights) {
+            Mat avg(size_t(L), Vec(size_t(Sx), 0.0));
+            for (const Mat& wh : r.weights)
+              for (size_t i = 0; i < size_t(L); ++i)
+                for (size_t j = 0; j < size_t(Sx); ++j) avg[i][j] += wh[i][j] / double(H);
+            expect_close(w[b], tensor_of(avg), 1e-12, 1e-10, "weights");
+          }
+        }
+      }
+  // PyTorch's names (bias_k, bias_v after in_proj_bias), shapes and xavier_normal_ init; a
+  // state_dict with them loads strictly, and not into a module without them.
+  nn::MultiheadAttention a(nn::MultiheadAttentionOptions(8, 2).add_bias_kv(true));
+  std::vector<std::string> names;
+  for (const auto& [n, t] : a->state_dict()) names.push_back(n);
+  EXPECT_EQ(names, (std::vector<std::string>{"in_proj_weight", "in_proj_bias", "bias_k", "bias_v", "out_proj.weight",
+                                             "out_proj.bias"}));
+  EXPECT_EQ(a->bias_k.sizes().vec(), (std::vector<int64_t>{1, 1, 8}));
+  EXPECT_EQ(a->bias_v.sizes().vec(), (std::vector<int64_t>{1, 1, 8}));
+  const double std_kv = std::sqrt(2.0 / (8 + 8));  // fan_in = fan_out = 1 * 8
+  EXPECT_GT(a->bias_k.abs().max().item<double>(), 0.0);
+  EXPECT_LT(a->bias_v.abs().max().item<double>(), 6 * std_kv);
+  nn::MultiheadAttention b(nn::MultiheadAttentionOptions(8, 2).add_bias_kv(true).add_zero_attn(true));
+  b->load_state_dict(a->state_dict());
+  expect_close(b->bias_k, a->bias_k, 0, 0);
+  Tensor x = randn({3, 2, 8});
+  nn::MultiheadAttention c(nn::MultiheadAttentionOptions(8, 2).add_bias_kv(true));
+  c->load_state_dict(a->state_dict());
+  expect_close(std::get<0>(c(x, x, x)), std::get<0>(a(x, x, x)), 0, 0);
+  nn::MultiheadAttention plain(8, 2);
+  EXPECT_ANY_THROW(plain->load_state_dict(a->state_dict()));
+  // Gradients reach the inputs and bias_k, bias_v.
+  nn::MultiheadAttention g(nn::MultiheadAttentionOptions(4, 2).add_bias_kv(true).add_zero_attn(true).batch_first(true));
+  g->to(kFloat64);
+  Tensor gk = zeros({2, 3}, kBool);
+  gk[0][2].fill_(true);
+  gradcheck([&](const T& in) { return std::get<0>(g(in[0], in[1], in[2], gk, false)); },
+            {rnd({2, 2, 4}), rnd({2, 3, 4}), rnd({2, 3, 4})});
+  auto [go, gw] = g(rnd({2, 2, 4}, false), rnd({2, 3, 4}, false), rnd({2, 3, 4}, false));
+  go.sum().backward();
+  EXPECT_TRUE(g->bias_k.grad().defined());
+  EXPECT_TRUE(g->bias_v.grad().defined());
 }
 
 TEST_F(Transformer, FullyMaskedRows) {

@@ -65,6 +65,9 @@ class TensorImpl : public IntrusiveTarget {
 
   bool requires_grad() const { return requires_grad_; }
   void set_requires_grad(bool r) { requires_grad_ = r; }
+  // Set by the view ops on the tensors they return (Tensor::is_view).
+  bool is_view() const { return is_view_; }
+  void set_is_view(bool v) { is_view_ = v; }
   AutogradMetaBase* autograd_meta() const { return autograd_.get(); }
   void set_autograd_meta(std::unique_ptr<AutogradMetaBase> m) { autograd_ = std::move(m); }
 
@@ -96,6 +99,7 @@ class TensorImpl : public IntrusiveTarget {
   Dtype dtype_;
   bool contiguous_ = true;
   bool requires_grad_ = false;
+  bool is_view_ = false;
   std::unique_ptr<AutogradMetaBase> autograd_;
 };
 

@@ -35,6 +35,11 @@ struct MultiheadAttentionOptions {
   WICK_ARG(std::optional<int64_t>, vdim);
   // Inputs [batch, seq, feature] instead of [seq, batch, feature].
   WICK_ARG(bool, batch_first) = false;
+  // Learned bias_k, bias_v [1, 1, embed_dim] appended to the projected keys and values (one
+  // more key: masks get a column that attends).
+  WICK_ARG(bool, add_bias_kv) = false;
+  // A key and value of zeros appended per head after the projections (one more key too).
+  WICK_ARG(bool, add_zero_attn) = false;
 };
 
 class MultiheadAttentionImpl : public Module {
@@ -50,7 +55,8 @@ class MultiheadAttentionImpl : public Module {
                                      const Tensor& key_padding_mask = {}, bool need_weights = true,
                                      const Tensor& attn_mask = {}, bool average_attn_weights = true,
                                      bool is_causal = false);
-  // xavier_uniform_ input projections, zero biases, as PyTorch's _reset_parameters.
+  // xavier_uniform_ input projections, zero biases, xavier_normal_ bias_k and bias_v, as
+  // PyTorch's _reset_parameters.
   void reset_parameters();
   std::string extra_repr() const override { return ""; }
 
@@ -58,6 +64,7 @@ class MultiheadAttentionImpl : public Module {
   int64_t kdim, vdim, head_dim;
   Tensor in_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight, in_proj_bias;
   Linear out_proj{nullptr};
+  Tensor bias_k, bias_v;  // with add_bias_kv only
 };
 WICK_MODULE(MultiheadAttention);
 

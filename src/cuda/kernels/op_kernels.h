@@ -27,7 +27,7 @@ void scan(ScanOp op, const Tensor& out, const Tensor& in, bool reverse);
 void gather(const TensorIter& it, int64_t dim_stride, int64_t size, const char* op);
 // sort_scatter.cu: the sort (CUB segmented radix sort), scatter (atomics for the add forms) and
 // multinomial entries.
-void scatter(const Tensor& out, const Tensor& src, const Tensor& index, int64_t dim_stride, int64_t size, bool add,
+void scatter(const Tensor& out, const Tensor& src, const Tensor& index, int64_t dim_stride, int64_t size, ScatterOp sop,
              const char* op);
 void sort(const Tensor& indices, const Tensor& in, int64_t k, bool descending);
 void multinomial(const Tensor& out, const Tensor& probs, const Tensor& uniforms);

@@ -12,9 +12,12 @@
  * scatter: one thread per element of the index's shape, the multi-index from 64-bit division
  * (the shapes are index-sized, rarely large); indices are checked first by a scan whose answer
  * the host waits for (as gather's), so a bad index throws before anything is written. The add
- * forms use hardware atomicAdd for float, double, int32 and int64, and a compare-and-swap on the
- * enclosing 32-bit word for the 1- and 2-byte dtypes (16-bit floats add in float), which every
- * architecture has. A plain write with repeated indices keeps whichever thread wrote last.
+ * forms use hardware atomicAdd for float, double, int32 and int64; every other reduction (and
+ * add of the other dtypes) is a compare-and-swap loop, on the element's own bits for 4- and
+ * 8-byte dtypes and on the enclosing 32-bit word for the 1- and 2-byte ones (16-bit floats
+ * reduce in float), which every architecture has. A float sum or product over repeated indices
+ * comes out in whichever order the threads ran. A plain write with repeated indices keeps
+ * whichever thread wrote last.
  *
  * multinomial with replacement: one thread per row adds the weights in double in index order
  * (the CPU's order, so the running sums are the same bits), then one thread per sample binary
@@ -62,9 +65,44 @@ __global__ void __launch_bounds__(kBlock) check_kernel(const I* ix, Geometry g, 
   }
 }
 
-// *p += v for the 1- and 2-byte dtypes: a compare-and-swap on the aligned 32-bit word holding p.
+// v reduced into cur by sop (16-bit floats in float; bool: add and max or, prod and min and;
+// NaN propagates through max and min).
 template <class T>
-__device__ __forceinline__ void atomic_add_narrow(T* p, T v) {
+__device__ __forceinline__ T combine(ScatterOp sop, T cur, T v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return (sop == ScatterOp::Add || sop == ScatterOp::Max) ? (cur || v) : (cur && v);
+  } else {
+    using M = std::conditional_t<is_half_v<T>, float, T>;
+    M a, b;
+    if constexpr (is_half_v<T>) {
+      a = half_to_float(cur);
+      b = half_to_float(v);
+    } else {
+      a = cur;
+      b = v;
+    }
+    bool a_nan = false, b_nan = false;
+    if constexpr (std::is_floating_point_v<M>) {
+      a_nan = a != a;
+      b_nan = b != b;
+    }
+    M r = b;
+    switch (sop) {
+      case ScatterOp::Add: r = M(a + b); break;
+      case ScatterOp::Prod: r = M(a * b); break;
+      case ScatterOp::Max: r = a_nan ? a : (b_nan || b > a) ? b : a; break;
+      case ScatterOp::Min: r = a_nan ? a : (b_nan || b < a) ? b : a; break;
+      default: break;
+    }
+    if constexpr (is_half_v<T>) return float_to_half<T>(r);
+    else return T(r);
+  }
+}
+
+// *p = combine(sop, *p, v) for the 1- and 2-byte dtypes: a compare-and-swap on the aligned
+// 32-bit word holding p.
+template <class T>
+__device__ __forceinline__ void atomic_reduce_narrow(T* p, T v, ScatterOp sop) {
   static_assert(sizeof(T) <= 2);
   const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
   unsigned int* word = reinterpret_cast<unsigned int*>(addr & ~uintptr_t(3));
@@ -81,42 +119,63 @@ __device__ __forceinline__ void atomic_add_narrow(T* p, T v) {
       const uint16_t b = uint16_t((assumed & mask) >> shift);
       memcpy(&cur, &b, 2);
     }
-    T sum;
-    if constexpr (std::is_same_v<T, bool>) sum = cur || v;
-    else if constexpr (is_half_v<T>) sum = float_to_half<T>(half_to_float(cur) + half_to_float(v));
-    else sum = T(cur + v);
+    const T r = combine(sop, cur, v);
     unsigned int bits;
     if constexpr (sizeof(T) == 1) {
       uint8_t b;
-      memcpy(&b, &sum, 1);
+      memcpy(&b, &r, 1);
       bits = b;
     } else {
       uint16_t b;
-      memcpy(&b, &sum, 2);
+      memcpy(&b, &r, 2);
       bits = b;
     }
     old = atomicCAS(word, assumed, (assumed & ~mask) | (bits << shift));
   } while (assumed != old);
 }
 
+// *p = combine(sop, *p, v) for the 4- and 8-byte dtypes: a compare-and-swap loop on p's bits.
 template <class T>
-__device__ __forceinline__ void atomic_add(T* p, T v) {
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int32_t>)
-    atomicAdd(p, v);
-  else if constexpr (std::is_same_v<T, int64_t>)
-    atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
-  else
-    atomic_add_narrow(p, v);
+__device__ __forceinline__ void atomic_reduce_wide(T* p, T v, ScatterOp sop) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8);
+  using U = std::conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>;
+  U* word = reinterpret_cast<U*>(p);
+  U old = *word, assumed;
+  do {
+    assumed = old;
+    T cur;
+    memcpy(&cur, &assumed, sizeof(T));
+    const T r = combine(sop, cur, v);
+    U bits;
+    memcpy(&bits, &r, sizeof(T));
+    if (bits == assumed) return;
+    old = atomicCAS(word, assumed, bits);
+  } while (assumed != old);
 }
 
-template <class T, class I, bool Add>
+template <class T>
+__device__ __forceinline__ void atomic_reduce(T* p, T v, ScatterOp sop) {
+  if (sop == ScatterOp::Add) {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int32_t>) {
+      atomicAdd(p, v);
+      return;
+    } else if constexpr (std::is_same_v<T, int64_t>) {
+      atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+      return;
+    }
+  }
+  if constexpr (sizeof(T) <= 2) atomic_reduce_narrow(p, v, sop);
+  else atomic_reduce_wide(p, v, sop);
+}
+
+template <class T, class I, bool Reduce>
 __global__ void __launch_bounds__(kBlock) scatter_kernel(T* out, const T* src, const I* ix, Geometry g, int64_t n,
-                                                          int64_t dim_stride) {
+                                                          int64_t dim_stride, ScatterOp sop) {
   for (int64_t i = int64_t(blockIdx.x) * kBlock + threadIdx.x; i < n; i += int64_t(gridDim.x) * kBlock) {
     int64_t po, ps, pi;
     element_offsets(g, i, po, ps, pi);
     T* dst = out + po + int64_t(ix[pi]) * dim_stride;
-    if constexpr (Add) atomic_add(dst, src[ps]);
+    if constexpr (Reduce) atomic_reduce(dst, src[ps], sop);
     else *dst = src[ps];
   }
 }
@@ -147,7 +206,7 @@ struct Bits {
 
 template <class I>
 void scatter_indexed(const Tensor& out, const Tensor& src, const Tensor& index, int64_t dim_stride, int64_t size,
-                     bool add, const char* op) {
+                     ScatterOp sop, const char* op) {
   const int device = out.device().index();
   CudaDeviceScope scope(device);
   const int64_t n = index.numel();
@@ -164,13 +223,13 @@ void scatter_indexed(const Tensor& out, const Tensor& src, const Tensor& index, 
   check_indices<I>(ix, g, n, size, device, op);
   cudaStream_t stream = current_cuda_stream(device);
   const int grid = grid_blocks(blocks_for(n), device, 4);
-  auto launch = [&]<class T, bool Add>() {
-    scatter_kernel<T, I, Add><<<grid, kBlock, 0, stream>>>(static_cast<T*>(out.data_ptr()),
-                                                           static_cast<const T*>(src.data_ptr()), ix, g, n,
-                                                           dim_stride);
+  auto launch = [&]<class T, bool Reduce>() {
+    scatter_kernel<T, I, Reduce><<<grid, kBlock, 0, stream>>>(static_cast<T*>(out.data_ptr()),
+                                                              static_cast<const T*>(src.data_ptr()), ix, g, n,
+                                                              dim_stride, sop);
     WICK_CUDA_AFTER_LAUNCH(op, stream);
   };
-  if (add) {
+  if (sop != ScatterOp::Write) {
     WICK_DISPATCH_ALL(out.dtype(), op, [&]<class T>() { launch.template operator()<T, true>(); });
   } else {
     WICK_DISPATCH_ALL(out.dtype(), op, [&]<class T>() { launch.template operator()<typename Bits<T>::type, false>(); });
@@ -318,11 +377,11 @@ __global__ void __launch_bounds__(kBlock) search_kernel(const double* cdf, const
 
 }  // namespace
 
-void scatter(const Tensor& out, const Tensor& src, const Tensor& index, int64_t dim_stride, int64_t size, bool add,
-             const char* op) {
+void scatter(const Tensor& out, const Tensor& src, const Tensor& index, int64_t dim_stride, int64_t size,
+             ScatterOp sop, const char* op) {
   if (index.numel() == 0) return;
-  if (index.dtype() == kInt32) scatter_indexed<int32_t>(out, src, index, dim_stride, size, add, op);
-  else scatter_indexed<int64_t>(out, src, index, dim_stride, size, add, op);
+  if (index.dtype() == kInt32) scatter_indexed<int32_t>(out, src, index, dim_stride, size, sop, op);
+  else scatter_indexed<int64_t>(out, src, index, dim_stride, size, sop, op);
 }
 
 void sort(const Tensor& indices, const Tensor& in, int64_t k, bool descending) {
