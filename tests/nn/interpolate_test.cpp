@@ -3,6 +3,7 @@
 // floor(dst * scale) in float, nearest-exact floor((dst + 0.5) * scale), linear with and without
 // align_corners, clamped at 0), PyTorch's values for small cases, gradients by gradcheck, the
 // errors PyTorch raises, LibTorch's option spellings, and CUDA against the CPU.
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -138,7 +139,7 @@ TEST(Interpolate, RandomAgainstReference) {
     for (const auto& spatial : inputs) {
       const int64_t k = int64_t(spatial.size());
       Tensor x = strided_input(spatial, dtype);
-      for (const std::string mode : {std::string("nearest"), std::string("nearest-exact"), mode_for(k)}) {
+      for (const std::string& mode : {std::string("nearest"), std::string("nearest-exact"), mode_for(k)}) {
         const bool lin = mode == mode_for(k);
         for (int align = 0; align < (lin ? 2 : 1); ++align) {
           std::optional<bool> ac = lin ? std::optional<bool>(align == 1) : std::nullopt;
