@@ -298,7 +298,7 @@ class Batches {
     index_ = index;
   }
 
-  data::Example& next() {
+  data::Example<>& next() {
     if (!started_ || it_ == loader_.end()) {
       if (started_) ++epoch_;
       start_epoch();
@@ -324,7 +324,7 @@ class Batches {
   std::shared_ptr<ResumeSampler> sampler_;
   data::DataLoader loader_;
   data::DataLoader::Iterator it_;
-  data::Example current_;
+  data::Example<> current_;
   uint64_t epoch_ = 0;
   int64_t index_ = 0;
   bool started_ = false;
@@ -600,7 +600,7 @@ int run_train(TrainConfig c) {
     Tensor loss_sum = zeros({}, TensorOptions(kFloat32).device(device));
     if (!graph) optimizer->zero_grad();
     for (int64_t micro = 0; micro < c.grad_accum; ++micro) {
-      data::Example& b = batches.next();
+      data::Example<>& b = batches.next();
       Tensor xy = stack({b.data, b.target}, 1).to(device, /*non_blocking=*/true);
       if (c.graph) {
         if (!graph) {

@@ -29,6 +29,10 @@
 // every later call on the group; a peer that died makes the survivors raise. With the
 // environment variable WICK_DISTRIBUTED_DEBUG=1 each collective first checks that every rank
 // called the same op with the same sizes and dtype, and its error says which rank differs.
+//
+// LibTorch's c10d spellings are declared beside these names (c10d:: is wick::distributed::):
+// ProcessGroupMPI::createProcessGroupMPI(), pg->getRank(), getSize(), allreduce(tensors, opts)
+// returning an intrusive_ptr<Work> to wait() on, pg->abort(), ProcessGroup::Work.
 #pragma once
 
 #include <chrono>
@@ -36,6 +40,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "wick/tensor.h"
@@ -63,6 +68,11 @@ struct InitOptions {
 };
 
 class ProcessGroup;
+
+// LibTorch's c10d::AllreduceOptions: the reduction of ProcessGroup::allreduce.
+struct AllreduceOptions {
+  ReduceOp reduceOp = ReduceOp::SUM;
+};
 
 // A collective in flight. Copyable handle; a default-constructed Work is complete.
 class Work {
@@ -94,13 +104,23 @@ class Work {
 // (default_group()); methods are the collectives below, on this group.
 class ProcessGroup {
  public:
+  // LibTorch's spelling c10d::ProcessGroup::Work.
+  using Work = ::wick::distributed::Work;
+
   virtual ~ProcessGroup() = default;
   virtual std::string backend() const = 0;  // "gloo", "mpi" or "nccl"
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // LibTorch's spellings of rank() and size().
+  int getRank() const { return rank(); }
+  int getSize() const { return size(); }
   virtual std::chrono::milliseconds timeout() const = 0;
 
   virtual Work all_reduce(Tensor& tensor, ReduceOp op) = 0;
+  // LibTorch's spelling: all_reduce(tensors[0], opts.reduceOp) started and returned as a handle
+  // to wait() on (c10::intrusive_ptr<c10d::Work>). tensors holds one tensor (ValueError
+  // "[allreduce] ..." otherwise, as LibTorch's MPI group).
+  std::shared_ptr<Work> allreduce(std::vector<Tensor>& tensors, const AllreduceOptions& opts = {});
   virtual Work broadcast(Tensor& tensor, int src) = 0;
   virtual Work reduce(Tensor& tensor, int dst, ReduceOp op) = 0;
   // outputs[r] gets rank r's input; their sizes may differ from rank to rank (each must have the
@@ -122,6 +142,39 @@ class ProcessGroup {
   // Sets up now what all_reduce_beside_compute needs (the nccl group's second communicator: a
   // collective call, on every rank) rather than on its first call. By default nothing.
   virtual void prepare_beside_compute() {}
+};
+
+// LibTorch's c10d::ProcessGroupMPI: a group of the mpi backend over every process of the job,
+// apart from the default group; its collectives are that group's.
+class ProcessGroupMPI final : public ProcessGroup {
+ public:
+  // c10d::ProcessGroupMPI::createProcessGroupMPI(): a new mpi group over all of mpirun's
+  // processes (a single process: a group of one). Collective: every rank calls it. Raises as
+  // init_process_group("mpi") does.
+  static std::shared_ptr<ProcessGroupMPI> createProcessGroupMPI();
+  explicit ProcessGroupMPI(std::shared_ptr<ProcessGroup> group) : group_(std::move(group)) {}
+  // Ends the whole job at once (MPI_Abort with exit code 1 on every process), as LibTorch's.
+  [[noreturn]] void abort();
+
+  std::string backend() const override { return group_->backend(); }
+  int rank() const override { return group_->rank(); }
+  int size() const override { return group_->size(); }
+  std::chrono::milliseconds timeout() const override { return group_->timeout(); }
+  Work all_reduce(Tensor& tensor, ReduceOp op) override { return group_->all_reduce(tensor, op); }
+  Work broadcast(Tensor& tensor, int src) override { return group_->broadcast(tensor, src); }
+  Work reduce(Tensor& tensor, int dst, ReduceOp op) override { return group_->reduce(tensor, dst, op); }
+  Work all_gather(std::vector<Tensor>& outputs, const Tensor& input) override {
+    return group_->all_gather(outputs, input);
+  }
+  Work reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) override {
+    return group_->reduce_scatter(output, inputs, op);
+  }
+  Work barrier() override { return group_->barrier(); }
+  Work send(const Tensor& tensor, int dst, int tag) override { return group_->send(tensor, dst, tag); }
+  Work recv(Tensor& tensor, int src, int tag) override { return group_->recv(tensor, src, tag); }
+
+ private:
+  std::shared_ptr<ProcessGroup> group_;
 };
 
 // backend: "gloo", "mpi" or "nccl" (any case). Raises ValueError for an unknown backend or rank,
@@ -163,3 +216,14 @@ Work isend(const Tensor& tensor, int dst, int tag = 0, const std::shared_ptr<Pro
 Work irecv(Tensor& tensor, int src, int tag = 0, const std::shared_ptr<ProcessGroup>& group = nullptr);
 
 }  // namespace wick::distributed
+
+namespace wick {
+// LibTorch's c10::intrusive_ptr and c10::make_intrusive, as the c10d spellings use them
+// (ProcessGroupMPI::createProcessGroupMPI(), ProcessGroup::allreduce): a std::shared_ptr.
+template <class T>
+using intrusive_ptr = std::shared_ptr<T>;
+template <class T, class... Args>
+std::shared_ptr<T> make_intrusive(Args&&... args) {
+  return std::make_shared<T>(std::forward<Args>(args)...);
+}
+}  // namespace wick

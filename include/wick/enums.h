@@ -1,7 +1,7 @@
 // LibTorch's enum spellings of the string arguments (torch::kMean, torch::kFanOut, torch::kReLU,
 // ...): each wick::kName converts to the string PyTorch's Python API takes there, so it is
 // accepted wherever that string is (a loss's reduction, kaiming_normal_'s mode and nonlinearity,
-// pad's mode).
+// pad's mode, interpolate's mode).
 //
 //   auto loss = wick::nn::functional::mse_loss(y, t, wick::kSum);   // reduction = "sum"
 //   wick::nn::init::kaiming_normal_(w, 0, wick::kFanOut, wick::kReLU);
@@ -42,6 +42,13 @@ WICK_ENUM_SPELLING(kReflect, "reflect")
 WICK_ENUM_SPELLING(kReplicate, "replicate")
 WICK_ENUM_SPELLING(kCircular, "circular")
 WICK_ENUM_SPELLING(kZeros, "zeros")
+// interpolate's and Upsample's modes (kLinear above is "linear")
+WICK_ENUM_SPELLING(kNearest, "nearest")
+WICK_ENUM_SPELLING(kNearestExact, "nearest-exact")
+WICK_ENUM_SPELLING(kBilinear, "bilinear")
+WICK_ENUM_SPELLING(kBicubic, "bicubic")
+WICK_ENUM_SPELLING(kTrilinear, "trilinear")
+WICK_ENUM_SPELLING(kArea, "area")
 #undef WICK_ENUM_SPELLING
 }  // namespace enumtype
 
@@ -67,5 +74,11 @@ inline constexpr enumtype::kReflect kReflect{};
 inline constexpr enumtype::kReplicate kReplicate{};
 inline constexpr enumtype::kCircular kCircular{};
 inline constexpr enumtype::kZeros kZeros{};
+inline constexpr enumtype::kNearest kNearest{};
+inline constexpr enumtype::kNearestExact kNearestExact{};
+inline constexpr enumtype::kBilinear kBilinear{};
+inline constexpr enumtype::kBicubic kBicubic{};
+inline constexpr enumtype::kTrilinear kTrilinear{};
+inline constexpr enumtype::kArea kArea{};
 
 }  // namespace wick

@@ -22,5 +22,6 @@
 #include "wick/nn/pooling.h"
 #include "wick/nn/rnn.h"
 #include "wick/nn/transformer.h"
+#include "wick/nn/upsampling.h"
 #include "wick/nn/utils/clip_grad.h"
 #include "wick/nn/utils/rnn.h"

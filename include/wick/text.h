@@ -137,8 +137,8 @@ class TokenWindows : public data::Dataset {
   TokenWindows(std::vector<std::shared_ptr<const TokenShard>> shards, int64_t T, int64_t stride = 0);
 
   int64_t size() const override { return total_; }
-  data::Example get(int64_t index) const override;
-  data::Example get_batch(const std::vector<int64_t>& indices) const override;
+  data::Example<> get(int64_t index) const override;
+  data::Example<> get_batch(const std::vector<int64_t>& indices) const override;
   int64_t window() const { return T_; }
   int64_t stride() const { return stride_; }
   int64_t vocab_size() const { return shards_.front()->vocab_size(); }

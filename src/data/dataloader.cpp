@@ -121,7 +121,7 @@ class EpochRun {
   EpochRun& operator=(const EpochRun&) = delete;
 
   bool done() const { return pos_ >= num_batches_; }
-  Example& current() {
+  Example<>& current() {
     WICK_CHECK(!done(), IndexError, kOp, "dereferencing the end of an epoch");
     return current_;
   }
@@ -129,21 +129,21 @@ class EpochRun {
   // Moves to the next batch (the first one on the first call); rethrows a worker's exception.
   void advance() {
     ++pos_;
-    current_ = Example{};
+    current_ = Example<>{};
     if (!done()) current_ = workers_.empty() ? build(pos_) : take();
   }
 
  private:
   struct Slot {
-    Example batch;
+    Example<> batch;
     std::exception_ptr error;
   };
 
-  Example build(int64_t k) const {
+  Example<> build(int64_t k) const {
     const int64_t begin = k * batch_size_;
     const int64_t end = begin + std::min<int64_t>(batch_size_, int64_t(order_.size()) - begin);
     std::vector<int64_t> indices(order_.begin() + begin, order_.begin() + end);
-    Example b = dataset_->get_batch(indices);
+    Example<> b = dataset_->get_batch(indices);
     WICK_CHECK(b.data.defined() && b.target.defined(), ValueError, kOp,
                "get_batch returned an undefined tensor");
     if (pin_) {
@@ -177,7 +177,7 @@ class EpochRun {
   }
 
   // The next batch in order (batch consumed_), or without in_order the lowest-numbered one ready.
-  Example take() {
+  Example<> take() {
     std::unique_lock<std::mutex> lock(mu_);
     ready_cv_.wait(lock, [&] { return in_order_ ? ready_.count(consumed_) != 0 : !ready_.empty(); });
     auto node = ready_.extract(in_order_ ? ready_.find(consumed_) : ready_.begin());
@@ -195,7 +195,7 @@ class EpochRun {
   const int64_t capacity_;
   const bool in_order_;
   int64_t pos_ = -1;  // the batch in current_ (main thread only)
-  Example current_;
+  Example<> current_;
 
   std::mutex mu_;
   std::condition_variable work_cv_, ready_cv_;
@@ -288,7 +288,7 @@ DataLoader::Iterator& DataLoader::Iterator::operator++() {
 
 bool DataLoader::Iterator::done() const { return !run_ || run_->done(); }
 
-Example& DataLoader::Iterator::run_current() const {
+Example<>& DataLoader::Iterator::run_current() const {
   WICK_CHECK(run_ != nullptr, IndexError, kOp, "dereferencing the end of an epoch");
   return run_->current();
 }

@@ -56,12 +56,12 @@ Tensor stack_samples(const std::vector<Tensor>& samples, const char* op) {
   return out;
 }
 
-Example Dataset::get_batch(const std::vector<int64_t>& indices) const {
+Example<> Dataset::get_batch(const std::vector<int64_t>& indices) const {
   std::vector<Tensor> data, target;
   data.reserve(indices.size());
   target.reserve(indices.size());
   for (int64_t i : indices) {
-    Example e = get(i);
+    Example<> e = get(i);
     data.push_back(std::move(e.data));
     target.push_back(std::move(e.target));
   }
@@ -85,13 +85,13 @@ void TensorDataset::set_tensors(Tensor data, Tensor target, const char* op) {
   target_ = target.contiguous();
 }
 
-Example TensorDataset::get(int64_t index) const {
+Example<> TensorDataset::get(int64_t index) const {
   WICK_CHECK(index >= 0 && index < size(), IndexError, "TensorDataset", "index ", index,
              " is out of range for a dataset of ", size(), " examples");
   return {data_.select(0, index), target_.select(0, index)};
 }
 
-Example TensorDataset::get_batch(const std::vector<int64_t>& indices) const {
+Example<> TensorDataset::get_batch(const std::vector<int64_t>& indices) const {
   return {gather_rows(data_, indices, "TensorDataset"), gather_rows(target_, indices, "TensorDataset")};
 }
 

@@ -19,7 +19,7 @@ MNIST::MNIST(const std::string& root, Mode mode) : train_(mode == Mode::kTrain) 
   targets_ = std::move(y);
 }
 
-Example MNIST::get(size_t index) {
+Example<> MNIST::get(size_t index) {
   const auto n = size_t(images_.size(0));
   WICK_CHECK(index < n, IndexError, "MNIST", "index ", index, " is out of range for a dataset of ", n,
              " examples");

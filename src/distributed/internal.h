@@ -93,6 +93,8 @@ std::unique_ptr<Bootstrap> make_bootstrap(const RankInfo& info, std::chrono::mil
 // The backends. Each raises NotImplementedError ("[init_process_group] wick was built without
 // ...") when wick was built without it.
 std::shared_ptr<ProcessGroup> make_mpi_group(const RankInfo& info, const InitOptions& options);
+// Ends every process of the job (MPI_Abort with EXIT_FAILURE; std::abort without MPI).
+[[noreturn]] void mpi_abort_job();
 // Meets the other ranks through the TCP store (or, under mpirun without MASTER_ADDR, over MPI).
 std::shared_ptr<ProcessGroup> make_gloo_group(const RankInfo& info, const InitOptions& options);
 std::shared_ptr<ProcessGroup> make_nccl_group(const RankInfo& info, const InitOptions& options,

@@ -33,6 +33,8 @@ std::shared_ptr<ProcessGroup> make_mpi_group(const RankInfo&, const InitOptions&
       "rebuild to use the mpi backend");
 }
 
+void mpi_abort_job() { std::abort(); }
+
 #else
 
 using ::wick::detail::raise;
@@ -723,6 +725,14 @@ std::shared_ptr<ProcessGroup> make_mpi_group(const RankInfo& info, const InitOpt
       },
       "every rank to finish connecting");
   return group;
+}
+
+void mpi_abort_job() {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, EXIT_FAILURE);
+  std::abort();
 }
 
 #endif  // WICK_HAVE_MPI

@@ -48,7 +48,7 @@ std::pair<const TokenShard*, int64_t> TokenWindows::locate(int64_t index, const 
   return {shards_[s].get(), (index - *it) * stride_};
 }
 
-data::Example TokenWindows::get(int64_t index) const {
+data::Example<> TokenWindows::get(int64_t index) const {
   const auto [shard, begin] = locate(index, "TokenWindows.get");
   std::vector<int64_t> w(size_t(T_ + 1));
   shard->read(begin, T_ + 1, w.data());
@@ -58,7 +58,7 @@ data::Example TokenWindows::get(int64_t index) const {
   return {x, y};
 }
 
-data::Example TokenWindows::get_batch(const std::vector<int64_t>& indices) const {
+data::Example<> TokenWindows::get_batch(const std::vector<int64_t>& indices) const {
   const auto B = int64_t(indices.size());
   Tensor x = empty({B, T_}, kInt64), y = empty({B, T_}, kInt64);
   auto* px = static_cast<int64_t*>(x.data_ptr());

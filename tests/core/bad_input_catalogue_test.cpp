@@ -710,7 +710,7 @@ TEST(BadInputCatalogue, SizesThatWrap) {
     for (const auto& [name, f] : big) cat.add(name + " of 2^40 elements", name, Kind::OutOfMemory, f, {});
     struct Huge : data::Dataset {
       int64_t size() const override { return int64_t(1) << 62; }
-      data::Example get(int64_t) const override { return {ones({1}), ones({})}; }
+      data::Example<> get(int64_t) const override { return {ones({1}), ones({})}; }
     };
     cat.add("DataLoader over 2^62 samples", "DataLoader", Kind::OutOfMemory, [] {
       data::DataLoader l(Huge{}, {.batch_size = 2});
@@ -1272,15 +1272,15 @@ struct Sized : data::Dataset {
   int64_t n;
   explicit Sized(int64_t n) : n(n) {}
   int64_t size() const override { return n; }
-  data::Example get(int64_t i) const override { return {full({2}, double(i)), full({}, i, kInt64)}; }
+  data::Example<> get(int64_t i) const override { return {full({2}, double(i)), full({}, i, kInt64)}; }
 };
 struct Ragged : data::Dataset {
   int64_t size() const override { return 4; }
-  data::Example get(int64_t i) const override { return {ones({i + 1}), ones({})}; }
+  data::Example<> get(int64_t i) const override { return {ones({i + 1}), ones({})}; }
 };
 struct Throwing : data::Dataset {
   int64_t size() const override { return 4; }
-  data::Example get(int64_t i) const override {
+  data::Example<> get(int64_t i) const override {
     if (i == 2) throw std::runtime_error("boom");
     return {ones({1}), ones({})};
   }

@@ -110,7 +110,7 @@ TEST(BadInput, LoadStateDictUndefined) {
 namespace {
 struct UndefinedDataset : data::Dataset {
   int64_t size() const override { return 4; }
-  data::Example get(int64_t i) const override { return {i == 0 ? Tensor() : ones({2}), ones({1})}; }
+  data::Example<> get(int64_t i) const override { return {i == 0 ? Tensor() : ones({2}), ones({1})}; }
 };
 }  // namespace
 

@@ -157,7 +157,7 @@ TEST(Errors, HostTensorLargerThanTheMachineRaises) {
     int64_t n;
     explicit Big(int64_t n) : n(n) {}
     int64_t size() const override { return n; }
-    data::Example get(int64_t) const override { return {ones({1}), ones({})}; }
+    data::Example<> get(int64_t) const override { return {ones({1}), ones({})}; }
   };
   try {
     data::DataLoader loader(Big(n8), {.batch_size = 2, .shuffle = true});

@@ -177,12 +177,12 @@ class SlowDataset : public data::Dataset {
                        std::atomic<int64_t>* ahead = nullptr, int64_t batch = 1)
       : n_(n), taken_(taken), ahead_(ahead), batch_(batch) {}
   int64_t size() const override { return n_; }
-  Example get(int64_t i) const override {
+  Example<> get(int64_t i) const override {
     // Later samples are faster, so with several workers they would finish first.
     std::this_thread::sleep_for(std::chrono::microseconds(50 * ((n_ - i) % 7)));
     return {full({3}, double(i)), full({}, i, kInt64)};
   }
-  Example get_batch(const std::vector<int64_t>& indices) const override {
+  Example<> get_batch(const std::vector<int64_t>& indices) const override {
     if (taken_) {
       int64_t k = indices[0] / batch_;
       int64_t lead = k - taken_->load();
@@ -252,7 +252,7 @@ namespace {
 class FailingDataset : public data::Dataset {
  public:
   int64_t size() const override { return 100; }
-  Example get(int64_t i) const override {
+  Example<> get(int64_t i) const override {
     WICK_CHECK(i != 37, ValueError, "FailingDataset", "sample ", i, " is broken");
     return {full({2}, double(i)), full({}, i, kInt64)};
   }
@@ -279,7 +279,7 @@ TEST(DataLoader, WorkerExceptionReachesTheLoop) {
 
 TEST(DataLoader, DefaultGetBatchStacksSamples) {
   FailingDataset ds;  // get works for every index but 37
-  Example b = ds.get_batch({5, 0, 99});
+  Example<> b = ds.get_batch({5, 0, 99});
   EXPECT_EQ(b.data.sizes().vec(), (std::vector<int64_t>{3, 2}));
   EXPECT_EQ(b.target.sizes().vec(), (std::vector<int64_t>{3}));
   EXPECT_EQ(b.data.to_vector<double>(), (std::vector<double>{5, 5, 0, 0, 99, 99}));

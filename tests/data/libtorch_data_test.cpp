@@ -63,7 +63,7 @@ void write_mnist(const TempDir& dir, const std::string& prefix, const MnistData&
 class Numbers : public data::datasets::Dataset<Numbers> {
  public:
   explicit Numbers(size_t n) : n_(n) {}
-  data::Example get(size_t index) override {
+  data::Example<> get(size_t index) override {
     return {tensor({double(index), 10.0 * double(index)}), tensor({int64_t(index)}).select(0, 0)};
   }
   optional<size_t> size() const override { return n_; }
@@ -104,7 +104,7 @@ TEST(LibTorchTransforms, NormalizePerChannel) {
       EXPECT_NEAR(got[size_t(2 * c + k)], want, 1e-6) << c << " " << k;
     }
   // apply changes the data and keeps the target.
-  data::Example e = norm.apply({x, tensor({int64_t(4)})});
+  data::Example<> e = norm.apply({x, tensor({int64_t(4)})});
   EXPECT_EQ(floats(e.data), got);
   EXPECT_EQ(ints(e.target), (std::vector<int64_t>{4}));
 }
@@ -122,7 +122,7 @@ TEST(LibTorchTransforms, NormalizeWrongShapeThrows) {
 
 TEST(LibTorchTransforms, StackAndLambdas) {
   data::transforms::Stack<> stack;
-  data::Example b = stack.apply_batch({{tensor({1.0f, 2.0f}), tensor({int64_t(7)}).select(0, 0)},
+  data::Example<> b = stack.apply_batch({{tensor({1.0f, 2.0f}), tensor({int64_t(7)}).select(0, 0)},
                                        {tensor({3.0f, 4.0f}), tensor({int64_t(9)}).select(0, 0)}});
   EXPECT_EQ(b.data.sizes(), IntArrayRef({2, 2}));
   EXPECT_EQ(b.target.sizes(), IntArrayRef({2}));
@@ -135,13 +135,13 @@ TEST(LibTorchTransforms, StackAndLambdas) {
 
   data::transforms::TensorLambda<> twice([](Tensor x) { return x * 2; });
   EXPECT_EQ(floats(twice(tensor({1.5f}))), (std::vector<float>{3.0f}));
-  data::transforms::Lambda<data::Example> swap([](data::Example e) { return data::Example{e.target, e.data}; });
-  data::Example s = swap.apply({tensor({1.0f}), tensor({2.0f})});
+  data::transforms::Lambda<data::Example<>> swap([](data::Example<> e) { return data::Example<>{e.target, e.data}; });
+  data::Example<> s = swap.apply({tensor({1.0f}), tensor({2.0f})});
   EXPECT_EQ(floats(s.data), (std::vector<float>{2.0f}));
   EXPECT_EQ(floats(s.target), (std::vector<float>{1.0f}));
-  data::transforms::BatchLambda<std::vector<data::Example>, size_t> count(
-      [](std::vector<data::Example> v) { return v.size(); });
-  EXPECT_EQ(count.apply_batch(std::vector<data::Example>(3)), 3u);
+  data::transforms::BatchLambda<std::vector<data::Example<>>, size_t> count(
+      [](std::vector<data::Example<>> v) { return v.size(); });
+  EXPECT_EQ(count.apply_batch(std::vector<data::Example<>>(3)), 3u);
 }
 
 TEST(LibTorchDatasets, MapChain) {
@@ -151,7 +151,7 @@ TEST(LibTorchDatasets, MapChain) {
                 .map(data::transforms::Stack<>());
   EXPECT_EQ(ds.size().value(), 5u);
   const std::vector<size_t> request = {4, 0, 2};
-  data::Example b = ds.get_batch(request);
+  data::Example<> b = ds.get_batch(request);
   EXPECT_EQ(b.data.sizes(), IntArrayRef({3, 1, 1, 2}));  // Normalize broadcasts [2] to [1, 1, 2]
   std::vector<float> got = floats(b.data);
   std::vector<float> want;
@@ -174,7 +174,7 @@ TEST(LibTorchDatasets, MnistFromIdxFiles) {
   EXPECT_EQ(ds.images().sizes(), IntArrayRef({12, 1, 28, 28}));
   EXPECT_EQ(ds.images().dtype(), kFloat32);
   EXPECT_EQ(ds.targets().dtype(), kInt64);
-  data::Example e = ds.get(3);
+  data::Example<> e = ds.get(3);
   EXPECT_EQ(e.data.sizes(), IntArrayRef({1, 28, 28}));
   std::vector<float> px = floats(e.data);
   for (size_t p = 0; p < px.size(); ++p) ASSERT_EQ(px[p], float(double(train.pixels[3 * 784 + p]) / 255.0)) << p;
@@ -381,7 +381,7 @@ TEST(LibTorchLoader, BadInput) {
 
   class NoSize : public data::datasets::Dataset<NoSize> {
    public:
-    data::Example get(size_t) override { return {}; }
+    data::Example<> get(size_t) override { return {}; }
     optional<size_t> size() const override { return nullopt; }
   };
   msg = error_of<ValueError>([] { data::make_data_loader(NoSize().map(data::transforms::Stack<>()), 2); });

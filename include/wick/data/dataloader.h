@@ -115,14 +115,14 @@ class DataLoader {
   class Iterator {
    public:
     using iterator_category = std::input_iterator_tag;
-    using value_type = Example;
+    using value_type = Example<>;
     using difference_type = std::ptrdiff_t;
-    using pointer = Example*;
-    using reference = Example&;
+    using pointer = Example<>*;
+    using reference = Example<>&;
 
     Iterator() = default;
-    Example& operator*() const { return run_current(); }
-    Example* operator->() const { return &run_current(); }
+    Example<>& operator*() const { return run_current(); }
+    Example<>* operator->() const { return &run_current(); }
     Iterator& operator++();
     // Equal to end() once the epoch has no more batches.
     bool operator==(const Iterator& o) const { return done() == o.done(); }
@@ -131,7 +131,7 @@ class DataLoader {
     friend class DataLoader;
     explicit Iterator(std::shared_ptr<detail::EpochRun> run) : run_(std::move(run)) {}
     bool done() const;
-    Example& run_current() const;
+    Example<>& run_current() const;
     std::shared_ptr<detail::EpochRun> run_;
   };
 

@@ -15,10 +15,15 @@
 
 namespace wick::data {
 
-// One sample, or a batch of samples stacked along a new first dim.
+// One sample, or a batch of samples stacked along a new first dim: Example<> holds two tensors,
+// as LibTorch's torch::data::Example<>; other types for data or target serve LibTorch-style
+// datasets and transforms (the DataLoader takes Example<>).
+template <class Data = Tensor, class Target = Tensor>
 struct Example {
-  Tensor data;
-  Tensor target;
+  using DataType = Data;
+  using TargetType = Target;
+  Data data;
+  Target target;
 };
 
 class Dataset {
@@ -26,11 +31,11 @@ class Dataset {
   virtual ~Dataset() = default;
   virtual int64_t size() const = 0;
   // The example at index (0 <= index < size()); thread-safe.
-  virtual Example get(int64_t index) const = 0;
+  virtual Example<> get(int64_t index) const = 0;
   // The examples at indices stacked along a new dim 0 (CPU tensors). The default calls get
   // for each index and copies the results into one tensor; datasets that hold their samples
   // in one tensor override it to copy rows directly.
-  virtual Example get_batch(const std::vector<int64_t>& indices) const;
+  virtual Example<> get_batch(const std::vector<int64_t>& indices) const;
 };
 
 // Samples held in two tensors: example i is {data[i], target[i]}.
@@ -38,8 +43,8 @@ class TensorDataset : public Dataset {
  public:
   TensorDataset(Tensor data, Tensor target);
   int64_t size() const override { return data_.size(0); }
-  Example get(int64_t index) const override;
-  Example get_batch(const std::vector<int64_t>& indices) const override;
+  Example<> get(int64_t index) const override;
+  Example<> get_batch(const std::vector<int64_t>& indices) const override;
   const Tensor& data() const { return data_; }
   const Tensor& targets() const { return target_; }
 

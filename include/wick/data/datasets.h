@@ -8,13 +8,13 @@
 //   for (auto& batch : *loader) { ... }  // batch.data [64, 1, 28, 28], batch.target [64]
 //
 //   class Mine : public wick::data::datasets::Dataset<Mine> {  // a dataset of one's own
-//     wick::data::Example get(size_t index) override;
+//     wick::data::Example<> get(size_t index) override;
 //     wick::optional<size_t> size() const override;
 //   };
 //
 // A dataset's batch is what get_batch returns for a list of indices: by default a vector of
 // examples; map(transform) makes a MapDataset whose batches are the transform's output. The
-// loader needs batches that are one Example (end the chain with transforms::Stack<>()); it
+// loader needs batches that are one Example<> (end the chain with transforms::Stack<>()); it
 // calls get_batch from its worker threads concurrently, on one dataset shared by the workers.
 #pragma once
 
@@ -44,7 +44,7 @@ template <class Source, class AppliedTransform>
 class MapDataset;
 
 // A dataset that answers a whole batch request at once.
-template <class Self, class Batch = std::vector<Example>, class BatchRequest = std::span<const size_t>>
+template <class Self, class Batch = std::vector<Example<>>, class BatchRequest = std::span<const size_t>>
 class BatchDataset {
  public:
   using SelfType = Self;
@@ -70,7 +70,7 @@ class BatchDataset {
 };
 
 // A dataset of single examples: get(i); a batch is the vector of its examples.
-template <class Self, class SingleExample = Example>
+template <class Self, class SingleExample = Example<>>
 class Dataset : public BatchDataset<Self, std::vector<SingleExample>> {
  public:
   using ExampleType = SingleExample;
@@ -119,7 +119,7 @@ class MNIST : public Dataset<MNIST> {
  public:
   enum class Mode { kTrain, kTest };
   explicit MNIST(const std::string& root, Mode mode = Mode::kTrain);
-  Example get(size_t index) override;
+  Example<> get(size_t index) override;
   optional<size_t> size() const override;
   bool is_train() const noexcept { return train_; }
   // All images [N, 1, 28, 28] and targets [N].
@@ -144,11 +144,11 @@ class BatchDatasetAdapter final : public data::Dataset {
  public:
   BatchDatasetAdapter(D dataset, int64_t size) : dataset_(std::move(dataset)), size_(size) {}
   int64_t size() const override { return size_; }
-  Example get(int64_t index) const override {
-    Example b = get_batch({index});
+  Example<> get(int64_t index) const override {
+    Example<> b = get_batch({index});
     return {b.data.select(0, 0), b.target.select(0, 0)};
   }
-  Example get_batch(const std::vector<int64_t>& indices) const override {
+  Example<> get_batch(const std::vector<int64_t>& indices) const override {
     const std::vector<size_t> request(indices.begin(), indices.end());
     return dataset_.get_batch(typename D::BatchRequestType(request));
   }
@@ -169,7 +169,7 @@ std::shared_ptr<const data::Dataset> loader_dataset(D&& dataset) {
   if constexpr (std::is_base_of_v<data::Dataset, T>) {
     return std::make_shared<T>(std::forward<D>(dataset));
   } else {
-    static_assert(std::is_same_v<typename T::BatchType, Example>,
+    static_assert(std::is_same_v<typename T::BatchType, Example<>>,
                   "make_data_loader: the dataset's batches must be Examples; end its map chain with "
                   ".map(wick::data::transforms::Stack<>())");
     const int64_t n = loader_dataset_size(dataset.size());

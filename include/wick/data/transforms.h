@@ -65,13 +65,12 @@ class Lambda : public Transform<Input, Output> {
   FunctionType function_;
 };
 
-// A transform of an example's data tensor; the target passes through. (wick's Example holds a
-// Tensor target; Target is there for LibTorch's spelling TensorTransform<>.)
+// A transform of an example's data tensor; the target (of type Target) passes through.
 template <class Target = Tensor>
-class TensorTransform : public Transform<Example, Example> {
+class TensorTransform : public Transform<Example<Tensor, Target>, Example<Tensor, Target>> {
  public:
   virtual Tensor operator()(Tensor input) = 0;
-  Example apply(Example input) override {
+  Example<Tensor, Target> apply(Example<Tensor, Target> input) override {
     input.data = (*this)(std::move(input.data));
     return input;
   }
@@ -116,13 +115,13 @@ template <class BatchType, class T = std::vector<BatchType>>
 using Collation = BatchTransform<T, BatchType>;
 
 // Stacks a batch of examples into one: data and target each stacked along a new dim 0.
-template <class T = Example>
+template <class T = Example<>>
 class Stack;
 
 template <>
-class Stack<Example> : public Collation<Example> {
+class Stack<Example<>> : public Collation<Example<>> {
  public:
-  Example apply_batch(std::vector<Example> examples) override {
+  Example<> apply_batch(std::vector<Example<>> examples) override {
     std::vector<Tensor> data, target;
     data.reserve(examples.size());
     target.reserve(examples.size());

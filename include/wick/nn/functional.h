@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "wick/nn/options.h"
 #include "wick/tensor.h"
 
 namespace wick::nn::functional {
@@ -81,6 +82,29 @@ Tensor adaptive_avg_pool2d(const Tensor& x, Pair output_size);
 // "circular".
 Tensor pad(const Tensor& x, const std::vector<int64_t>& pad, const std::string& mode = "constant",
            double value = 0);
+
+// ---- resampling (src/nn/interpolate.cpp)
+// torch.nn.functional.interpolate of [N, C, L], [N, C, H, W] or [N, C, D, H, W] input: the
+// spatial dims resized to size, or to floor(in * scale_factor) (one of the two; an empty one is
+// Python's None; one value applies to every spatial dim). mode: "nearest", "nearest-exact",
+// "linear" (3-D), "bilinear" (4-D), "trilinear" (5-D); "bicubic", "area" and antialias raise
+// NotImplementedError. align_corners only for the linear modes (false when not given);
+// recompute_scale_factor = true resamples with the computed size's scale rather than
+// scale_factor. The linear modes take floating-point input.
+Tensor interpolate(const Tensor& input, IntArrayRef size = {}, const std::vector<double>& scale_factor = {},
+                   const std::string& mode = "nearest", std::optional<bool> align_corners = std::nullopt,
+                   std::optional<bool> recompute_scale_factor = std::nullopt, bool antialias = false);
+// LibTorch's keyword form: F::interpolate(x, F::InterpolateFuncOptions().size(std::vector<int64_t>{8, 8})
+// .mode(wick::kBilinear).align_corners(false)).
+struct InterpolateFuncOptions {
+  WICK_ARG(std::optional<std::vector<int64_t>>, size) = std::nullopt;
+  WICK_ARG(std::optional<std::vector<double>>, scale_factor) = std::nullopt;
+  WICK_ARG(std::string, mode) = "nearest";
+  WICK_ARG(std::optional<bool>, align_corners) = std::nullopt;
+  WICK_ARG(std::optional<bool>, recompute_scale_factor) = std::nullopt;
+  WICK_ARG(bool, antialias) = false;
+};
+Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& options);
 
 // ---- losses; reduction is "mean", "sum" or "none"
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight = {},
