@@ -2,10 +2,10 @@
 // ConvTranspose2d layers turns noise into 28x28 images, a discriminator of Conv2d layers tells
 // them from real ones, both trained with binary cross entropy and Adam (betas 0.5, 0.999).
 // The real images are Fashion-MNIST's when Debian's dataset-fashion-mnist is installed, else
-// generated ones (round blobs of random place and size; also with --generated). It prints the discriminator's and the
-// generator's losses at the start and at the end (each the mean over 10 steps), and exits 1
-// unless the discriminator learned to tell real from fake: its loss on real + fake images must
-// fall to 3/4 of where it started (it falls from about 1.2 to about 0.65 here).
+// (or with --generated) generated ones: round blobs of random place and size. It prints the
+// discriminator's and the generator's losses at the start and at the end (each the mean over 10
+// steps), and exits 1 unless the discriminator learned to tell real from fake: its loss on real
+// + fake images must fall to 3/4 of where it started (it falls from about 1.2 to 0.65 here).
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
