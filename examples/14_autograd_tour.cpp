@@ -128,7 +128,8 @@ int main() {
   variable_list by_hand = wick::autograd::grad({custom}, {input, weight, bias}, {grad_out});
   Tensor builtin = F::linear(input, weight, bias);
   variable_list by_wick = wick::autograd::grad({builtin}, {input, weight, bias}, {grad_out});
-  const bool g0 = same(by_hand[0], by_wick[0]), g1 = same(by_hand[1], by_wick[1]), g2 = same(by_hand[2], by_wick[2]);
+  const bool g0 = same(by_hand[0], by_wick[0]), g1 = same(by_hand[1], by_wick[1]),
+             g2 = same(by_hand[2], by_wick[2]);
   std::cout << "its gradients equal F::linear's: " << g0 << " " << g1 << " " << g2 << "\n";
   check(g0 && g1 && g2, "LinearFunction's gradients");
 
@@ -141,7 +142,7 @@ int main() {
   Tensor t = wick::tensor({3.}).requires_grad_();
   Tensor cube = t * t * t;
   Tensor dt = wick::autograd::grad({cube}, {t}, {}, std::nullopt, /*create_graph=*/true)[0];  // 3 t^2
-  Tensor d2t = wick::autograd::grad({dt}, {t})[0];                                             // 6 t
+  Tensor d2t = wick::autograd::grad({dt}, {t})[0];                                            // 6 t
   std::cout << "d(x^3)/dx at 3: " << dt << "; d2(x^3)/dx2: " << d2t << "\n";
   check(dt.item<double>() == 27 && d2t.item<double>() == 18, "double backward");
 

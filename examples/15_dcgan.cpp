@@ -24,13 +24,17 @@ constexpr int kSteps = 40;
 // noise [n, kNoiseSize, 1, 1] -> images [n, 1, 28, 28] in [-1, 1]: 1x1 -> 4x4 -> 7x7 -> 14x14 -> 28x28.
 struct DCGANGeneratorImpl : nn::Module {
   DCGANGeneratorImpl() {
-    conv1 = register_module("conv1", nn::ConvTranspose2d(nn::ConvTranspose2dOptions(kNoiseSize, 64, 4).bias(false)));
+    conv1 = register_module("conv1",
+                            nn::ConvTranspose2d(nn::ConvTranspose2dOptions(kNoiseSize, 64, 4).bias(false)));
     batch_norm1 = register_module("batch_norm1", nn::BatchNorm2d(64));
-    conv2 = register_module("conv2", nn::ConvTranspose2d(nn::ConvTranspose2dOptions(64, 32, 3).stride(2).padding(1).bias(false)));
+    conv2 = register_module(
+        "conv2", nn::ConvTranspose2d(nn::ConvTranspose2dOptions(64, 32, 3).stride(2).padding(1).bias(false)));
     batch_norm2 = register_module("batch_norm2", nn::BatchNorm2d(32));
-    conv3 = register_module("conv3", nn::ConvTranspose2d(nn::ConvTranspose2dOptions(32, 16, 4).stride(2).padding(1).bias(false)));
+    conv3 = register_module(
+        "conv3", nn::ConvTranspose2d(nn::ConvTranspose2dOptions(32, 16, 4).stride(2).padding(1).bias(false)));
     batch_norm3 = register_module("batch_norm3", nn::BatchNorm2d(16));
-    conv4 = register_module("conv4", nn::ConvTranspose2d(nn::ConvTranspose2dOptions(16, 1, 4).stride(2).padding(1).bias(false)));
+    conv4 = register_module(
+        "conv4", nn::ConvTranspose2d(nn::ConvTranspose2dOptions(16, 1, 4).stride(2).padding(1).bias(false)));
   }
   Tensor forward(Tensor x) {
     x = F::relu(batch_norm1(conv1(x)));
@@ -45,17 +49,14 @@ WICK_MODULE(DCGANGenerator);
 
 // images [n, 1, 28, 28] -> the probability that each is real, [n, 1, 1, 1]: 28 -> 14 -> 7 -> 3 -> 1.
 nn::Sequential make_discriminator() {
-  return nn::Sequential(
-      nn::Conv2d(nn::Conv2dOptions(1, 16, 4).stride(2).padding(1).bias(false)),
-      nn::LeakyReLU(nn::LeakyReLUOptions().negative_slope(0.2)),
-      nn::Conv2d(nn::Conv2dOptions(16, 32, 4).stride(2).padding(1).bias(false)),
-      nn::BatchNorm2d(32),
-      nn::LeakyReLU(nn::LeakyReLUOptions().negative_slope(0.2)),
-      nn::Conv2d(nn::Conv2dOptions(32, 64, 4).stride(2).padding(1).bias(false)),
-      nn::BatchNorm2d(64),
-      nn::LeakyReLU(nn::LeakyReLUOptions().negative_slope(0.2)),
-      nn::Conv2d(nn::Conv2dOptions(64, 1, 3).stride(1).padding(0).bias(false)),
-      nn::Sigmoid());
+  return nn::Sequential(nn::Conv2d(nn::Conv2dOptions(1, 16, 4).stride(2).padding(1).bias(false)),
+                        nn::LeakyReLU(nn::LeakyReLUOptions().negative_slope(0.2)),
+                        nn::Conv2d(nn::Conv2dOptions(16, 32, 4).stride(2).padding(1).bias(false)),
+                        nn::BatchNorm2d(32), nn::LeakyReLU(nn::LeakyReLUOptions().negative_slope(0.2)),
+                        nn::Conv2d(nn::Conv2dOptions(32, 64, 4).stride(2).padding(1).bias(false)),
+                        nn::BatchNorm2d(64), nn::LeakyReLU(nn::LeakyReLUOptions().negative_slope(0.2)),
+                        nn::Conv2d(nn::Conv2dOptions(64, 1, 3).stride(1).padding(0).bias(false)),
+                        nn::Sigmoid());
 }
 
 // n images [n, 1, 28, 28] in [0, 1], each a round blob exp(-r^2 / 2 s^2) of random centre and size.
@@ -79,12 +80,14 @@ int main(int argc, char** argv) {
     images = blobs(4096);
     std::cout << "real images: generated blobs\n";
   }
-  wick::data::TensorDataset dataset(images * 2 - 1, wick::zeros({images.size(0)}, wick::kInt64));  // to [-1, 1]
+  wick::data::TensorDataset dataset(images * 2 - 1,
+                                    wick::zeros({images.size(0)}, wick::kInt64));  // to [-1, 1]
   wick::data::DataLoader loader(dataset, {.batch_size = kBatchSize, .shuffle = true, .drop_last = true});
 
   DCGANGenerator generator;
   nn::Sequential discriminator = make_discriminator();
-  wick::optim::Adam generator_optimizer(generator->parameters(), wick::optim::AdamOptions(2e-4).betas({0.5, 0.999}));
+  wick::optim::Adam generator_optimizer(generator->parameters(),
+                                        wick::optim::AdamOptions(2e-4).betas({0.5, 0.999}));
   wick::optim::Adam discriminator_optimizer(discriminator->parameters(),
                                             wick::optim::AdamOptions(2e-4).betas({0.5, 0.999}));
 

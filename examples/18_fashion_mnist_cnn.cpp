@@ -32,8 +32,8 @@ struct NetImpl : nn::Module {
     fc2 = register_module("fc2", nn::Linear(50, 10));
   }
   Tensor forward(Tensor x) {
-    x = F::relu(F::max_pool2d(conv1(x), 2));                   // [n, 10, 12, 12]
-    x = F::relu(F::max_pool2d(conv2_drop(conv2(x)), 2));       // [n, 20, 4, 4]
+    x = F::relu(F::max_pool2d(conv1(x), 2));              // [n, 10, 12, 12]
+    x = F::relu(F::max_pool2d(conv2_drop(conv2(x)), 2));  // [n, 20, 4, 4]
     x = F::relu(fc1(x.view({-1, 320})));
     x = F::dropout(x, /*p=*/0.5, /*training=*/is_training());
     return F::log_softmax(fc2(x), /*dim=*/1);
@@ -70,7 +70,8 @@ TestResult test(Net& model, const std::shared_ptr<const wick::data::Dataset>& da
   wick::data::DataLoader loader(dataset, {.batch_size = kTestBatchSize});
   for (auto& batch : loader) {
     Tensor output = model(batch.data);
-    loss += F::nll_loss(output, batch.target, /*weight=*/{}, /*ignore_index=*/-100, /*reduction=*/"sum").item<double>();
+    loss += F::nll_loss(output, batch.target, /*weight=*/{}, /*ignore_index=*/-100, /*reduction=*/"sum")
+                .item<double>();
     correct += output.argmax(1).eq(batch.target).sum().item<int64_t>();
   }
   model->train();
@@ -91,8 +92,8 @@ int main(int argc, char** argv) {
     train = std::make_shared<wick::data::TensorDataset>(blobs(kSteps * kTrainBatchSize));
     test_set = std::make_shared<wick::data::TensorDataset>(blobs(2000));
   }
-  std::cout << (fashion_mnist ? "Fashion-MNIST" : "generated blobs") << ": " << train->size() << " training and "
-            << test_set->size() << " test images\n";
+  std::cout << (fashion_mnist ? "Fashion-MNIST" : "generated blobs") << ": " << train->size()
+            << " training and " << test_set->size() << " test images\n";
 
   Net model;
   wick::optim::SGD optimizer(model->parameters(), wick::optim::SGDOptions(0.05).momentum(0.5));
