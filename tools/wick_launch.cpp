@@ -69,8 +69,9 @@ const char* const kHelp =
     "  -h, --help              this help\n"
     "\n"
     "Each process gets RANK = K * N + i, LOCAL_RANK = i, WORLD_SIZE = M * N,\n"
-    "LOCAL_WORLD_SIZE = N, GROUP_RANK = K, MASTER_ADDR and MASTER_PORT. When one fails the\n"
-    "others are stopped and wick-launch exits with its code (128 + signal for a signal).\n"
+    "LOCAL_WORLD_SIZE = N, GROUP_RANK = K, MASTER_ADDR and MASTER_PORT, and with N > 1\n"
+    "OMP_NUM_THREADS = 1 unless it is set. When one fails the others are stopped and\n"
+    "wick-launch exits with its code (128 + signal for a signal).\n"
     "Options may also be written --opt=VALUE, and with underscores (--nproc_per_node).\n";
 
 struct Config {
@@ -419,6 +420,9 @@ int launch(Config c) {
                             "OMPI_COMM_WORLD_LOCAL_SIZE"})
         ::unsetenv(v);
       if (!server_uri.empty()) ::setenv("OMPI_MCA_pmix_server_uri", server_uri.c_str(), 1);
+      // Several processes on one host would each start a thread per core and oversubscribe it:
+      // one CPU thread each unless the user says otherwise (torchrun's default).
+      if (c.nproc_per_node > 1) ::setenv("OMP_NUM_THREADS", "1", 0);
       ::execv(program.c_str(), argv.data());
       std::fprintf(stderr, "wick-launch: cannot run %s: %s\n", program.c_str(), std::strerror(errno));
       ::_exit(127);

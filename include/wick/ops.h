@@ -9,6 +9,7 @@
 #include <optional>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "wick/detail/op_list.h"
@@ -32,6 +33,14 @@ Tensor eye(int64_t n, int64_t m, TensorOptions o = {});
 Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions o = {});
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptions o = {});
 
+// A 0-dim tensor holding value (torch.tensor(3.)): the dtype as a list of it would have.
+template <class T>
+  requires std::is_arithmetic_v<T>
+Tensor tensor(T value, TensorOptions o = {}) {
+  detail::Wide<T> v(value);
+  if (!o.dtype_opt()) o = o.dtype(detail::list_dtype<T>());
+  return detail::tensor_from_values(&v, detail::wide_dtype<T>(), {}, o);
+}
 template <class T>
 Tensor tensor(std::initializer_list<T> values, TensorOptions o = {}) {
   std::vector<detail::Wide<T>> v(values.begin(), values.end());

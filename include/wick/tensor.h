@@ -91,6 +91,17 @@ class Tensor {
   using Impl = detail::TensorImpl;
   Tensor() = default;
   explicit Tensor(detail::IntrusivePtr<Impl> impl) : impl_(std::move(impl)) {}
+  Tensor(const Tensor&) = default;
+  Tensor(Tensor&&) noexcept = default;
+  ~Tensor() = default;
+  // Assigning to a named tensor makes it refer to other's data, as in Python.
+  Tensor& operator=(const Tensor&) & = default;
+  Tensor& operator=(Tensor&&) & noexcept = default;
+  // Assigning to a temporary writes into the data it refers to, as LibTorch does: the values of
+  // src (broadcast, as copy_) or the number v (as fill_), so that `w.grad().data() = g / n` and
+  // `x[0] = 1` change w's gradient and x's first row.
+  Tensor& operator=(const Tensor& src) &&;
+  Tensor& operator=(const Scalar& v) &&;
 
   // ---- properties (of an undefined Tensor(), each raises ValueError naming itself)
   bool defined() const { return bool(impl_); }

@@ -18,6 +18,7 @@
 #include "wick/data/sampler.h"
 #include "wick/data/transforms.h"
 #include "wick/device.h"
+#include "wick/distributed.h"
 #include "wick/dtype.h"
 #include "wick/enums.h"
 #include "wick/error.h"

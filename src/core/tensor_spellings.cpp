@@ -56,4 +56,14 @@ Tensor Tensor::data() const {
   return detach();
 }
 
+Tensor& Tensor::operator=(const Tensor& src) && {
+  copy_(src);
+  return *this;
+}
+
+Tensor& Tensor::operator=(const Scalar& v) && {
+  fill_(v);
+  return *this;
+}
+
 }  // namespace wick

@@ -144,6 +144,53 @@ TEST(TensorSpellings, DataIsADetachedAlias) {
   EXPECT_EQ(values(w.data()), values(w));
 }
 
+// Assigning to a temporary writes into its data (LibTorch's rvalue assignment); assigning to a
+// named tensor rebinds it.
+TEST(TensorSpellings, AssigningToATemporaryWritesIntoIt) {
+  for (Device d : test_devices()) {
+    SCOPED_TRACE(d.str());
+    Tensor w = tensor({1.0, 2.0, 3.0}, kFloat64).to(d).requires_grad_();
+    (w * 3).sum().backward();
+    const void* grad_memory = w.grad().data_ptr();
+    // The distributed-MNIST pattern: the averaged gradient written back through data().
+    w.grad().data() = tensor({6.0, 9.0, 12.0}, kFloat64).to(d) / 3;
+    EXPECT_EQ(w.grad().data_ptr(), grad_memory);
+    EXPECT_EQ(values(w.grad()), (std::vector<double>{2, 3, 4}));
+    EXPECT_TRUE(w.requires_grad());
+
+    Tensor x = zeros({2, 3}, kInt64).to(d);
+    x[0] = 7;                                               // a number fills the row
+    x[1] = tensor({1, 2, 3}).to(d);                         // a tensor is copied into it
+    x.select(1, 2) = tensor({-1}).to(d);                    // broadcast as copy_
+    EXPECT_EQ(values(x), (std::vector<double>{7, 7, -1, 1, 2, -1}));
+    // A failed write changes nothing and names copy_.
+    EXPECT_NE(error_of([&] { x[0] = tensor({1, 2}).to(d); }).find("[copy_]"), std::string::npos);
+    EXPECT_EQ(values(x), (std::vector<double>{7, 7, -1, 1, 2, -1}));
+
+    // A named tensor is rebound, not written into.
+    Tensor a = x[0];
+    a = tensor({5, 5, 5}).to(d);
+    EXPECT_EQ(values(x[0]), (std::vector<double>{7, 7, -1}));
+  }
+}
+
+// torch.tensor(3.): a 0-dim tensor, its dtype as a list of the value would have.
+TEST(TensorSpellings, ZeroDimTensorFromANumber) {
+  Tensor f = tensor(3.5);
+  EXPECT_EQ(f.dim(), 0);
+  EXPECT_EQ(f.dtype(), get_default_dtype());
+  EXPECT_EQ(f.item<double>(), 3.5);
+  Tensor i = tensor(int64_t(-4));
+  EXPECT_EQ(i.dim(), 0);
+  EXPECT_EQ(i.dtype(), kInt64);
+  EXPECT_EQ(i.item<int64_t>(), -4);
+  EXPECT_EQ(tensor(true).dtype(), kBool);
+  Tensor h = tensor(2.0, kFloat64);
+  EXPECT_EQ(h.dtype(), kFloat64);
+  EXPECT_EQ(h.sizes().size(), 0u);
+  EXPECT_EQ(tensor({3.0}).dim(), 1);  // a list stays 1-D
+}
+
 TEST(TensorSpellings, OptionHelpersAndShortDtypes) {
   TensorOptions o = wick::dtype(kF32).requires_grad(true);
   EXPECT_EQ(o.dtype(), kFloat32);

@@ -159,6 +159,25 @@ TEST_F(WickLaunch, SetsTheVariablesOfEachProcess) {
   }
 }
 
+// Several processes a host get one OpenMP thread each unless the user set a number (torchrun's
+// rule); a single process keeps OpenMP's default.
+TEST_F(WickLaunch, OneCpuThreadEachUnlessTold) {
+  const char* print = "echo \"${OMP_NUM_THREADS-unset}\" > \"$0/omp.$RANK\"";
+  TempDir dir;
+  Result r = launch(dir, Args{"--nproc-per-node", "2"} + sh(print) + Args{dir.str()}, {"OMP_NUM_THREADS"});
+  ASSERT_EQ(r.code, 0) << r.text;
+  EXPECT_EQ(read(dir.file("omp.0")), "1\n");
+  EXPECT_EQ(read(dir.file("omp.1")), "1\n");
+  TempDir told;
+  r = launch(told, Args{"--nproc-per-node", "2"} + sh(print) + Args{told.str()}, {"OMP_NUM_THREADS=3"});
+  ASSERT_EQ(r.code, 0) << r.text;
+  EXPECT_EQ(read(told.file("omp.1")), "3\n");
+  TempDir one;
+  r = launch(one, Args{"--nproc-per-node", "1"} + sh(print) + Args{one.str()}, {"OMP_NUM_THREADS"});
+  ASSERT_EQ(r.code, 0) << r.text;
+  EXPECT_EQ(read(one.file("omp.0")), "unset\n");
+}
+
 TEST_F(WickLaunch, SecondNodeOfTwo) {
   TempDir dir;
   Result r = launch(dir, Args{"--nnodes=2", "--node_rank", "1", "--nproc-per-node", "2", "--master-addr",
