@@ -112,7 +112,10 @@ class CpuWork final : public Work::Impl {
 };
 
 // The base of the CPU backends' groups: their state (a CpuWorker subclass), what they report
-// of it, and the queueing of their collectives.
+// of it, the checks of every call's arguments (the group usable, then BackendGroup's), and the
+// queueing of their collectives. A backend gives the transport's part of each collective as a
+// closure for the worker, made on the caller's thread after those checks (it may raise for
+// what only its transport refuses), and posts sends and receives itself.
 template <class State>
 class CpuGroup : public BackendGroup {
  public:
@@ -121,22 +124,83 @@ class CpuGroup : public BackendGroup {
   int size() const override { return st_->size; }
   std::chrono::milliseconds timeout() const override { return st_->timeout; }
 
+  Work all_reduce(Tensor& tensor, ReduceOp op) final {
+    const char* name = "all_reduce";
+    check_tensor(tensor, name, "tensor");
+    check_reduce_op(op, tensor.dtype(), name);
+    return enqueue(name, {tensor}, {tensor}, all_reduce_fn(tensor, op));
+  }
+  Work broadcast(Tensor& tensor, int src) final {
+    const char* name = "broadcast";
+    check_tensor(tensor, name, "tensor");
+    check_rank(src, name, "src");
+    return enqueue(name, {tensor}, {tensor}, broadcast_fn(tensor, src));
+  }
+  Work reduce(Tensor& tensor, int dst, ReduceOp op) final {
+    const char* name = "reduce";
+    check_tensor(tensor, name, "tensor");
+    check_rank(dst, name, "dst");
+    check_reduce_op(op, tensor.dtype(), name);
+    return enqueue(name, {tensor}, {tensor}, reduce_fn(tensor, dst, op));
+  }
+  Work all_gather(std::vector<Tensor>& outputs, const Tensor& input) final {
+    const char* name = "all_gather";
+    check_tensor(input, name, "tensor");
+    check_list(outputs, input, name, "tensor_list");
+    return enqueue(name, outputs, {input}, all_gather_fn(outputs, input));
+  }
+  Work reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) final {
+    const char* name = "reduce_scatter";
+    check_tensor(output, name, "output");
+    check_reduce_op(op, output.dtype(), name);
+    check_list(inputs, output, name, "input_list");
+    return enqueue(name, {output}, inputs, reduce_scatter_fn(output, inputs, op));
+  }
+  Work barrier() final {
+    st_->check_usable("barrier");
+    return enqueue("barrier", {}, {}, barrier_fn());
+  }
+  Work send(const Tensor& tensor, int dst, int tag) final {
+    check_p2p(tensor, dst, tag, "send", "dst");
+    return post("send", tensor, dst, tag, /*is_send=*/true);
+  }
+  Work recv(Tensor& tensor, int src, int tag) final {
+    check_p2p(tensor, src, tag, "recv", "src");
+    return post("recv", tensor, src, tag, /*is_send=*/false);
+  }
+
  protected:
   CpuGroup(std::string backend, std::shared_ptr<State> st)
       : BackendGroup(Device(kCPU)), st_(std::move(st)), backend_(std::move(backend)) {}
+
+  // The transport's part of each collective, for the worker (names as the call's).
+  virtual std::function<void()> all_reduce_fn(Tensor tensor, ReduceOp op) = 0;
+  virtual std::function<void()> broadcast_fn(Tensor tensor, int src) = 0;
+  virtual std::function<void()> reduce_fn(Tensor tensor, int dst, ReduceOp op) = 0;
+  virtual std::function<void()> all_gather_fn(std::vector<Tensor> outputs, Tensor input) = 0;
+  virtual std::function<void()> reduce_scatter_fn(Tensor output, std::vector<Tensor> inputs, ReduceOp op) = 0;
+  virtual std::function<void()> barrier_fn() = 0;
+  // A send or receive (op), its arguments checked: posted at once from the caller's thread, so
+  // that a ring of isend + irecv cannot deadlock behind the worker.
+  virtual Work post(const char* op, const Tensor& tensor, int peer, int tag, bool is_send) = 0;
+
+  std::shared_ptr<State> st_;
+
+ private:
   // The group usable, then the arguments' checks of every backend (internal.h).
   void check_tensor(const Tensor& t, const char* op, const char* what) {
     st_->check_usable(op);
     BackendGroup::check_tensor(t, op, what);
   }
-  // A collective, for the worker.
+  void check_p2p(const Tensor& tensor, int peer, int tag, const char* op, const char* what) {
+    check_tensor(tensor, op, "tensor");
+    check_rank(peer, op, what, /*not_self=*/true);
+    WICK_CHECK(tag >= 0, ValueError, op, "tag ", tag, " must not be negative");
+  }
   Work enqueue(const char* op, std::vector<Tensor> outputs, std::vector<Tensor> inputs, std::function<void()> fn) {
     return Work(st_->enqueue(op, std::move(outputs), std::move(inputs), std::move(fn)));
   }
 
-  std::shared_ptr<State> st_;
-
- private:
   std::string backend_;
 };
 

@@ -240,13 +240,10 @@ class GlooProcessGroup final : public CpuGroup<GlooState> {
     st_->join_p2p();
   }
 
-  Work all_reduce(Tensor& tensor, ReduceOp op) override {
-    const char* name = "all_reduce";
-    check_tensor(tensor, name, "tensor");
-    check_reduce_op(op, tensor.dtype(), name);
-    Tensor t = tensor;
-    int world = size();
-    return enqueue(name, {t}, {t}, [=, s = st_.get()] {
+ protected:
+  std::function<void()> all_reduce_fn(Tensor t, ReduceOp op) override {
+    return [=, s = st_.get(), world = size()] {
+      const char* name = "all_reduce";
       const uint32_t tag = s->tag_for({1, int64_t(t.dtype()), t.numel(), int64_t(op)});
       if (t.numel() == 0) return;
       with_reduction(t.dtype(), op, name, [&]<class T, int K>() {
@@ -257,15 +254,11 @@ class GlooProcessGroup final : public CpuGroup<GlooState> {
         gloo::allreduce(o);
       });
       if (op == ReduceOp::AVG) divide_by(t.data_ptr(), t.numel(), t.dtype(), world, name);
-    });
+    };
   }
 
-  Work broadcast(Tensor& tensor, int src) override {
-    const char* name = "broadcast";
-    check_tensor(tensor, name, "tensor");
-    check_rank(src, name, "src");
-    Tensor t = tensor;
-    return enqueue(name, {t}, {t}, [=, s = st_.get()] {
+  std::function<void()> broadcast_fn(Tensor t, int src) override {
+    return [=, s = st_.get()] {
       const uint32_t tag = s->tag_for({2, int64_t(t.dtype()), t.numel(), src});
       if (t.numel() == 0) return;
       gloo::BroadcastOptions o(s->context);
@@ -273,17 +266,12 @@ class GlooProcessGroup final : public CpuGroup<GlooState> {
       o.setOutput(static_cast<uint8_t*>(t.data_ptr()), size_t(t.nbytes()));
       o.setTag(tag);
       gloo::broadcast(o);
-    });
+    };
   }
 
-  Work reduce(Tensor& tensor, int dst, ReduceOp op) override {
-    const char* name = "reduce";
-    check_tensor(tensor, name, "tensor");
-    check_rank(dst, name, "dst");
-    check_reduce_op(op, tensor.dtype(), name);
-    Tensor t = tensor;
-    int world = size(), me = rank();
-    return enqueue(name, {t}, {t}, [=, s = st_.get()] {
+  std::function<void()> reduce_fn(Tensor t, int dst, ReduceOp op) override {
+    return [=, s = st_.get(), world = size(), me = rank()] {
+      const char* name = "reduce";
       const uint32_t tag = s->tag_for({3, int64_t(t.dtype()), t.numel(), dst, int64_t(op)});
       if (t.numel() == 0) return;
       // Gloo's reduce writes its output on every rank: the others' go to scratch, so that their
@@ -304,16 +292,11 @@ class GlooProcessGroup final : public CpuGroup<GlooState> {
         gloo::reduce(o);
       });
       if (op == ReduceOp::AVG && me == dst) divide_by(t.data_ptr(), t.numel(), t.dtype(), world, name);
-    });
+    };
   }
 
-  Work all_gather(std::vector<Tensor>& outputs, const Tensor& input) override {
-    const char* name = "all_gather";
-    check_tensor(input, name, "tensor");
-    check_list(outputs, input, name, "tensor_list");
-    std::vector<Tensor> outs = outputs;
-    Tensor in = input;
-    return enqueue(name, outs, {in}, [=, s = st_.get()] {
+  std::function<void()> all_gather_fn(std::vector<Tensor> outs, Tensor in) override {
+    return [=, s = st_.get()] {
       std::vector<size_t> bytes;
       size_t total = 0;
       for (const Tensor& o : outs) bytes.push_back(size_t(o.nbytes())), total += size_t(o.nbytes());
@@ -330,22 +313,16 @@ class GlooProcessGroup final : public CpuGroup<GlooState> {
         if (bytes[r]) std::memcpy(outs[r].data_ptr(), buf.data() + at, bytes[r]);
         at += bytes[r];
       }
-    });
+    };
   }
 
-  Work reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) override {
+  std::function<void()> reduce_scatter_fn(Tensor out, std::vector<Tensor> ins, ReduceOp op) override {
     const char* name = "reduce_scatter";
-    check_tensor(output, name, "output");
-    check_reduce_op(op, output.dtype(), name);
-    check_list(inputs, output, name, "input_list");
     int64_t total = 0;
-    for (const Tensor& t : inputs) total += t.numel();
+    for (const Tensor& t : ins) total += t.numel();
     // Gloo's reduce-scatter counts elements in int.
     WICK_CHECK(total <= INT32_MAX, ValueError, name, "input_list has more than 2^31-1 elements in all");
-    std::vector<Tensor> ins = inputs;
-    Tensor out = output;
-    int world = size();
-    return enqueue(name, {out}, ins, [=, s = st_.get()] {
+    return [=, s = st_.get(), world = size()] {
       // Gloo's reduce-scatter takes no tag: the ranks first agree on its counts, dtype and op
       // (one MAX all-reduce of a hash of them and of its negation: equal everywhere only when
       // every rank passed the same), since its transport does not survive buffers of other sizes.
@@ -379,29 +356,19 @@ class GlooProcessGroup final : public CpuGroup<GlooState> {
         if (out.numel()) std::memcpy(out.data_ptr(), buf.get(), size_t(out.nbytes()));
       });
       if (op == ReduceOp::AVG) divide_by(out.data_ptr(), out.numel(), out.dtype(), world, name);
-    });
+    };
   }
 
-  Work barrier() override {
-    st_->check_usable("barrier");
-    return enqueue("barrier", {}, {}, [s = st_.get()] {
+  std::function<void()> barrier_fn() override {
+    return [s = st_.get()] {
       gloo::BarrierOptions o(s->context);
       o.setTag(s->tag_for({7}));
       gloo::barrier(o);
-    });
+    };
   }
 
-  Work send(const Tensor& tensor, int dst, int tag) override {
-    return p2p("send", tensor, dst, tag, "dst", true);
-  }
-  Work recv(Tensor& tensor, int src, int tag) override { return p2p("recv", tensor, src, tag, "src", false); }
-
- private:
-  // Posted at once from this thread; the p2p thread waits for it.
-  Work p2p(const char* op, const Tensor& tensor, int peer, int tag, const char* what, bool is_send) {
-    check_tensor(tensor, op, "tensor");
-    check_rank(peer, op, what, /*not_self=*/true);
-    WICK_CHECK(tag >= 0, ValueError, op, "tag ", tag, " must not be negative");
+  // Posted at once on Gloo's unbound buffer; the wait runs on a thread of its own.
+  Work post(const char* op, const Tensor& tensor, int peer, int tag, bool is_send) override {
     std::vector<Tensor> outputs;
     if (!is_send) outputs = {tensor};
     if (tensor.nbytes() == 0) return completed_work(op, outputs);

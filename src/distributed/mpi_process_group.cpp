@@ -279,13 +279,10 @@ class MpiProcessGroup final : public CpuGroup<MpiState> {
   explicit MpiProcessGroup(std::shared_ptr<MpiState> st) : CpuGroup("mpi", std::move(st)) {}
   ~MpiProcessGroup() override { st_->release(); }
 
-  Work all_reduce(Tensor& tensor, ReduceOp op) override {
-    const char* name = "all_reduce";
-    check_tensor(tensor, name, "tensor");
-    check_reduce_op(op, tensor.dtype(), name);
-    Tensor t = tensor;
-    int world = size();
-    return enqueue(name, {t}, {t}, [=, s = st_.get()] {
+ protected:
+  std::function<void()> all_reduce_fn(Tensor t, ReduceOp op) override {
+    return [=, s = st_.get(), world = size()] {
+      const char* name = "all_reduce";
       MPI_Datatype type = mpi_type(t.dtype());
       MPI_Op mop = mpi_op(op, t.dtype());
       char* p = static_cast<char*>(t.data_ptr());
@@ -295,32 +292,23 @@ class MpiProcessGroup final : public CpuGroup<MpiState> {
         call_on(s, MPI_Allreduce(MPI_IN_PLACE, p + off * es, n, type, mop, s->comm), name);
       }
       if (op == ReduceOp::AVG) divide_by(p, t.numel(), t.dtype(), world, name);
-    });
+    };
   }
 
-  Work broadcast(Tensor& tensor, int src) override {
-    const char* name = "broadcast";
-    check_tensor(tensor, name, "tensor");
-    check_rank(src, name, "src");
-    Tensor t = tensor;
-    return enqueue(name, {t}, {t}, [=, s = st_.get()] {
+  std::function<void()> broadcast_fn(Tensor t, int src) override {
+    return [=, s = st_.get()] {
       char* p = static_cast<char*>(t.data_ptr());
       int64_t es = t.element_size();
       for (int64_t off = 0; off < t.numel(); off += kChunk) {
         int n = int(std::min(kChunk, t.numel() - off));
-        call_on(s, MPI_Bcast(p + off * es, n, mpi_type(t.dtype()), src, s->comm), name);
+        call_on(s, MPI_Bcast(p + off * es, n, mpi_type(t.dtype()), src, s->comm), "broadcast");
       }
-    });
+    };
   }
 
-  Work reduce(Tensor& tensor, int dst, ReduceOp op) override {
-    const char* name = "reduce";
-    check_tensor(tensor, name, "tensor");
-    check_rank(dst, name, "dst");
-    check_reduce_op(op, tensor.dtype(), name);
-    Tensor t = tensor;
-    int world = size(), me = rank();
-    return enqueue(name, {t}, {t}, [=, s = st_.get()] {
+  std::function<void()> reduce_fn(Tensor t, int dst, ReduceOp op) override {
+    return [=, s = st_.get(), world = size(), me = rank()] {
+      const char* name = "reduce";
       MPI_Datatype type = mpi_type(t.dtype());
       MPI_Op mop = mpi_op(op, t.dtype());
       char* p = static_cast<char*>(t.data_ptr());
@@ -333,17 +321,13 @@ class MpiProcessGroup final : public CpuGroup<MpiState> {
                 name);
       }
       if (op == ReduceOp::AVG && me == dst) divide_by(p, t.numel(), t.dtype(), world, name);
-    });
+    };
   }
 
-  Work all_gather(std::vector<Tensor>& outputs, const Tensor& input) override {
+  std::function<void()> all_gather_fn(std::vector<Tensor> outs, Tensor in) override {
     const char* name = "all_gather";
-    check_tensor(input, name, "tensor");
-    check_list(outputs, input, name, "tensor_list");
-    check_counts(outputs, name, "tensor_list");
-    std::vector<Tensor> outs = outputs;
-    Tensor in = input;
-    return enqueue(name, outs, {in}, [=, s = st_.get()] {
+    check_counts(outs, name, "tensor_list");
+    return [=, s = st_.get()] {
       auto [counts, displs, total] = layout(outs, name);
       int64_t es = in.element_size();
       std::vector<char> buf(size_t(total * es));
@@ -354,19 +338,13 @@ class MpiProcessGroup final : public CpuGroup<MpiState> {
               name);
       for (size_t r = 0; r < outs.size(); ++r)
         if (counts[r]) std::memcpy(outs[r].data_ptr(), buf.data() + displs[r] * es, size_t(counts[r] * es));
-    });
+    };
   }
 
-  Work reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) override {
+  std::function<void()> reduce_scatter_fn(Tensor out, std::vector<Tensor> ins, ReduceOp op) override {
     const char* name = "reduce_scatter";
-    check_tensor(output, name, "output");
-    check_reduce_op(op, output.dtype(), name);
-    check_list(inputs, output, name, "input_list");
-    check_counts(inputs, name, "input_list");
-    std::vector<Tensor> ins = inputs;
-    Tensor out = output;
-    int world = size();
-    return enqueue(name, {out}, ins, [=, s = st_.get()] {
+    check_counts(ins, name, "input_list");
+    return [=, s = st_.get(), world = size()] {
       auto [counts, displs, total] = layout(ins, name);
       int64_t es = out.element_size();
       std::vector<char> buf(size_t(total * es));
@@ -377,22 +355,34 @@ class MpiProcessGroup final : public CpuGroup<MpiState> {
                                  mpi_op(op, out.dtype()), s->comm),
               name);
       if (op == ReduceOp::AVG) divide_by(out.data_ptr(), out.numel(), out.dtype(), world, name);
-    });
+    };
   }
 
-  Work barrier() override {
-    st_->check_usable("barrier");
-    return enqueue("barrier", {}, {}, [s = st_.get()] { call_on(s, MPI_Barrier(s->comm), "barrier"); });
+  std::function<void()> barrier_fn() override {
+    return [s = st_.get()] { call_on(s, MPI_Barrier(s->comm), "barrier"); };
   }
 
-  Work send(const Tensor& tensor, int dst, int tag) override {
-    return p2p("send", tensor, dst, tag, "dst", true);
+  // MPI_Isend / MPI_Irecv at once; the Work polls them.
+  Work post(const char* op, const Tensor& tensor, int peer, int tag, bool is_send) override {
+    auto work = std::make_shared<P2PWork>(op, st_);
+    work->keep = tensor;
+    if (!is_send) work->outputs = {tensor};
+    char* p = static_cast<char*>(tensor.data_ptr());
+    int64_t nbytes = tensor.nbytes();
+    auto l = mpi_lock();
+    for (int64_t off = 0; off < nbytes || (off == 0 && nbytes == 0); off += kChunk) {
+      int n = int(std::min(kChunk, nbytes - off));
+      MPI_Request req;
+      int rc = is_send ? MPI_Isend(p + off, n, MPI_BYTE, peer, tag, st_->comm, &req)
+                       : MPI_Irecv(p + off, n, MPI_BYTE, peer, tag, st_->comm, &req);
+      call_on(st_.get(), rc, op);
+      work->reqs.push_back(req);
+      if (nbytes == 0) break;
+    }
+    return Work(work);
   }
-  Work recv(Tensor& tensor, int src, int tag) override { return p2p("recv", tensor, src, tag, "src", false); }
 
  private:
-  void call(int rc, const char* op) { call_on(st_.get(), rc, op); }
-
   // MPI counts elements in int.
   static void check_counts(const std::vector<Tensor>& list, const char* op, const char* what) {
     for (size_t r = 0; r < list.size(); ++r)
@@ -412,28 +402,6 @@ class MpiProcessGroup final : public CpuGroup<MpiState> {
       l.total += t.numel();
     }
     return l;
-  }
-
-  Work p2p(const char* op, const Tensor& tensor, int peer, int tag, const char* what, bool is_send) {
-    check_tensor(tensor, op, "tensor");
-    check_rank(peer, op, what, /*not_self=*/true);
-    WICK_CHECK(tag >= 0, ValueError, op, "tag ", tag, " must not be negative");
-    auto work = std::make_shared<P2PWork>(op, st_);
-    work->keep = tensor;
-    if (!is_send) work->outputs = {tensor};
-    char* p = static_cast<char*>(tensor.data_ptr());
-    int64_t nbytes = tensor.nbytes();
-    auto l = mpi_lock();
-    for (int64_t off = 0; off < nbytes || (off == 0 && nbytes == 0); off += kChunk) {
-      int n = int(std::min(kChunk, nbytes - off));
-      MPI_Request req;
-      int rc = is_send ? MPI_Isend(p + off, n, MPI_BYTE, peer, tag, st_->comm, &req)
-                       : MPI_Irecv(p + off, n, MPI_BYTE, peer, tag, st_->comm, &req);
-      call(rc, op);
-      work->reqs.push_back(req);
-      if (nbytes == 0) break;
-    }
-    return Work(work);
   }
 };
 
