@@ -118,9 +118,11 @@ class CheckedGroup final : public ProcessGroup {
   }
   Work send(const Tensor& tensor, int dst, int tag) override { return inner_->send(tensor, dst, tag); }
   Work recv(Tensor& tensor, int src, int tag) override { return inner_->recv(tensor, src, tag); }
-  // An all_reduce for every rank (the same op kind), on the inner group's lane for it.
+  // DistributedDataParallel's buckets, whose parameters it compares across ranks at
+  // construction: checked only when every call is, and not counted otherwise.
   Work all_reduce_beside_compute(Tensor& tensor, ReduceOp op) override {
-    if (due(kOpAllReduce)) check("all_reduce", fingerprint(kOpAllReduce, &tensor, int(op)));
+    if (mode_ == CheckMode::kEvery && due(kOpAllReduce))
+      check("all_reduce", fingerprint(kOpAllReduce, &tensor, int(op)));
     return inner_->all_reduce_beside_compute(tensor, op);
   }
   void prepare_beside_compute() override { inner_->prepare_beside_compute(); }
@@ -197,9 +199,11 @@ std::shared_ptr<ProcessGroup> make_checked_group(std::shared_ptr<ProcessGroup> i
   return std::make_shared<CheckedGroup>(std::move(inner), device, mode);
 }
 
-std::shared_ptr<ProcessGroup> unchecked_by_default(const std::shared_ptr<ProcessGroup>& group) {
+std::shared_ptr<ProcessGroup> unchecked(const std::shared_ptr<ProcessGroup>& group, CheckMode* mode) {
   auto* checked = dynamic_cast<CheckedGroup*>(group.get());
-  return checked && checked->mode() == CheckMode::kSampled ? checked->inner() : group;
+  if (!checked) return group;
+  if (mode) *mode = checked->mode();
+  return checked->inner();
 }
 
 }  // namespace wick::distributed::detail

@@ -11,6 +11,8 @@
 //   (1, 2, 3, ... over the group's collectives) is a power of two: O(log n) small all-gathers
 //   over n calls;
 // - kEvery (WICK_DISTRIBUTED_DEBUG=1 or DETAIL): every call.
+// all_reduce_beside_compute (DistributedDataParallel's buckets but the last, whose parameters
+// it compares across ranks at construction) is checked and counted only under kEvery.
 #pragma once
 
 #include <memory>
@@ -25,9 +27,8 @@ enum class CheckMode { kSampled, kEvery };
 std::shared_ptr<ProcessGroup> make_checked_group(std::shared_ptr<ProcessGroup> inner, Device device,
                                                  CheckMode mode = CheckMode::kEvery);
 
-// The group that the collectives of a caller which checks its own arguments across ranks go
-// through (DistributedDataParallel's buckets): group's inner group when group checks by
-// default (kSampled), else group itself.
-std::shared_ptr<ProcessGroup> unchecked_by_default(const std::shared_ptr<ProcessGroup>& group);
+// The group that group checks (group itself when it is no checking group), and whether group
+// checks every call (kEvery) or samples them (kSampled); for tests.
+std::shared_ptr<ProcessGroup> unchecked(const std::shared_ptr<ProcessGroup>& group, CheckMode* mode = nullptr);
 
 }  // namespace wick::distributed::detail

@@ -22,7 +22,6 @@
 #include "autograd/meta.h"
 #include "core/comm_plan.h"
 #include "core/timeline.h"
-#include "distributed/checked_group.h"
 #include "wick/autograd.h"
 #include "wick/nn/distributed.h"
 #include "wick/ops.h"
@@ -84,7 +83,6 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
   };
 
   std::shared_ptr<distributed::ProcessGroup> group;
-  std::shared_ptr<distributed::ProcessGroup> bucket_group;  // the buckets' collectives' (see the constructor)
   bool find_unused = false;
   std::vector<Tensor> params;  // those requiring grad, each tensor once, in registration order
   std::vector<std::string> names;
@@ -175,9 +173,9 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
       // Every bucket but the last runs while the backward still computes: on few thread blocks
       // (docs/design.md, "DistributedDataParallel").
       if (next_bucket + 1 < buckets.size())
-        b.work = bucket_group->all_reduce_beside_compute(b.flat, distributed::ReduceOp::AVG);
+        b.work = group->all_reduce_beside_compute(b.flat, distributed::ReduceOp::AVG);
       else
-        b.work = bucket_group->all_reduce(b.flat, distributed::ReduceOp::AVG);
+        b.work = group->all_reduce(b.flat, distributed::ReduceOp::AVG);
       b.launched = true;
       ++next_bucket;
     }
@@ -238,7 +236,7 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
       for (size_t i : unused) local[i] = 0;
       Tensor used =
           from_blob(local.data(), {int64_t(local.size())}, TensorOptions().dtype(kInt32)).clone().to(device);
-      bucket_group->all_reduce(used, distributed::ReduceOp::MAX).wait();
+      group->all_reduce(used, distributed::ReduceOp::MAX).wait();
       const auto global = used.cpu().to_vector<int32_t>();
       synchronize_launched();
       for (size_t i : unused)
@@ -336,9 +334,6 @@ DistributedDataParallelImpl::DistributedDataParallelImpl(std::shared_ptr<Module>
 
   auto r = std::make_shared<Reducer>();
   r->group = group;
-  // The buckets' shapes are checked across ranks below, once: their collectives skip the
-  // group's default check (not WICK_DISTRIBUTED_DEBUG=1's).
-  r->bucket_group = distributed::detail::unchecked_by_default(group);
   r->find_unused = options_.find_unused_parameters();
   r->device = dev;
   for (const auto& [name, p] : named_params) {

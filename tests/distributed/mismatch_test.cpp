@@ -54,12 +54,20 @@ Outcome outcome(const Tensor& input, F call) {
 const std::string kByDefault =
     " (the ranks' collectives must match; checked by default, WICK_DISTRIBUTED_DEBUG=1 checks every call)";
 
-// init_process_group checks by default (WICK_DISTRIBUTED_DEBUG unset) when there are other ranks.
+// init_process_group checks by default (WICK_DISTRIBUTED_DEBUG unset) when there are other
+// ranks, and every call under WICK_DISTRIBUTED_DEBUG=1.
 TEST(DistributedMismatch, TheDefaultGroupChecksByDefault) {
   const char* debug = std::getenv("WICK_DISTRIBUTED_DEBUG");
   auto g = dist::default_group();
-  if (world() > 1 && (!debug || !*debug)) EXPECT_NE(dist::detail::unchecked_by_default(g), g);
-  else EXPECT_EQ(dist::detail::unchecked_by_default(g), g);
+  auto mode = dist::detail::CheckMode::kSampled;
+  const bool checked = dist::detail::unchecked(g, &mode) != g;
+  if (debug && std::string(debug) == "1") {
+    EXPECT_TRUE(checked);
+    EXPECT_EQ(mode, dist::detail::CheckMode::kEvery);
+  } else if (!debug || !*debug) {
+    EXPECT_EQ(checked, world() > 1);
+    EXPECT_EQ(mode, dist::detail::CheckMode::kSampled);
+  }
 }
 
 // The first call of each op kind and the calls at ordinals 2^k: ranks 1.. differ from rank 0 in
