@@ -84,6 +84,16 @@ std::string error_of(F f) {
 
 bool starts_with(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
 
+// Rank r of world ranks on this host, meeting through the TCP store at 127.0.0.1:port.
+dist::detail::RankInfo local_rank(int r, int world, int port) {
+  dist::detail::RankInfo info;
+  info.rank = r;
+  info.world_size = world;
+  info.master_addr = "127.0.0.1";
+  info.master_port = port;
+  return info;
+}
+
 TEST(DistributedEnv, NothingIsOneProcess) {
   ScopedEnv env({});
   auto info = dist::detail::resolve_rank_info({});
@@ -243,11 +253,7 @@ TEST(DistributedStore, WaitsAreBoundedByTheTimeout) {
 TEST(DistributedStore, BootstrapAmongThreeThreads) {
   int port = free_port();
   auto rank_main = [&](int r) {
-    dist::detail::RankInfo info;
-    info.rank = r;
-    info.world_size = 3;
-    info.master_addr = "127.0.0.1";
-    info.master_port = port;
+    dist::detail::RankInfo info = local_rank(r, 3, port);
     auto b = dist::detail::make_bootstrap(info, 10s);
     EXPECT_EQ(b->rank(), r);
     EXPECT_EQ(b->size(), 3);
@@ -322,11 +328,7 @@ TEST(DistributedGloo, RanksAsThreads) {
   int port = free_port();
   constexpr int kWorld = 3;
   auto rank_main = [&](int r) {
-    dist::detail::RankInfo info;
-    info.rank = r;
-    info.world_size = kWorld;
-    info.master_addr = "127.0.0.1";
-    info.master_port = port;
+    dist::detail::RankInfo info = local_rank(r, kWorld, port);
     dist::InitOptions o;
     o.timeout = 20s;
     auto g = dist::detail::make_gloo_group(info, o);
@@ -392,11 +394,7 @@ template <class F>
 auto on_two_gloo_ranks(F rank_main, std::chrono::milliseconds timeout = 10s) {
   int port = free_port();
   auto run = [&](int r) {
-    dist::detail::RankInfo info;
-    info.rank = r;
-    info.world_size = 2;
-    info.master_addr = "127.0.0.1";
-    info.master_port = port;
+    dist::detail::RankInfo info = local_rank(r, 2, port);
     dist::InitOptions o;
     o.timeout = timeout;
     return rank_main(r, dist::detail::make_gloo_group(info, o));
