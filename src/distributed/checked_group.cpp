@@ -1,7 +1,9 @@
-// WICK_DISTRIBUTED_DEBUG's checking group (checked_group.h).
+// The cross-rank check of collectives (checked_group.h).
 #include "distributed/checked_group.h"
 
 #include <array>
+#include <atomic>
+#include <bit>
 #include <sstream>
 
 #include "wick/error.h"
@@ -82,39 +84,51 @@ std::string describe(const Fingerprint& f) {
 
 class CheckedGroup final : public ProcessGroup {
  public:
-  CheckedGroup(std::shared_ptr<ProcessGroup> inner, Device device)
-      : inner_(std::move(inner)), device_(device) {}
+  CheckedGroup(std::shared_ptr<ProcessGroup> inner, Device device, CheckMode mode)
+      : inner_(std::move(inner)), device_(device), mode_(mode) {}
   std::string backend() const override { return inner_->backend(); }
   int rank() const override { return inner_->rank(); }
   int size() const override { return inner_->size(); }
   std::chrono::milliseconds timeout() const override { return inner_->timeout(); }
 
   Work all_reduce(Tensor& tensor, ReduceOp op) override {
-    check("all_reduce", fingerprint(kOpAllReduce, &tensor, int(op)));
+    if (due(kOpAllReduce)) check("all_reduce", fingerprint(kOpAllReduce, &tensor, int(op)));
     return inner_->all_reduce(tensor, op);
   }
   Work broadcast(Tensor& tensor, int src) override {
-    check("broadcast", fingerprint(kOpBroadcast, &tensor, -1, src));
+    if (due(kOpBroadcast)) check("broadcast", fingerprint(kOpBroadcast, &tensor, -1, src));
     return inner_->broadcast(tensor, src);
   }
   Work reduce(Tensor& tensor, int dst, ReduceOp op) override {
-    check("reduce", fingerprint(kOpReduce, &tensor, int(op), dst));
+    if (due(kOpReduce)) check("reduce", fingerprint(kOpReduce, &tensor, int(op), dst));
     return inner_->reduce(tensor, dst, op);
   }
   Work all_gather(std::vector<Tensor>& outputs, const Tensor& input) override {
-    check("all_gather", fingerprint(kOpAllGather, &input, -1, -1, &outputs), true);
+    if (due(kOpAllGather)) check("all_gather", fingerprint(kOpAllGather, &input, -1, -1, &outputs), true);
     return inner_->all_gather(outputs, input);
   }
   Work reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) override {
-    check("reduce_scatter", fingerprint(kOpReduceScatter, &output, int(op), -1, &inputs), true);
+    if (due(kOpReduceScatter))
+      check("reduce_scatter", fingerprint(kOpReduceScatter, &output, int(op), -1, &inputs), true);
     return inner_->reduce_scatter(output, inputs, op);
   }
   Work barrier() override {
-    check("barrier", fingerprint(kOpBarrier, nullptr));
+    if (due(kOpBarrier)) check("barrier", fingerprint(kOpBarrier, nullptr));
     return inner_->barrier();
   }
   Work send(const Tensor& tensor, int dst, int tag) override { return inner_->send(tensor, dst, tag); }
   Work recv(Tensor& tensor, int src, int tag) override { return inner_->recv(tensor, src, tag); }
+  // DistributedDataParallel's buckets, whose parameters it compares across ranks at
+  // construction: checked only when every call is, and not counted otherwise.
+  Work all_reduce_beside_compute(Tensor& tensor, ReduceOp op) override {
+    if (mode_ == CheckMode::kEvery && due(kOpAllReduce))
+      check("all_reduce", fingerprint(kOpAllReduce, &tensor, int(op)));
+    return inner_->all_reduce_beside_compute(tensor, op);
+  }
+  void prepare_beside_compute() override { inner_->prepare_beside_compute(); }
+
+  CheckMode mode() const { return mode_; }
+  const std::shared_ptr<ProcessGroup>& inner() const { return inner_; }
 
  private:
   // sizes_per_rank: the op's own tensor may differ from rank to rank (all_gather's input,
@@ -124,7 +138,15 @@ class CheckedGroup final : public ProcessGroup {
     Tensor in = from_fingerprint(mine);
     std::vector<Tensor> all;
     for (int r = 0; r < world; ++r) all.push_back(empty({kFields}, TensorOptions(kInt64).device(device_)));
-    inner_->all_gather(all, in).wait();
+    try {
+      inner_->all_gather(all, in).wait();
+    } catch (const DistributedError& e) {
+      // The exchange's failure (a timeout, a broken group), named as the call made.
+      std::string m = e.what();
+      const std::string own = "[all_gather] ";
+      if (m.rfind(own, 0) == 0) m.erase(0, own.size());
+      ::wick::detail::raise<DistributedError>(op, m);
+    }
     std::vector<Fingerprint> fps(static_cast<size_t>(world));
     for (int r = 0; r < world; ++r) {
       auto v = all[size_t(r)].cpu().to_vector<int64_t>();
@@ -142,7 +164,10 @@ class CheckedGroup final : public ProcessGroup {
       std::string a = describe(fps[size_t(r)]), b = describe(fps[0]);
       if (a == b) a += " (the sizes in its tensor list differ)";
       ::wick::detail::raise<DistributedError>(op, "rank ", r, " called ", a, ", rank 0 called ", b,
-                                              " (WICK_DISTRIBUTED_DEBUG)");
+                                              mode_ == CheckMode::kEvery
+                                                  ? " (WICK_DISTRIBUTED_DEBUG)"
+                                                  : " (the ranks' collectives must match; checked by default, "
+                                                    "WICK_DISTRIBUTED_DEBUG=1 checks every call)");
     }
   }
 
@@ -152,14 +177,33 @@ class CheckedGroup final : public ProcessGroup {
     return device_.is_cpu() ? t : t.to(device_);
   }
 
+  // Whether this call is checked: it counts the call (see checked_group.h).
+  bool due(OpCode op) {
+    const uint64_t n = calls_.fetch_add(1, std::memory_order_relaxed) + 1;
+    const uint32_t bit = 1u << op;
+    const bool first = (seen_.fetch_or(bit, std::memory_order_relaxed) & bit) == 0;
+    return mode_ == CheckMode::kEvery || first || std::has_single_bit(n);
+  }
+
   std::shared_ptr<ProcessGroup> inner_;
   Device device_;
+  CheckMode mode_;
+  std::atomic<uint64_t> calls_{0};  // the group's collectives so far
+  std::atomic<uint32_t> seen_{0};   // the op kinds called so far, a bit each
 };
 
 }  // namespace
 
-std::shared_ptr<ProcessGroup> make_checked_group(std::shared_ptr<ProcessGroup> inner, Device device) {
-  return std::make_shared<CheckedGroup>(std::move(inner), device);
+std::shared_ptr<ProcessGroup> make_checked_group(std::shared_ptr<ProcessGroup> inner, Device device,
+                                                 CheckMode mode) {
+  return std::make_shared<CheckedGroup>(std::move(inner), device, mode);
+}
+
+std::shared_ptr<ProcessGroup> unchecked(const std::shared_ptr<ProcessGroup>& group, CheckMode* mode) {
+  auto* checked = dynamic_cast<CheckedGroup*>(group.get());
+  if (!checked) return group;
+  if (mode) *mode = checked->mode();
+  return checked->inner();
 }
 
 }  // namespace wick::distributed::detail

@@ -3,19 +3,16 @@
 // MASTER_ADDR:MASTER_PORT (wick-launch, torchrun-style variables); under mpirun without them,
 // rank 0 picks the store's address and port and hands them around over MPI.
 //
-// Each group has one worker thread that runs its collectives in call order with Gloo's blocking
-// calls, every one bounded by the group's timeout (Gloo's own). Sends and receives are posted at
+// Each group has one worker thread (cpu_worker.h) that runs its collectives in call order with
+// Gloo's blocking calls, every one bounded by the group's timeout (Gloo's own). Sends and receives are posted at
 // once from the caller, so that a ring of isend + irecv cannot deadlock behind the worker, and
 // each is waited for on a thread of its own. A collective that fails (a timeout, a peer gone) marks the
 // group broken: every later call raises at once.
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <functional>
-#include <map>
 #include <memory>
 #include <thread>
 #include <type_traits>
@@ -24,6 +21,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "distributed/cpu_worker.h"
 #include "distributed/internal.h"
 #include "distributed/store.h"
 
@@ -64,7 +62,6 @@ std::shared_ptr<ProcessGroup> make_gloo_group(const RankInfo&, const InitOptions
 #else
 
 using ::wick::detail::raise;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
@@ -108,21 +105,6 @@ void reduce_in_place(T* x, const T* y, size_t n) {
   reduce_into<T, K>(x, x, y, n);
 }
 
-int op_index(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::SUM:
-    case ReduceOp::AVG:
-      return 0;
-    case ReduceOp::PRODUCT:
-      return 1;
-    case ReduceOp::MIN:
-      return 2;
-    case ReduceOp::MAX:
-      return 3;
-  }
-  return 0;
-}
-
 // f.template operator()<T, K>() with T the dtype's C++ type and K op's index; bool as bytes of 0
 // and 1, SUM and MAX as MAX (or), PRODUCT and MIN as MIN (and).
 template <class F>
@@ -132,7 +114,7 @@ void with_reduction(Dtype dtype, ReduceOp op, const char* name, F&& f) {
       if (op == ReduceOp::SUM || op == ReduceOp::MAX) return f.template operator()<uint8_t, 3>();
       return f.template operator()<uint8_t, 2>();
     } else {
-      switch (op_index(op)) {
+      switch (reduce_op_index(op)) {
         case 0:
           return f.template operator()<T, 0>();
         case 1:
@@ -142,17 +124,6 @@ void with_reduction(Dtype dtype, ReduceOp op, const char* name, F&& f) {
         default:
           return f.template operator()<T, 3>();
       }
-    }
-  });
-}
-
-// data /= n over count elements of a floating dtype (ReduceOp.AVG after a SUM).
-void divide(void* data, int64_t count, Dtype t, int n) {
-  WICK_DISPATCH_FLOATING(t, "all_reduce", [&]<class T>() {
-    T* p = static_cast<T*>(data);
-    for (int64_t i = 0; i < count; ++i) {
-      if constexpr (std::is_floating_point_v<T>) p[i] = p[i] / T(n);
-      else p[i] = T(float(p[i]) / float(n));
     }
   });
 }
@@ -190,208 +161,118 @@ class TcpGlooStore final : public gloo::rendezvous::Store {
   TcpStore& store_;
 };
 
-// ---- one group's state, shared by the group, its Works and its two threads
+// ---- one group's state: the worker (cpu_worker.h) with Gloo's context, and the threads of the
+// sends' and receives' waits
 
-class GlooWork;
-
-struct Task {
-  std::function<void()> fn;
-  std::shared_ptr<GlooWork> work;
-};
-
-// A send's or receive's wait, on a thread of its own (waits in one queue could hold a send's
-// completion behind a receive that needs a later send).
-struct P2PThread {
-  std::thread thread;
-  std::shared_ptr<std::atomic<bool>> done;
-};
-
-class GroupState {
+class GlooState final : public CpuWorker {
  public:
-  std::mutex mu;
-  std::condition_variable queue_cv, done_cv;
-  std::deque<Task> queue;  // the collectives, in call order
-  std::thread worker;
-  const Task* running = nullptr;  // the worker's current task, and since when
-  Clock::time_point started;
-  std::vector<P2PThread> p2p_threads;
-  bool stop = false, broken = false;
-  std::string broken_reason;
+  GlooState() : CpuWorker("gloo", /*bounded=*/true) {}
   std::shared_ptr<gloo::rendezvous::Context> context;
-  int rank = 0, size = 1;
-  std::chrono::milliseconds timeout{};
   uint32_t next_tag = 0;  // the worker's: one tag per collective, the same sequence on every rank
 
-  std::string where() const {
-    return "rank " + std::to_string(rank) + " of " + std::to_string(size) + ", gloo";
+  // The worker's tag for its next collective: the collective's ordinal (next_tag) mixed with
+  // what every rank must pass alike (the op, dtype, counts, root), so that ranks whose calls
+  // differ use different slots and time out (a DistributedError naming the op) rather than meet
+  // with buffers of other sizes, which Gloo's transport does not survive (its check of a
+  // message's length ends the process). list: byte counts that must agree too.
+  uint32_t tag_for(std::initializer_list<int64_t> agreed, const std::vector<size_t>& list = {}) {
+    uint64_t h = 1469598103934665603ull;  // FNV-1a
+    auto mix = [&h](uint64_t v) {
+      for (int k = 0; k < 8; ++k) h = (h ^ ((v >> (8 * k)) & 0xff)) * 1099511628211ull;
+    };
+    mix(next_tag++);
+    for (int64_t v : agreed) mix(uint64_t(v));
+    for (size_t v : list) mix(v);
+    return uint32_t(h ^ (h >> 32));
   }
-  void check_usable(const char* op) {
-    std::lock_guard<std::mutex> l(mu);
-    if (broken)
-      raise<DistributedError>(op, "the process group can no longer be used (", where(), "): ", broken_reason);
+
+  // Runs fn for work on a thread of its own (a send's or receive's wait: waits in one queue
+  // could hold a send's completion behind a receive that needs a later send).
+  void run_beside(std::shared_ptr<CpuWork> work, std::function<void()> fn) {
+    std::lock_guard<std::mutex> l(p2p_mu_);
+    // The waits that have ended are joined here.
+    std::erase_if(p2p_threads_, [](P2PThread& t) {
+      if (!t.done->load()) return false;
+      t.thread.join();
+      return true;
+    });
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    p2p_threads_.push_back(P2PThread{std::thread([this, work = std::move(work), fn = std::move(fn), done]() mutable {
+                                       run_now(work, std::move(fn));
+                                       done->store(true);
+                                     }),
+                                     done});
   }
-  // Marks the group broken (under mu).
-  void fail(const std::string& reason) {
-    if (broken) return;
-    broken = true;
-    broken_reason = reason;
-  }
-  // The worker's loop.
-  void run();
-  // Runs t (unless the group is broken) and finishes its work; an error breaks the group. l: a
-  // lock of mu, held on entry and on return.
-  void execute(Task& t, std::unique_lock<std::mutex>& l);
-  void shutdown() {
+  void join_p2p() {
     std::vector<P2PThread> p2p;
     {
-      std::lock_guard<std::mutex> l(mu);
-      stop = true;
-      p2p.swap(p2p_threads);
+      std::lock_guard<std::mutex> l(p2p_mu_);
+      p2p.swap(p2p_threads_);
     }
-    queue_cv.notify_all();
-    if (worker.joinable()) worker.join();
     for (P2PThread& t : p2p) t.thread.join();
   }
-};
 
-class GlooWork final : public Work::Impl {
- public:
-  GlooWork(std::string op, std::shared_ptr<GroupState> st) : Impl(std::move(op)), st_(std::move(st)) {}
-  bool is_completed() override {
-    std::lock_guard<std::mutex> l(st_->mu);
-    if (done_ && !error_.empty()) throw DistributedError(error_);
-    return done_;
+ protected:
+  // Gloo's exceptions: a timeout (its wording starts "Timed out") or an I/O error (a peer gone).
+  std::string transport_error(const char* op, const std::exception& e, Clock::duration elapsed) const override {
+    std::string m = gloo_message(e);
+    if (m.rfind("Timed out", 0) == 0 || elapsed >= timeout) return timed_out(op);
+    return fatal(op, m);
   }
-  // Gloo bounds every call by the timeout; the wait here is only a guard against a call that
-  // overruns it by far (the group is then unusable).
-  void wait() override {
-    std::unique_lock<std::mutex> l(st_->mu);
-    while (!done_) {
-      st_->done_cv.wait_for(l, std::chrono::milliseconds(200));
-      if (done_) break;
-      if (st_->running && st_->running->work.get() == this &&
-          Clock::now() - st_->started > st_->timeout + std::chrono::seconds(30)) {
-        std::string msg =
-            ::wick::detail::message(op().c_str(), "timed out after ", st_->timeout.count(), " ms (",
-                                    st_->where(), "); the process group can no longer be used");
-        st_->fail(msg);
-        throw DistributedError(msg);
-      }
-    }
-    if (!error_.empty()) throw DistributedError(error_);
-  }
-  void finish(std::string error) {  // under st_->mu
-    done_ = true;
-    error_ = std::move(error);
-  }
-  std::vector<Tensor> keep;  // inputs in flight
 
  private:
-  std::shared_ptr<GroupState> st_;
-  bool done_ = false;
-  std::string error_;
+  struct P2PThread {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::mutex p2p_mu_;
+  std::vector<P2PThread> p2p_threads_;
 };
-
-void GroupState::run() {
-  for (;;) {
-    std::unique_lock<std::mutex> l(mu);
-    queue_cv.wait(l, [&] { return stop || !queue.empty(); });
-    if (queue.empty()) return;
-    Task t = std::move(queue.front());
-    queue.pop_front();
-    running = &t;
-    started = Clock::now();
-    execute(t, l);
-    running = nullptr;
-  }
-}
-
-void GroupState::execute(Task& t, std::unique_lock<std::mutex>& l) {
-  const char* op = t.work->op().c_str();
-  std::string error;
-  if (broken) {
-    error = ::wick::detail::message(op, "the process group can no longer be used (", where(),
-                                    "): ", broken_reason);
-  } else {
-    l.unlock();
-    auto start = Clock::now();
-    try {
-      t.fn();
-    } catch (const Error& e) {
-      error = e.what();
-    } catch (const std::exception& e) {
-      // Gloo's exceptions: a timeout (its wording starts "Timed out") or an I/O error (a peer gone).
-      std::string m = gloo_message(e);
-      if (m.rfind("Timed out", 0) == 0 || Clock::now() - start >= timeout)
-        error = ::wick::detail::message(op, "timed out after ", timeout.count(), " ms (", where(),
-                                        "); the process group can no longer be used");
-      else
-        error = ::wick::detail::message(op, m, " (", where(), "); the process group can no longer be used");
-    }
-    l.lock();
-    if (!error.empty()) fail(error);
-  }
-  t.work->finish(std::move(error));
-  t.fn = nullptr;
-  done_cv.notify_all();
-}
 
 // Point-to-point slots: a prefix above those of Gloo's collectives, then the tag.
 constexpr uint64_t kP2PSlot = uint64_t(0x7f) << 56;
 
-class GlooProcessGroup final : public BackendGroup {
+class GlooProcessGroup final : public CpuGroup<GlooState> {
  public:
-  explicit GlooProcessGroup(std::shared_ptr<GroupState> st)
-      : BackendGroup(Device(kCPU)), st_(std::move(st)) {}
-  ~GlooProcessGroup() override { st_->shutdown(); }
+  explicit GlooProcessGroup(std::shared_ptr<GlooState> st) : CpuGroup("gloo", std::move(st)) {}
+  ~GlooProcessGroup() override {
+    st_->shutdown();
+    st_->join_p2p();
+  }
 
-  std::string backend() const override { return "gloo"; }
-  int rank() const override { return st_->rank; }
-  int size() const override { return st_->size; }
-  std::chrono::milliseconds timeout() const override { return st_->timeout; }
-
-  Work all_reduce(Tensor& tensor, ReduceOp op) override {
-    const char* name = "all_reduce";
-    check_tensor(tensor, name, "tensor");
-    check_reduce_op(op, tensor.dtype(), name);
-    Tensor t = tensor;
-    int world = size();
-    return enqueue(name, {t}, {t}, [=, s = st_.get()] {
+ protected:
+  std::function<void()> all_reduce_fn(Tensor t, ReduceOp op) override {
+    return [=, s = st_.get(), world = size()] {
+      const char* name = "all_reduce";
+      const uint32_t tag = s->tag_for({1, int64_t(t.dtype()), t.numel(), int64_t(op)});
       if (t.numel() == 0) return;
       with_reduction(t.dtype(), op, name, [&]<class T, int K>() {
         gloo::AllreduceOptions o(s->context);
         o.setOutput(static_cast<T*>(t.data_ptr()), size_t(t.numel()));
         o.setReduceFunction(&reduce_into<T, K>);
-        o.setTag(s->next_tag++);
+        o.setTag(tag);
         gloo::allreduce(o);
       });
-      if (op == ReduceOp::AVG) divide(t.data_ptr(), t.numel(), t.dtype(), world);
-    });
+      if (op == ReduceOp::AVG) divide_by(t.data_ptr(), t.numel(), t.dtype(), world, name);
+    };
   }
 
-  Work broadcast(Tensor& tensor, int src) override {
-    const char* name = "broadcast";
-    check_tensor(tensor, name, "tensor");
-    check_rank(src, name, "src");
-    Tensor t = tensor;
-    return enqueue(name, {t}, {t}, [=, s = st_.get()] {
+  std::function<void()> broadcast_fn(Tensor t, int src) override {
+    return [=, s = st_.get()] {
+      const uint32_t tag = s->tag_for({2, int64_t(t.dtype()), t.numel(), src});
       if (t.numel() == 0) return;
       gloo::BroadcastOptions o(s->context);
       o.setRoot(src);
       o.setOutput(static_cast<uint8_t*>(t.data_ptr()), size_t(t.nbytes()));
-      o.setTag(s->next_tag++);
+      o.setTag(tag);
       gloo::broadcast(o);
-    });
+    };
   }
 
-  Work reduce(Tensor& tensor, int dst, ReduceOp op) override {
-    const char* name = "reduce";
-    check_tensor(tensor, name, "tensor");
-    check_rank(dst, name, "dst");
-    check_reduce_op(op, tensor.dtype(), name);
-    Tensor t = tensor;
-    int world = size(), me = rank();
-    return enqueue(name, {t}, {t}, [=, s = st_.get()] {
+  std::function<void()> reduce_fn(Tensor t, int dst, ReduceOp op) override {
+    return [=, s = st_.get(), world = size(), me = rank()] {
+      const char* name = "reduce";
+      const uint32_t tag = s->tag_for({3, int64_t(t.dtype()), t.numel(), dst, int64_t(op)});
       if (t.numel() == 0) return;
       // Gloo's reduce writes its output on every rank: the others' go to scratch, so that their
       // tensors keep their values, as PyTorch's do.
@@ -407,51 +288,56 @@ class GlooProcessGroup final : public BackendGroup {
           o.setOutput(reinterpret_cast<T*>(scratch.data()), n);
         }
         o.setReduceFunction(&reduce_into<T, K>);
-        o.setTag(s->next_tag++);
+        o.setTag(tag);
         gloo::reduce(o);
       });
-      if (op == ReduceOp::AVG && me == dst) divide(t.data_ptr(), t.numel(), t.dtype(), world);
-    });
+      if (op == ReduceOp::AVG && me == dst) divide_by(t.data_ptr(), t.numel(), t.dtype(), world, name);
+    };
   }
 
-  Work all_gather(std::vector<Tensor>& outputs, const Tensor& input) override {
-    const char* name = "all_gather";
-    check_tensor(input, name, "tensor");
-    check_list(outputs, input, name, "tensor_list");
-    std::vector<Tensor> outs = outputs;
-    Tensor in = input;
-    return enqueue(name, outs, {in}, [=, s = st_.get()] {
+  std::function<void()> all_gather_fn(std::vector<Tensor> outs, Tensor in) override {
+    return [=, s = st_.get()] {
       std::vector<size_t> bytes;
       size_t total = 0;
       for (const Tensor& o : outs) bytes.push_back(size_t(o.nbytes())), total += size_t(o.nbytes());
+      const uint32_t tag = s->tag_for({4, int64_t(in.dtype())}, bytes);
       if (total == 0) return;
       std::vector<uint8_t> buf(total);
       gloo::AllgathervOptions o(s->context);
       o.setInput(static_cast<uint8_t*>(in.data_ptr()), size_t(in.nbytes()));
       o.setOutput(buf.data(), bytes);
-      o.setTag(s->next_tag++);
+      o.setTag(tag);
       gloo::allgatherv(o);
       size_t at = 0;
       for (size_t r = 0; r < outs.size(); ++r) {
         if (bytes[r]) std::memcpy(outs[r].data_ptr(), buf.data() + at, bytes[r]);
         at += bytes[r];
       }
-    });
+    };
   }
 
-  Work reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) override {
+  std::function<void()> reduce_scatter_fn(Tensor out, std::vector<Tensor> ins, ReduceOp op) override {
     const char* name = "reduce_scatter";
-    check_tensor(output, name, "output");
-    check_reduce_op(op, output.dtype(), name);
-    check_list(inputs, output, name, "input_list");
     int64_t total = 0;
-    for (const Tensor& t : inputs) total += t.numel();
+    for (const Tensor& t : ins) total += t.numel();
     // Gloo's reduce-scatter counts elements in int.
     WICK_CHECK(total <= INT32_MAX, ValueError, name, "input_list has more than 2^31-1 elements in all");
-    std::vector<Tensor> ins = inputs;
-    Tensor out = output;
-    int world = size();
-    return enqueue(name, {out}, ins, [=, s = st_.get()] {
+    return [=, s = st_.get(), world = size()] {
+      // Gloo's reduce-scatter takes no tag: the ranks first agree on its counts, dtype and op
+      // (one MAX all-reduce of a hash of them and of its negation: equal everywhere only when
+      // every rank passed the same), since its transport does not survive buffers of other sizes.
+      std::vector<size_t> counts_agreed;
+      for (const Tensor& t : ins) counts_agreed.push_back(size_t(t.numel()));
+      const int64_t h = int64_t(s->tag_for({5, int64_t(out.dtype()), int64_t(op)}, counts_agreed));
+      int64_t agree[2] = {h, -h};
+      gloo::AllreduceOptions a(s->context);
+      a.setOutput(agree, 2);
+      a.setReduceFunction(&reduce_into<int64_t, 3>);
+      a.setTag(s->tag_for({6}));
+      gloo::allreduce(a);
+      if (agree[0] != h || agree[1] != -h)
+        raise<DistributedError>(name, "the ranks passed input_list of different sizes or dtypes, or different ops (",
+                                s->where(), "); the process group can no longer be used");
       if (total == 0) return;
       with_reduction(out.dtype(), op, name, [&]<class T, int K>() {
         auto buf = std::make_unique<T[]>(static_cast<size_t>(total));
@@ -469,65 +355,20 @@ class GlooProcessGroup final : public BackendGroup {
         // This rank's part is at the front of the buffer.
         if (out.numel()) std::memcpy(out.data_ptr(), buf.get(), size_t(out.nbytes()));
       });
-      if (op == ReduceOp::AVG) divide(out.data_ptr(), out.numel(), out.dtype(), world);
-    });
+      if (op == ReduceOp::AVG) divide_by(out.data_ptr(), out.numel(), out.dtype(), world, name);
+    };
   }
 
-  Work barrier() override {
-    st_->check_usable("barrier");
-    return enqueue("barrier", {}, {}, [s = st_.get()] {
+  std::function<void()> barrier_fn() override {
+    return [s = st_.get()] {
       gloo::BarrierOptions o(s->context);
-      o.setTag(s->next_tag++);
+      o.setTag(s->tag_for({7}));
       gloo::barrier(o);
-    });
+    };
   }
 
-  Work send(const Tensor& tensor, int dst, int tag) override {
-    return p2p("send", tensor, dst, tag, "dst", true);
-  }
-  Work recv(Tensor& tensor, int src, int tag) override { return p2p("recv", tensor, src, tag, "src", false); }
-
- private:
-  // The group usable, then the arguments' checks of every backend (internal.h).
-  void check_tensor(const Tensor& t, const char* op, const char* what) {
-    st_->check_usable(op);
-    BackendGroup::check_tensor(t, op, what);
-  }
-
-  // A collective, for the worker; or (p2p) a send's or receive's wait, on a thread of its own.
-  Work enqueue(const char* op, std::vector<Tensor> outputs, std::vector<Tensor> inputs,
-               std::function<void()> fn, bool p2p = false) {
-    auto work = std::make_shared<GlooWork>(op, st_);
-    work->outputs = std::move(outputs);
-    work->keep = std::move(inputs);
-    std::lock_guard<std::mutex> l(st_->mu);
-    if (!p2p) {
-      st_->queue.push_back(Task{std::move(fn), work});
-      st_->queue_cv.notify_all();
-      return Work(work);
-    }
-    // The waits that have ended are joined here.
-    std::erase_if(st_->p2p_threads, [](P2PThread& t) {
-      if (!t.done->load()) return false;
-      t.thread.join();
-      return true;
-    });
-    auto done = std::make_shared<std::atomic<bool>>(false);
-    st_->p2p_threads.push_back(
-        P2PThread{std::thread([s = st_.get(), task = Task{std::move(fn), work}, done]() mutable {
-                    std::unique_lock<std::mutex> tl(s->mu);
-                    s->execute(task, tl);
-                    done->store(true);
-                  }),
-                  done});
-    return Work(work);
-  }
-
-  // Posted at once from this thread; the p2p thread waits for it.
-  Work p2p(const char* op, const Tensor& tensor, int peer, int tag, const char* what, bool is_send) {
-    check_tensor(tensor, op, "tensor");
-    check_rank(peer, op, what, /*not_self=*/true);
-    WICK_CHECK(tag >= 0, ValueError, op, "tag ", tag, " must not be negative");
+  // Posted at once on Gloo's unbound buffer; the wait runs on a thread of its own.
+  Work post(const char* op, const Tensor& tensor, int peer, int tag, bool is_send) override {
     std::vector<Tensor> outputs;
     if (!is_send) outputs = {tensor};
     if (tensor.nbytes() == 0) return completed_work(op, outputs);
@@ -539,23 +380,20 @@ class GlooProcessGroup final : public BackendGroup {
     } catch (const Error&) {
       throw;
     } catch (const std::exception& e) {
-      std::string msg = ::wick::detail::message(op, gloo_message(e), " (", st_->where(),
-                                                "); the process group can no longer be used");
-      std::lock_guard<std::mutex> l(st_->mu);
+      std::string msg = st_->fatal(op, gloo_message(e));
       st_->fail(msg);
       throw DistributedError(msg);
     }
+    auto work = std::make_shared<CpuWork>(op, st_);
+    work->outputs = std::move(outputs);
+    work->keep = {tensor};
     auto timeout = st_->timeout;
-    return enqueue(
-        op, outputs, {tensor},
-        [buf, is_send, timeout] {
-          if (is_send) buf->waitSend(timeout);
-          else buf->waitRecv(timeout);
-        },
-        /*p2p_lane=*/true);
+    st_->run_beside(work, [buf, is_send, timeout] {
+      if (is_send) buf->waitSend(timeout);
+      else buf->waitRecv(timeout);
+    });
+    return Work(work);
   }
-
-  std::shared_ptr<GroupState> st_;
 };
 
 // The address this process's Gloo device listens on: the interface GLOO_SOCKET_IFNAME names (as
@@ -630,7 +468,7 @@ RankInfo store_over_mpi(const RankInfo& info, const InitOptions& options) {
 
 std::shared_ptr<ProcessGroup> make_gloo_group(const RankInfo& info, const InitOptions& options) {
   const char* op = "init_process_group";
-  auto st = std::make_shared<GroupState>();
+  auto st = std::make_shared<GlooState>();
   st->rank = info.rank;
   st->size = info.world_size;
   st->timeout = options.timeout;
@@ -681,7 +519,7 @@ std::shared_ptr<ProcessGroup> make_gloo_group(const RankInfo& info, const InitOp
     barrier("the barrier after closing the TCP store");
   }
   st->context = std::move(context);
-  st->worker = std::thread([s = st.get()] { s->run(); });
+  st->start();
   return std::make_shared<GlooProcessGroup>(st);
 }
 

@@ -1,7 +1,7 @@
 // The "mpi" backend: CPU tensors over Open MPI (docs/design.md, section 12).
 //
-// Each group owns a communicator of its own and one worker thread that runs the group's
-// collectives in call order with MPI's blocking calls; Work::wait waits for the worker with the
+// Each group owns a communicator of its own and one worker thread (cpu_worker.h) that runs the
+// group's collectives in call order with MPI's blocking calls; Work::wait waits for the worker with the
 // group's timeout. A collective that does not finish in time leaves the worker stuck inside MPI:
 // the group is then marked broken (every later call raises at once), the worker is never joined,
 // and MPI is not finalized at exit. Point-to-point sends and receives are posted at once from the
@@ -10,14 +10,13 @@
 //
 // float16 and bfloat16 reduce through MPI operations of wick's own that do each step's
 // arithmetic in float and round back to 16 bits, as a reduction on 16-bit values does.
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <functional>
 #include <thread>
 #include <type_traits>
 
+#include "distributed/cpu_worker.h"
 #include "distributed/internal.h"
 #include "distributed/mpi_runtime.h"
 #include "distributed/store.h"
@@ -42,7 +41,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-class GroupState;
+class MpiState;
 
 // Process-wide MPI state; never destroyed (it is used at exit).
 struct Runtime {
@@ -50,7 +49,7 @@ struct Runtime {
   bool initialized_by_us = false;
   bool multiple = true;
   std::mutex call_mu;
-  std::vector<std::weak_ptr<GroupState>> groups;
+  std::vector<std::weak_ptr<MpiState>> groups;
   int stuck_workers = 0;
   MPI_Datatype half_type = MPI_DATATYPE_NULL;
   MPI_Op half_ops[2][4] = {};  // [float16, bfloat16][SUM, PRODUCT, MIN, MAX]
@@ -118,21 +117,6 @@ void half_op(void* in, void* inout, int* len, MPI_Datatype*) {
   }
 }
 
-int op_index(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::SUM:
-    case ReduceOp::AVG:
-      return 0;
-    case ReduceOp::PRODUCT:
-      return 1;
-    case ReduceOp::MIN:
-      return 2;
-    case ReduceOp::MAX:
-      return 3;
-  }
-  return 0;
-}
-
 void ensure_half_types() {
   Runtime& r = rt();
   std::lock_guard<std::mutex> lock(r.mu);
@@ -176,7 +160,7 @@ MPI_Datatype mpi_type(Dtype t) {
 MPI_Op mpi_op(ReduceOp op, Dtype t) {
   if (t == kFloat16 || t == kBFloat16) {
     ensure_half_types();
-    return rt().half_ops[t == kBFloat16][op_index(op)];
+    return rt().half_ops[t == kBFloat16][reduce_op_index(op)];
   }
   if (t == kBool) return op == ReduceOp::SUM || op == ReduceOp::MAX ? MPI_MAX : MPI_MIN;
   switch (op) {
@@ -193,133 +177,32 @@ MPI_Op mpi_op(ReduceOp op, Dtype t) {
   return MPI_SUM;
 }
 
-// data /= n over count elements of a floating dtype.
-void divide(void* data, int64_t count, Dtype t, int n) {
-  WICK_DISPATCH_FLOATING(t, "all_reduce", [&]<class T>() {
-    T* p = static_cast<T*>(data);
-    for (int64_t i = 0; i < count; ++i) {
-      if constexpr (std::is_floating_point_v<T>) p[i] = p[i] / T(n);
-      else p[i] = T(float(p[i]) / float(n));
-    }
-  });
-}
-
 // MPI counts are int: big buffers go in pieces.
 constexpr int64_t kChunk = int64_t(1) << 30;
 
-// ---- one group's state, shared by the group, its Works and its worker
+// ---- one group's state: the worker (cpu_worker.h) with the group's communicator
 
-struct Task {
-  std::function<void()> fn;
-  std::shared_ptr<class MpiWork> work;
-};
-
-class GroupState {
+class MpiState final : public CpuWorker {
  public:
-  std::mutex mu;
-  std::condition_variable queue_cv, done_cv;
-  std::deque<Task> queue;
-  bool stop = false, busy = false, broken = false, shut = false;
-  std::string broken_reason;
+  MpiState() : CpuWorker("mpi", /*bounded=*/false) {}
   MPI_Comm comm = MPI_COMM_NULL;
-  int rank = 0, size = 1;
-  std::chrono::milliseconds timeout{};
-  std::thread worker;
-
-  void check_usable(const char* op) {
-    std::lock_guard<std::mutex> l(mu);
-    if (broken)
-      raise<DistributedError>(op, "the process group can no longer be used (rank ", rank, " of ", size,
-                              ", mpi): ", broken_reason);
-  }
-  void run();
-  // Stops the worker and frees the communicator, unless the worker is stuck in MPI. at_exit:
-  // called by finalize_at_exit. Returns false when the worker is stuck.
-  bool shutdown();
+  // Stops the worker and frees the communicator, unless the worker is stuck in MPI (then
+  // false).
+  bool release();
 };
 
-class MpiWork final : public Work::Impl {
- public:
-  MpiWork(std::string op, std::shared_ptr<GroupState> st) : Impl(std::move(op)), st_(std::move(st)) {}
-  bool is_completed() override {
-    std::lock_guard<std::mutex> l(st_->mu);
-    if (done_ && !error_.empty()) throw DistributedError(error_);
-    return done_;
-  }
-  void wait() override {
-    std::unique_lock<std::mutex> l(st_->mu);
-    if (!st_->done_cv.wait_for(l, st_->timeout, [&] { return done_; })) {
-      std::string msg = ::wick::detail::message(op().c_str(), "timed out after ", st_->timeout.count(),
-                                                " ms (rank ", st_->rank, " of ", st_->size,
-                                                ", mpi); the process group can no longer be used");
-      if (!st_->broken) {
-        st_->broken = true;
-        st_->broken_reason = msg;
-      }
-      throw DistributedError(msg);
+bool MpiState::release() {
+  switch (shutdown()) {
+    case Stopped::kBefore:
+      return !busy();
+    case Stopped::kDetached: {
+      std::lock_guard<std::mutex> rl(rt().mu);
+      ++rt().stuck_workers;
+      return false;
     }
-    if (!error_.empty()) throw DistributedError(error_);
+    case Stopped::kJoined:
+      break;
   }
-  void finish(std::string error) {  // under st_->mu
-    done_ = true;
-    error_ = std::move(error);
-  }
-  std::vector<Tensor> keep;  // inputs in flight
-
- private:
-  std::shared_ptr<GroupState> st_;
-  bool done_ = false;
-  std::string error_;
-};
-
-void GroupState::run() {
-  for (;;) {
-    std::unique_lock<std::mutex> l(mu);
-    queue_cv.wait(l, [&] { return stop || !queue.empty(); });
-    if (queue.empty()) return;
-    Task t = std::move(queue.front());
-    queue.pop_front();
-    std::string error;
-    if (broken) {
-      error = ::wick::detail::message(t.work->op().c_str(), "the process group can no longer be used (rank ",
-                                      rank, " of ", size, ", mpi): ", broken_reason);
-    } else {
-      busy = true;
-      l.unlock();
-      try {
-        t.fn();
-      } catch (const std::exception& e) {
-        error = e.what();
-      }
-      l.lock();
-      busy = false;
-      if (!error.empty() && !broken) {
-        broken = true;
-        broken_reason = error;
-      }
-    }
-    t.work->finish(std::move(error));
-    t.fn = nullptr;
-    done_cv.notify_all();
-  }
-}
-
-bool GroupState::shutdown() {
-  std::unique_lock<std::mutex> l(mu);
-  if (shut) return !busy;
-  shut = true;
-  // A broken group's worker may still come back (the peers may yet join the collective).
-  if (broken) done_cv.wait_for(l, std::chrono::seconds(1), [&] { return !busy && queue.empty(); });
-  stop = true;
-  queue_cv.notify_all();
-  if (busy || !queue.empty()) {
-    worker.detach();
-    std::lock_guard<std::mutex> rl(rt().mu);
-    ++rt().stuck_workers;
-    return false;
-  }
-  l.unlock();
-  if (worker.joinable()) worker.join();
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized && comm != MPI_COMM_NULL) {
@@ -331,14 +214,14 @@ bool GroupState::shutdown() {
 
 void finalize_at_exit() {
   Runtime& r = rt();
-  std::vector<std::shared_ptr<GroupState>> live;
+  std::vector<std::shared_ptr<MpiState>> live;
   {
     std::lock_guard<std::mutex> l(r.mu);
     for (auto& w : r.groups)
       if (auto s = w.lock()) live.push_back(std::move(s));
   }
   bool stuck = false;
-  for (auto& s : live) stuck |= !s->shutdown();
+  for (auto& s : live) stuck |= !s->release();
   std::lock_guard<std::mutex> l(r.mu);
   int finalized = 0;
   MPI_Finalized(&finalized);
@@ -348,7 +231,7 @@ void finalize_at_exit() {
 // Point-to-point: requests posted at once, completed by polling MPI_Testall.
 class P2PWork final : public Work::Impl {
  public:
-  P2PWork(std::string op, std::shared_ptr<GroupState> st) : Impl(std::move(op)), st_(std::move(st)) {}
+  P2PWork(std::string op, std::shared_ptr<MpiState> st) : Impl(std::move(op)), st_(std::move(st)) {}
   bool is_completed() override {
     if (done_) return true;
     int flag = 0;
@@ -363,14 +246,8 @@ class P2PWork final : public Work::Impl {
     auto deadline = Clock::now() + st_->timeout;
     while (!is_completed()) {
       if (Clock::now() > deadline) {
-        std::string msg = ::wick::detail::message(op().c_str(), "timed out after ", st_->timeout.count(),
-                                                  " ms (rank ", st_->rank, " of ", st_->size,
-                                                  ", mpi); the process group can no longer be used");
-        std::lock_guard<std::mutex> l(st_->mu);
-        if (!st_->broken) {
-          st_->broken = true;
-          st_->broken_reason = msg;
-        }
+        std::string msg = st_->timed_out(op().c_str());
+        st_->fail(msg);
         throw DistributedError(msg);
       }
       std::this_thread::sleep_for(std::chrono::microseconds(100));
@@ -382,47 +259,32 @@ class P2PWork final : public Work::Impl {
  private:
   void check(int rc) {
     if (rc == MPI_SUCCESS) return;
-    std::string ctx = "rank " + std::to_string(st_->rank) + " of " + std::to_string(st_->size) + ", mpi";
     try {
-      mpi_check(rc, op().c_str(), ctx);
+      mpi_check(rc, op().c_str(), st_->where());
     } catch (const DistributedError& e) {
-      std::lock_guard<std::mutex> l(st_->mu);
-      if (!st_->broken) {
-        st_->broken = true;
-        st_->broken_reason = e.what();
-      }
+      st_->fail(e.what());
       throw;
     }
   }
-  std::shared_ptr<GroupState> st_;
+  std::shared_ptr<MpiState> st_;
   bool done_ = false;
 };
 
 // ---- the group
 
-void call_on(GroupState* s, int rc, const char* op) {
-  if (rc != MPI_SUCCESS)
-    mpi_check(rc, op, "rank " + std::to_string(s->rank) + " of " + std::to_string(s->size) + ", mpi");
+void call_on(MpiState* s, int rc, const char* op) {
+  if (rc != MPI_SUCCESS) mpi_check(rc, op, s->where());
 }
 
-class MpiProcessGroup final : public BackendGroup {
+class MpiProcessGroup final : public CpuGroup<MpiState> {
  public:
-  // Takes comm (rank and size from it); starts the worker.
-  MpiProcessGroup(std::shared_ptr<GroupState> st) : BackendGroup(Device(kCPU)), st_(std::move(st)) {}
-  ~MpiProcessGroup() override { st_->shutdown(); }
+  explicit MpiProcessGroup(std::shared_ptr<MpiState> st) : CpuGroup("mpi", std::move(st)) {}
+  ~MpiProcessGroup() override { st_->release(); }
 
-  std::string backend() const override { return "mpi"; }
-  int rank() const override { return st_->rank; }
-  int size() const override { return st_->size; }
-  std::chrono::milliseconds timeout() const override { return st_->timeout; }
-
-  Work all_reduce(Tensor& tensor, ReduceOp op) override {
-    const char* name = "all_reduce";
-    check_tensor(tensor, name, "tensor");
-    check_reduce_op(op, tensor.dtype(), name);
-    Tensor t = tensor;
-    int world = size();
-    return enqueue(name, {t}, {t}, [=, s = st_.get()] {
+ protected:
+  std::function<void()> all_reduce_fn(Tensor t, ReduceOp op) override {
+    return [=, s = st_.get(), world = size()] {
+      const char* name = "all_reduce";
       MPI_Datatype type = mpi_type(t.dtype());
       MPI_Op mop = mpi_op(op, t.dtype());
       char* p = static_cast<char*>(t.data_ptr());
@@ -431,33 +293,24 @@ class MpiProcessGroup final : public BackendGroup {
         int n = int(std::min(kChunk, t.numel() - off));
         call_on(s, MPI_Allreduce(MPI_IN_PLACE, p + off * es, n, type, mop, s->comm), name);
       }
-      if (op == ReduceOp::AVG) divide(p, t.numel(), t.dtype(), world);
-    });
+      if (op == ReduceOp::AVG) divide_by(p, t.numel(), t.dtype(), world, name);
+    };
   }
 
-  Work broadcast(Tensor& tensor, int src) override {
-    const char* name = "broadcast";
-    check_tensor(tensor, name, "tensor");
-    check_rank(src, name, "src");
-    Tensor t = tensor;
-    return enqueue(name, {t}, {t}, [=, s = st_.get()] {
+  std::function<void()> broadcast_fn(Tensor t, int src) override {
+    return [=, s = st_.get()] {
       char* p = static_cast<char*>(t.data_ptr());
       int64_t es = t.element_size();
       for (int64_t off = 0; off < t.numel(); off += kChunk) {
         int n = int(std::min(kChunk, t.numel() - off));
-        call_on(s, MPI_Bcast(p + off * es, n, mpi_type(t.dtype()), src, s->comm), name);
+        call_on(s, MPI_Bcast(p + off * es, n, mpi_type(t.dtype()), src, s->comm), "broadcast");
       }
-    });
+    };
   }
 
-  Work reduce(Tensor& tensor, int dst, ReduceOp op) override {
-    const char* name = "reduce";
-    check_tensor(tensor, name, "tensor");
-    check_rank(dst, name, "dst");
-    check_reduce_op(op, tensor.dtype(), name);
-    Tensor t = tensor;
-    int world = size(), me = rank();
-    return enqueue(name, {t}, {t}, [=, s = st_.get()] {
+  std::function<void()> reduce_fn(Tensor t, int dst, ReduceOp op) override {
+    return [=, s = st_.get(), world = size(), me = rank()] {
+      const char* name = "reduce";
       MPI_Datatype type = mpi_type(t.dtype());
       MPI_Op mop = mpi_op(op, t.dtype());
       char* p = static_cast<char*>(t.data_ptr());
@@ -469,19 +322,15 @@ class MpiProcessGroup final : public BackendGroup {
                 MPI_Reduce(me == dst ? MPI_IN_PLACE : q, me == dst ? q : nullptr, n, type, mop, dst, s->comm),
                 name);
       }
-      if (op == ReduceOp::AVG && me == dst) divide(p, t.numel(), t.dtype(), world);
-    });
+      if (op == ReduceOp::AVG && me == dst) divide_by(p, t.numel(), t.dtype(), world, name);
+    };
   }
 
-  Work all_gather(std::vector<Tensor>& outputs, const Tensor& input) override {
+  std::function<void()> all_gather_fn(std::vector<Tensor> outs, Tensor in) override {
     const char* name = "all_gather";
-    check_tensor(input, name, "tensor");
-    check_list(outputs, input, name, "tensor_list");
-    check_counts(outputs, name, "tensor_list");
-    std::vector<Tensor> outs = outputs;
-    Tensor in = input;
-    return enqueue(name, outs, {in}, [=, s = st_.get()] {
-      auto [counts, displs, total] = layout(outs);
+    check_counts(outs, name, "tensor_list");
+    return [=, s = st_.get()] {
+      auto [counts, displs, total] = layout(outs, name);
       int64_t es = in.element_size();
       std::vector<char> buf(size_t(total * es));
       MPI_Datatype type = mpi_type(in.dtype());
@@ -491,20 +340,14 @@ class MpiProcessGroup final : public BackendGroup {
               name);
       for (size_t r = 0; r < outs.size(); ++r)
         if (counts[r]) std::memcpy(outs[r].data_ptr(), buf.data() + displs[r] * es, size_t(counts[r] * es));
-    });
+    };
   }
 
-  Work reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) override {
+  std::function<void()> reduce_scatter_fn(Tensor out, std::vector<Tensor> ins, ReduceOp op) override {
     const char* name = "reduce_scatter";
-    check_tensor(output, name, "output");
-    check_reduce_op(op, output.dtype(), name);
-    check_list(inputs, output, name, "input_list");
-    check_counts(inputs, name, "input_list");
-    std::vector<Tensor> ins = inputs;
-    Tensor out = output;
-    int world = size();
-    return enqueue(name, {out}, ins, [=, s = st_.get()] {
-      auto [counts, displs, total] = layout(ins);
+    check_counts(ins, name, "input_list");
+    return [=, s = st_.get(), world = size()] {
+      auto [counts, displs, total] = layout(ins, name);
       int64_t es = out.element_size();
       std::vector<char> buf(size_t(total * es));
       for (size_t r = 0; r < ins.size(); ++r)
@@ -513,66 +356,16 @@ class MpiProcessGroup final : public BackendGroup {
               MPI_Reduce_scatter(buf.data(), out.data_ptr(), counts.data(), mpi_type(out.dtype()),
                                  mpi_op(op, out.dtype()), s->comm),
               name);
-      if (op == ReduceOp::AVG) divide(out.data_ptr(), out.numel(), out.dtype(), world);
-    });
+      if (op == ReduceOp::AVG) divide_by(out.data_ptr(), out.numel(), out.dtype(), world, name);
+    };
   }
 
-  Work barrier() override {
-    st_->check_usable("barrier");
-    return enqueue("barrier", {}, {}, [s = st_.get()] { call_on(s, MPI_Barrier(s->comm), "barrier"); });
+  std::function<void()> barrier_fn() override {
+    return [s = st_.get()] { call_on(s, MPI_Barrier(s->comm), "barrier"); };
   }
 
-  Work send(const Tensor& tensor, int dst, int tag) override {
-    return p2p("send", tensor, dst, tag, "dst", true);
-  }
-  Work recv(Tensor& tensor, int src, int tag) override { return p2p("recv", tensor, src, tag, "src", false); }
-
- private:
-  void call(int rc, const char* op) { call_on(st_.get(), rc, op); }
-
-  // The group usable, then the arguments' checks of every backend (internal.h).
-  void check_tensor(const Tensor& t, const char* op, const char* what) {
-    st_->check_usable(op);
-    BackendGroup::check_tensor(t, op, what);
-  }
-  // MPI counts elements in int.
-  static void check_counts(const std::vector<Tensor>& list, const char* op, const char* what) {
-    for (size_t r = 0; r < list.size(); ++r)
-      WICK_CHECK(list[r].numel() <= INT32_MAX, ValueError, op, what, "[", r, "] has more than 2^31-1 elements");
-  }
-
-  struct Layout {
-    std::vector<int> counts, displs;
-    int64_t total;
-  };
-  static Layout layout(const std::vector<Tensor>& list) {
-    Layout l{{}, {}, 0};
-    for (const Tensor& t : list) {
-      WICK_CHECK(l.total <= INT32_MAX, ValueError, "all_gather", "more than 2^31-1 elements in all");
-      l.counts.push_back(int(t.numel()));
-      l.displs.push_back(int(l.total));
-      l.total += t.numel();
-    }
-    return l;
-  }
-
-  Work enqueue(const char* op, std::vector<Tensor> outputs, std::vector<Tensor> inputs,
-               std::function<void()> fn) {
-    auto work = std::make_shared<MpiWork>(op, st_);
-    work->outputs = std::move(outputs);
-    work->keep = std::move(inputs);
-    {
-      std::lock_guard<std::mutex> l(st_->mu);
-      st_->queue.push_back(Task{std::move(fn), work});
-    }
-    st_->queue_cv.notify_one();
-    return Work(work);
-  }
-
-  Work p2p(const char* op, const Tensor& tensor, int peer, int tag, const char* what, bool is_send) {
-    check_tensor(tensor, op, "tensor");
-    check_rank(peer, op, what, /*not_self=*/true);
-    WICK_CHECK(tag >= 0, ValueError, op, "tag ", tag, " must not be negative");
+  // MPI_Isend / MPI_Irecv at once; the Work polls them.
+  Work post(const char* op, const Tensor& tensor, int peer, int tag, bool is_send) override {
     auto work = std::make_shared<P2PWork>(op, st_);
     work->keep = tensor;
     if (!is_send) work->outputs = {tensor};
@@ -584,21 +377,43 @@ class MpiProcessGroup final : public BackendGroup {
       MPI_Request req;
       int rc = is_send ? MPI_Isend(p + off, n, MPI_BYTE, peer, tag, st_->comm, &req)
                        : MPI_Irecv(p + off, n, MPI_BYTE, peer, tag, st_->comm, &req);
-      call(rc, op);
+      call_on(st_.get(), rc, op);
       work->reqs.push_back(req);
       if (nbytes == 0) break;
     }
     return Work(work);
   }
 
-  std::shared_ptr<GroupState> st_;
+ private:
+  // MPI counts elements in int.
+  static void check_counts(const std::vector<Tensor>& list, const char* op, const char* what) {
+    for (size_t r = 0; r < list.size(); ++r)
+      WICK_CHECK(list[r].numel() <= INT32_MAX, ValueError, op, what, "[", r, "] has more than 2^31-1 elements");
+  }
+
+  struct Layout {
+    std::vector<int> counts, displs;
+    int64_t total;
+  };
+  static Layout layout(const std::vector<Tensor>& list, const char* op) {
+    Layout l{{}, {}, 0};
+    for (const Tensor& t : list) {
+      WICK_CHECK(l.total <= INT32_MAX, ValueError, op, "more than 2^31-1 elements in all");
+      l.counts.push_back(int(t.numel()));
+      l.displs.push_back(int(l.total));
+      l.total += t.numel();
+    }
+    return l;
+  }
 };
 
-// Makes the group's state around comm and starts its worker.
-std::shared_ptr<GroupState> new_state(std::chrono::milliseconds timeout) {
-  auto st = std::make_shared<GroupState>();
+// Makes a group's state and starts its worker.
+std::shared_ptr<MpiState> new_state(const RankInfo& info, std::chrono::milliseconds timeout) {
+  auto st = std::make_shared<MpiState>();
+  st->rank = info.rank;
+  st->size = info.world_size;
   st->timeout = timeout;
-  st->worker = std::thread([st] { st->run(); });  // the worker keeps the state alive
+  st->start();
   std::lock_guard<std::mutex> l(rt().mu);
   std::erase_if(rt().groups, [](auto& w) { return w.expired(); });
   rt().groups.push_back(st);
@@ -608,14 +423,8 @@ std::shared_ptr<GroupState> new_state(std::chrono::milliseconds timeout) {
 // Runs fn on the state's worker and waits for it with the timeout (DistributedError naming
 // init_process_group, and a broken state, when it does not finish).
 // awaited: what a timeout waited for, for its message.
-void run_on_worker(const std::shared_ptr<GroupState>& st, std::function<void()> fn,
-                   const std::string& awaited) {
-  auto work = std::make_shared<MpiWork>("init_process_group", st);
-  {
-    std::lock_guard<std::mutex> l(st->mu);
-    st->queue.push_back(Task{std::move(fn), work});
-  }
-  st->queue_cv.notify_one();
+void run_on_worker(const std::shared_ptr<MpiState>& st, std::function<void()> fn, const std::string& awaited) {
+  auto work = st->enqueue("init_process_group", {}, {}, std::move(fn));
   try {
     work->wait();
   } catch (const DistributedError& e) {
@@ -630,15 +439,12 @@ void run_on_worker(const std::shared_ptr<GroupState>& st, std::function<void()> 
 std::shared_ptr<ProcessGroup> make_mpi_group(const RankInfo& info, const InitOptions& options) {
   const char* op = "init_process_group";
   mpi_ensure_initialized(op);
-  auto st = new_state(options.timeout);
-  std::string where =
-      "rank " + std::to_string(info.rank) + " of " + std::to_string(info.world_size) + ", mpi";
-  st->rank = info.rank;
-  st->size = info.world_size;
+  auto st = new_state(info, options.timeout);
+  std::string where = st->where();
   // The group owns its state from here: a failure below shuts the worker down (or leaves it
   // detached when it is stuck in MPI).
   auto group = std::make_shared<MpiProcessGroup>(st);
-  GroupState* s = st.get();
+  MpiState* s = st.get();
   if (info.launched_by_mpirun || info.world_size == 1) {
     MPI_Comm base = info.launched_by_mpirun ? MPI_COMM_WORLD : MPI_COMM_SELF;
     int base_rank = 0, base_size = 1;

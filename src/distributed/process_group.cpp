@@ -136,6 +136,20 @@ std::shared_ptr<ProcessGroup> pick(const std::shared_ptr<ProcessGroup>& group, c
   return group ? group : require_default(op);
 }
 
+enum class Check { kOff, kSampled, kEvery };
+
+// WICK_DISTRIBUTED_DEBUG, in any case: unset, empty or INFO (the sampled check), 1 or DETAIL
+// (every call), OFF or 0 (none); ValueError naming op for anything else.
+Check check_from_env(const char* op) {
+  const char* v = std::getenv("WICK_DISTRIBUTED_DEBUG");
+  std::string s = v ? v : "";
+  for (char& c : s) c = char(std::toupper(static_cast<unsigned char>(c)));
+  if (s.empty() || s == "INFO") return Check::kSampled;
+  if (s == "1" || s == "DETAIL") return Check::kEvery;
+  if (s == "0" || s == "OFF") return Check::kOff;
+  raise<ValueError>(op, "WICK_DISTRIBUTED_DEBUG must be OFF, INFO or DETAIL (or 0 or 1), got '", v, "'");
+}
+
 Work finish(Work w, bool async_op) {
   if (!async_op) w.wait();
   return w;
@@ -172,6 +186,7 @@ void init_process_group(const std::string& backend_name, const InitOptions& opti
              backend_name, "' (expected \"gloo\", \"mpi\" or \"nccl\")");
   WICK_CHECK(options.timeout.count() > 0, ValueError, op, "the timeout must be positive, got ",
              options.timeout.count(), " ms");
+  const Check check = check_from_env(op);
   detail::RankInfo info = detail::resolve_rank_info(options);
   // A peer that dies leaves its sockets closed; a write to one (Open MPI's transports between
   // processes not started by mpirun write without MSG_NOSIGNAL) would end this process by
@@ -194,8 +209,13 @@ void init_process_group(const std::string& backend_name, const InitOptions& opti
     group = detail::make_nccl_group(info, options, *bootstrap);
     check_device = options.device.value_or(Device(kCUDA, info.local_rank));
   }
-  const char* debug = std::getenv("WICK_DISTRIBUTED_DEBUG");
-  if (debug && std::string(debug) == "1") group = detail::make_checked_group(std::move(group), check_device);
+  // The cross-rank check of the collectives (distributed/checked_group.h): sampled by default
+  // (when there are other ranks), every call under WICK_DISTRIBUTED_DEBUG=1 (or DETAIL), none
+  // under OFF (or 0).
+  if (check == Check::kEvery || (check == Check::kSampled && info.world_size > 1))
+    group = detail::make_checked_group(std::move(group), check_device,
+                                       check == Check::kEvery ? detail::CheckMode::kEvery
+                                                              : detail::CheckMode::kSampled);
   d.group = std::move(group);
   d.bootstrap = std::move(bootstrap);
   d.local_rank = info.local_rank;

@@ -1,6 +1,7 @@
 // The pieces of wick::distributed that run in one process: rank discovery from options and
 // environment, the TCP store, the store's bootstrap (ranks as threads), the free functions
-// before init_process_group, and the gloo backend's groups with ranks as threads.
+// before init_process_group, and the gloo backend's groups with ranks as threads (with
+// collectives whose arguments differ across ranks).
 // (Collectives among processes: tests/distributed, under mpirun and wick-launch.)
 #include <cstdlib>
 #include <future>
@@ -16,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "distributed/checked_group.h"
 #include "distributed/internal.h"
 #include "distributed/store.h"
 #include "wick/distributed.h"
@@ -53,7 +55,8 @@ class ScopedEnv {
                                            "MASTER_PORT",
                                            "SLURM_PROCID",
                                            "SLURM_NTASKS",
-                                           "SLURM_LOCALID"};
+                                           "SLURM_LOCALID",
+                                           "WICK_DISTRIBUTED_DEBUG"};
   std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
 };
 
@@ -80,6 +83,16 @@ std::string error_of(F f) {
 }
 
 bool starts_with(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
+
+// Rank r of world ranks on this host, meeting through the TCP store at 127.0.0.1:port.
+dist::detail::RankInfo local_rank(int r, int world, int port) {
+  dist::detail::RankInfo info;
+  info.rank = r;
+  info.world_size = world;
+  info.master_addr = "127.0.0.1";
+  info.master_port = port;
+  return info;
+}
 
 TEST(DistributedEnv, NothingIsOneProcess) {
   ScopedEnv env({});
@@ -240,11 +253,7 @@ TEST(DistributedStore, WaitsAreBoundedByTheTimeout) {
 TEST(DistributedStore, BootstrapAmongThreeThreads) {
   int port = free_port();
   auto rank_main = [&](int r) {
-    dist::detail::RankInfo info;
-    info.rank = r;
-    info.world_size = 3;
-    info.master_addr = "127.0.0.1";
-    info.master_port = port;
+    dist::detail::RankInfo info = local_rank(r, 3, port);
     auto b = dist::detail::make_bootstrap(info, 10s);
     EXPECT_EQ(b->rank(), r);
     EXPECT_EQ(b->size(), 3);
@@ -319,11 +328,7 @@ TEST(DistributedGloo, RanksAsThreads) {
   int port = free_port();
   constexpr int kWorld = 3;
   auto rank_main = [&](int r) {
-    dist::detail::RankInfo info;
-    info.rank = r;
-    info.world_size = kWorld;
-    info.master_addr = "127.0.0.1";
-    info.master_port = port;
+    dist::detail::RankInfo info = local_rank(r, kWorld, port);
     dist::InitOptions o;
     o.timeout = 20s;
     auto g = dist::detail::make_gloo_group(info, o);
@@ -379,6 +384,166 @@ TEST(DistributedGloo, RanksAsThreads) {
     EXPECT_EQ(got[7], std::vector<double>(size_t(r + 1), 3.0 + 3 * r)) << "rank " << r;
     EXPECT_EQ(got[8], std::vector<double>(4, double((r + kWorld - 1) % kWorld))) << "rank " << r;
   }
+}
+
+// ---- collectives whose arguments differ across ranks (two gloo ranks as threads)
+
+// Runs rank_main(r) for ranks 0 and 1 of a new gloo group each, in threads; their results in
+// rank order.
+template <class F>
+auto on_two_gloo_ranks(F rank_main, std::chrono::milliseconds timeout = 10s) {
+  int port = free_port();
+  auto run = [&](int r) {
+    dist::detail::RankInfo info = local_rank(r, 2, port);
+    dist::InitOptions o;
+    o.timeout = timeout;
+    return rank_main(r, dist::detail::make_gloo_group(info, o));
+  };
+  auto r0 = std::async(std::launch::async, run, 0);
+  auto r1 = std::async(std::launch::async, run, 1);
+  return std::vector{r0.get(), r1.get()};
+}
+
+// What call raised (its DistributedError's message) and whether it left its input as it was.
+struct Outcome {
+  std::string error = "no error";
+  bool unchanged = false;
+};
+template <class F>
+Outcome outcome(const Tensor& input, F call) {
+  Tensor before = input.clone();
+  Outcome o;
+  try {
+    call();
+  } catch (const DistributedError& e) {
+    o.error = e.what();
+  }
+  o.unchanged = before.to_vector<double>() == input.to_vector<double>();
+  return o;
+}
+
+constexpr const char* kByDefault =
+    " (the ranks' collectives must match; checked by default, WICK_DISTRIBUTED_DEBUG=1 checks every call)";
+
+// The default check: the first call of each op kind and the calls at ordinals 2^k are compared
+// across ranks; a mismatch raises on every rank naming the op called, runs nothing, and leaves
+// the group usable.
+TEST(DistributedGloo, MismatchedCollectivesRaiseOnEveryRankUnderTheDefaultCheck) {
+  if (!dist::is_gloo_available()) GTEST_SKIP() << "built without Gloo";
+  auto results = on_two_gloo_ranks([](int r, std::shared_ptr<dist::ProcessGroup> inner) {
+    auto g = dist::detail::make_checked_group(inner, Device(kCPU), dist::detail::CheckMode::kSampled);
+    std::vector<Outcome> got;
+    // 1: all_reduce, numel 4 and 5
+    Tensor a = full({4 + r}, double(r + 1));
+    got.push_back(outcome(a, [&] { g->all_reduce(a, dist::ReduceOp::SUM).wait(); }));
+    // 2: broadcast, each rank its own root
+    Tensor b = full({3}, double(r + 1));
+    got.push_back(outcome(b, [&] { g->broadcast(b, r).wait(); }));
+    // 3: all_gather, float32 and float64
+    Tensor c = full({2}, double(r + 1), TensorOptions(r == 0 ? kFloat32 : kFloat64));
+    std::vector<Tensor> outs{zeros({2}, c.options()), zeros({2}, c.options())};
+    got.push_back(outcome(outs[0], [&] { g->all_gather(outs, c).wait(); }));
+    // 4: reduce_scatter, the second input of 2 and 3 elements
+    std::vector<Tensor> ins{full({2}, 1.0), full({2 + r}, 1.0)};
+    Tensor d = zeros({r == 0 ? 2 : 2 + r});
+    got.push_back(outcome(d, [&] { g->reduce_scatter(d, ins, dist::ReduceOp::SUM).wait(); }));
+    // 5-7: matching all_reduces run (not checked); 8: int32 and int64
+    for (int i = 0; i < 3; ++i) {
+      Tensor m = full({2}, double(r + 1));
+      got.push_back(outcome(m, [&] { g->all_reduce(m, dist::ReduceOp::SUM).wait(); }));
+      got.back().unchanged = m.to_vector<double>() == std::vector<double>{3, 3};  // here: summed
+    }
+    Tensor e = full({3}, 1.0, TensorOptions(r == 0 ? kInt32 : kInt64));
+    got.push_back(outcome(e, [&] { g->all_reduce(e, dist::ReduceOp::MAX).wait(); }));
+    // 9: the group is still usable
+    Tensor f = full({2}, double(r + 1));
+    got.push_back(outcome(f, [&] { g->all_reduce(f, dist::ReduceOp::SUM).wait(); }));
+    got.back().unchanged = f.to_vector<double>() == std::vector<double>{3, 3};
+    return got;
+  });
+  const std::vector<std::string> want = {
+      "[all_reduce] rank 1 called all_reduce(op=SUM) on float32[5], rank 0 called all_reduce(op=SUM) on float32[4]",
+      "[broadcast] rank 1 called broadcast(src=1) on float32[3], rank 0 called broadcast(src=0) on float32[3]",
+      "[all_gather] rank 1 called all_gather on float64[2] with a list of 2 tensors, rank 0 called all_gather on "
+      "float32[2] with a list of 2 tensors",
+      "[reduce_scatter] rank 1 called reduce_scatter(op=SUM) on float32[3] with a list of 2 tensors, rank 0 "
+      "called reduce_scatter(op=SUM) on float32[2] with a list of 2 tensors",
+      "no error",
+      "no error",
+      "no error",
+      "[all_reduce] rank 1 called all_reduce(op=MAX) on int64[3], rank 0 called all_reduce(op=MAX) on int32[3]",
+      "no error"};
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_EQ(results[size_t(r)].size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      const Outcome& o = results[size_t(r)][i];
+      EXPECT_EQ(o.error, want[i] == "no error" ? want[i] : want[i] + kByDefault) << "rank " << r << ", call " << i + 1;
+      EXPECT_TRUE(o.unchanged) << "rank " << r << ", call " << i + 1;
+    }
+  }
+}
+
+// Without the check (WICK_DISTRIBUTED_DEBUG=OFF) ranks whose calls differ never meet with buffers
+// of other sizes (which Gloo's transport does not survive) nor return garbage: they raise
+// DistributedError naming the op called, the ranks that wait for the others after the timeout.
+TEST(DistributedGloo, UncheckedMismatchesRaiseNamingTheOp) {
+  if (!dist::is_gloo_available()) GTEST_SKIP() << "built without Gloo";
+  // broadcast: 8 elements from rank 0, 4 on rank 1 (the root's send may complete)
+  auto b = on_two_gloo_ranks(
+      [](int r, std::shared_ptr<dist::ProcessGroup> g) {
+        Tensor x = full({r == 0 ? 8 : 4}, double(r + 1));
+        return outcome(x, [&] { g->broadcast(x, 0).wait(); });
+      },
+      2s);
+  EXPECT_EQ(b[1].error, "[broadcast] timed out after 2000 ms (rank 1 of 2, gloo); the process group can no longer be used");
+  // The root's send may complete, or fail once rank 1 has given up and closed its connections.
+  EXPECT_TRUE(b[0].error == "no error" || starts_with(b[0].error, "[broadcast] ")) << b[0].error;
+  for (const Outcome& o : b) EXPECT_TRUE(o.unchanged);
+  // all_reduce: SUM and MAX
+  auto a = on_two_gloo_ranks(
+      [](int r, std::shared_ptr<dist::ProcessGroup> g) {
+        Tensor x = full({3}, double(r + 1));
+        return outcome(x, [&] { g->all_reduce(x, r == 0 ? dist::ReduceOp::SUM : dist::ReduceOp::MAX).wait(); });
+      },
+      2s);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(a[size_t(r)].error, "[all_reduce] timed out after 2000 ms (rank " + std::to_string(r) +
+                                      " of 2, gloo); the process group can no longer be used");
+    EXPECT_TRUE(a[size_t(r)].unchanged);
+  }
+  // reduce_scatter: the second input of 2 and 3 elements; every rank sees the difference at once
+  auto rs = on_two_gloo_ranks(
+      [](int r, std::shared_ptr<dist::ProcessGroup> g) {
+        std::vector<Tensor> ins{full({2}, 1.0), full({2 + r}, 1.0)};
+        Tensor out = zeros({r == 0 ? 2 : 3});
+        return outcome(out, [&] { g->reduce_scatter(out, ins, dist::ReduceOp::SUM).wait(); });
+      },
+      2s);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(rs[size_t(r)].error, "[reduce_scatter] the ranks passed input_list of different sizes or dtypes, or "
+                                   "different ops (rank " + std::to_string(r) +
+                                       " of 2, gloo); the process group can no longer be used");
+    EXPECT_TRUE(rs[size_t(r)].unchanged);
+  }
+}
+
+// WICK_DISTRIBUTED_DEBUG takes OFF, INFO, DETAIL, 0 and 1 in any case; anything else is an error
+// of init_process_group before any rank is contacted.
+TEST(DistributedEnv, DistributedDebugValues) {
+  if (!dist::is_gloo_available()) GTEST_SKIP() << "built without Gloo";
+  for (const char* v : {"off", "0", "INFO", "detail", "1", ""}) {
+    ScopedEnv env({{"WICK_DISTRIBUTED_DEBUG", v}});
+    dist::init_process_group("gloo");
+    Tensor x = tensor({1.0, 2.0});
+    dist::all_reduce(x);
+    EXPECT_EQ(x.to_vector<double>(), (std::vector<double>{1, 2})) << v;
+    EXPECT_EQ(dist::default_group()->backend(), "gloo");
+    dist::destroy_process_group();
+  }
+  ScopedEnv env({{"WICK_DISTRIBUTED_DEBUG", "verbose"}});
+  EXPECT_EQ(error_of<ValueError>([] { dist::init_process_group("gloo"); }),
+            "[init_process_group] WICK_DISTRIBUTED_DEBUG must be OFF, INFO or DETAIL (or 0 or 1), got 'verbose'");
+  EXPECT_FALSE(dist::is_initialized());
 }
 
 }  // namespace
