@@ -25,10 +25,8 @@ class RnnReference : public ::testing::Test {
  protected:
   void SetUp() override {
     const std::string path = std::string(WICK_TEST_FIXTURES_DIR) + "/rnn_reference.safetensors";
-    // Until the fixture is generated (python3 tests/gen/rnn_reference.py on a machine with
-    // PyTorch) these tests cannot run and say so; once it is committed they run.
-    if (!std::filesystem::exists(path))
-      GTEST_SKIP() << path << " is absent: run tests/gen/rnn_reference.py with PyTorch to write it";
+    // Written by tests/gen/rnn_reference.py with PyTorch and committed.
+    ASSERT_TRUE(std::filesystem::exists(path)) << path << " is absent: run tests/gen/rnn_reference.py";
     data_ = load(path);
   }
   Tensor at(const std::string& name) const {
