@@ -12,7 +12,6 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
-#include <sstream>
 
 #include "core/cuda_hooks.h"
 #include "core/generator.h"
@@ -267,6 +266,39 @@ uint64_t Generator::initial_seed() const {
   std::lock_guard<std::mutex> lock(state_->mu);
   return state_->s.seed;
 }
+namespace {
+
+// A generator's state as get_state/get_rng_state hand it out: 16 bytes, the seed then the
+// offset, little-endian.
+Tensor encode_state(const detail::PhiloxState& s) {
+  Tensor out = empty({16}, TensorOptions().dtype(kUInt8));
+  uint8_t* bytes = out.data_ptr<uint8_t>();
+  for (int i = 0; i < 8; ++i) {
+    bytes[i] = uint8_t(s.seed >> (8 * i));
+    bytes[8 + i] = uint8_t(s.offset >> (8 * i));
+  }
+  return out;
+}
+
+// The state that encode_state wrote; ValueError "[op] ..." for any other tensor (from: the
+// call that makes such tensors, named in the message).
+detail::PhiloxState decode_state(const Tensor& state, const char* op, const char* from) {
+  detail::check_defined(state, op, "state");
+  WICK_CHECK(state.device().is_cpu() && state.dtype() == kUInt8 && state.numel() == 16, ValueError, op,
+             "expected a CPU uint8 tensor of 16 elements (from ", from, "), got ", state.dtype(), " ",
+             state.sizes(), " on ", state.device());
+  const Tensor c = state.contiguous();
+  const uint8_t* bytes = c.data_ptr<uint8_t>();
+  detail::PhiloxState s;
+  for (int i = 0; i < 8; ++i) {
+    s.seed |= uint64_t(bytes[i]) << (8 * i);
+    s.offset |= uint64_t(bytes[8 + i]) << (8 * i);
+  }
+  return s;
+}
+
+}  // namespace
+
 Device Generator::device() const { return state_->device; }
 Tensor Generator::get_state() const {
   PhiloxState s;
@@ -274,57 +306,18 @@ Tensor Generator::get_state() const {
     std::lock_guard<std::mutex> lock(state_->mu);
     s = state_->s;
   }
-  Tensor out = empty({16}, TensorOptions().dtype(kUInt8));
-  uint8_t* bytes = out.data_ptr<uint8_t>();
-  for (int i = 0; i < 8; ++i) {
-    bytes[i] = uint8_t(s.seed >> (8 * i));
-    bytes[8 + i] = uint8_t(s.offset >> (8 * i));
-  }
-  return out;
+  return encode_state(s);
 }
 void Generator::set_state(const Tensor& state) {
-  check_defined(state, "set_state", "state");
-  WICK_CHECK(state.device().is_cpu() && state.dtype() == kUInt8 && state.numel() == 16, ValueError, "set_state",
-             "expected a CPU uint8 tensor of 16 elements (from get_state), got ", state.dtype(), " ",
-             state.sizes(), " on ", state.device());
-  const Tensor c = state.contiguous();
-  const uint8_t* bytes = c.data_ptr<uint8_t>();
-  PhiloxState s;
-  for (int i = 0; i < 8; ++i) {
-    s.seed |= uint64_t(bytes[i]) << (8 * i);
-    s.offset |= uint64_t(bytes[8 + i]) << (8 * i);
-  }
+  const PhiloxState s = decode_state(state, "set_state", "get_state");
   std::lock_guard<std::mutex> lock(state_->mu);
   state_->s = s;
 }
 
-Tensor get_rng_state(Device device) {
-  const PhiloxState s = get_state(device);
-  Tensor out = empty({16}, TensorOptions().dtype(kUInt8));
-  uint8_t* bytes = out.data_ptr<uint8_t>();
-  for (int i = 0; i < 8; ++i) {
-    bytes[i] = uint8_t(s.seed >> (8 * i));
-    bytes[8 + i] = uint8_t(s.offset >> (8 * i));
-  }
-  return out;
-}
+Tensor get_rng_state(Device device) { return encode_state(get_state(device)); }
 
 void set_rng_state(const Tensor& state, Device device) {
-  check_defined(state, "set_rng_state", "state");
-  if (!state.device().is_cpu() || state.dtype() != kUInt8 || state.numel() != 16) {
-    std::ostringstream os;
-    os << "[set_rng_state] expected a CPU uint8 tensor of 16 elements (from get_rng_state), got "
-       << state.dtype() << " " << state.sizes() << " on " << state.device();
-    throw ValueError(os.str());
-  }
-  const Tensor c = state.contiguous();
-  const uint8_t* bytes = c.data_ptr<uint8_t>();
-  PhiloxState s;
-  for (int i = 0; i < 8; ++i) {
-    s.seed |= uint64_t(bytes[i]) << (8 * i);
-    s.offset |= uint64_t(bytes[8 + i]) << (8 * i);
-  }
-  set_state(device, s);
+  set_state(device, decode_state(state, "set_rng_state", "get_rng_state"));
 }
 
 Tensor rand(IntArrayRef sizes, TensorOptions o) {
