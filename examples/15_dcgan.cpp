@@ -13,6 +13,8 @@
 
 #include <wick/wick.h>
 
+#include "blob_images.h"
+
 namespace nn = wick::nn;
 namespace F = wick::nn::functional;
 using wick::Tensor;
@@ -59,15 +61,6 @@ nn::Sequential make_discriminator() {
                         nn::Sigmoid());
 }
 
-// n images [n, 1, 28, 28] in [0, 1], each a round blob exp(-r^2 / 2 s^2) of random centre and size.
-Tensor blobs(int64_t n) {
-  Tensor grid = wick::arange(28, wick::kFloat32);
-  Tensor cx = wick::rand({n, 1, 1}) * 16 + 6, cy = wick::rand({n, 1, 1}) * 16 + 6;
-  Tensor s = wick::rand({n, 1, 1}) * 2 + 2;
-  Tensor r2 = (grid.view({1, 28, 1}) - cy).pow(2) + (grid.view({1, 1, 28}) - cx).pow(2);
-  return wick::exp(-r2 / (s * s * 2)).unsqueeze(1);
-}
-
 int main(int argc, char** argv) {
   wick::manual_seed(15);
   const bool generated = argc > 1 && std::string(argv[1]) == "--generated";
@@ -77,7 +70,7 @@ int main(int argc, char** argv) {
     images = wick::data::FashionMNIST(root, /*train=*/false).data();
     std::cout << "real images: Fashion-MNIST\n";
   } else {
-    images = blobs(4096);
+    images = blob_images(4096);
     std::cout << "real images: generated blobs\n";
   }
   wick::data::TensorDataset dataset(images * 2 - 1,
