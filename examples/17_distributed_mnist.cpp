@@ -48,7 +48,7 @@ WICK_MODULE(Model);
 
 // n images [n, 1, 28, 28] in [0, 1], each a round blob, and their labels [n]: 0..3, the quarter
 // of the image that holds the blob's centre.
-wick::data::Example blobs(int64_t n) {
+wick::data::Example<> blobs(int64_t n) {
   Tensor grid = wick::arange(28, wick::kFloat32);
   Tensor cx = wick::rand({n, 1, 1}) * 20 + 4, cy = wick::rand({n, 1, 1}) * 20 + 4;
   Tensor s = wick::rand({n, 1, 1}) + 2;
