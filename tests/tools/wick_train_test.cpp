@@ -22,6 +22,7 @@ using namespace wick::testing_data;
 namespace {
 
 using wick::testing::Output;
+using wick::testing::run_shell;
 
 Output run_train(const std::string& args) {
 #ifdef WICK_TRAIN_PATH
@@ -220,18 +221,6 @@ std::string joined(const std::vector<std::string>& lines) {
   std::string s;
   for (const auto& l : lines) s += l + "\n";
   return s;
-}
-
-Output run_shell(const std::string& cmd) {
-  Output o;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return o;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.text.append(buf, n);
-  const int st = pclose(p);
-  o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return o;
 }
 
 }  // namespace
