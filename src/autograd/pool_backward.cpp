@@ -16,62 +16,51 @@ using wick::detail::Pool2dGeometry;
 
 namespace {
 
+// in's image under a linear map (kernel, run once with grad off), recorded when in requires
+// grad as node name, whose formula is the map's adjoint applied to the output gradient.
+template <class Kernel, class Adjoint>
+Tensor linear_map(const char* name, const Tensor& in, const Tensor& saved, Kernel kernel, Adjoint adjoint) {
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    out = kernel();
+  }
+  if (!wick::detail::needs_grad(in)) return out;
+  return record(name, {in}, out, {saved},
+                [adjoint](BackwardContext& c) -> variable_list { return {adjoint(c.grad(), c.saved(0))}; });
+}
+
 Tensor max_gather(const Tensor& x, const Tensor& offsets, DimVector x_sizes, const Pool2dGeometry& g);
+Tensor avg_average(const Tensor& x, const Tensor& divisor, DimVector x_sizes, const Pool2dGeometry& g);
 
 // max_pool2d's input gradient for dy.
 Tensor max_scatter(const Tensor& dy, const Tensor& offsets, DimVector x_sizes, const Pool2dGeometry& g) {
-  Tensor dx;
-  {
-    NoGradGuard no_grad;
-    dx = wick::detail::max_pool2d_backward(dy, offsets, x_sizes, g);
-  }
-  if (!wick::detail::needs_grad(dy)) return dx;
-  return record("MaxPool2DWithIndicesBackwardBackward0", {dy}, dx, {offsets},
-                [g, x_sizes](BackwardContext& c) -> variable_list {
-                  return {max_gather(c.grad(), c.saved(0), x_sizes, g)};
-                });
+  return linear_map(
+      "MaxPool2DWithIndicesBackwardBackward0", dy, offsets,
+      [&] { return wick::detail::max_pool2d_backward(dy, offsets, x_sizes, g); },
+      [g, x_sizes](const Tensor& grad, const Tensor& o) { return max_gather(grad, o, x_sizes, g); });
 }
 
 // Its adjoint: x's values at the offsets.
 Tensor max_gather(const Tensor& x, const Tensor& offsets, DimVector x_sizes, const Pool2dGeometry& g) {
-  Tensor y;
-  {
-    NoGradGuard no_grad;
-    y = wick::detail::max_pool2d_gather(x, offsets, g);
-  }
-  if (!wick::detail::needs_grad(x)) return y;
-  return record("MaxPoolDoubleBackwardBackward0", {x}, y, {offsets},
-                [g, x_sizes](BackwardContext& c) -> variable_list {
-                  return {max_scatter(c.grad(), c.saved(0), x_sizes, g)};
-                });
+  return linear_map(
+      "MaxPoolDoubleBackwardBackward0", x, offsets, [&] { return wick::detail::max_pool2d_gather(x, offsets, g); },
+      [g, x_sizes](const Tensor& grad, const Tensor& o) { return max_scatter(grad, o, x_sizes, g); });
 }
-
-Tensor avg_average(const Tensor& x, const Tensor& divisor, DimVector x_sizes, const Pool2dGeometry& g);
 
 // avg_pool2d's input gradient for dy.
 Tensor avg_spread(const Tensor& dy, const Tensor& divisor, DimVector x_sizes, const Pool2dGeometry& g) {
-  Tensor dx;
-  {
-    NoGradGuard no_grad;
-    dx = wick::detail::avg_pool2d_backward(dy, divisor, x_sizes, g);
-  }
-  if (!wick::detail::needs_grad(dy)) return dx;
-  return record("AvgPool2DBackwardBackward0", {dy}, dx, {divisor}, [g, x_sizes](BackwardContext& c) -> variable_list {
-    return {avg_average(c.grad(), c.saved(0), x_sizes, g)};
-  });
+  return linear_map(
+      "AvgPool2DBackwardBackward0", dy, divisor,
+      [&] { return wick::detail::avg_pool2d_backward(dy, divisor, x_sizes, g); },
+      [g, x_sizes](const Tensor& grad, const Tensor& d) { return avg_average(grad, d, x_sizes, g); });
 }
 
 // Its adjoint: avg_pool2d of x with the forward's divisor.
 Tensor avg_average(const Tensor& x, const Tensor& divisor, DimVector x_sizes, const Pool2dGeometry& g) {
-  Tensor y;
-  {
-    NoGradGuard no_grad;
-    y = wick::detail::avg_pool2d_with_divisor(x, divisor, g);
-  }
-  if (!wick::detail::needs_grad(x)) return y;
-  return record("AvgPool2DBackward0", {x}, y, {divisor}, [g, x_sizes](BackwardContext& c) -> variable_list {
-    return {avg_spread(c.grad(), c.saved(0), x_sizes, g)};
-  });
+  return linear_map(
+      "AvgPool2DBackward0", x, divisor, [&] { return wick::detail::avg_pool2d_with_divisor(x, divisor, g); },
+      [g, x_sizes](const Tensor& grad, const Tensor& d) { return avg_spread(grad, d, x_sizes, g); });
 }
 
 }  // namespace
