@@ -486,12 +486,9 @@ Tensor Tensor::detach() const {
 
 Tensor& Tensor::detach_() {
   detail::check_defined(*this, "detach_", "self");
-  // PyTorch refuses to detach a view in place, whether or not it requires grad. A view whose
-  // storage nothing else holds (a composite op's result viewed from its own temporary, which
-  // PyTorch's composites return as no view) is detached.
-  const bool shared_view = impl_->is_view() && impl_->storage().use_count() > 1;
-  auto* vm = meta(*this);
-  if (shared_view || (vm && vm->grad_fn && autograd::is_view_node(*vm->grad_fn)))
+  // PyTorch refuses to detach a view in place, whether or not it requires grad (a composite's
+  // result is no view: detail::as_op).
+  if (impl_->is_view())
     wick::detail::raise<ValueError>(
         "detach_",
         "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) for "

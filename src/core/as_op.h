@@ -2,8 +2,10 @@
 #pragma once
 
 #include <string>
+#include <type_traits>
 
 #include "wick/error.h"
+#include "wick/tensor.h"
 
 namespace wick::detail {
 
@@ -14,7 +16,17 @@ std::string renamed_message(const Error& e, const char* op);
 template <class F>
 decltype(auto) as_op(const char* op, F&& f) {
   try {
-    return f();
+    if constexpr (std::is_same_v<decltype(f()), Tensor>) {
+      // A view of one of the composite's own temporaries, which nothing else holds now, is
+      // the composite's result and no view (PyTorch's _unsafe_view): Tensor::is_view and
+      // detach_ see what they would see in PyTorch.
+      Tensor out = f();
+      if (out.defined() && out.impl()->is_view() && out.impl()->storage().use_count() == 1) [[unlikely]]
+        out.impl()->set_is_view(false);
+      return out;
+    } else {
+      return f();
+    }
   } catch (const IndexError& e) {
     throw IndexError(renamed_message(e, op));
   } catch (const TypeError& e) {

@@ -1898,6 +1898,14 @@ TEST(BadInputCatalogue, EdgeValuesWherePyTorchReturns) {
   Tensor r = ones({2, 3}).t().reshape({6});
   EXPECT_FALSE(r.is_view());
   EXPECT_NO_THROW(r.detach_());
+  // A composite's result viewed from its own temporary (linear on 3-D input reshapes its GEMM's
+  // output) is no view, as in PyTorch; a view op's result on a temporary still is one.
+  Tensor lin = nn::functional::linear(ones({2, 3, 4}), ones({5, 4}));
+  EXPECT_FALSE(lin.is_view());
+  EXPECT_NO_THROW(lin.detach_());
+  Tensor tv = ones({2, 3}).t();
+  EXPECT_TRUE(tv.is_view());
+  EXPECT_THROW(tv.detach_(), ValueError);
   try {
     Tensor base = ones({3});
     base.narrow(0, 0, 2).detach_();
