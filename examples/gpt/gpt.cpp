@@ -211,10 +211,20 @@ Tensor GPTImpl::next_token(const Tensor& last, const GenerateOptions& o) const {
 }
 
 Tensor GPTImpl::generate(const Tensor& idx, const GenerateOptions& o) {
-  if (o.temperature < 0) throw wick::ValueError("[generate] temperature must be >= 0");
+  // NaN fails every comparison: the checks are written so that it fails them.
+  if (!(o.temperature >= 0 && std::isfinite(o.temperature)))
+    throw wick::ValueError("[generate] temperature must be finite and >= 0, got " + std::to_string(o.temperature));
   if (o.top_k < 0) throw wick::ValueError("[generate] top_k must be >= 0");
   if (!(o.top_p > 0 && o.top_p <= 1)) throw wick::ValueError("[generate] top_p must lie in (0, 1]");
-  if (idx.dim() != 2 || idx.size(1) < 1) throw wick::ValueError("[generate] expected a prompt of shape [B, T], T >= 1");
+  if (o.max_new_tokens < 0) throw wick::ValueError("[generate] max_new_tokens must be >= 0");
+  if (o.vocab_limit < 0) throw wick::ValueError("[generate] vocab_limit must be >= 0 (0: no limit)");
+  if (!idx.defined() || idx.dim() != 2 || idx.size(1) < 1)
+    throw wick::ValueError("[generate] expected a prompt of shape [B, T], T >= 1");
+  if (idx.dtype() != wick::kInt64 && idx.dtype() != wick::kInt32) {
+    std::ostringstream msg;
+    msg << "[generate] expected a prompt of token ids (int64 or int32), got " << idx.dtype();
+    throw wick::TypeError(msg.str());
+  }
   wick::NoGradGuard no_grad;
   const bool was_training = is_training();
   eval();

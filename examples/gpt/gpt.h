@@ -137,6 +137,9 @@ class GPTImpl : public wick::nn::Module {
   // idx [B, T0] followed by max_new_tokens drawn one at a time. With the cache, the prompt runs
   // once and each new token then costs one step; past block_size the context slides (the last
   // block_size tokens run again each step, exactly as without the cache).
+  // ValueError "[generate] ..." for a temperature that is negative or not finite, top_k < 0,
+  // top_p outside (0, 1], max_new_tokens or vocab_limit < 0, a prompt not [B, T >= 1];
+  // TypeError for a prompt that is not int64 or int32. Nothing is drawn then.
   wick::Tensor generate(const wick::Tensor& idx, const GenerateOptions& options);
 
   // Parameters in all, without the position embedding when non_embedding (nanoGPT's count;

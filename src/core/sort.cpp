@@ -57,7 +57,8 @@ std::tuple<Tensor, Tensor> sort(const Tensor& t, int64_t dim, bool descending, b
   (void)stable;  // every sort is stable (see sorted_first)
   return as_op("sort", [&]() -> std::tuple<Tensor, Tensor> {
     check_defined(t, "sort", "self");
-    const int64_t n = t.dim() == 0 ? 1 : t.size(wrap_dim(dim, t.dim(), "sort"));
+    const int64_t wrapped = wrap_dim(dim, t.dim(), "sort");  // a 0-d tensor takes -1 and 0 only
+    const int64_t n = t.dim() == 0 ? 1 : t.size(wrapped);
     const bool grad = needs_grad(t);
     auto r = forward_once(grad, [&] { return sorted_first(t, dim, n, descending, "sort"); });
     if (grad) [[unlikely]] autograd::record_sort(t, std::get<0>(r), std::get<1>(r), dim, "SortBackward0");
@@ -78,8 +79,9 @@ std::tuple<Tensor, Tensor> topk(const Tensor& t, int64_t k, int64_t dim, bool la
   return as_op("topk", [&]() -> std::tuple<Tensor, Tensor> {
     check_defined(t, "topk", "self");
     WICK_CHECK(t.dtype() != kBool, TypeError, "topk", "\"topk\" not implemented for 'Bool'");
-    const int64_t n = t.dim() == 0 ? 1 : t.size(wrap_dim(dim, t.dim(), "topk"));
-    WICK_CHECK(k >= 0 && k <= n, IndexError, "topk", "selected index k out of range");
+    const int64_t wrapped = wrap_dim(dim, t.dim(), "topk");  // a 0-d tensor takes -1 and 0 only
+    const int64_t n = t.dim() == 0 ? 1 : t.size(wrapped);
+    WICK_CHECK(k >= 0 && k <= n, ValueError, "topk", "selected index k out of range");  // a RuntimeError
     const bool grad = needs_grad(t);
     auto r = forward_once(grad, [&] { return sorted_first(t, dim, k, largest, "topk"); });
     if (grad) [[unlikely]] autograd::record_sort(t, std::get<0>(r), std::get<1>(r), dim, "TopkBackward0");

@@ -107,7 +107,7 @@ void load(std::vector<Tensor>& tensors, const std::string& path, std::optional<D
 void load(nn::Module& module, const std::string& path) {
   Checkpoint c = read(path);
   check_kind(c.metadata, path, "module");
-  module.load_state_dict(c.tensors);
+  detail::as_op("load", [&] { module.load_state_dict(c.tensors); });
 }
 
 void load(optim::Optimizer& optimizer, const std::string& path) {
@@ -115,7 +115,7 @@ void load(optim::Optimizer& optimizer, const std::string& path) {
   check_kind(c.metadata, path, "optimizer");
   WICK_CHECK(c.metadata.count(kKind), ValueError, "load", "'", path, "' holds no optimizer state");
   c.metadata.erase(kKind);
-  optimizer.load_state_dict(c);
+  detail::as_op("load", [&] { optimizer.load_state_dict(c); });
 }
 
 }  // namespace wick

@@ -61,6 +61,9 @@ MultiheadAttentionImpl::MultiheadAttentionImpl(const MultiheadAttentionOptions& 
   WICK_CHECK(e % h == 0, ValueError, kMha, "embed_dim must be divisible by num_heads");
   kdim = options.kdim().value_or(e);
   vdim = options.vdim().value_or(e);
+  // PyTorch takes 0 (empty projections) and fails creating a [embed_dim, -1] weight below 0.
+  WICK_CHECK(kdim >= 0 && vdim >= 0, ValueError, kMha, "kdim and vdim must not be negative, got kdim=", kdim,
+             " and vdim=", vdim);
   head_dim = e / h;
   const bool same = kdim == e && vdim == e;
   auto empty = [](IntArrayRef s) { return wick::zeros(s); };

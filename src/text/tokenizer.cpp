@@ -1,6 +1,9 @@
 // Tokenizer: SentencePiece's BPE trainer and processor behind a small class. Built only with
 // WICK_HAVE_SENTENCEPIECE (cmake/WickDependencies.cmake); without it every call throws
 // NotImplementedError.
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -97,10 +100,27 @@ Tokenizer Tokenizer::train(std::string_view text, const TokenizerOptions& option
 }
 
 Tokenizer Tokenizer::load(const std::string& path) {
+  constexpr const char* op = "Tokenizer.load";
+  // Read here rather than by SentencePiece's own reader, which throws a stream exception for a
+  // folder and says nothing of the path.
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  WICK_CHECK(std::filesystem::exists(st), ValueError, op, "cannot load a SentencePiece model from '", path,
+             "': no such file");
+  WICK_CHECK(std::filesystem::is_regular_file(st), ValueError, op, "cannot load a SentencePiece model from '", path,
+             "': not a regular file");
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  WICK_CHECK(in.good() || in.eof(), ValueError, op, "cannot read '", path, "'");
+  WICK_CHECK(!bytes.empty(), ValueError, op, "cannot load a SentencePiece model from '", path, "': the file is empty");
   auto impl = std::make_unique<Impl>();
-  const auto status = impl->sp.Load(path);
-  WICK_CHECK(status.ok(), ValueError, "Tokenizer.load", "cannot load a SentencePiece model from '", path,
-             "': ", status.ToString());
+  sentencepiece::util::Status status;
+  try {
+    status = impl->sp.LoadFromSerializedProto(bytes);
+  } catch (const std::exception& e) {
+    detail::raise<ValueError>(op, "cannot load a SentencePiece model from '", path, "': ", e.what());
+  }
+  WICK_CHECK(status.ok(), ValueError, op, "cannot load a SentencePiece model from '", path, "': ", status.ToString());
   return Tokenizer(std::move(impl));
 }
 

@@ -12,12 +12,16 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <iterator>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -3582,4 +3586,246 @@ TEST(BadInputCatalogue, DistributedSamplerAtInt64Limits) {
   EXPECT_THROW((void)s.indices(), OutOfMemoryError);
   data::DistributedSampler d(n, {.num_replicas = 2, .rank = 1, .shuffle = false, .drop_last = true});
   EXPECT_EQ(d.size(), n / 2);
+}
+
+// ---- the new surfaces, third pass: sampling and ordering ops, dims of the scans, gradient
+// clipping, attention's dtypes and key/value sizes, the tokenizer, corpora, checkpoints of
+// another model
+
+// A call that must fail without drawing: the default generator's state after it is the one
+// before (a foreign exception, which the catalogue reports, when it is not).
+std::function<void()> without_drawing(std::function<void()> f) {
+  return [f] {
+    const Tensor before = get_rng_state().clone();
+    try {
+      f();
+    } catch (...) {
+      if (get_rng_state().to_vector<uint8_t>() != before.to_vector<uint8_t>()) throw std::runtime_error("the generator advanced");
+      throw;
+    }
+  };
+}
+
+TEST(BadInputCatalogue, SamplingOrderingAndTextSurfaces) {
+  Catalogue cat;
+  // multinomial, as torch.multinomial.
+  const Tensor p = tensor<float>({0.2f, 0.3f, 0.5f});
+  const Tensor p2 = tensor<float>({0.2f, 0.3f, 0.5f, 1.0f, 0.0f, 0.0f}).view({2, 3});
+  const std::vector<Tensor> pw = {p, p2};
+  auto multi = [&](const std::string& label, Tensor probs, int64_t n, bool replacement, Kind kind = Kind::Value) {
+    cat.add("multinomial " + label, "multinomial", kind,
+            without_drawing([=] { (void)multinomial(probs, n, replacement); }), {probs, p, p2});
+  };
+  multi("negative", tensor<float>({0.5f, -0.1f, 0.6f}), 1, true);
+  multi("negative in row 1", tensor<float>({0.5f, 0.5f, 0.5f, -1.0f}).view({2, 2}), 1, false);
+  multi("inf", tensor<float>({1.0f, INFINITY}), 1, true);
+  multi("nan", tensor<float>({1.0f, NAN}), 1, false);
+  multi("-inf", tensor<float>({1.0f, -INFINITY}), 1, true);
+  multi("zero row", tensor<float>({0.5f, 0.5f, 0.0f, 0.0f}).view({2, 2}), 1, true);
+  multi("all zero 1-D", zeros({4}), 2, false);
+  multi("num_samples > n without replacement", p, 4, false);
+  multi("num_samples > n without replacement, 2-D", p2, 4, false);
+  multi("num_samples 0", p, 0, true);
+  multi("num_samples -1", p, -1, true);
+  multi("3-D", ones({2, 2, 2}), 1, true);
+  multi("0-D", full({}, 1.0), 1, true);
+  multi("no categories", zeros({0}), 1, true);
+  multi("int64 weights", ones({3}, kInt64), 1, true, Kind::Any);
+  multi("bool weights", ones({3}, kBool), 1, true, Kind::Any);
+  multi("undefined", Tensor(), 1, true, Kind::Any);
+  // topk, sort, argsort: k and dims out of range.
+  const Tensor m = randn({3, 4});
+  for (int64_t k : {int64_t(5), int64_t(-1), kMax, kMin})
+    cat.add("topk k " + str(k), "topk", Kind::Value, [=] { (void)topk(m, k); }, {m});
+  cat.add("topk k 4 along dim 0 of 3", "topk", Kind::Value, [=] { (void)topk(m, 4, 0); }, {m});
+  cat.add("topk k 2 of a 0-D tensor", "topk", Kind::Value, [=] { (void)topk(full({}, 1.0), 2); });
+  for (int64_t d : {int64_t(2), int64_t(-3), kMax, kMin}) {
+    cat.add("topk dim " + str(d), "topk", Kind::Index, [=] { (void)topk(m, 1, d); }, {m});
+    cat.add("sort dim " + str(d), "sort", Kind::Index, [=] { (void)sort(m, d); }, {m});
+    cat.add("argsort dim " + str(d), "argsort", Kind::Index, [=] { (void)argsort(m, d); }, {m});
+    cat.add("Tensor.sort dim " + str(d), "sort", Kind::Index, [=] { (void)m.sort(d); }, {m});
+    cat.add("cumsum dim " + str(d), "cumsum", Kind::Index, [=] { (void)cumsum(m, d); }, {m});
+    cat.add("cumprod dim " + str(d), "cumprod", Kind::Index, [=] { (void)cumprod(m, d); }, {m});
+    cat.add(
+        "cumsum_ dim " + str(d), "cumsum_", Kind::Index,
+        [=] {
+          Tensor c = m.clone();
+          (void)c.cumsum_(d);
+        },
+        {m});
+  }
+  cat.add("sort dim 1 of a 0-D tensor", "sort", Kind::Index, [] { (void)sort(full({}, 1.0), 1); });
+  cat.add("cumsum dim 1 of a 0-D tensor", "cumsum", Kind::Index, [] { (void)cumsum(full({}, 1.0), 1); });
+
+  // clip_grad_norm_ with error_if_nonfinite: the gradients are left as they were.
+  for (double bad : {double(NAN), double(INFINITY)}) {
+    Tensor w = randn({3}).requires_grad_(), u = randn({2}).requires_grad_();
+    w.mutable_grad() = tensor<float>({1.0f, float(bad), 2.0f});
+    u.mutable_grad() = tensor<float>({3.0f, 4.0f});
+    for (double norm_type : {2.0, 1.0, double(INFINITY)})
+      cat.add("clip_grad_norm_ error_if_nonfinite " + std::to_string(bad) + " norm " + std::to_string(norm_type),
+              "clip_grad_norm_", Kind::Value,
+              [=] { (void)nn::utils::clip_grad_norm_({w, u}, 1.0, norm_type, true); }, {w.grad(), u.grad()},
+              "non-finite");
+  }
+  {
+    // Finite gradients whose 2-norm overflows float32: the total is inf, refused as well.
+    Tensor w = full({4}, 3e38).requires_grad_();
+    w.mutable_grad() = full({4}, 3e38);
+    cat.add("clip_grad_norm_ error_if_nonfinite norm overflows", "clip_grad_norm_", Kind::Value,
+            [=] { (void)nn::utils::clip_grad_norm_(w, 1.0, 2.0, true); }, {w.grad()});
+  }
+
+  // sdpa: mixed dtypes, as PyTorch ("Expected query, key, and value to have the same dtype").
+  const std::string sdpa = "scaled_dot_product_attention";
+  const Tensor q = randn({1, 2, 3, 8}), k = randn({1, 2, 5, 8}), v = randn({1, 2, 5, 8});
+  cat.add("sdpa float16 q float32 k v", sdpa, Kind::Any,
+          [=] { (void)F::scaled_dot_product_attention(q.to(kFloat16), k, v); }, {q, k, v});
+  cat.add("sdpa float32 q k, bfloat16 v", sdpa, Kind::Any,
+          [=] { (void)F::scaled_dot_product_attention(q, k, v.to(kBFloat16)); }, {q, k, v});
+  cat.add("sdpa float64 mask with float32 q", sdpa, Kind::Any,
+          [=] { (void)F::scaled_dot_product_attention(q, k, v, zeros({3, 5}, kFloat64)); }, {q, k, v});
+  cat.add("sdpa int32 mask", sdpa, Kind::Any,
+          [=] { (void)F::scaled_dot_product_attention(q, k, v, zeros({3, 5}, kInt32)); }, {q, k, v});
+  cat.add("sdpa q 0-D", sdpa, Kind::Value,
+          [=] { (void)F::scaled_dot_product_attention(full({}, 1.0), k, v); }, {k, v});
+  cat.add("sdpa v 1-D", sdpa, Kind::Value, [=] { (void)F::scaled_dot_product_attention(q, k, randn({8})); },
+          {q, k});
+  cat.add("sdpa causal mask shape [5, 3]", sdpa, Kind::Value,
+          [=] { (void)F::scaled_dot_product_attention(q, k, v, ones({5, 3}, kBool)); }, {q, k, v});
+
+  // MultiheadAttention: kdim/vdim against the key and value given; mask dtypes.
+  const std::string mha = "MultiheadAttention";
+  nn::MultiheadAttention kv(nn::MultiheadAttentionOptions(4, 2).kdim(3).vdim(5));
+  const Tensor x = randn({3, 2, 4});
+  const std::vector<Tensor> kvw = {x, kv->q_proj_weight, kv->k_proj_weight, kv->v_proj_weight};
+  cat.add("MHA key features 4 for kdim 3", mha, Kind::Value,
+          [=] { (void)kv->forward(x, randn({5, 2, 4}), randn({5, 2, 5})); }, kvw);
+  cat.add("MHA value features 4 for vdim 5", mha, Kind::Value,
+          [=] { (void)kv->forward(x, randn({5, 2, 3}), randn({5, 2, 4})); }, kvw);
+  // kdim 0 gives empty projections in PyTorch; a negative one is refused.
+  cat.add("MHA kdim -2", mha, Kind::Value,
+          [] { nn::MultiheadAttention a(nn::MultiheadAttentionOptions(4, 2).kdim(-2)); });
+  cat.add("MHA vdim -1", mha, Kind::Value,
+          [] { nn::MultiheadAttention a(nn::MultiheadAttentionOptions(4, 2).vdim(-1)); });
+  nn::MultiheadAttention at(4, 2);
+  const std::vector<Tensor> aw = {x, at->in_proj_weight};
+  cat.add("MHA key_padding_mask int64", mha, Kind::Any,
+          [=] { (void)at->forward(x, x, x, zeros({2, 3}, kInt64)); }, aw);
+  cat.add("MHA attn_mask int64", mha, Kind::Any,
+          [=] { (void)at->forward(x, x, x, {}, true, zeros({3, 3}, kInt64)); }, aw);
+  cat.add("MHA attn_mask [3, 4]", mha, Kind::Value,
+          [=] { (void)at->forward(x, x, x, {}, true, zeros({3, 4}, kBool)); }, aw);
+  cat.add("MHA attn_mask 1-D", mha, Kind::Value, [=] { (void)at->forward(x, x, x, {}, true, zeros({3}, kBool)); },
+          aw);
+  cat.add("MHA query float64", mha, Kind::Any,
+          [=] { (void)at->forward(x.to(kFloat64), x.to(kFloat64), x.to(kFloat64)); }, aw);
+
+  // Transformer layers.
+  cat.add("TransformerEncoderLayer nhead 0", mha, Kind::Value, [] { nn::TransformerEncoderLayer l(4, 0); });
+  cat.add("TransformerDecoderLayer d_model 5 nhead 2", mha, Kind::Value,
+          [] { nn::TransformerDecoderLayer l(5, 2); });
+  cat.add("TransformerDecoderLayer activation empty", "TransformerDecoderLayer", Kind::Value,
+          [] { nn::TransformerDecoderLayer l(nn::TransformerDecoderLayerOptions(4, 2).activation("")); });
+  cat.add("TransformerEncoderLayer activation Relu", "TransformerEncoderLayer", Kind::Value,
+          [] { nn::TransformerEncoderLayer l(nn::TransformerEncoderLayerOptions(4, 2).activation("Relu")); });
+
+
+  // The tokenizer, corpora.
+  const std::string dir = ::testing::TempDir() + "/catalogue3_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  cat.add("Tokenizer.load missing", "Tokenizer.load", Kind::Any,
+          [=] { (void)text::Tokenizer::load(dir + "/no_such.model"); }, {}, "no_such.model");
+  cat.add("Tokenizer.load a directory", "Tokenizer.load", Kind::Any, [=] { (void)text::Tokenizer::load(dir); });
+  {
+    std::ofstream(dir + "/empty.model");
+    std::ofstream(dir + "/garbage.model", std::ios::binary) << std::string("\x0a\xff\xff\xff\xff\x0f garbage", 14);
+  }
+  cat.add("Tokenizer.load empty file", "Tokenizer.load", Kind::Any,
+          [=] { (void)text::Tokenizer::load(dir + "/empty.model"); });
+  cat.add("Tokenizer.load corrupt", "Tokenizer.load", Kind::Any,
+          [=] { (void)text::Tokenizer::load(dir + "/garbage.model"); });
+  const std::string corpus = "the cat sat on the mat and the dog sat on the log\n";
+  cat.add("Tokenizer.train vocab too small for the characters", "Tokenizer.train", Kind::Any,
+          [=] { (void)text::Tokenizer::train(corpus, {.vocab_size = 5}); });
+  cat.add("Tokenizer.train vocab -1", "Tokenizer.train", Kind::Any,
+          [=] { (void)text::Tokenizer::train(corpus, {.vocab_size = -1}); });
+  cat.add("Tokenizer.train vocab kMax", "Tokenizer.train", Kind::Any,
+          [=] { (void)text::Tokenizer::train(corpus, {.vocab_size = kMax}); });
+  std::shared_ptr<text::Tokenizer> tok;
+  try {
+    tok = std::make_shared<text::Tokenizer>(
+        text::Tokenizer::train(text::bible_kjv("gen1:1-gen11:32"), {.vocab_size = 500}));
+  } catch (const NotImplementedError&) {
+  }
+  if (tok) {
+    cat.add("Tokenizer.save into a missing directory", "Tokenizer.save", Kind::Value,
+            [=] { tok->save(dir + "/no/such/dir/tok.model"); }, {}, "no/such/dir");
+    cat.add("Tokenizer.decode id = vocab", "Tokenizer.decode", Kind::Value,
+            [=] { (void)tok->decode({1, tok->vocab_size()}); });
+    cat.add("Tokenizer.decode id -1", "Tokenizer.decode", Kind::Value, [=] { (void)tok->decode({-1}); });
+  }
+  cat.add("read_corpus a directory", "read_corpus", Kind::Value, [=] { (void)text::read_corpus({dir}); }, {},
+          dir);
+  cat.add("read_corpus one missing among good", "read_corpus", Kind::Value,
+          [=] {
+            std::ofstream(dir + "/good.txt") << "text\n";
+            (void)text::read_corpus({dir + "/good.txt", dir + "/missing.txt"});
+          },
+          {}, "missing.txt");
+  cat.add("read_corpus empty name", "read_corpus", Kind::Value, [] { (void)text::read_corpus({""}); });
+
+  // Token shards: ids beyond the vocabulary, a file that is not one.
+  cat.add("write_shard token 65536 of vocab 65536", "write_shard", Kind::Value,
+          [=] { text::write_shard(dir + "/a.tokens", {1, 65536}, 65536); }, {}, "65536");
+  cat.add("write_shard vocab -1", "write_shard", Kind::Value, [=] { text::write_shard(dir + "/b.tokens", {}, -1); });
+  cat.add("write_shard into a directory's name", "write_shard", Kind::Value,
+          [=] { text::write_shard(dir, {1}, 10); });
+  {
+    std::ofstream(dir + "/text.tokens") << "this is text, not a token shard, but long enough for a header";
+  }
+  cat.add("TokenShard of a text file", "TokenShard", Kind::Value,
+          [=] { text::TokenShard s(dir + "/text.tokens"); }, {}, "magic");
+
+  // Checkpoints of another model: the message names the tensor and both shapes; missing and
+  // unexpected keys; nothing loaded.
+  nn::Linear small(3, 2), big(4, 2);
+  const std::string ck = dir + "/linear.safetensors";
+  save(small, ck);
+  const std::vector<Tensor> bw = {big->weight, big->bias};
+  cat.add("load a Linear(3, 2) file into Linear(4, 2)", "load", Kind::Value, [=] { load(big, ck); }, bw,
+          "weight");
+  cat.add("load_state_dict of another model's shapes", "load_state_dict", Kind::Value,
+          [=] { big->load_state_dict(load_checkpoint(ck).tensors); }, bw, "[2, 3]");
+  cat.add("load_state_dict of another model's shapes names both", "load_state_dict", Kind::Value,
+          [=] { big->load_state_dict(load_checkpoint(ck).tensors); }, bw, "[2, 4]");
+  cat.add("load_state_dict missing bias", "load_state_dict", Kind::Value,
+          [=] {
+            TensorMap sd = load_checkpoint(ck).tensors;
+            sd.erase("bias");
+            small->load_state_dict(sd);
+          },
+          {small->weight, small->bias}, "bias");
+  cat.add("load_state_dict unexpected key", "load_state_dict", Kind::Value,
+          [=] {
+            TensorMap sd = load_checkpoint(ck).tensors;
+            sd["extra"] = zeros({1});
+            small->load_state_dict(sd);
+          },
+          {small->weight, small->bias}, "extra");
+  {
+    std::ifstream in(ck, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    bytes[12] = '{';  // the header's second character: "{{..." is not JSON
+    std::ofstream(dir + "/flipped.safetensors", std::ios::binary) << bytes;
+  }
+  cat.add("load_checkpoint header with a stray brace", "load_checkpoint", Kind::Value,
+          [=] { (void)load_checkpoint(dir + "/flipped.safetensors"); });
+  cat.add("load_checkpoint of a directory", "load_checkpoint", Kind::Value, [=] { (void)load_checkpoint(dir); });
+  cat.add("load_checkpoint of a token shard", "load_checkpoint", Kind::Value, [=] {
+    text::write_shard(dir + "/real.tokens", {1, 2, 3}, 10);
+    (void)load_checkpoint(dir + "/real.tokens");
+  });
+  run_catalogue(cat, "sampling, ordering and text surfaces");
+  std::filesystem::remove_all(dir);
 }

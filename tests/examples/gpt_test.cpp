@@ -145,6 +145,21 @@ TEST(GPT, SeededGenerateLeavesTheGeneratorAndRepeats) {
   Tensor limited = m->generate(prompt, {.max_new_tokens = 30, .seed = 1, .vocab_limit = 10});
   EXPECT_LT(limited.slice(1, 3, 33).max().item<int64_t>(), 10);
   expect_error<ValueError>([&] { m->generate(prompt, {.top_p = 0.0}); }, "generate", {"top_p"});
+  // Bad options and prompts are refused by generate itself, before anything is drawn (a NaN
+  // temperature would otherwise reach multinomial as NaN probabilities).
+  const Tensor rng = get_rng_state().clone();
+  for (double t : {-1.0, std::nan(""), double(INFINITY)})
+    expect_error<ValueError>([&] { m->generate(prompt, {.temperature = t}); }, "generate", {"temperature"});
+  for (double p : {-0.5, 1.5, std::nan("")})
+    expect_error<ValueError>([&] { m->generate(prompt, {.top_p = p}); }, "generate", {"top_p"});
+  expect_error<ValueError>([&] { m->generate(prompt, {.top_k = -1}); }, "generate", {"top_k"});
+  expect_error<ValueError>([&] { m->generate(prompt, {.max_new_tokens = -1}); }, "generate", {"max_new_tokens"});
+  expect_error<ValueError>([&] { m->generate(prompt, {.vocab_limit = -1}); }, "generate", {"vocab_limit"});
+  expect_error<ValueError>([&] { m->generate(prompt.slice(1, 0, 0), {}); }, "generate", {"prompt"});
+  expect_error<ValueError>([&] { m->generate(prompt.select(0, 0), {}); }, "generate", {"prompt"});
+  expect_error<ValueError>([&] { m->generate(Tensor(), {}); }, "generate", {"prompt"});
+  expect_error<TypeError>([&] { m->generate(prompt.to(kFloat32), {}); }, "generate", {"token ids"});
+  EXPECT_TRUE(same(get_rng_state(), rng));
 }
 
 TEST(GPT, TopKAndTopPKeepOnlyTheLikelyTokens) {
