@@ -71,6 +71,9 @@ void BackendGroup::check_rank(int r, const char* op, const char* what, bool not_
 }
 
 void BackendGroup::check_reduce_op(ReduceOp rop, Dtype dtype, const char* op) {
+  // An integer cast to ReduceOp would reach the transport's switch, which has no such case.
+  WICK_CHECK(int(rop) >= int(ReduceOp::SUM) && int(rop) <= int(ReduceOp::MAX), ValueError, op, int(rop),
+             " is not a valid ReduceOp");
   WICK_CHECK(rop != ReduceOp::AVG || is_floating_point(dtype), TypeError, op,
              "ReduceOp.AVG takes floating-point tensors, got ", dtype);
 }

@@ -3826,6 +3826,22 @@ TEST(BadInputCatalogue, SamplingOrderingAndTextSurfaces) {
     text::write_shard(dir + "/real.tokens", {1, 2, 3}, 10);
     (void)load_checkpoint(dir + "/real.tokens");
   });
+  // Integer pow with a negative integer exponent (class 5): every integer dtype, the function,
+  // the method and the in-place form; a float exponent promotes instead (below).
+  for (Dtype d : {kInt64, kInt32, kInt16, kInt8, kUInt8}) {
+    const Tensor base = tensor<int64_t>({2, 3}).to(d);
+    const std::string s = std::string(" ") + std::string(wick::name(d));
+    cat.add("pow -1" + s, "pow", Kind::Value, [=] { (void)pow(base, -1); }, {base},
+            "Integers to negative integer powers are not allowed");
+    cat.add("Tensor.pow -2" + s, "pow", Kind::Value, [=] { (void)base.pow(-2); }, {base});
+    cat.add("pow_ -1" + s, "pow_", Kind::Value, [=] { (void)base.clone().pow_(-1); }, {base});
+    cat.add("pow_ kMin" + s, "pow_", Kind::Value, [=] { (void)base.clone().pow_(kMin); }, {base});
+  }
   run_catalogue(cat, "sampling, ordering and text surfaces");
+  // Where PyTorch returns: an integer tensor to a float exponent is a float tensor; to a tensor
+  // of negative integer exponents it is integral (0 for |base| > 1, as PyTorch's CPU kernel).
+  const Tensor ib = tensor<int64_t>({2, 1, -1, 4});
+  EXPECT_EQ(pow(ib, -1.0).to(kFloat64).to_vector<double>(), (std::vector<double>{0.5, 1.0, -1.0, 0.25}));
+  EXPECT_EQ(pow(ib, tensor<int64_t>({-1, -3, -3, -2})).to_vector<int64_t>(), (std::vector<int64_t>{0, 1, -1, 0}));
   std::filesystem::remove_all(dir);
 }

@@ -317,6 +317,18 @@ TEST(DistributedGloo, OneProcessAndTheNamesCase) {
   dist::barrier();
   EXPECT_TRUE(
       starts_with(error_of<ValueError>([&] { dist::send(x, 0); }), "[send] dst 0 is this process's own"));
+  // A value outside ReduceOp is refused by the collective called, before the transport sees it;
+  // the tensors stay as they were.
+  for (int bad : {5, 6, -1, 255}) {
+    const auto rop = static_cast<dist::ReduceOp>(bad);
+    const std::string v = std::to_string(bad) + " is not a valid ReduceOp";
+    EXPECT_EQ(error_of<ValueError>([&] { dist::all_reduce(x, rop); }), "[all_reduce] " + v);
+    EXPECT_EQ(error_of<ValueError>([&] { dist::reduce(x, 0, rop); }), "[reduce] " + v);
+    EXPECT_EQ(error_of<ValueError>([&] { dist::reduce_scatter(o, {tensor({1, 2}).to(kInt32)}, rop); }),
+              "[reduce_scatter] " + v);
+    EXPECT_EQ(x.to_vector<double>(), (std::vector<double>{1.5, -2.0, 4.0}));
+    EXPECT_EQ(o.to_vector<double>(), (std::vector<double>{7, 8}));
+  }
   dist::destroy_process_group();
   EXPECT_FALSE(dist::is_initialized());
 }
