@@ -86,6 +86,24 @@ int main(int argc, char** argv) {
   tflops("matmul_fp16_8192_tflops", 8192, kFloat16, "highest");
   tflops("matmul_bf16_8192_tflops", 8192, kBFloat16, "highest");
 
+  // ---- attention: SDPA forward + backward, bf16, causal; TFLOP/s counting 4 B H T^2 d / 2
+  // for the forward and 2.5 times that for the backward
+  auto sdpa = [&](const char* name, int64_t B, int64_t H, int64_t T, int64_t d) {
+    if (!sel(name) && !sel("sdpa")) return;
+    auto opts = TensorOptions(kBFloat16).device(gpu);
+    auto q = randn({B, H, T, d}, opts).requires_grad_(), k = randn({B, H, T, d}, opts).requires_grad_();
+    auto v = randn({B, H, T, d}, opts).requires_grad_(), dout = randn({B, H, T, d}, opts);
+    auto step = [&] {
+      for (Tensor* t : {&q, &k, &v}) t->mutable_grad() = Tensor();
+      nn::functional::scaled_dot_product_attention(q, k, v, {}, 0.0, true).backward(dout);
+    };
+    const double ms = compare::device_ms(stream, step, 3, 9);
+    const double flops = 3.5 * 4.0 * double(B * H) * double(T) * double(T) * double(d) / 2;
+    report(name, flops / (ms * 1e-3) / 1e12, "TFLOP/s");
+  };
+  sdpa("sdpa_fwd_bwd_bf16_causal_b32_h12_t1024_d64_tflops", 32, 12, 1024, 64);
+  sdpa("sdpa_fwd_bwd_bf16_causal_b32_h12_t4096_d128_tflops", 32, 12, 4096, 128);
+
   // ---- host <-> device, 256 MB
   if (sel("h2d") || sel("d2h") || sel("pin_memory")) {
     auto host = rand({n64m});

@@ -255,6 +255,14 @@ void record_select(const Tensor& t, const Tensor& out, int64_t d, int64_t index)
 void record_slice(const Tensor& t, const Tensor& out, int64_t d, std::optional<int64_t> start,
                   std::optional<int64_t> end, int64_t step);
 
+// ---- attention (attention_backward.cpp)
+// out = scaled_dot_product_attention(q, k, v) by the flash path (core/flash_attention.h), with
+// lse its rows' log-sum-exp and (seed, offset) its dropout draw:
+// ScaledDotProductFlashAttentionBackward0, whose formula is the flash backward kernel (no
+// double backward, as in PyTorch).
+void record_flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
+                            double scale, bool causal, double dropout_p, uint64_t seed, uint64_t offset);
+
 // ---- copies (copy_backward.cpp): out = self.to(...) or self.clone(), or the value
 // copy_(src), fill_ or zero_ gives self (recorded under inplace() on the value, then adopted).
 enum class CopyOp : uint8_t { To, Clone, Copy, Fill, Zero };

@@ -6,12 +6,15 @@
 #include "wick/nn/attention.h"
 
 #include <atomic>
+#include <climits>
 #include <cmath>
 #include <ostream>
 #include <string>
 
+#include "autograd/hooks.h"
 #include "core/as_op.h"
 #include "core/checks.h"
+#include "core/flash_attention.h"
 #include "wick/autograd.h"
 #include "wick/nn/functional.h"
 #include "wick/ops.h"
@@ -76,13 +79,40 @@ struct Params {
   double dropout_p;
   bool is_causal;
   double scale;
+  // enable_gqa: k's and v's heads each serve this many query heads in a row (1: none)
+  int64_t gqa_k = 1, gqa_v = 1;
 };
 
+// Why the flash path cannot take these inputs, or nullptr when it can. PyTorch's flash kernel
+// has limits of the same kind (no mask, 16-bit floats, bounded head dims, multiples of 8).
+const char* flash_unusable(const Params& p) {
+  if (p.q.dtype() != kFloat16 && p.q.dtype() != kBFloat16) return "needs float16 or bfloat16 inputs";
+  if (p.mask.defined()) return "does not take an attn_mask";
+  if (p.q.dim() != 4 || p.k.dim() != 4 || p.v.dim() != 4) return "needs 4-D query, key and value";
+  if (p.k.size(0) != p.q.size(0) || p.v.size(0) != p.q.size(0)) return "needs one batch size for query, key and value";
+  if (p.k.size(1) != p.v.size(1) || p.k.size(1) == 0 || p.q.size(1) % p.k.size(1) != 0)
+    return "needs key and value of one number of heads, dividing the query's";
+  const int64_t e = p.q.size(3);
+  if (p.v.size(3) != e) return "needs value's head dim equal to query's";
+  if (e < 8 || e > 128 || e % 8 != 0) return "needs a head dim between 8 and 128 and a multiple of 8";
+  // the kernels' grids: batch * heads blocks in x, 64-row tiles of a sequence in y
+  constexpr int64_t kMaxSeq = int64_t(65535) * 64;
+  if (p.q.size(2) > kMaxSeq || p.k.size(2) > kMaxSeq || p.q.size(0) * p.q.size(1) > INT32_MAX)
+    return "needs sequences of at most 65535 * 64 and batch * heads below 2^31";
+  if (!p.q.is_cuda()) return "needs CUDA tensors";
+  return nullptr;
+}
+
 // Whether backend b can compute these inputs; why not, when it cannot.
-bool usable(SDPBackend b, const Params&, std::string& why) {
+bool usable(SDPBackend b, const Params& p, std::string& why) {
   switch (b) {
     case SDPBackend::Math: return true;
-    case SDPBackend::FlashAttention: why = "flash attention is not built into wick yet"; return false;
+    case SDPBackend::FlashAttention:
+      if (const char* no = flash_unusable(p)) {
+        why = no;
+        return false;
+      }
+      return true;
     case SDPBackend::EfficientAttention: why = "memory-efficient attention is not built into wick yet"; return false;
     case SDPBackend::CuDNNAttention: why = "cuDNN attention is not built into wick yet"; return false;
   }
@@ -110,10 +140,21 @@ Tensor safe_softmax(const Tensor& scores) {
   return wick::where(dead, 0.0, wick::softmax(wick::where(dead, 0.0, scores), -1));
 }
 
+// k or v with each of its heads (dim -3) repeated r times in a row (repeat_interleave).
+Tensor repeat_heads(const Tensor& t, int64_t r) {
+  if (r == 1) return t;
+  DimVector sizes(t.sizes());
+  sizes.insert(sizes.end() - 2, r);
+  DimVector out(t.sizes());
+  out[out.size() - 3] *= r;
+  return t.unsqueeze(-3).expand(sizes).reshape(out);
+}
+
 Tensor math(const Params& p) {
+  const Tensor k = repeat_heads(p.k, p.gqa_k), v = repeat_heads(p.v, p.gqa_v);
   // q and k each scaled by sqrt(scale), as PyTorch's math path (no overflow in 16-bit types).
   const double s = std::sqrt(p.scale);
-  Tensor scores = wick::matmul(p.q * s, p.k.transpose(-2, -1) * s);
+  Tensor scores = wick::matmul(p.q * s, k.transpose(-2, -1) * s);
   const int64_t L = p.q.size(-2), S = p.k.size(-2);
   if (p.is_causal) {
     // Upper-left aligned: query i attends keys 0..i.
@@ -130,25 +171,28 @@ Tensor math(const Params& p) {
     attn = wick::softmax(scores, -1);
   }
   if (p.dropout_p > 0) attn = functional::dropout(attn, p.dropout_p, true);
-  return wick::matmul(attn, p.v);
+  return wick::matmul(attn, v);
 }
 
-// k or v with each of its heads (dim -3) repeated r times in a row (repeat_interleave).
-Tensor repeat_heads(const Tensor& t, int64_t r) {
-  if (r == 1) return t;
-  DimVector sizes(t.sizes());
-  sizes.insert(sizes.end() - 2, r);
-  DimVector out(t.sizes());
-  out[out.size() - 3] *= r;
-  return t.unsqueeze(-3).expand(sizes).reshape(out);
+// The flash path: one kernel each way, k and v read per kv head (no repeat for GQA), and one
+// node (ScaledDotProductFlashAttentionBackward0) whose backward recomputes the weights.
+Tensor flash(const Params& p) {
+  const bool grad = wick::detail::needs_grad(p.q, p.k, p.v);
+  wick::detail::FlashForward f = wick::detail::forward_once(grad, [&] {
+    return wick::detail::flash_attention_forward(p.q, p.k, p.v, p.scale, p.is_causal, p.dropout_p);
+  });
+  if (grad) [[unlikely]]
+    wick::autograd::record_flash_attention(p.q, p.k, p.v, f.out, f.lse, p.scale, p.is_causal, p.dropout_p, f.seed,
+                                           f.offset);
+  return f.out;
 }
 
 Tensor run(SDPBackend b, const Params& p) {
   switch (b) {
-    case SDPBackend::Math: break;
+    case SDPBackend::Math: return math(p);
+    case SDPBackend::FlashAttention: return flash(p);
     default: wick::detail::raise<Error>(kOp, "backend ", to_string(b), " has no implementation");
   }
-  return math(p);
 }
 
 }  // namespace
@@ -194,7 +238,7 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
                  "Expected attn_mask to be on the device of query (", query.device(), "), but got ",
                  attn_mask.device());
     }
-    Tensor k = key, v = value;
+    int64_t gqa_k = 1, gqa_v = 1;
     const bool heads = query.dim() >= 3 && key.dim() >= 3 && value.dim() >= 3;
     if (heads) {
       const int64_t hq = query.size(-3), hk = key.size(-3), hv = value.size(-3);
@@ -202,8 +246,8 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
         WICK_CHECK(hq % hk == 0 && hq % hv == 0, ValueError, kOp,
                    "Number of heads in key and value must divide the number of heads in query (query: ", hq,
                    ", key: ", hk, ", value: ", hv, ")");
-        k = repeat_heads(key, hq / hk);
-        v = repeat_heads(value, hq / hv);
+        gqa_k = hq / hk;
+        gqa_v = hq / hv;
       } else {
         WICK_CHECK((hk == hq || hk == 1) && (hv == hq || hv == 1), ValueError, kOp,
                    "query has ", hq, " heads (dim -3) but key ", hk, " and value ", hv,
@@ -212,7 +256,8 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
     }
     // The mask must broadcast to the scores [..., L, S] without growing them (PyTorch adds it in place).
     if (attn_mask.defined()) {
-      DimVector qb(query.sizes()), kb(k.sizes());
+      DimVector qb(query.sizes()), kb(key.sizes());
+      if (heads) kb[kb.size() - 3] *= gqa_k;
       qb.pop_back();
       qb.pop_back();
       kb.pop_back();
@@ -229,7 +274,7 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
                  " does not broadcast to the attention scores' shape ", IntArrayRef(scores));
     }
     const double sc = scale ? *scale : 1.0 / std::sqrt(double(query.size(-1)));
-    Params p{query, k, v, attn_mask, dropout_p, is_causal, sc};
+    Params p{query, key, value, attn_mask, dropout_p, is_causal, sc, gqa_k, gqa_v};
     const SDPBackend b = select(p);
     t_last = b;
     return run(b, p);

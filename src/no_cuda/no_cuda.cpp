@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/cuda_hooks.h"
+#include "core/flash_attention.h"
 #include "core/kernel_table.h"
 #include "wick/cuda.h"
 #include "wick/detail/storage.h"
@@ -19,6 +20,8 @@ void cuda_copy(const Tensor&, const Tensor&, bool) { no_cuda("copy_"); }
 void cuda_record_stream(const Tensor&, const wick::cuda::Stream&) { no_cuda("record_stream"); }
 void cuda_check_not_capturing(Device, const char*, const char*) {}
 Device resolve_cuda_device(Device, const char* op) { no_cuda(op); }
+void cuda_flash_attention_forward(const FlashAttentionArgs&) { no_cuda("scaled_dot_product_attention"); }
+void cuda_flash_attention_backward(const FlashAttentionArgs&) { no_cuda("scaled_dot_product_attention"); }
 Allocator* cuda_allocator(int) { no_cuda("empty"); }
 Allocator* pinned_allocator() { no_cuda("pin_memory"); }
 bool is_pinned_ptr(const void*) { return false; }
