@@ -151,6 +151,10 @@ struct KernelTable {
   // [outer, n, inner] of one dtype, from its result y and incoming gradient g:
   // softmax y * (g - sum_n(g * y)), log_softmax g - exp(y) * sum_n(g), in one kernel.
   void (*softmax_backward)(bool log, const Tensor& grad_input, const Tensor& grad, const Tensor& result);
+  // softmax over the last dim with a causal mask, in one pass: contiguous in and out [rows, n]
+  // of one floating dtype, rows a multiple of l (the query length). Row r attends the columns
+  // j <= r % l (attention's upper-left causal mask); out is softmax over those and 0 beyond.
+  void (*causal_softmax)(const Tensor& out, const Tensor& in, int64_t l);
   // out[o, i, j] = in[o, 0, j] op ... op in[o, i, j] (reverse: in[o, i, j] op ... op in[o, n-1, j])
   // for contiguous in and out [outer, n, inner] of one dtype (any but bool: core scans bool
   // as int64). 16-bit floats accumulate in float, integers in their own dtype.

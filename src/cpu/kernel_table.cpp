@@ -214,6 +214,7 @@ const KernelTable& cpu_kernels() {
       .where = cpu::where,
       .softmax = cpu::softmax,
       .softmax_backward = cpu::softmax_backward,
+      .causal_softmax = cpu::causal_softmax,
       .scan = cpu::scan,
       .gather = cpu::gather,
       .scatter = cpu::scatter,

@@ -13,6 +13,7 @@ void compare(CompareOp op, const TensorIter& it, const Scalar* scalar);
 void where(const TensorIter& it);
 void softmax(bool log, const Tensor& out, const Tensor& in);
 void softmax_backward(bool log, const Tensor& grad_input, const Tensor& grad, const Tensor& result);
+void causal_softmax(const Tensor& out, const Tensor& in, int64_t l);
 // scan.cpp: cumulative sums and products along the middle dim.
 void scan(ScanOp op, const Tensor& out, const Tensor& in, bool reverse);
 void gather(const TensorIter& it, int64_t dim_stride, int64_t size, const char* op);

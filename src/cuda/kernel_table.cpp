@@ -24,6 +24,7 @@ const KernelTable& cuda_kernels() {
       .where = &gpu::where,
       .softmax = &gpu::softmax,
       .softmax_backward = &gpu::softmax_backward,
+      .causal_softmax = &gpu::causal_softmax,
       .scan = &gpu::scan,
       .gather = &gpu::gather,
       .scatter = &gpu::scatter,

@@ -1,8 +1,9 @@
 // scaled_dot_product_attention and the choice of its backend. The math path is composed of
-// differentiable ops (matmul, where, softmax, dropout), so autograd records it piece by piece
-// and it runs on every device and dtype. A fused path joins by answering `usable` for its
-// backend and computing in `run`: the selection, the forcing by sdpa_kernel and the reasons in
-// "No available kernel" already go through them (docs/design.md, "Attention and the transformer layers").
+// differentiable ops (matmul, where, softmax or its one-kernel causal form, dropout), so
+// autograd records it piece by piece and it runs on every device and dtype. A fused path joins
+// by answering `usable` for its backend and computing in `run`: the selection, the forcing by
+// sdpa_kernel and the reasons in "No available kernel" already go through them
+// (docs/design.md, "Attention and the transformer layers").
 #include "wick/nn/attention.h"
 
 #include <atomic>
@@ -12,6 +13,7 @@
 
 #include "core/as_op.h"
 #include "core/checks.h"
+#include "core/softmax.h"
 #include "wick/autograd.h"
 #include "wick/nn/functional.h"
 #include "wick/ops.h"
@@ -114,15 +116,12 @@ Tensor math(const Params& p) {
   // q and k each scaled by sqrt(scale), as PyTorch's math path (no overflow in 16-bit types).
   const double s = std::sqrt(p.scale);
   Tensor scores = wick::matmul(p.q * s, p.k.transpose(-2, -1) * s);
-  const int64_t L = p.q.size(-2), S = p.k.size(-2);
-  if (p.is_causal) {
-    // Upper-left aligned: query i attends keys 0..i.
-    const TensorOptions idx = TensorOptions(kInt64).device(p.q.device());
-    Tensor above = wick::arange(S, idx).unsqueeze(0) > wick::arange(L, idx).unsqueeze(1);
-    scores = wick::masked_fill(scores, above, -INFINITY);
-  }
   Tensor attn;
-  if (p.mask.defined()) {
+  if (p.is_causal) {
+    // Upper-left aligned: query i attends keys 0..i. One kernel masks and normalizes (no
+    // mask tensor, no filled copy of the scores); is_causal excludes attn_mask.
+    attn = wick::detail::causal_softmax(scores);
+  } else if (p.mask.defined()) {
     if (p.mask.dtype() == kBool) scores = wick::where(p.mask, scores, -INFINITY);
     else scores = scores + (p.mask.dtype() == scores.dtype() ? p.mask : p.mask.to(scores.dtype()));
     attn = safe_softmax(scores);
