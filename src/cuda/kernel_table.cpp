@@ -34,6 +34,8 @@ const KernelTable& cuda_kernels() {
       .nll_loss_backward = &gpu::nll_loss_backward,
       .log_softmax_nll_loss_forward = &gpu::log_softmax_nll_loss_forward,
       .log_softmax_nll_loss_backward = &gpu::log_softmax_nll_loss_backward,
+      .cross_entropy_rows = &gpu::cross_entropy_rows,
+      .cross_entropy_rows_backward = &gpu::cross_entropy_rows_backward,
 #ifdef WICK_HAVE_CUDNN
       .conv2d_forward = &gpu::cudnn_conv2d_forward,
       .conv2d_backward = &gpu::cudnn_conv2d_backward,
