@@ -72,6 +72,16 @@ int main(int argc, char** argv) {
     };
     report("cross_entropy_fwd_bwd_8192x8192_ms", compare::device_ms(stream, step, 5, 11), "ms");
   }
+  if (sel("cross_entropy_bf16")) {  // a GPT-2 step's loss: bf16 logits [32 * 1024, 50304]
+    torch::AutoGradMode enable_grad(true);
+    auto xg = torch::randn({32 * 1024, 50304}, gpu).to(torch::kBFloat16).requires_grad_();
+    auto target = torch::randint(50304, {32 * 1024}, gpu.dtype(torch::kInt64));
+    auto step = [&] {
+      xg.mutable_grad() = torch::Tensor();
+      torch::nn::functional::cross_entropy(xg, target).backward();
+    };
+    report("cross_entropy_fwd_bwd_bf16_32768x50304_ms", compare::device_ms(stream, step, 3, 9), "ms");
+  }
 
   // ---- matmul: TFLOP/s
   auto tflops = [&](const char* name, int64_t n, torch::Dtype t, const char* precision) {

@@ -71,6 +71,15 @@ int main(int argc, char** argv) {
     };
     report("cross_entropy_fwd_bwd_8192x8192_ms", compare::device_ms(stream, step, 5, 11), "ms");
   }
+  if (sel("cross_entropy_bf16")) {  // a GPT-2 step's loss: bf16 logits [32 * 1024, 50304]
+    auto xg = randn({32 * 1024, 50304}, gpu).to(kBFloat16).requires_grad_();
+    auto target = randint(50304, {32 * 1024}, TensorOptions(kInt64).device(gpu));
+    auto step = [&] {
+      xg.mutable_grad() = Tensor();
+      nn::functional::cross_entropy(xg, target).backward();
+    };
+    report("cross_entropy_fwd_bwd_bf16_32768x50304_ms", compare::device_ms(stream, step, 3, 9), "ms");
+  }
 
   // ---- matmul: TFLOP/s
   auto tflops = [&](const char* name, int64_t n, Dtype t, const char* precision) {

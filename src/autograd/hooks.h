@@ -226,6 +226,12 @@ std::tuple<Tensor, Tensor> record_nll_loss(const Tensor& input, const Tensor& ta
 // LogSoftmaxBackward0 under NllLossBackward0; returns loss with its history. Their backward is
 // one kernel straight to the logits (core/loss.h's log_softmax_nll_loss_backward) wherever
 // nothing can observe the gradient wrt logp, else the two nodes' own kernels.
+// cross_entropy of 16-bit logits through core/loss.h's cross_entropy_rows: one node,
+// NllLossBackward0, whose backward writes the logits' gradient in one kernel (composed of
+// recording ops under create_graph); returns loss with its history.
+Tensor record_cross_entropy_rows(const Tensor& input, const Tensor& target, const Tensor& lse, const Tensor& weights,
+                                 const Tensor& total_weight, int64_t ignore_index,
+                                 wick::detail::LossReduction reduction, const Tensor& loss);
 Tensor record_log_softmax_nll_loss(const Tensor& input, const Tensor& logp, const Tensor& target,
                                   const Tensor& weight, int64_t ignore_index, wick::detail::LossReduction reduction,
                                   const Tensor& loss, const Tensor& total_weight);

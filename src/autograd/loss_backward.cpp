@@ -130,6 +130,26 @@ Tensor record_log_softmax_nll_loss(const Tensor& input, const Tensor& logp, cons
                 });
 }
 
+Tensor record_cross_entropy_rows(const Tensor& input, const Tensor& target, const Tensor& lse, const Tensor& weights,
+                                 const Tensor& total_weight, int64_t ignore_index, LossReduction reduction,
+                                 const Tensor& loss) {
+  return record("NllLossBackward0", {input}, loss, {input, target, lse, weights, total_weight},
+                [ignore_index, reduction](BackwardContext& c) -> variable_list {
+                  Tensor x = c.saved(0), t = c.saved(1), lse = c.saved(2), w = c.saved(3), total = c.saved(4);
+                  if (!creating_graph())
+                    return {wick::detail::cross_entropy_rows_backward(c.grad(), x, lse, t, w, total, ignore_index,
+                                                                      reduction)};
+                  // In ops that record: weights * g (/ total) * (softmax(x) - onehot(t)), in float.
+                  Tensor g = c.grad().to(kFloat32);
+                  Tensor coef = w * (reduction == LossReduction::Mean ? g / total : g);
+                  const int64_t classes = x.size(1);
+                  Tensor onehot = (wick::arange(classes, TensorOptions(kInt64).device(x.device())).unsqueeze(0) ==
+                                   t.unsqueeze(1))
+                                      .to(kFloat32);
+                  return {(coef.unsqueeze(1) * (wick::softmax(x.to(kFloat32), 1) - onehot)).to(x.dtype())};
+                });
+}
+
 void record_mse_loss(const Tensor& input, const Tensor& target, const Tensor& out, LossReduction reduction) {
   const int64_t numel = input.numel();
   record(

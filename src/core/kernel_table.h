@@ -151,6 +151,10 @@ struct KernelTable {
   // [outer, n, inner] of one dtype, from its result y and incoming gradient g:
   // softmax y * (g - sum_n(g * y)), log_softmax g - exp(y) * sum_n(g), in one kernel.
   void (*softmax_backward)(bool log, const Tensor& grad_input, const Tensor& grad, const Tensor& result);
+  // softmax over the last dim with a causal mask, in one pass: contiguous in and out [rows, n]
+  // of one floating dtype, rows a multiple of l (the query length). Row r attends the columns
+  // j <= r % l (attention's upper-left causal mask); out is softmax over those and 0 beyond.
+  void (*causal_softmax)(const Tensor& out, const Tensor& in, int64_t l);
   // out[o, i, j] = in[o, 0, j] op ... op in[o, i, j] (reverse: in[o, i, j] op ... op in[o, n-1, j])
   // for contiguous in and out [outer, n, inner] of one dtype (any but bool: core scans bool
   // as int64). 16-bit floats accumulate in float, integers in their own dtype.
@@ -216,6 +220,18 @@ struct KernelTable {
   void (*log_softmax_nll_loss_backward)(const Tensor& grad_input, const Tensor& grad_out, const Tensor& logp,
                                         const Tensor& target, const Tensor& weight, const Tensor& total_weight,
                                         int64_t ignore_index, LossReduction reduction);
+  // cross_entropy's rows over contiguous logits [N, C] (any floating dtype) and contiguous
+  // int64 target [N], computed in opmath (float for 16-bit x) and written to contiguous
+  // opmath-typed lse and nll [N]: lse[n] = log sum_c exp(x[n, c]), nll[n] = lse[n] - x[n, t]
+  // (0 where t == ignore_index). One read of the logits, nothing [N, C] written. Bad targets
+  // as nll_loss_forward's (CPU: IndexError before writing; CUDA: NaN and the deferred error).
+  void (*cross_entropy_rows)(const Tensor& lse, const Tensor& nll, const Tensor& input, const Tensor& target,
+                             int64_t ignore_index);
+  // Their gradient to the logits, written whole into contiguous grad_input [N, C] of x's
+  // dtype: coef[n] * (exp(x[n, c] - lse[n]) - [c == t[n]]), 0 on ignored rows; coef, lse
+  // opmath-typed [N]. One read of the logits, one write.
+  void (*cross_entropy_rows_backward)(const Tensor& grad_input, const Tensor& coef, const Tensor& input,
+                                      const Tensor& lse, const Tensor& target, int64_t ignore_index);
 
   // 2-D convolution (cross-correlation), checked by core (src/core/conv.cpp): x [N, C, H, W],
   // w [O, C / groups, kh, kw], b [O] or undefined, one dtype and device, output at least 1x1.

@@ -160,6 +160,38 @@ LogSoftmaxNllResult log_softmax_nll_loss(const Tensor& input, const Tensor& targ
   return {logp, out, total};
 }
 
+CrossEntropyRowsResult cross_entropy_rows(const Tensor& input, const Tensor& target, const Tensor& weight,
+                                          int64_t ignore_index, LossReduction reduction, Dtype out_dtype) {
+  constexpr const char* kOp = "cross_entropy";
+  Tensor x = input.contiguous(), t = target.contiguous();
+  const int64_t n = x.size(0), c = x.size(1);
+  const TensorOptions f32 = x.options().dtype(kFloat32);
+  Tensor lse = empty({n}, f32), nll = empty({n}, f32);
+  kernel<&KernelTable::cross_entropy_rows>(x.device(), kOp)(lse, nll, x, t, ignore_index);
+  Tensor valid = t != ignore_index;
+  Tensor w = weight.defined()
+                 ? weight.to(kFloat32).index_select(0, wick::where(valid, t, 0).clamp(0, c - 1)) * valid
+                 : valid.to(kFloat32);
+  Tensor per_row = nll * w, total = w.sum();
+  Tensor loss = reduction == LossReduction::None ? per_row
+                : reduction == LossReduction::Sum ? per_row.sum()
+                                                  : per_row.sum() / total;
+  if (loss.dtype() != out_dtype) loss = loss.to(out_dtype);
+  return {loss, lse, w, total, t};
+}
+
+Tensor cross_entropy_rows_backward(const Tensor& grad, const Tensor& input, const Tensor& lse, const Tensor& target,
+                                   const Tensor& weights, const Tensor& total_weight, int64_t ignore_index,
+                                   LossReduction reduction) {
+  Tensor g = grad.to(kFloat32);
+  Tensor coef = (weights * (reduction == LossReduction::Mean ? g / total_weight : g)).contiguous();
+  Tensor x = input.contiguous();
+  Tensor gi = empty(x.sizes(), x.options());
+  kernel<&KernelTable::cross_entropy_rows_backward>(x.device(), "cross_entropy_backward")(gi, coef, x, lse, target,
+                                                                                         ignore_index);
+  return gi;
+}
+
 Tensor log_softmax_nll_loss_backward(const Tensor& grad, const Tensor& logp, const Tensor& target,
                                      const Tensor& weight, const Tensor& total_weight, int64_t ignore_index,
                                      LossReduction reduction) {

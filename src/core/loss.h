@@ -50,6 +50,27 @@ LogSoftmaxNllResult log_softmax_nll_loss(const Tensor& input, const Tensor& targ
 Tensor log_softmax_nll_loss_backward(const Tensor& grad, const Tensor& logp, const Tensor& target,
                                      const Tensor& weight, const Tensor& total_weight, int64_t ignore_index,
                                      LossReduction reduction);
+// cross_entropy of 16-bit logits [N, C] (target int64 [N], weight [C] or undefined) without a
+// float32 copy of them and without log_softmax's [N, C] result: the device's cross_entropy_rows
+// entry reads the logits once for each row's log-sum-exp and loss (in float), then [N]-sized
+// ops apply the weights and the reduction. The loss is of out_dtype (float32 under autocast, as
+// PyTorch's cast-first policy gives; the logits' dtype otherwise). Checks and bad targets as
+// nll_loss's. No recording: cross_entropy records one node over the results.
+struct CrossEntropyRowsResult {
+  Tensor loss;
+  Tensor lse;           // [N], float32: each row's log-sum-exp
+  Tensor weights;       // [N], float32: weight[t] of each row, 0 where ignored
+  Tensor total_weight;  // 0-d float32: their sum
+  Tensor target;        // contiguous target
+};
+CrossEntropyRowsResult cross_entropy_rows(const Tensor& input, const Tensor& target, const Tensor& weight,
+                                          int64_t ignore_index, LossReduction reduction, Dtype out_dtype);
+// Its gradient wrt the logits, in their dtype, from the loss's gradient grad ([N] for None,
+// 0-d otherwise): weights * grad (/ total_weight for mean) times softmax minus the target's
+// one-hot, in one kernel (the device's cross_entropy_rows_backward).
+Tensor cross_entropy_rows_backward(const Tensor& grad, const Tensor& input, const Tensor& lse, const Tensor& target,
+                                   const Tensor& weights, const Tensor& total_weight, int64_t ignore_index,
+                                   LossReduction reduction);
 // nll_loss's input gradient (input_sizes) from grad, in one kernel.
 Tensor nll_loss_backward(const Tensor& grad, IntArrayRef input_sizes, const Tensor& target,
                          const Tensor& weight, const Tensor& total_weight, int64_t ignore_index,

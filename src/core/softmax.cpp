@@ -51,6 +51,30 @@ Tensor softmax_backward(bool log, const Tensor& grad, const Tensor& result, int6
   return gi;
 }
 
+Tensor causal_softmax(const Tensor& scores) {
+  constexpr const char* name = "softmax";
+  check_defined(scores, name, "self");
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        autocast::Policy::Fp32, autocast::Policy::None, name, [](const Tensor& x) { return causal_softmax(x); },
+        scores);
+  WICK_CHECK(scores.dim() >= 2, ValueError, name, "causal softmax takes scores of at least 2 dims, got ",
+             scores.dim());
+  WICK_CHECK(is_floating_point(scores.dtype()), TypeError, name, "\"", name, "\" not implemented for '",
+             scores.dtype(), "'");
+  const bool grad = needs_grad(scores);
+  Tensor out = forward_once(grad, [&] {
+    Tensor in = scores.contiguous();
+    Tensor y = empty_for(in.sizes(), in.options(), name);
+    const int64_t n = in.size(-1);
+    const int64_t rows = n == 0 ? 0 : in.numel() / n;
+    kernel<&KernelTable::causal_softmax>(in.device(), name)(y.view({rows, n}), in.view({rows, n}), in.size(-2));
+    return y;
+  });
+  if (grad) [[unlikely]] autograd::record_softmax(scores, out, -1);
+  return out;
+}
+
 }  // namespace detail
 
 Tensor softmax(const Tensor& t, int64_t dim, std::optional<Dtype> dtype) {

@@ -214,6 +214,7 @@ const KernelTable& cpu_kernels() {
       .where = cpu::where,
       .softmax = cpu::softmax,
       .softmax_backward = cpu::softmax_backward,
+      .causal_softmax = cpu::causal_softmax,
       .scan = cpu::scan,
       .gather = cpu::gather,
       .scatter = cpu::scatter,
@@ -223,6 +224,8 @@ const KernelTable& cpu_kernels() {
       .nll_loss_backward = cpu::nll_loss_backward,
       .log_softmax_nll_loss_forward = nullptr,  // CUDA only: cross_entropy composes on the CPU
       .log_softmax_nll_loss_backward = nullptr,  // CUDA only, as the forward above
+      .cross_entropy_rows = cpu::cross_entropy_rows,
+      .cross_entropy_rows_backward = cpu::cross_entropy_rows_backward,
       .conv2d_forward = cpu::conv2d_forward,
       .conv2d_backward = cpu::conv2d_backward,
       .max_pool2d_forward = cpu::max_pool2d_forward,

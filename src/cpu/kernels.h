@@ -13,6 +13,11 @@ void compare(CompareOp op, const TensorIter& it, const Scalar* scalar);
 void where(const TensorIter& it);
 void softmax(bool log, const Tensor& out, const Tensor& in);
 void softmax_backward(bool log, const Tensor& grad_input, const Tensor& grad, const Tensor& result);
+void causal_softmax(const Tensor& out, const Tensor& in, int64_t l);
+void cross_entropy_rows(const Tensor& lse, const Tensor& nll, const Tensor& input, const Tensor& target,
+                        int64_t ignore_index);
+void cross_entropy_rows_backward(const Tensor& grad_input, const Tensor& coef, const Tensor& input,
+                                 const Tensor& lse, const Tensor& target, int64_t ignore_index);
 // scan.cpp: cumulative sums and products along the middle dim.
 void scan(ScanOp op, const Tensor& out, const Tensor& in, bool reverse);
 void gather(const TensorIter& it, int64_t dim_stride, int64_t size, const char* op);

@@ -9,6 +9,7 @@
 
 #include "cpu/kernels.h"
 #include "cpu/loops.h"
+#include "cpu/vec_math.h"
 
 namespace wick::detail::cpu {
 
@@ -103,6 +104,59 @@ void nll_backward_typed(const Tensor& grad_input, const Tensor& grad_out, const 
   }
 }
 
+// cross_entropy's rows (KernelTable::cross_entropy_rows): lse[n] = log sum_c exp(x[n, c]) and
+// nll[n] = lse[n] - x[n, t[n]] (0 where ignored), in float from 16-bit x.
+template <class T>
+void ce_rows_typed(const Tensor& lse, const Tensor& nll, const Tensor& input, const Tensor& target,
+                   int64_t ignore_index) {
+  using M = opmath_t<T>;
+  const int64_t N = input.size(0), C = input.size(1);
+  const T* x = static_cast<const T*>(input.data_ptr());
+  const int64_t* t = static_cast<const int64_t*>(target.data_ptr());
+  check_targets(t, N, C, ignore_index);
+  M* l = static_cast<M*>(lse.data_ptr());
+  M* o = static_cast<M*>(nll.data_ptr());
+  const int nt = threads_for(N * C, N);
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+  for (int64_t n = 0; n < N; ++n) {
+    const T* row = x + n * C;
+    M mx = -INFINITY;
+    for (int64_t c = 0; c < C; ++c) mx = mx < M(row[c]) ? M(row[c]) : mx;
+    M se = 0;
+    for (int64_t c = 0; c < C; ++c) se += vexp(M(row[c]) - mx);
+    const M v = mx + std::log(se);
+    l[n] = v;
+    o[n] = t[n] == ignore_index ? M(0) : v - M(row[t[n]]);
+  }
+}
+
+// Its gradient: gi[n, c] = coef[n] * (exp(x[n, c] - lse[n]) - [c == t[n]]), 0 on ignored rows.
+template <class T>
+void ce_rows_backward_typed(const Tensor& grad_input, const Tensor& coef, const Tensor& input, const Tensor& lse,
+                            const Tensor& target, int64_t ignore_index) {
+  using M = opmath_t<T>;
+  const int64_t N = input.size(0), C = input.size(1);
+  const T* x = static_cast<const T*>(input.data_ptr());
+  const int64_t* t = static_cast<const int64_t*>(target.data_ptr());
+  const M* l = static_cast<const M*>(lse.data_ptr());
+  const M* k = static_cast<const M*>(coef.data_ptr());
+  T* gi = static_cast<T*>(grad_input.data_ptr());
+  check_targets(t, N, C, ignore_index);
+  const int nt = threads_for(N * C, N);
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+  for (int64_t n = 0; n < N; ++n) {
+    const T* row = x + n * C;
+    T* g = gi + n * C;
+    if (t[n] == ignore_index) {
+      for (int64_t c = 0; c < C; ++c) g[c] = T(0);
+      continue;
+    }
+    const M a = k[n], ln = l[n];
+    for (int64_t c = 0; c < C; ++c) g[c] = T(a * vexp(M(row[c]) - ln));
+    g[t[n]] = T(a * (vexp(M(row[t[n]]) - ln) - M(1)));
+  }
+}
+
 }  // namespace
 
 void nll_loss_forward(const Tensor& out, const Tensor& total_weight, const Tensor& input,
@@ -118,6 +172,20 @@ void nll_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const T
                            LossReduction reduction) {
   WICK_DISPATCH_FLOATING(grad_input.dtype(), "nll_loss_backward", [&]<class T>() {
     nll_backward_typed<T>(grad_input, grad_out, target, weight, total_weight, ignore_index, reduction);
+  });
+}
+
+void cross_entropy_rows(const Tensor& lse, const Tensor& nll, const Tensor& input, const Tensor& target,
+                        int64_t ignore_index) {
+  WICK_DISPATCH_FLOATING(input.dtype(), "cross_entropy", [&]<class T>() {
+    ce_rows_typed<T>(lse, nll, input, target, ignore_index);
+  });
+}
+
+void cross_entropy_rows_backward(const Tensor& grad_input, const Tensor& coef, const Tensor& input,
+                                 const Tensor& lse, const Tensor& target, int64_t ignore_index) {
+  WICK_DISPATCH_FLOATING(input.dtype(), "cross_entropy_backward", [&]<class T>() {
+    ce_rows_backward_typed<T>(grad_input, coef, input, lse, target, ignore_index);
   });
 }
 

@@ -164,6 +164,39 @@ WICK_CPU_CLONES void softmax_tasks_f32(bool log, const float* x, float* y, int64
   softmax_tasks(log, x, y, n, inner, blocks, t0, t1);
 }
 
+// Rows [r0, r1) of the causal softmax: row r over its first r % l + 1 columns, zeros after.
+template <class T>
+[[gnu::always_inline]] inline void causal_rows(const T* x, T* y, int64_t n, int64_t l, int64_t r0, int64_t r1) {
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t m = std::min(n, r % l + 1);
+    softmax_row(false, x + r * n, y + r * n, m);
+    std::fill(y + r * n + m, y + (r + 1) * n, T(0));
+  }
+}
+
+WICK_CPU_CLONES void causal_rows_f32(const float* x, float* y, int64_t n, int64_t l, int64_t r0, int64_t r1) {
+  causal_rows(x, y, n, l, r0, r1);
+}
+
+template <class T>
+void causal_softmax_typed(const Tensor& out, const Tensor& in, int64_t l) {
+  const int64_t rows = in.size(0), n = in.size(1);
+  const T* x = static_cast<const T*>(in.data_ptr());
+  T* y = static_cast<T*>(out.data_ptr());
+  // About half of each row is read: the work is rows * n / 2.
+  const int nt = threads_for(rows * n / 2, rows);
+  auto run = [&](int64_t r0, int64_t r1) {
+    if constexpr (std::is_same_v<T, float>) causal_rows_f32(x, y, n, l, r0, r1);
+    else causal_rows(x, y, n, l, r0, r1);
+  };
+  if (nt == 1) return run(0, rows);
+#pragma omp parallel num_threads(nt)
+  {
+    const int64_t k = omp_get_thread_num(), m = omp_get_num_threads();
+    run(rows * k / m, rows * (k + 1) / m);
+  }
+}
+
 template <class T>
 void softmax_typed(bool log, const Tensor& out, const Tensor& in) {
   const int64_t outer = in.size(0), n = in.size(1), inner = in.size(2);
@@ -273,6 +306,11 @@ void softmax(bool log, const Tensor& out, const Tensor& in) {
   if (in.numel() == 0) return;
   WICK_DISPATCH_FLOATING(in.dtype(), log ? "log_softmax" : "softmax",
                          [&]<class T>() { softmax_typed<T>(log, out, in); });
+}
+
+void causal_softmax(const Tensor& out, const Tensor& in, int64_t l) {
+  if (in.numel() == 0) return;
+  WICK_DISPATCH_FLOATING(in.dtype(), "softmax", [&]<class T>() { causal_softmax_typed<T>(out, in, l); });
 }
 
 }  // namespace wick::detail::cpu

@@ -24,6 +24,7 @@ const KernelTable& cuda_kernels() {
       .where = &gpu::where,
       .softmax = &gpu::softmax,
       .softmax_backward = &gpu::softmax_backward,
+      .causal_softmax = &gpu::causal_softmax,
       .scan = &gpu::scan,
       .gather = &gpu::gather,
       .scatter = &gpu::scatter,
@@ -33,6 +34,8 @@ const KernelTable& cuda_kernels() {
       .nll_loss_backward = &gpu::nll_loss_backward,
       .log_softmax_nll_loss_forward = &gpu::log_softmax_nll_loss_forward,
       .log_softmax_nll_loss_backward = &gpu::log_softmax_nll_loss_backward,
+      .cross_entropy_rows = &gpu::cross_entropy_rows,
+      .cross_entropy_rows_backward = &gpu::cross_entropy_rows_backward,
 #ifdef WICK_HAVE_CUDNN
       .conv2d_forward = &gpu::cudnn_conv2d_forward,
       .conv2d_backward = &gpu::cudnn_conv2d_backward,

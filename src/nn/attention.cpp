@@ -1,13 +1,15 @@
 // scaled_dot_product_attention and the choice of its backend. The math path is composed of
-// differentiable ops (matmul, where, softmax, dropout), so autograd records it piece by piece
-// and it runs on every device and dtype. A fused path joins by answering `usable` for its
-// backend and computing in `run`: the selection, the forcing by sdpa_kernel and the reasons in
-// "No available kernel" already go through them (docs/design.md, "Attention and the transformer layers").
+// differentiable ops (matmul, where, softmax or its one-kernel causal form, dropout), so
+// autograd records it piece by piece and it runs on every device and dtype. A fused path joins
+// by answering `usable` for its backend and computing in `run`: the selection, the forcing by
+// sdpa_kernel and the reasons in "No available kernel" already go through them
+// (docs/design.md, "Attention and the transformer layers").
 #include "wick/nn/attention.h"
 
 #include <atomic>
 #include <climits>
 #include <cmath>
+#include <cstdlib>
 #include <ostream>
 #include <string>
 
@@ -15,6 +17,7 @@
 #include "core/as_op.h"
 #include "core/checks.h"
 #include "core/flash_attention.h"
+#include "core/softmax.h"
 #include "wick/autograd.h"
 #include "wick/nn/functional.h"
 #include "wick/ops.h"
@@ -27,6 +30,10 @@ constexpr SDPBackend kBackends[] = {SDPBackend::Math, SDPBackend::FlashAttention
                                     SDPBackend::CuDNNAttention};
 constexpr unsigned bit(SDPBackend b) { return 1u << unsigned(b); }
 constexpr unsigned kAllBackends = 0xFu;
+// Set while an sdpa_kernel scope names the backends: the flash path is taken only then (or
+// with WICK_SDPA_FLASH=1) until its kernels have passed their tests on a GPU (docs/design.md,
+// "The flash path").
+constexpr unsigned kChosen = 0x10u;
 
 // Process-wide, as PyTorch's torch.backends.cuda flags.
 std::atomic<unsigned> g_enabled{kAllBackends};
@@ -52,7 +59,7 @@ sdpa_kernel::sdpa_kernel(const std::vector<SDPBackend>& backends) {
     WICK_CHECK(unsigned(b) < 4, ValueError, "sdpa_kernel", "invalid backend (", int(b), ")");
     mask |= bit(b);
   }
-  previous_ = g_enabled.exchange(mask);
+  previous_ = g_enabled.exchange(mask | kChosen);
 }
 
 sdpa_kernel::~sdpa_kernel() { g_enabled.store(previous_); }
@@ -119,6 +126,14 @@ bool usable(SDPBackend b, const Params& p, std::string& why) {
   return false;
 }
 
+bool flash_by_default() {
+  static const bool on = [] {
+    const char* v = std::getenv("WICK_SDPA_FLASH");
+    return v && std::string(v) == "1";
+  }();
+  return on;
+}
+
 // The fused backends first, as PyTorch prefers them; math last.
 SDPBackend select(const Params& p) {
   const unsigned enabled = g_enabled.load();
@@ -127,6 +142,8 @@ SDPBackend select(const Params& p) {
                        SDPBackend::Math}) {
     std::string why;
     if (!(enabled & bit(b))) why = "disabled (sdpa_kernel)";
+    else if (b == SDPBackend::FlashAttention && !(enabled & kChosen) && !flash_by_default())
+      why = "not taken by default yet (ask for it with sdpa_kernel, or set WICK_SDPA_FLASH=1)";
     else if (usable(b, p, why)) return b;
     reasons += std::string(reasons.empty() ? "" : "; ") + to_string(b) + ": " + why;
   }
@@ -155,15 +172,12 @@ Tensor math(const Params& p) {
   // q and k each scaled by sqrt(scale), as PyTorch's math path (no overflow in 16-bit types).
   const double s = std::sqrt(p.scale);
   Tensor scores = wick::matmul(p.q * s, k.transpose(-2, -1) * s);
-  const int64_t L = p.q.size(-2), S = p.k.size(-2);
-  if (p.is_causal) {
-    // Upper-left aligned: query i attends keys 0..i.
-    const TensorOptions idx = TensorOptions(kInt64).device(p.q.device());
-    Tensor above = wick::arange(S, idx).unsqueeze(0) > wick::arange(L, idx).unsqueeze(1);
-    scores = wick::masked_fill(scores, above, -INFINITY);
-  }
   Tensor attn;
-  if (p.mask.defined()) {
+  if (p.is_causal) {
+    // Upper-left aligned: query i attends keys 0..i. One kernel masks and normalizes (no
+    // mask tensor, no filled copy of the scores); is_causal excludes attn_mask.
+    attn = wick::detail::causal_softmax(scores);
+  } else if (p.mask.defined()) {
     if (p.mask.dtype() == kBool) scores = wick::where(p.mask, scores, -INFINITY);
     else scores = scores + (p.mask.dtype() == scores.dtype() ? p.mask : p.mask.to(scores.dtype()));
     attn = safe_softmax(scores);

@@ -119,6 +119,42 @@ TEST_F(Sdpa, CausalIsUpperLeftAligned) {
   expect_close(F::scaled_dot_product_attention(q, k, v, {}, 0.0, true).select(2, 0), v.select(2, 0), 1e-14, 0);
 }
 
+// is_causal runs one masking softmax kernel; the same attention through an explicit bool mask
+// (lower triangle) takes where + softmax. Values and gradients agree for every floating dtype,
+// on every device, for rows shorter and longer than a warp's or a block's share.
+TEST_F(Sdpa, CausalEqualsExplicitTriangularMask) {
+  for (Device d : testing::test_devices())
+    for (Dtype dt : {kFloat64, kFloat32, kBFloat16, kFloat16})
+      for (auto [L, S] : {std::pair<int64_t, int64_t>{1, 1}, {5, 5}, {3, 9}, {9, 3}, {40, 1100}}) {
+        const std::string what = "L=" + std::to_string(L) + " S=" + std::to_string(S) + " " +
+                                 std::string(name(dt)) + " on " + d.str();
+        Tensor q0 = randn({2, 2, L, 8}), k0 = randn({2, 2, S, 8}), v0 = randn({2, 2, S, 3});
+        Tensor mask = ones({L, S}, kBool).tril().to(d);
+        auto run = [&](bool causal) {
+          Tensor q = q0.to(d, dt).requires_grad_(), k = k0.to(d, dt).requires_grad_(),
+                 v = v0.to(d, dt).requires_grad_();
+          Tensor out = causal ? F::scaled_dot_product_attention(q, k, v, {}, 0.0, true)
+                              : F::scaled_dot_product_attention(q, k, v, mask);
+          (out * out).sum().backward();
+          return T{out, q.grad(), k.grad(), v.grad()};
+        };
+        const T a = run(true), b = run(false);
+        const double tol = dt == kFloat64 ? 1e-12 : dt == kFloat32 ? 1e-5 : 3e-2;
+        for (size_t i = 0; i < a.size(); ++i)
+          expect_close(a[i].to(kCPU, kFloat64), b[i].to(kCPU, kFloat64), tol, tol, what + " #" + std::to_string(i));
+        expect_close(a[0].to(kCPU, kFloat64),
+                     reference(q0.to(dt), k0.to(dt), v0.to(dt), {}, true, default_scale(q0)), tol, tol, what);
+      }
+}
+
+// The causal path's softmax records SoftmaxBackward0 like softmax, so a gradient of a gradient
+// (create_graph) goes through it.
+TEST_F(Sdpa, CausalDoubleBackward) {
+  auto f = [](const T& x) { return F::scaled_dot_product_attention(x[0], x[1], x[2], {}, 0.0, true); };
+  for (Device d : testing::test_devices())
+    testing::gradgradcheck(f, {rnd({1, 2, 4, 3}), rnd({1, 2, 5, 3}), rnd({1, 2, 5, 2})}, d);
+}
+
 TEST_F(Sdpa, GroupedQueryAttention) {
   Tensor q = randn({2, 6, 4, 5}, kFloat64), k = randn({2, 2, 7, 5}, kFloat64), v = randn({2, 2, 7, 3}, kFloat64);
   expect_close(F::scaled_dot_product_attention(q, k, v, {}, 0.0, false, std::nullopt, true),

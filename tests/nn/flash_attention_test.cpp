@@ -217,6 +217,7 @@ TEST_F(FlashAttention, EmptyAndDegenerateSizes) {
 TEST_F(FlashAttention, NoDoubleBackward) {
   const Device gpu(kCUDA, 0);
   Tensor q = randn({1, 1, 4, 16}).to(kBFloat16).to(gpu).requires_grad_();
+  sdpa_kernel only(SDPBackend::FlashAttention);
   Tensor out = F::scaled_dot_product_attention(q, q, q);
   EXPECT_EQ(*last_sdpa_backend(), SDPBackend::FlashAttention);
   const std::string e = error_of([&] { out.backward(ones_like(out), std::nullopt, true); });
@@ -225,6 +226,7 @@ TEST_F(FlashAttention, NoDoubleBackward) {
 
 TEST_F(FlashAttention, SelectionFallsBackOnCuda) {
   const Device gpu(kCUDA, 0);
+  sdpa_kernel prefer({SDPBackend::FlashAttention, SDPBackend::Math});
   Tensor q = randn({1, 2, 4, 16}).to(gpu);
   F::scaled_dot_product_attention(q, q, q);
   EXPECT_EQ(*last_sdpa_backend(), SDPBackend::Math);  // float32

@@ -471,6 +471,53 @@ void backward_typed(const Tensor& grad_input, const Tensor& grad_out, const Tens
   else backward_kernel<T, 1><<<grid, kBlock, 0, stream>>>(gi, g, t, w, tw, n, c, s, ignore, reduction);
 }
 
+// cross_entropy's rows (KernelTable::cross_entropy_rows): a block per row keeps the running
+// (max, sum of exp) pair of softmax_rows.cuh over the row, one read of the logits; thread 0
+// writes lse and nll. A bad target makes nll NaN and is reported as nll_loss's are.
+template <class T>
+__global__ void __launch_bounds__(kBlock) ce_rows_kernel(const T* x, const int64_t* tgt, int64_t rows, int64_t c,
+                                                         int64_t ignore, opmath_t<T>* lse, opmath_t<T>* nll,
+                                                         long long* slot) {
+  using M = opmath_t<T>;
+  for (int64_t n = blockIdx.x; n < rows; n += gridDim.x) {
+    const T* row = x + n * c;
+    Running<M> r{M(-INFINITY), M(0)};
+    for (int64_t k = threadIdx.x; k < c; k += kBlock) r.add(cast<M>(row[k]));
+    r = block_all_reduce(r, RunningMerge{}, Running<M>{M(-INFINITY), M(0)});
+    if (threadIdx.x == 0) {
+      const M l = r.m + m_log(r.s);
+      lse[n] = l;
+      const int64_t v = tgt[n];
+      M loss = M(0);
+      if (target_class(v, c, ignore, slot, loss)) loss = l - cast<M>(row[v]);
+      nll[n] = loss;
+    }
+  }
+}
+
+// Their gradient: a block per row writes coef * (exp(x - lse) - [k == t]), or 0 on a row
+// ignored or of a bad target.
+template <class T>
+__global__ void __launch_bounds__(kBlock)
+    ce_rows_backward_kernel(T* gi, const opmath_t<T>* coef, const T* x, const opmath_t<T>* lse, const int64_t* tgt,
+                            int64_t rows, int64_t c, int64_t ignore) {
+  using M = opmath_t<T>;
+  for (int64_t n = blockIdx.x; n < rows; n += gridDim.x) {
+    const T* row = x + n * c;
+    T* g = gi + n * c;
+    const int64_t v = tgt[n];
+    if (!has_class(v, c, ignore)) {
+      for (int64_t k = threadIdx.x; k < c; k += kBlock) g[k] = cast<T>(M(0));
+      continue;
+    }
+    const M a = coef[n], l = lse[n];
+    for (int64_t k = threadIdx.x; k < c; k += kBlock) {
+      const M p = m_exp(cast<M>(row[k]) - l);
+      g[k] = cast<T>(a * (k == v ? p - M(1) : p));
+    }
+  }
+}
+
 }  // namespace
 
 void raise_pending_target_error() {
@@ -550,6 +597,42 @@ void log_softmax_nll_loss_backward(const Tensor& grad_input, const Tensor& grad_
         weight.defined() ? static_cast<const T*>(weight.data_ptr()) : nullptr,
         total_weight.defined() ? static_cast<const T*>(total_weight.data_ptr()) : nullptr, n, c, ignore_index,
         reduction);
+  });
+  WICK_CUDA_AFTER_LAUNCH("cross_entropy_backward", stream);
+}
+
+void cross_entropy_rows(const Tensor& lse, const Tensor& nll, const Tensor& input, const Tensor& target,
+                        int64_t ignore_index) {
+  raise_pending_target_error();
+  const int64_t rows = input.size(0), c = input.size(1);
+  if (rows == 0) return;
+  const int device = input.device().index();
+  CudaDeviceScope scope(device);
+  long long* slot = target_error_slot();
+  cudaStream_t stream = current_cuda_stream(device);
+  WICK_DISPATCH_FLOATING(input.dtype(), "cross_entropy", [&]<class T>() {
+    using M = opmath_t<T>;
+    ce_rows_kernel<T><<<grid_blocks(rows, device, 4), kBlock, 0, stream>>>(
+        static_cast<const T*>(input.data_ptr()), static_cast<const int64_t*>(target.data_ptr()), rows, c,
+        ignore_index, static_cast<M*>(lse.data_ptr()), static_cast<M*>(nll.data_ptr()), slot);
+  });
+  WICK_CUDA_AFTER_LAUNCH("cross_entropy", stream);
+}
+
+void cross_entropy_rows_backward(const Tensor& grad_input, const Tensor& coef, const Tensor& input,
+                                 const Tensor& lse, const Tensor& target, int64_t ignore_index) {
+  raise_pending_target_error();
+  const int64_t rows = input.size(0), c = input.size(1);
+  if (rows == 0 || c == 0) return;
+  const int device = input.device().index();
+  CudaDeviceScope scope(device);
+  cudaStream_t stream = current_cuda_stream(device);
+  WICK_DISPATCH_FLOATING(input.dtype(), "cross_entropy_backward", [&]<class T>() {
+    using M = opmath_t<T>;
+    ce_rows_backward_kernel<T><<<grid_blocks(rows, device, 4), kBlock, 0, stream>>>(
+        static_cast<T*>(grad_input.data_ptr()), static_cast<const M*>(coef.data_ptr()),
+        static_cast<const T*>(input.data_ptr()), static_cast<const M*>(lse.data_ptr()),
+        static_cast<const int64_t*>(target.data_ptr()), rows, c, ignore_index);
   });
   WICK_CUDA_AFTER_LAUNCH("cross_entropy_backward", stream);
 }

@@ -17,6 +17,11 @@ bool gemm_small_f32(const GemmArgs& g);
 void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in, double arg);
 void softmax(bool log, const Tensor& out, const Tensor& in);
 void softmax_backward(bool log, const Tensor& grad_input, const Tensor& grad, const Tensor& result);
+void causal_softmax(const Tensor& out, const Tensor& in, int64_t l);
+void cross_entropy_rows(const Tensor& lse, const Tensor& nll, const Tensor& input, const Tensor& target,
+                        int64_t ignore_index);
+void cross_entropy_rows_backward(const Tensor& grad_input, const Tensor& coef, const Tensor& input,
+                                 const Tensor& lse, const Tensor& target, int64_t ignore_index);
 void random(RandomOp op, const Tensor& out, uint64_t seed, uint64_t offset, double a, double b);
 void unary(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b);
 void pointwise(PointwiseOp op, const TensorIter& it);

@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(kBlock) cached_kernel(const T* in, T* out, int
 
 template <class T>
 __global__ void __launch_bounds__(kBlock) online_kernel(const T* in, T* out, int64_t rows, int64_t n, int group,
-                                                        bool log) {
+                                                        bool log, int64_t causal_l) {
   using M = opmath_t<T>;
   const int lane = int(threadIdx.x) % group;
   const int64_t groups_per_block = kBlock / group;
@@ -91,8 +91,10 @@ __global__ void __launch_bounds__(kBlock) online_kernel(const T* in, T* out, int
        row += int64_t(gridDim.x) * groups_per_block) {
     const T* x = in + row * n;
     T* y = out + row * n;
+    // With causal_l, row r attends its first r % causal_l + 1 columns and writes 0 beyond.
+    const int64_t m = causal_l > 0 && row % causal_l + 1 < n ? row % causal_l + 1 : n;
     Running<M> r{M(-INFINITY), M(0)};
-    for (int64_t i = lane; i < n; i += group) r.add(cast<M>(x[i]));
+    for (int64_t i = lane; i < m; i += group) r.add(cast<M>(x[i]));
     if (group == 32) {
       r = warp_merge(r);
       r.m = __shfl_sync(0xffffffffu, r.m, 0);
@@ -101,10 +103,11 @@ __global__ void __launch_bounds__(kBlock) online_kernel(const T* in, T* out, int
       r = block_all_reduce(r, RunningMerge{}, Running<M>{M(-INFINITY), M(0)});
     }
     const M lsum = m_log(r.s), inv = M(1) / r.s;
-    for (int64_t i = lane; i < n; i += group) {
+    for (int64_t i = lane; i < m; i += group) {
       const M v = cast<M>(x[i]);
       y[i] = cast<T>(log ? (v - r.m) - lsum : m_exp(v - r.m) * inv);
     }
+    for (int64_t i = m + lane; i < n; i += group) y[i] = cast<T>(M(0));
   }
 }
 
@@ -144,9 +147,24 @@ void softmax_typed(bool log, const Tensor& out, const Tensor& in, const char* op
   } else {
     const int group = n <= 1024 ? 32 : kBlock;
     const int64_t blocks = (outer + kBlock / group - 1) / (kBlock / group);
-    online_kernel<T><<<grid_blocks(blocks, device, 4), kBlock, 0, stream>>>(x, y, outer, n, group, log);
+    online_kernel<T><<<grid_blocks(blocks, device, 4), kBlock, 0, stream>>>(x, y, outer, n, group, log, 0);
   }
   WICK_CUDA_AFTER_LAUNCH(op, stream);
+}
+
+// The causal softmax of contiguous [rows, n] (see KernelTable::causal_softmax): online_kernel
+// over each row's first row % l + 1 columns.
+template <class T>
+void causal_softmax_typed(const Tensor& out, const Tensor& in, int64_t l) {
+  const int64_t rows = in.size(0), n = in.size(1);
+  const int device = in.device().index();
+  CudaDeviceScope scope(device);
+  cudaStream_t stream = current_cuda_stream(device);
+  const int group = n <= 1024 ? 32 : kBlock;
+  const int64_t blocks = (rows + kBlock / group - 1) / (kBlock / group);
+  online_kernel<T><<<grid_blocks(blocks, device, 4), kBlock, 0, stream>>>(
+      static_cast<const T*>(in.data_ptr()), static_cast<T*>(out.data_ptr()), rows, n, group, false, l);
+  WICK_CUDA_AFTER_LAUNCH("softmax", stream);
 }
 
 // ---- backward: softmax y * (g - sum(g * y)), log_softmax g - exp(y) * sum(g), over n.
@@ -219,6 +237,12 @@ void softmax_backward(bool log, const Tensor& grad_input, const Tensor& grad, co
   const char* op = log ? "log_softmax_backward" : "softmax_backward";
   auto body = [&]<class T>() { softmax_backward_typed<T>(log, grad_input, grad, result, op); };
   WICK_DISPATCH_FLOATING(result.dtype(), op, body);
+}
+
+void causal_softmax(const Tensor& out, const Tensor& in, int64_t l) {
+  if (in.numel() == 0) return;
+  auto body = [&]<class T>() { causal_softmax_typed<T>(out, in, l); };
+  WICK_DISPATCH_FLOATING(in.dtype(), "softmax", body);
 }
 
 void softmax(bool log, const Tensor& out, const Tensor& in) {
