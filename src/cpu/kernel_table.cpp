@@ -214,6 +214,8 @@ const KernelTable& cpu_kernels() {
       .where = cpu::where,
       .softmax = cpu::softmax,
       .softmax_backward = cpu::softmax_backward,
+      .norm_forward = cpu::norm_forward,
+      .norm_backward = cpu::norm_backward,
       .scan = cpu::scan,
       .gather = cpu::gather,
       .scatter = cpu::scatter,

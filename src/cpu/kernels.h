@@ -13,6 +13,11 @@ void compare(CompareOp op, const TensorIter& it, const Scalar* scalar);
 void where(const TensorIter& it);
 void softmax(bool log, const Tensor& out, const Tensor& in);
 void softmax_backward(bool log, const Tensor& grad_input, const Tensor& grad, const Tensor& result);
+// norm.cpp: LayerNorm and RMSNorm over the rows of a contiguous [m, n] tensor.
+void norm_forward(bool rms, const Tensor& y, const Tensor& mean, const Tensor& rstd, const Tensor& x,
+                  const Tensor& weight, const Tensor& bias, double eps);
+void norm_backward(bool rms, const Tensor& dx, const Tensor& dweight, const Tensor& dbias, const Tensor& dy,
+                   const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& weight);
 // scan.cpp: cumulative sums and products along the middle dim.
 void scan(ScanOp op, const Tensor& out, const Tensor& in, bool reverse);
 void gather(const TensorIter& it, int64_t dim_stride, int64_t size, const char* op);

@@ -24,6 +24,8 @@ const KernelTable& cuda_kernels() {
       .where = &gpu::where,
       .softmax = &gpu::softmax,
       .softmax_backward = &gpu::softmax_backward,
+      .norm_forward = &gpu::norm_forward,
+      .norm_backward = &gpu::norm_backward,
       .scan = &gpu::scan,
       .gather = &gpu::gather,
       .scatter = &gpu::scatter,

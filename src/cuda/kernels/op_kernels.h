@@ -17,6 +17,11 @@ bool gemm_small_f32(const GemmArgs& g);
 void reduce(ReduceOp op, const Tensor& values, const Tensor& indices, const Tensor& in, double arg);
 void softmax(bool log, const Tensor& out, const Tensor& in);
 void softmax_backward(bool log, const Tensor& grad_input, const Tensor& grad, const Tensor& result);
+// norm.cu: LayerNorm and RMSNorm over the rows of a contiguous [m, n] tensor.
+void norm_forward(bool rms, const Tensor& y, const Tensor& mean, const Tensor& rstd, const Tensor& x,
+                  const Tensor& weight, const Tensor& bias, double eps);
+void norm_backward(bool rms, const Tensor& dx, const Tensor& dweight, const Tensor& dbias, const Tensor& dy,
+                   const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& weight);
 void random(RandomOp op, const Tensor& out, uint64_t seed, uint64_t offset, double a, double b);
 void unary(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b);
 void pointwise(PointwiseOp op, const TensorIter& it);
