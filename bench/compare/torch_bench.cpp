@@ -83,6 +83,29 @@ int main(int argc, char** argv) {
     report("cross_entropy_fwd_bwd_bf16_32768x50304_ms", compare::device_ms(stream, step, 3, 9), "ms");
   }
 
+  if (sel("layer_norm")) {  // bf16 x [32768, 768] with bf16 weight and bias, forward + backward
+    torch::AutoGradMode enable_grad(true);  // main() runs under NoGradGuard
+    const int64_t m = 32768, n = 768;
+    const auto bf = gpu.dtype(torch::kBFloat16);
+    auto x = torch::randn({m, n}, gpu).to(torch::kBFloat16).requires_grad_();
+    auto w = (1 + 0.1 * torch::randn({n}, gpu)).to(torch::kBFloat16).requires_grad_();
+    auto b = (0.1 * torch::randn({n}, gpu)).to(torch::kBFloat16).requires_grad_();
+    auto dy = torch::randn({m, n}, gpu).to(torch::kBFloat16);
+    auto step = [&] {
+      x.mutable_grad() = torch::Tensor();
+      w.mutable_grad() = torch::Tensor();
+      b.mutable_grad() = torch::Tensor();
+      torch::layer_norm(x, {n}, w, b).backward(dy);
+    };
+    const double ms = compare::device_ms(stream, step, 5, 11);
+    report("layer_norm_fwd_bwd_bf16_32768x768_ms", ms, "ms");
+    // The same bytes as wick_bench.cpp's row, against a copy moving as many in this program.
+    const double bytes = 2.0 * double(m * n) * 5 + 2.0 * double(n) * 4;
+    auto src = torch::empty({int64_t(bytes / 4)}, bf), dst = torch::empty({int64_t(bytes / 4)}, bf);
+    const double copy_ms = compare::device_ms(stream, [&] { dst.copy_(src); }, 5, 11);
+    report("layer_norm_fwd_bwd_bf16_32768x768_copy_pct", 100.0 * copy_ms / ms, "%");
+  }
+
   // ---- matmul: TFLOP/s
   auto tflops = [&](const char* name, int64_t n, torch::Dtype t, const char* precision) {
     if (!sel(name)) return;

@@ -81,6 +81,30 @@ int main(int argc, char** argv) {
     report("cross_entropy_fwd_bwd_bf16_32768x50304_ms", compare::device_ms(stream, step, 3, 9), "ms");
   }
 
+  if (sel("layer_norm")) {  // bf16 x [32768, 768] with bf16 weight and bias, forward + backward
+    const int64_t m = 32768, n = 768;
+    const TensorOptions bf = TensorOptions(kBFloat16).device(gpu);
+    auto x = randn({m, n}, gpu).to(kBFloat16).requires_grad_();
+    auto w = (1 + 0.1 * randn({n}, gpu)).to(kBFloat16).requires_grad_();
+    auto b = (0.1 * randn({n}, gpu)).to(kBFloat16).requires_grad_();
+    auto dy = randn({m, n}, gpu).to(kBFloat16);
+    auto step = [&] {
+      x.mutable_grad() = Tensor();
+      w.mutable_grad() = Tensor();
+      b.mutable_grad() = Tensor();
+      nn::functional::layer_norm(x, {n}, w, b).backward(dy);
+    };
+    const double ms = compare::device_ms(stream, step, 5, 11);
+    report("layer_norm_fwd_bwd_bf16_32768x768_ms", ms, "ms");
+    // The bytes the step must move: x read and y written forward; dy and x read, dx written
+    // backward; weight and bias read, their gradients written. Against a copy moving as many
+    // (half read, half written) in this program.
+    const double bytes = 2.0 * double(m * n) * 5 + 2.0 * double(n) * 4;
+    auto src = empty({int64_t(bytes / 4)}, bf), dst = empty({int64_t(bytes / 4)}, bf);
+    const double copy_ms = compare::device_ms(stream, [&] { dst.copy_(src); }, 5, 11);
+    report("layer_norm_fwd_bwd_bf16_32768x768_copy_pct", 100.0 * copy_ms / ms, "%");
+  }
+
   // ---- matmul: TFLOP/s
   auto tflops = [&](const char* name, int64_t n, Dtype t, const char* precision) {
     if (!sel(name)) return;

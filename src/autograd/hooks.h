@@ -154,6 +154,14 @@ void record_var_mean(const Tensor& t, const Tensor& var, const Tensor& mean, Int
 // norm(t, p) is norm(t, p, {}, false).
 void record_norm(const Tensor& t, const Tensor& out, const Scalar& p, IntArrayRef dims, bool keepdim);
 
+// ---- the fused normalizations (norm_backward.cpp): y = layer_norm(x, ...) over x's last k
+// dims (rms: rms_norm, bias undefined), computed by the norm_forward entry, with mean (undefined
+// for rms_norm) and rstd its [m] statistics and eps the one it used. Records
+// NativeLayerNormBackward0 or FusedRmsNormBackward0: the norm_backward entry, or the formula in
+// differentiable ops when the backward itself is recorded.
+void record_norm_layer(bool rms, const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& y,
+                       const Tensor& mean, const Tensor& rstd, int64_t k, double eps);
+
 // ---- shape, scan and reduction ops (shape_ops_backward.cpp)
 void record_tril(const Tensor& t, const Tensor& out, int64_t diagonal);
 void record_triu(const Tensor& t, const Tensor& out, int64_t diagonal);

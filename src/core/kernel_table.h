@@ -155,6 +155,24 @@ struct KernelTable {
   // of one floating dtype, rows a multiple of l (the query length). Row r attends the columns
   // j <= r % l (attention's upper-left causal mask); out is softmax over those and 0 beyond.
   void (*causal_softmax)(const Tensor& out, const Tensor& in, int64_t l);
+  // LayerNorm (rms false) and RMSNorm (rms true) over each row of contiguous x [m, n], m > 0
+  // and n > 0 (core handles empty tensors), in one pass over x: with mu the row's mean (0 for
+  // RMSNorm), var its biased variance (RMSNorm: the mean of x^2) and rstd = 1 / sqrt(var + eps),
+  // y = (x - mu) rstd weight + bias, into contiguous y [m, n] of x's dtype. weight and bias are
+  // contiguous [n] or undefined (ones, zeros), of x's dtype or float32 with a 16-bit x (bias is
+  // undefined for RMSNorm). mean and rstd, contiguous [m] of float32 (float64 for a float64 x),
+  // are written when defined (mean never for RMSNorm). 16-bit floats and float32 compute in
+  // float, float64 in double; y is rounded once.
+  void (*norm_forward)(bool rms, const Tensor& y, const Tensor& mean, const Tensor& rstd, const Tensor& x,
+                       const Tensor& weight, const Tensor& bias, double eps);
+  // The gradients of norm_forward from dy (contiguous [m, n], x's dtype), x, mean (undefined for
+  // RMSNorm) and rstd as the forward wrote them, and weight (or undefined): with xhat = (x - mu)
+  // rstd and g = dy weight, dx = rstd (g - mean_n(g) - xhat mean_n(g xhat)) (RMSNorm: without
+  // the mean_n(g) term); dweight = sum over rows of dy xhat, dbias = sum over rows of dy, each of
+  // its parameter's dtype. Each of dx, dweight, dbias is written only when defined; the row sums
+  // are deterministic (partial sums over fixed groups of rows, added in a fixed order).
+  void (*norm_backward)(bool rms, const Tensor& dx, const Tensor& dweight, const Tensor& dbias, const Tensor& dy,
+                        const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& weight);
   // out[o, i, j] = in[o, 0, j] op ... op in[o, i, j] (reverse: in[o, i, j] op ... op in[o, n-1, j])
   // for contiguous in and out [outer, n, inner] of one dtype (any but bool: core scans bool
   // as int64). 16-bit floats accumulate in float, integers in their own dtype.

@@ -215,6 +215,8 @@ const KernelTable& cpu_kernels() {
       .softmax = cpu::softmax,
       .softmax_backward = cpu::softmax_backward,
       .causal_softmax = cpu::causal_softmax,
+      .norm_forward = cpu::norm_forward,
+      .norm_backward = cpu::norm_backward,
       .scan = cpu::scan,
       .gather = cpu::gather,
       .scatter = cpu::scatter,

@@ -18,6 +18,11 @@ void cross_entropy_rows(const Tensor& lse, const Tensor& nll, const Tensor& inpu
                         int64_t ignore_index);
 void cross_entropy_rows_backward(const Tensor& grad_input, const Tensor& coef, const Tensor& input,
                                  const Tensor& lse, const Tensor& target, int64_t ignore_index);
+// norm.cpp: LayerNorm and RMSNorm over the rows of a contiguous [m, n] tensor.
+void norm_forward(bool rms, const Tensor& y, const Tensor& mean, const Tensor& rstd, const Tensor& x,
+                  const Tensor& weight, const Tensor& bias, double eps);
+void norm_backward(bool rms, const Tensor& dx, const Tensor& dweight, const Tensor& dbias, const Tensor& dy,
+                   const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& weight);
 // scan.cpp: cumulative sums and products along the middle dim.
 void scan(ScanOp op, const Tensor& out, const Tensor& in, bool reverse);
 void gather(const TensorIter& it, int64_t dim_stride, int64_t size, const char* op);

@@ -25,6 +25,8 @@ const KernelTable& cuda_kernels() {
       .softmax = &gpu::softmax,
       .softmax_backward = &gpu::softmax_backward,
       .causal_softmax = &gpu::causal_softmax,
+      .norm_forward = &gpu::norm_forward,
+      .norm_backward = &gpu::norm_backward,
       .scan = &gpu::scan,
       .gather = &gpu::gather,
       .scatter = &gpu::scatter,

@@ -1,6 +1,8 @@
 // nn::functional: activations, linear, dropout, embedding and the normalizations, written
 // with differentiable ops so that autograd records them as it records any op; embedding
-// computes its lookup once and records its own node (EmbeddingBackward0), as core's ops do.
+// computes its lookup once and records its own node (EmbeddingBackward0), as core's ops do, and
+// so do layer_norm and rms_norm (NativeLayerNormBackward0, FusedRmsNormBackward0) through the
+// fused norm entries of the kernel table.
 #include "wick/nn/functional.h"
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include "core/as_op.h"
 #include "core/autocast.h"
 #include "core/checks.h"
+#include "core/kernel_table.h"
 #include "core/tensor_ops.h"
 #include "wick/autograd.h"
 #include "wick/ops.h"
@@ -106,6 +109,54 @@ Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int6
 
 Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) { return x.flatten(start_dim, end_dim); }
 
+namespace {
+
+// Whether the fused entries take these operands: a floating x, and each parameter of
+// normalized_shape's shape on x's device of x's dtype (or float32 with a 16-bit x when mixed).
+// Anything else takes the composed path, whose ops raise PyTorch's errors.
+bool fusable(const Tensor& x, IntArrayRef shape, const Tensor& weight, const Tensor& bias, bool mixed) {
+  if (!x.is_floating_point()) return false;
+  for (const Tensor* p : {&weight, &bias})
+    if (p->defined() && (p->device() != x.device() || p->dtype() != (mixed ? kFloat32 : x.dtype()) ||
+                         !p->sizes().equals(shape)))
+      return false;
+  return true;
+}
+
+// layer_norm (rms false) or rms_norm over x's last k dims through the norm_forward entry, in one
+// pass; with grad, the statistics are kept and one node recorded (docs/design.md, "Fused
+// normalizations"). Without grad only y is allocated.
+Tensor fused_norm(bool rms, const Tensor& x, int64_t k, const Tensor& weight, const Tensor& bias, double eps) {
+  namespace d = wick::detail;
+  int64_t n = 1;
+  for (int64_t i = x.dim() - k; i < x.dim(); ++i) n *= x.size(i);
+  int64_t m = 1;
+  for (int64_t i = 0; i < x.dim() - k; ++i) m *= x.size(i);
+  const bool grad = d::needs_grad(x, weight, bias);
+  Tensor mean, rstd;
+  Tensor y = d::forward_once(grad, [&] {
+    Tensor out = empty(x.sizes(), x.options());
+    if (grad) {
+      const TensorOptions stats = x.options().dtype(x.dtype() == kFloat64 ? kFloat64 : kFloat32);
+      if (!rms) mean = empty({m}, stats);
+      rstd = empty({m}, stats);
+    }
+    if (m > 0 && n > 0) {
+      const Tensor xc = x.contiguous();
+      const Tensor w = weight.defined() ? weight.contiguous() : weight;
+      const Tensor b = bias.defined() ? bias.contiguous() : bias;
+      const char* name = rms ? "rms_norm" : "layer_norm";
+      d::kernel<&d::KernelTable::norm_forward>(x.device(), name)(rms, out.view({m, n}), mean, rstd, xc.view({m, n}),
+                                                                 w, b, eps);
+    }  // else nothing to compute (the backward reads no statistics of empty rows)
+    return out;
+  });
+  if (grad) [[unlikely]] autograd::record_norm_layer(rms, x, weight, bias, y, mean, rstd, k, eps);
+  return y;
+}
+
+}  // namespace
+
 Tensor layer_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape, const Tensor& weight,
                   const Tensor& bias, double eps) {
   if (autocast::active()) [[unlikely]]
@@ -132,6 +183,7 @@ Tensor layer_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape,
       WICK_CHECK(
           (!weight.defined() || weight.dtype() == kFloat32) && (!bias.defined() || bias.dtype() == kFloat32),
           TypeError, "layer_norm", "mixed dtype (CPU): expect parameter to have scalar type of Float");
+    if (fusable(x, IntArrayRef(normalized_shape), weight, bias, mixed)) return fused_norm(false, x, k, weight, bias, eps);
     DimVector dims;
     for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
     Tensor mean = x.mean(dims, true);
@@ -163,6 +215,9 @@ Tensor rms_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape, c
     const double e = eps ? *eps
                          : (x.dtype() == kFloat64 ? std::numeric_limits<double>::epsilon()
                                                   : double(std::numeric_limits<float>::epsilon()));
+    // One fused op when weight is absent or of x's dtype and device (PyTorch's _fused_rms_norm);
+    // else composed, as PyTorch does then.
+    if (fusable(x, IntArrayRef(normalized_shape), weight, Tensor(), false)) return fused_norm(true, x, k, weight, Tensor(), e);
     DimVector dims;
     for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
     Tensor xf = low ? x.to(kFloat32) : x;

@@ -1,0 +1,89 @@
+// The backward of the fused normalizations (layer_norm, rms_norm), recorded by nn::functional
+// after their one-kernel forward (hooks.h): the norm_backward entry, or, when the backward is
+// itself recorded (create_graph), the same gradients from differentiable ops of x, which
+// recompute the statistics so that their dependence on x is part of the recorded graph.
+#include "autograd/function.h"
+#include "autograd/hooks.h"
+#include "core/kernel_table.h"
+#include "wick/ops.h"
+
+namespace wick::autograd {
+
+namespace {
+
+// Gradients of y = layer_norm(x) (rms_norm when rms) over x's last k dims, in ops that record.
+// 16-bit floats compute in float32 as the kernels do.
+variable_list composed_grads(bool rms, const Tensor& g, const Tensor& x, const Tensor& w, Dtype bias_dtype,
+                             bool need_x, bool need_w, bool need_b, int64_t k, double eps) {
+  const bool low = x.dtype() == kFloat16 || x.dtype() == kBFloat16;
+  const Dtype c = low ? kFloat32 : x.dtype();
+  const Tensor xf = x.dtype() == c ? x : x.to(c);
+  const Tensor gf = g.dtype() == c ? g : g.to(c);
+  DimVector dims, lead;
+  for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
+  for (int64_t d = 0; d < x.dim() - k; ++d) lead.push_back(d);
+  const Tensor xc = rms ? xf : xf - xf.mean(dims, true);
+  const Tensor rs = wick::rsqrt((xc * xc).mean(dims, true) + eps);
+  const Tensor xhat = xc * rs;
+  auto over_rows = [&](const Tensor& t) { return lead.empty() ? t : t.sum(lead); };
+  Tensor dx, dw, db;
+  if (need_x) {
+    const Tensor gw = w.defined() ? gf * (w.dtype() == c ? w : w.to(c)) : gf;
+    Tensor inner = gw - xhat * (gw * xhat).mean(dims, true);
+    if (!rms) inner = inner - gw.mean(dims, true);
+    dx = rs * inner;
+    if (dx.dtype() != x.dtype()) dx = dx.to(x.dtype());
+  }
+  if (need_w) {
+    dw = over_rows(gf * xhat);
+    if (dw.dtype() != w.dtype()) dw = dw.to(w.dtype());
+  }
+  if (need_b) {
+    db = over_rows(gf);
+    if (db.dtype() != bias_dtype) db = db.to(bias_dtype);
+  }
+  if (rms) return {dx, dw};
+  return {dx, dw, db};
+}
+
+}  // namespace
+
+void record_norm_layer(bool rms, const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& y,
+                       const Tensor& mean, const Tensor& rstd, int64_t k, double eps) {
+  const bool has_w = weight.defined(), has_b = bias.defined();
+  const Dtype bias_dtype = has_b ? bias.dtype() : x.dtype();
+  auto formula = [rms, has_w, has_b, bias_dtype, k, eps](BackwardContext& c) -> variable_list {
+    const Tensor x = c.saved(0), w = c.saved(1);
+    const bool need_x = c.needs(0), need_w = has_w && c.needs(1), need_b = has_b && c.needs(2);
+    if (creating_graph()) return composed_grads(rms, c.grad(), x, w, bias_dtype, need_x, need_w, need_b, k, eps);
+    int64_t n = 1;
+    for (int64_t d = x.dim() - k; d < x.dim(); ++d) n *= x.size(d);
+    const int64_t m = n ? x.numel() / n : [&] {
+      int64_t r = 1;
+      for (int64_t d = 0; d < x.dim() - k; ++d) r *= x.size(d);
+      return r;
+    }();
+    Tensor dx, dw, db;
+    if (need_x) dx = empty(x.sizes(), x.options());
+    const IntArrayRef shape(x.sizes().data() + (x.dim() - k), size_t(k));
+    if (need_w) dw = (m == 0 ? zeros(shape, w.options()) : empty(shape, w.options()));
+    if (need_b) db = (m == 0 ? zeros(shape, x.options().dtype(bias_dtype)) : empty(shape, x.options().dtype(bias_dtype)));
+    if (m > 0 && n > 0 && (need_x || need_w || need_b)) {
+      const Tensor& g = c.grad();
+      const Tensor dy = (g.dtype() == x.dtype() ? g : g.to(x.dtype())).expand(x.sizes()).contiguous();
+      const Tensor xc = x.contiguous();
+      auto flat = [](const Tensor& t, int64_t size) { return t.defined() ? t.view({size}) : t; };
+      const Tensor wc = w.defined() ? w.contiguous() : w;
+      wick::detail::kernel<&wick::detail::KernelTable::norm_backward>(
+          x.device(), rms ? "rms_norm_backward" : "layer_norm_backward")(
+          rms, need_x ? dx.view({m, n}) : Tensor(), flat(dw, n), flat(db, n), dy.view({m, n}), xc.view({m, n}),
+          c.saved(2), c.saved(3), flat(wc, n));
+    }
+    if (rms) return {dx, dw};
+    return {dx, dw, db};
+  };
+  if (rms) record("FusedRmsNormBackward0", {x, weight}, y, {x, weight, mean, rstd}, std::move(formula));
+  else record("NativeLayerNormBackward0", {x, weight, bias}, y, {x, weight, mean, rstd}, std::move(formula));
+}
+
+}  // namespace wick::autograd
