@@ -5,6 +5,8 @@
 #include "wick/backends.h"
 
 #include <atomic>
+#include <string>
+#include <cstdlib>
 
 #include <omp.h>
 
@@ -52,6 +54,14 @@ int get_num_threads() { return detail::cpu_num_threads(); }
 
 namespace detail {
 int float32_matmul_precision_level() { return g_level.load(std::memory_order_relaxed); }
+
+bool new_cuda_kernels() {
+  static const bool on = [] {
+    const char* v = std::getenv("WICK_NEW_CUDA_KERNELS");
+    return v && std::string(v) == "1";
+  }();
+  return on;
+}
 
 int cpu_num_threads() {
   const int n = g_threads.load(std::memory_order_relaxed);

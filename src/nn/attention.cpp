@@ -15,6 +15,7 @@
 
 #include "autograd/hooks.h"
 #include "core/as_op.h"
+#include "core/backend_settings.h"
 #include "core/checks.h"
 #include "core/flash_attention.h"
 #include "core/softmax.h"
@@ -31,7 +32,7 @@ constexpr SDPBackend kBackends[] = {SDPBackend::Math, SDPBackend::FlashAttention
 constexpr unsigned bit(SDPBackend b) { return 1u << unsigned(b); }
 constexpr unsigned kAllBackends = 0xFu;
 // Set while an sdpa_kernel scope names the backends: the flash path is taken only then (or
-// with WICK_SDPA_FLASH=1) until its kernels have passed their tests on a GPU (docs/design.md,
+// with WICK_NEW_CUDA_KERNELS=1) until its kernels have passed their tests on a GPU (docs/design.md,
 // "The flash path").
 constexpr unsigned kChosen = 0x10u;
 
@@ -126,13 +127,6 @@ bool usable(SDPBackend b, const Params& p, std::string& why) {
   return false;
 }
 
-bool flash_by_default() {
-  static const bool on = [] {
-    const char* v = std::getenv("WICK_SDPA_FLASH");
-    return v && std::string(v) == "1";
-  }();
-  return on;
-}
 
 // The fused backends first, as PyTorch prefers them; math last.
 SDPBackend select(const Params& p) {
@@ -142,8 +136,8 @@ SDPBackend select(const Params& p) {
                        SDPBackend::Math}) {
     std::string why;
     if (!(enabled & bit(b))) why = "disabled (sdpa_kernel)";
-    else if (b == SDPBackend::FlashAttention && !(enabled & kChosen) && !flash_by_default())
-      why = "not taken by default yet (ask for it with sdpa_kernel, or set WICK_SDPA_FLASH=1)";
+    else if (b == SDPBackend::FlashAttention && !(enabled & kChosen) && !wick::detail::new_cuda_kernels())
+      why = "not taken by default yet (ask for it with sdpa_kernel, or set WICK_NEW_CUDA_KERNELS=1)";
     else if (usable(b, p, why)) return b;
     reasons += std::string(reasons.empty() ? "" : "; ") + to_string(b) + ": " + why;
   }

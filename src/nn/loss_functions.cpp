@@ -9,8 +9,9 @@
 #include "autograd/hooks.h"
 #include "core/as_op.h"
 #include "core/autocast.h"
-#include "core/loss.h"
+#include "core/backend_settings.h"
 #include "core/checks.h"
+#include "core/loss.h"
 #include "core/tensor_ops.h"
 #include "wick/nn/functional.h"
 #include "wick/ops.h"
@@ -96,6 +97,7 @@ bool cross_entropy_rows_apply(const Tensor& input, const Tensor& target, const T
                               double label_smoothing, bool under_autocast) {
   if (label_smoothing != 0 || !input.defined() || !target.defined() || input.dim() != 2) return false;
   if (input.dtype() != kBFloat16 && input.dtype() != kFloat16) return false;
+  if (input.is_cuda() && !wick::detail::new_cuda_kernels()) return false;
   if (input.size(1) < 1 || target.dtype() != kInt64 || target.dim() != 1 || target.size(0) != input.size(0) ||
       target.device() != input.device())
     return false;
