@@ -52,6 +52,12 @@ WICK_ENUM_SPELLING(kArea, "area")
 #undef WICK_ENUM_SPELLING
 }  // namespace enumtype
 
+// LibTorch's (ATen's) reduction enum, at::Reduction::Mean ..., taken by the losses declared in
+// namespace wick (wick::nll_loss(x, t, {}, wick::Reduction::Sum)); the values are ATen's.
+namespace Reduction {
+enum Reduction { None = 0, Mean = 1, Sum = 2 };
+}  // namespace Reduction
+
 inline constexpr enumtype::kMean kMean{};
 inline constexpr enumtype::kSum kSum{};
 inline constexpr enumtype::kNone kNone{};

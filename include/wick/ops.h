@@ -168,6 +168,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {});
 // ---- indexing and joining
 // t's slices index[0], index[1], ... along dim (index: int32 or int64, 0-d or 1-D).
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);
+// A copy of t with the order of elements along each of dims reversed (torch.flip).
+Tensor flip(const Tensor& t, IntArrayRef dims);
 // out[i][j][k] = t[i][index[i][j][k]][k] for dim 1 (index: int64, t's rank).
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
 // self[indices] and self[indices] = values on a copy, as Tensor::index and Tensor::index_put

@@ -79,6 +79,12 @@ class Scalar {
                                 " without overflow");
     return to<T>();
   }
+  // LibTorch's spellings of checked_to (c10::Scalar::toFloat, ...): t.item().toFloat().
+  bool toBool() const { return checked_to<bool>("toBool"); }
+  int32_t toInt() const { return checked_to<int32_t>("toInt"); }
+  int64_t toLong() const { return checked_to<int64_t>("toLong"); }
+  float toFloat() const { return checked_to<float>("toFloat"); }
+  double toDouble() const { return checked_to<double>("toDouble"); }
   // The dtype PyTorch gives this value as a 0-d tensor: bool, int64 or the default float.
   Dtype dtype() const;
 

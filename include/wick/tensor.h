@@ -271,6 +271,8 @@ class Tensor {
   Tensor softmax(int64_t dim, std::optional<Dtype> dtype = std::nullopt) const;
   Tensor log_softmax(int64_t dim, std::optional<Dtype> dtype = std::nullopt) const;
   Tensor index_select(int64_t dim, const Tensor& index) const;
+  // A copy with the order of elements along each of dims reversed (torch.flip).
+  Tensor flip(IntArrayRef dims) const;
   Tensor gather(int64_t dim, const Tensor& index) const;
   // Python's self[indices] (wick/indexing.h): a view for integers, slices, None, Ellipsis and
   // bools; a copy when an index is a tensor (IndexBackward0).

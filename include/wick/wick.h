@@ -5,6 +5,10 @@
 //   std::cout << x.sum() << "\n";
 #pragma once
 
+// LibTorch's torch/torch.h makes these available to its users' programs too.
+#include <fstream>
+#include <iomanip>
+
 #include "wick/amp.h"
 #include "wick/autograd.h"
 #include "wick/autograd_function.h"

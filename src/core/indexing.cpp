@@ -3,6 +3,9 @@
 // the 1-D index is restrided across the output's shape), so one elementwise pass reads
 // src[..., index[...], ...]. Bounds are checked by the backend before it writes. With grad, the
 // result is computed once and then recorded (autograd/hooks.h).
+#include <algorithm>
+#include <vector>
+
 #include "autograd/hooks.h"
 #include "core/as_op.h"
 #include "core/kernel_table.h"
@@ -120,9 +123,33 @@ Tensor one_hot(const Tensor& t, int64_t num_classes) {
   });
 }
 
+// torch.flip: each flipped dim is an index_select with the reversed positions (one copy per
+// dim, no kernel of its own; the gradient flows through index_select's).
+Tensor flip(const Tensor& t, IntArrayRef dims) {
+  return as_op("flip", [&]() -> Tensor {
+    check_defined(t, "flip", "self");
+    std::vector<bool> seen(size_t(std::max<int64_t>(t.dim(), 1)), false);
+    std::vector<int64_t> wrapped;
+    for (int64_t d : dims) {
+      const int64_t w = wrap_dim(d, t.dim(), "flip");
+      WICK_CHECK(!seen[size_t(w)], ValueError, "flip", "dim ", w, " appears multiple times in the list of dims");
+      seen[size_t(w)] = true;
+      wrapped.push_back(w);
+    }
+    if (t.dim() == 0 || wrapped.empty()) return t.clone();
+    Tensor out = t;
+    for (int64_t w : wrapped) {
+      const int64_t n = t.size(w);
+      out = out.index_select(w, arange(n - 1, -1, -1, TensorOptions(kInt64).device(t.device())));
+    }
+    return out;
+  });
+}
+
 Tensor Tensor::index_select(int64_t dim, const Tensor& index) const {
   return wick::index_select(*this, dim, index);
 }
+Tensor Tensor::flip(IntArrayRef dims) const { return wick::flip(*this, dims); }
 Tensor Tensor::gather(int64_t dim, const Tensor& index) const { return wick::gather(*this, dim, index); }
 
 }  // namespace wick

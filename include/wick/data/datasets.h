@@ -54,6 +54,13 @@ class BatchDataset {
 
   virtual ~BatchDataset() = default;
   virtual Batch get_batch(BatchRequest request) = 0;
+  // The batch of example index alone (LibTorch's get_batch(0): its ArrayRef<size_t> request
+  // takes a single index).
+  Batch get_batch(size_t index)
+  requires std::is_same_v<BatchRequest, std::span<const size_t>>
+  {
+    return get_batch(BatchRequest(&index, 1));
+  }
   // The number of examples (LibTorch's datasets without a size are streams, which wick's loader
   // does not serve).
   virtual optional<size_t> size() const = 0;
@@ -74,6 +81,7 @@ template <class Self, class SingleExample = Example<>>
 class Dataset : public BatchDataset<Self, std::vector<SingleExample>> {
  public:
   using ExampleType = SingleExample;
+  using BatchDataset<Self, std::vector<SingleExample>>::get_batch;
   virtual ExampleType get(size_t index) = 0;
   std::vector<ExampleType> get_batch(std::span<const size_t> indices) override {
     std::vector<ExampleType> batch;
@@ -97,6 +105,9 @@ class MapDataset : public BatchDataset<MapDataset<Source, AppliedTransform>,
   using TransformType = AppliedTransform;
   using BatchRequestType = typename Source::BatchRequestType;
   using OutputBatchType = typename AppliedTransform::OutputBatchType;
+
+  using BatchDataset<MapDataset<Source, AppliedTransform>, typename AppliedTransform::OutputBatchType,
+                     typename Source::BatchRequestType>::get_batch;
 
   MapDataset(Source dataset, AppliedTransform transform)
       : dataset_(std::move(dataset)), transform_(std::move(transform)) {}

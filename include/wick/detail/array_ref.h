@@ -34,6 +34,14 @@ class IntArrayRef {
   constexpr const int64_t* end() const { return p_ + n_; }
   constexpr int64_t operator[](size_t i) const { return p_[i]; }
   constexpr int64_t back() const { return p_[n_ - 1]; }
+  constexpr int64_t front() const { return p_[0]; }
+  // LibTorch's ArrayRef::slice: the elements from n on, or the m elements from n on (clamped to
+  // the end where n + m runs past it: a view never reads outside the array).
+  constexpr IntArrayRef slice(size_t n) const { return n >= n_ ? IntArrayRef(p_ + n_, 0) : IntArrayRef(p_ + n, n_ - n); }
+  constexpr IntArrayRef slice(size_t n, size_t m) const {
+    const IntArrayRef rest = slice(n);
+    return IntArrayRef(rest.p_, m < rest.n_ ? m : rest.n_);
+  }
   std::vector<int64_t> vec() const { return std::vector<int64_t>(begin(), end()); }
   bool equals(IntArrayRef o) const {
     if (n_ != o.n_) return false;

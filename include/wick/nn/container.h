@@ -75,6 +75,26 @@ class SequentialImpl : public Module {
 };
 WICK_MODULE(Sequential);
 
+// LibTorch's nn::Functional: a function of one tensor as a module, for a Sequential
+// (nn::Functional(wick::relu)); further arguments are bound after the input
+// (nn::Functional(wick::leaky_relu, 0.2) runs leaky_relu(x, 0.2)). It has no parameters.
+class FunctionalImpl : public Module {
+ public:
+  using Function = std::function<Tensor(Tensor)>;
+  explicit FunctionalImpl(Function function) : function_(std::move(function)) {}
+  template <class SomeFunction, class... Args>
+  requires(sizeof...(Args) > 0)
+  explicit FunctionalImpl(SomeFunction function, Args&&... args)
+      : function_([function, ... bound = std::forward<Args>(args)](Tensor x) -> Tensor {
+          return function(std::move(x), bound...);
+        }) {}
+  Tensor forward(const Tensor& x) { return function_(x); }
+
+ private:
+  Function function_;
+};
+WICK_MODULE(Functional);
+
 // Holds modules in a list (registered as 0, 1, ...); it has no forward of its own.
 class ModuleListImpl : public Module {
  public:

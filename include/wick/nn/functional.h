@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "wick/enums.h"
 #include "wick/nn/options.h"
 #include "wick/tensor.h"
 
@@ -132,3 +133,34 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const std::stri
                       double beta = 1.0);
 
 }  // namespace wick::nn::functional
+
+// ATen's functions of these names in namespace wick, as LibTorch's torch::dropout,
+// torch::nll_loss, torch::conv2d ... (Python's torch.dropout, torch.conv2d ...): the functions
+// above, whose arguments come in ATen's order; the losses also take LibTorch's reduction enum
+// (wick::Reduction::Sum) where Python takes a string.
+namespace wick {
+using nn::functional::adaptive_avg_pool2d;
+using nn::functional::avg_pool2d;
+using nn::functional::binary_cross_entropy;
+using nn::functional::conv2d;
+using nn::functional::conv_transpose2d;
+using nn::functional::dropout;
+using nn::functional::group_norm;
+using nn::functional::l1_loss;
+using nn::functional::layer_norm;
+using nn::functional::leaky_relu;
+using nn::functional::max_pool2d;
+using nn::functional::mse_loss;
+using nn::functional::nll_loss;
+using nn::functional::smooth_l1_loss;
+// at::nll_loss(self, target, weight, reduction, ignore_index): reduction before ignore_index.
+Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction::Reduction reduction,
+                int64_t ignore_index = -100);
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction::Reduction reduction);
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction::Reduction reduction);
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction::Reduction reduction, double beta = 1.0);
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
+                            Reduction::Reduction reduction);
+// torch.constant_pad_nd: pad(input, pad, "constant", value).
+Tensor constant_pad_nd(const Tensor& input, IntArrayRef pad, const Scalar& value = 0);
+}  // namespace wick
