@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "autograd/hooks.h"
+#include "core/backend_settings.h"
 #include "core/tensor_iter.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
@@ -158,6 +159,21 @@ LogSoftmaxNllResult log_softmax_nll_loss(const Tensor& input, const Tensor& targ
   entry(logp, out, total, in, target_for_kernel(target, sh), weight_for_kernel(weight, input.dtype()),
         ignore_index, reduction);
   return {logp, out, total};
+}
+
+bool cross_entropy_rows_applies(const Tensor& input, const Tensor& target, const Tensor& weight,
+                                double label_smoothing, bool under_autocast) {
+  if (label_smoothing != 0 || !input.defined() || !target.defined() || input.dim() != 2) return false;
+  if (input.dtype() != kBFloat16 && input.dtype() != kFloat16) return false;
+  if (input.is_cuda() && !new_cuda_kernels()) return false;
+  if (input.size(1) < 1 || target.dtype() != kInt64 || target.dim() != 1 || target.size(0) != input.size(0) ||
+      target.device() != input.device())
+    return false;
+  if (weight.defined() &&
+      (weight.dim() != 1 || weight.size(0) != input.size(1) || weight.device() != input.device() ||
+       weight.requires_grad() || (under_autocast ? !weight.is_floating_point() : weight.dtype() != input.dtype())))
+    return false;
+  return !log_softmax_nll_loss_applies(input);
 }
 
 CrossEntropyRowsResult cross_entropy_rows(const Tensor& input, const Tensor& target, const Tensor& weight,

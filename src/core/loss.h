@@ -56,6 +56,13 @@ Tensor log_softmax_nll_loss_backward(const Tensor& grad, const Tensor& logp, con
 // ops apply the weights and the reduction. The loss is of out_dtype (float32 under autocast, as
 // PyTorch's cast-first policy gives; the logits' dtype otherwise). Checks and bad targets as
 // nll_loss's. No recording: cross_entropy records one node over the results.
+// Whether cross_entropy takes cross_entropy_rows: 16-bit logits [N, C] with class targets [N]
+// on their device, no label smoothing, weight undefined or [C] not requiring grad (of the logits'
+// dtype, or any floating dtype under_autocast, which casts it), unless log_softmax_nll_loss
+// takes them; on CUDA only with new_cuda_kernels() (core/backend_settings.h). Everything else,
+// every bad argument included, takes the general path, which raises PyTorch's errors.
+bool cross_entropy_rows_applies(const Tensor& input, const Tensor& target, const Tensor& weight,
+                                double label_smoothing, bool under_autocast);
 struct CrossEntropyRowsResult {
   Tensor loss;
   Tensor lse;           // [N], float32: each row's log-sum-exp

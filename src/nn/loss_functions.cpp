@@ -9,7 +9,6 @@
 #include "autograd/hooks.h"
 #include "core/as_op.h"
 #include "core/autocast.h"
-#include "core/backend_settings.h"
 #include "core/checks.h"
 #include "core/loss.h"
 #include "core/tensor_ops.h"
@@ -89,25 +88,6 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
 
 namespace {
 
-// Whether cross_entropy takes core's cross_entropy_rows (core/loss.h): 16-bit logits [N, C]
-// with class targets [N] and no label smoothing, unless the small-CUDA one-kernel path below
-// takes them. Other cases (and every bad argument) go the general way, which raises PyTorch's
-// errors. under_autocast: weight may be any floating dtype (autocast casts it).
-bool cross_entropy_rows_apply(const Tensor& input, const Tensor& target, const Tensor& weight,
-                              double label_smoothing, bool under_autocast) {
-  if (label_smoothing != 0 || !input.defined() || !target.defined() || input.dim() != 2) return false;
-  if (input.dtype() != kBFloat16 && input.dtype() != kFloat16) return false;
-  if (input.is_cuda() && !wick::detail::new_cuda_kernels()) return false;
-  if (input.size(1) < 1 || target.dtype() != kInt64 || target.dim() != 1 || target.size(0) != input.size(0) ||
-      target.device() != input.device())
-    return false;
-  if (weight.defined() &&
-      (weight.dim() != 1 || weight.size(0) != input.size(1) || weight.device() != input.device() ||
-       weight.requires_grad() || (under_autocast ? !weight.is_floating_point() : weight.dtype() != input.dtype())))
-    return false;
-  return !wick::detail::log_softmax_nll_loss_applies(input);
-}
-
 // cross_entropy through cross_entropy_rows, recorded as one NllLossBackward0.
 Tensor cross_entropy_by_rows(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
                              LossReduction r, Dtype out_dtype) {
@@ -135,7 +115,8 @@ Tensor cross_entropy_impl(const Tensor& input, const Tensor& target, const Tenso
     return wick::detail::nll_loss(input, target, weight, ignore_index, r, /*logits=*/true).loss;
   // 16-bit logits that need grad: no log_softmax tensor, no float32 copy (a language model's
   // [tokens, vocabulary] logits are the largest tensors of its step).
-  if (wick::detail::needs_grad(input) && cross_entropy_rows_apply(input, target, weight, label_smoothing, false))
+  if (wick::detail::needs_grad(input) &&
+      wick::detail::cross_entropy_rows_applies(input, target, weight, label_smoothing, false))
     return cross_entropy_by_rows(input, target, weight, ignore_index, r, input.dtype());
   // Small CUDA logits that need grad: log_softmax and nll_loss in one kernel (a training step
   // of a small model is bound by launches; docs/design.md), recorded as the two ops it does,
@@ -174,7 +155,7 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& we
     // 16-bit logits under autocast: computed in float32 as the policy asks, but read as they
     // are instead of cast to a float32 copy first.
     if (autocast::enabled(autocast::device_type_of(input, target, weight)) &&
-        cross_entropy_rows_apply(input, target, weight, label_smoothing, true)) {
+        wick::detail::cross_entropy_rows_applies(input, target, weight, label_smoothing, true)) {
       autocast::Exclude no_autocast;
       return wick::detail::as_op("cross_entropy", [&] {
         return cross_entropy_by_rows(input, target, weight, ignore_index,
