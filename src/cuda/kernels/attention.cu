@@ -23,6 +23,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "core/flash_attention.h"
 #include "core/philox.h"
@@ -88,6 +89,25 @@ __device__ inline bool dropout_keep(const Params& p, int64_t bh, int64_t i, int6
 
 // rows x D tile of 16-bit values from src (row stride ld_src elements) into dst (row stride
 // ldd): rows at or past `valid` and columns at or past E are zeros. 16-byte vectors.
+using Acc = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
+
+// acc += A B for one warp's 16x16 tile of the product, over KTiles steps of 16: A is 16 rows by
+// 16 * KTiles, B is 16 * KTiles by 16 columns, each row- or column-major in shared memory with
+// leading dimension lda or ldb.
+template <class T, class LayoutA, class LayoutB, int KTiles>
+__device__ inline void mma_k(Acc& acc, const T* a, int lda, const T* b, int ldb) {
+  constexpr bool a_row = std::is_same_v<LayoutA, wmma::row_major>;
+  constexpr bool b_row = std::is_same_v<LayoutB, wmma::row_major>;
+#pragma unroll
+  for (int kk = 0; kk < KTiles; ++kk) {
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, T, LayoutA> fa;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, T, LayoutB> fb;
+    wmma::load_matrix_sync(fa, a + (a_row ? kk * 16 : kk * 16 * lda), lda);
+    wmma::load_matrix_sync(fb, b + (b_row ? kk * 16 * ldb : kk * 16), ldb);
+    wmma::mma_sync(acc, fa, fb, acc);
+  }
+}
+
 template <class T, int D>
 __device__ inline void load_tile(T* dst, int ldd, const T* src, int64_t ld_src, int rows, int valid, int E) {
   constexpr int kVecs = D / 8;
@@ -146,16 +166,9 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const Params p) {
 
     // S = Q K^T for this warp's 16 rows
     for (int n = 0; n < kBc / 16; ++n) {
-      wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+      Acc acc;
       wmma::fill_fragment(acc, 0.f);
-#pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) {
-        wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> a;
-        wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> bf;
-        wmma::load_matrix_sync(a, Qs + warp * 16 * kLdT + kk * 16, kLdT);
-        wmma::load_matrix_sync(bf, Ks + n * 16 * kLdT + kk * 16, kLdT);
-        wmma::mma_sync(acc, a, bf, acc);
-      }
+      mma_k<T, wmma::row_major, wmma::col_major, D / 16>(acc, Qs + warp * 16 * kLdT, kLdT, Ks + n * 16 * kLdT, kLdT);
       wmma::store_matrix_sync(Ss + warp * 16 * kLdS + n * 16, acc, kLdS, wmma::mem_row_major);
     }
     __syncwarp();
@@ -193,16 +206,9 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(const Params p) {
 
     // O += P V for the warp's rows
     for (int n = 0; n < D / 16; ++n) {
-      wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+      Acc acc;
       wmma::load_matrix_sync(acc, Os + warp * 16 * kLdO + n * 16, kLdO, wmma::mem_row_major);
-#pragma unroll
-      for (int kk = 0; kk < kBc / 16; ++kk) {
-        wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> a;
-        wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> bf;
-        wmma::load_matrix_sync(a, Ps + warp * 16 * kLdP + kk * 16, kLdP);
-        wmma::load_matrix_sync(bf, Vs + kk * 16 * kLdT + n * 16, kLdT);
-        wmma::mma_sync(acc, a, bf, acc);
-      }
+      mma_k<T, wmma::row_major, wmma::row_major, kBc / 16>(acc, Ps + warp * 16 * kLdP, kLdP, Vs + n * 16, kLdT);
       wmma::store_matrix_sync(Os + warp * 16 * kLdO + n * 16, acc, kLdO, wmma::mem_row_major);
     }
     __syncwarp();
@@ -308,20 +314,12 @@ __global__ void __launch_bounds__(kThreads) flash_bwd_kernel(const Params p) {
 
       // S = Q K^T and dP = dO V^T for the warp's 16 query rows
       for (int n = 0; n < kBc / 16; ++n) {
-        wmma::fragment<wmma::accumulator, 16, 16, 16, float> s_acc, dp_acc;
+        Acc s_acc, dp_acc;
         wmma::fill_fragment(s_acc, 0.f);
         wmma::fill_fragment(dp_acc, 0.f);
-#pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk) {
-          wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> a;
-          wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> bf;
-          wmma::load_matrix_sync(a, Qs + warp * 16 * kLdT + kk * 16, kLdT);
-          wmma::load_matrix_sync(bf, Ks + n * 16 * kLdT + kk * 16, kLdT);
-          wmma::mma_sync(s_acc, a, bf, s_acc);
-          wmma::load_matrix_sync(a, dOs + warp * 16 * kLdT + kk * 16, kLdT);
-          wmma::load_matrix_sync(bf, Vs + n * 16 * kLdT + kk * 16, kLdT);
-          wmma::mma_sync(dp_acc, a, bf, dp_acc);
-        }
+        mma_k<T, wmma::row_major, wmma::col_major, D / 16>(s_acc, Qs + warp * 16 * kLdT, kLdT, Ks + n * 16 * kLdT, kLdT);
+        mma_k<T, wmma::row_major, wmma::col_major, D / 16>(dp_acc, dOs + warp * 16 * kLdT, kLdT, Vs + n * 16 * kLdT,
+                                                           kLdT);
         wmma::store_matrix_sync(Ss + warp * 16 * kLdS + n * 16, s_acc, kLdS, wmma::mem_row_major);
         wmma::store_matrix_sync(dPs + warp * 16 * kLdS + n * 16, dp_acc, kLdS, wmma::mem_row_major);
       }
@@ -350,36 +348,20 @@ __global__ void __launch_bounds__(kThreads) flash_bwd_kernel(const Params p) {
 
       // dV += P^T dO and dK += dS^T Q for the warp's 16 keys
       for (int n = 0; n < D / 16; ++n) {
-        wmma::fragment<wmma::accumulator, 16, 16, 16, float> dv_acc, dk_acc;
+        Acc dv_acc, dk_acc;
         wmma::load_matrix_sync(dv_acc, dVa + warp * 16 * kLdA + n * 16, kLdA, wmma::mem_row_major);
         wmma::load_matrix_sync(dk_acc, dKa + warp * 16 * kLdA + n * 16, kLdA, wmma::mem_row_major);
-#pragma unroll
-        for (int kk = 0; kk < kBr / 16; ++kk) {
-          wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::col_major> a;
-          wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> bf;
-          wmma::load_matrix_sync(a, Pt + kk * 16 * kLdP + warp * 16, kLdP);
-          wmma::load_matrix_sync(bf, dOs + kk * 16 * kLdT + n * 16, kLdT);
-          wmma::mma_sync(dv_acc, a, bf, dv_acc);
-          wmma::load_matrix_sync(a, dSt + kk * 16 * kLdP + warp * 16, kLdP);
-          wmma::load_matrix_sync(bf, Qs + kk * 16 * kLdT + n * 16, kLdT);
-          wmma::mma_sync(dk_acc, a, bf, dk_acc);
-        }
+        mma_k<T, wmma::col_major, wmma::row_major, kBr / 16>(dv_acc, Pt + warp * 16, kLdP, dOs + n * 16, kLdT);
+        mma_k<T, wmma::col_major, wmma::row_major, kBr / 16>(dk_acc, dSt + warp * 16, kLdP, Qs + n * 16, kLdT);
         wmma::store_matrix_sync(dVa + warp * 16 * kLdA + n * 16, dv_acc, kLdA, wmma::mem_row_major);
         wmma::store_matrix_sync(dKa + warp * 16 * kLdA + n * 16, dk_acc, kLdA, wmma::mem_row_major);
       }
 
       // dQ += dS K * scale for the warp's 16 query rows, through shared memory into the workspace
       for (int n = 0; n < D / 16; ++n) {
-        wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+        Acc acc;
         wmma::fill_fragment(acc, 0.f);
-#pragma unroll
-        for (int kk = 0; kk < kBc / 16; ++kk) {
-          wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> a;
-          wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> bf;
-          wmma::load_matrix_sync(a, dSt + warp * 16 * kLdP + kk * 16, kLdP);
-          wmma::load_matrix_sync(bf, Ks + kk * 16 * kLdT + n * 16, kLdT);
-          wmma::mma_sync(acc, a, bf, acc);
-        }
+        mma_k<T, wmma::row_major, wmma::row_major, kBc / 16>(acc, dSt + warp * 16 * kLdP, kLdP, Ks + n * 16, kLdT);
         wmma::store_matrix_sync(dQs + warp * 16 * kLdA + n * 16, acc, kLdA, wmma::mem_row_major);
       }
       __syncwarp();
