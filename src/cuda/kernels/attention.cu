@@ -87,8 +87,6 @@ __device__ inline bool dropout_keep(const Params& p, int64_t bh, int64_t i, int6
   return float(bits >> 8) * (1.0f / 16777216.0f) < p.keep;
 }
 
-// rows x D tile of 16-bit values from src (row stride ld_src elements) into dst (row stride
-// ldd): rows at or past `valid` and columns at or past E are zeros. 16-byte vectors.
 using Acc = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
 
 // acc += A B for one warp's 16x16 tile of the product, over KTiles steps of 16: A is 16 rows by
@@ -108,6 +106,8 @@ __device__ inline void mma_k(Acc& acc, const T* a, int lda, const T* b, int ldb)
   }
 }
 
+// rows x D tile of 16-bit values from src (row stride ld_src elements) into dst (row stride
+// ldd): rows at or past `valid` and columns at or past E are zeros. 16-byte vectors.
 template <class T, int D>
 __device__ inline void load_tile(T* dst, int ldd, const T* src, int64_t ld_src, int rows, int valid, int E) {
   constexpr int kVecs = D / 8;
