@@ -29,8 +29,10 @@ Cases (mirrored in the C++ test; lr0 / lr1 the groups' learning rates):
     rmsprop           RMSprop lr 0.01 / 0.005, alpha 0.9, eps 1e-6, weight_decay 0.01, momentum 0.5,
                       centered
     rmsprop_plain     RMSprop lr 0.01 / 0.02 (alpha 0.99)
+    rmsprop_maximize  RMSprop lr 0.01 / 0.02, weight_decay 0.1, maximize
     adagrad           Adagrad lr 0.1 / 0.05, lr_decay 0.1, weight_decay 0.05,
                       initial_accumulator_value 0.2
+    adagrad_maximize  Adagrad lr 0.05 / 0.1, eps 1e-6, maximize
 
 Schedulers. An SGD over two groups (a parameter [2] each, never stepped): lr 0.1 and 0.02,
 momentum 0.9, each scheduler made on a fresh one. For each case <s>, metadata "schedulers":
@@ -147,7 +149,9 @@ def optimizers(tensors):
         "rmsprop": (O.RMSprop, dict(alpha=0.9, eps=1e-6, weight_decay=0.01, momentum=0.5, centered=True),
                     0.01, 0.005),
         "rmsprop_plain": (O.RMSprop, {}, 0.01, 0.02),
+        "rmsprop_maximize": (O.RMSprop, dict(weight_decay=0.1, maximize=True), 0.01, 0.02),
         "adagrad": (O.Adagrad, dict(lr_decay=0.1, weight_decay=0.05, initial_accumulator_value=0.2), 0.1, 0.05),
+        "adagrad_maximize": (O.Adagrad, dict(eps=1e-6, maximize=True), 0.05, 0.1),
     }
     out = {}
     for name, (make, options, lr0, lr1) in cases.items():

@@ -161,6 +161,14 @@ OptimizerCase optimizer_case(const std::string& name) {
             }};
   if (name == "rmsprop_plain")
     return {"RMSprop", [](W w, bool) { return two_groups<RMSprop>(RMSpropOptions(), 0.01, 0.02, w); }};
+  if (name == "rmsprop_maximize")
+    return {"RMSprop", [](W w, bool) {
+              return two_groups<RMSprop>(RMSpropOptions().weight_decay(0.1).maximize(true), 0.01, 0.02, w);
+            }};
+  if (name == "adagrad_maximize")
+    return {"Adagrad", [](W w, bool) {
+              return two_groups<Adagrad>(AdagradOptions().eps(1e-6).maximize(true), 0.05, 0.1, w);
+            }};
   if (name == "adagrad")
     return {"Adagrad", [](W w, bool) {
               return two_groups<Adagrad>(
@@ -294,7 +302,9 @@ TEST_F(OptimReference, AdamW) { check_optimizer("adamw"); }
 TEST_F(OptimReference, AdamWAmsgradMaximize) { check_optimizer("adamw_amsgrad"); }
 TEST_F(OptimReference, RMSpropCenteredMomentum) { check_optimizer("rmsprop"); }
 TEST_F(OptimReference, RMSpropPlain) { check_optimizer("rmsprop_plain"); }
+TEST_F(OptimReference, RMSpropWeightDecayMaximize) { check_optimizer("rmsprop_maximize"); }
 TEST_F(OptimReference, AdagradLrDecayInitialAccumulator) { check_optimizer("adagrad"); }
+TEST_F(OptimReference, AdagradEpsMaximize) { check_optimizer("adagrad_maximize"); }
 
 // ---- Schedulers
 
@@ -508,8 +518,9 @@ TEST_F(OptimReference, ReduceLROnPlateauMaxAbs) { check_scheduler("plateau_max_a
 
 // Every case of the fixture has its test above (a case added to the script without one fails).
 TEST_F(OptimReference, EveryFixtureCaseIsTested) {
-  const std::set<std::string> optimizers = {"sgd",   "sgd_nesterov",  "sgd_dampening", "adam",          "adam_amsgrad",
-                                            "adamw", "adamw_amsgrad", "rmsprop",       "rmsprop_plain", "adagrad"};
+  const std::set<std::string> optimizers = {"sgd",           "sgd_nesterov",     "sgd_dampening", "adam",
+                                            "adam_amsgrad",  "adamw",            "adamw_amsgrad", "rmsprop",
+                                            "rmsprop_plain", "rmsprop_maximize", "adagrad",       "adagrad_maximize"};
   const std::set<std::string> schedulers = {"step",         "cosine",       "lambda",
                                             "multistep",    "exponential",  "linear",
                                             "onecycle_cos", "onecycle_linear_three", "sequential",
