@@ -7,8 +7,11 @@ state_dicts along a dozen steps), in float64 on the CPU, for tests/optim/optim_r
 
 Needs plain PyTorch (no GPU); runs with PyTorch 1.13 and 2.x alike. Uses the safetensors package
 when present, else writes the format itself (tests/gen/safetensors_out.py). Every input is built
-from linspace/sin (no random numbers). The PyTorch version that wrote the committed file is in
-its metadata ("torch"), for information only: the test expects nothing of it.
+from linspace, arange, sin and cos (no random numbers). The committed file is whatever the last
+run wrote; the PyTorch version that wrote it is in its metadata ("torch"), for information only:
+the test expects nothing of it. What differs between PyTorch versions is evened out here: a
+"step" is written as an integer (a tensor in some versions, an int in others), and a state
+entry of None (PyTorch 1.x's momentum_buffer of SGD without momentum) is left out.
 
 Optimizers. Two parameters w0 [3, 2] and w1 [4] (tensors "input.w0", "input.w1") in two groups,
 group 0 {w0} with the case's options and group 1 {w1} with the same options but lr1; the loss
@@ -39,7 +42,8 @@ momentum 0.9, each scheduler made on a fresh one. For each case <s>, metadata "s
 JSON {<s>: {"lrs": [the groups' lrs after construction, then after each of 12 steps],
 "momenta": [the same of the groups' momentum], "state5": the scheduler's state_dict after 5
 steps, "optimizer5": {"state": {}, "param_groups": [...]} the optimizer's state_dict then}}.
-Entries of a state_dict that are functions or None are left out, a MultiStepLR's Counter of
+Entries of a state_dict that are functions or None are left out (null inside a list, as
+LambdaLR's lr_lambdas), one-element tensors become numbers, a MultiStepLR's Counter of
 milestones becomes the sorted list of milestones (repeats repeated), and infinities become the
 strings "inf" / "-inf" (JSON has none). ReduceLROnPlateau steps on the metrics
     PLATEAU_METRICS = [1.0, 0.9, 0.95, 0.95, 0.9, 0.96, 0.97, 0.5, 0.5, 0.51, 0.52, 0.53]
