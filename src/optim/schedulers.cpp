@@ -16,12 +16,14 @@
 
 namespace wick::optim {
 
-LRScheduler::LRScheduler(Optimizer& optimizer) : optimizer_(optimizer) {
+LRScheduler::LRScheduler(Optimizer& optimizer) : LRScheduler(optimizer, true) {}
+
+LRScheduler::LRScheduler(Optimizer& optimizer, bool records_initial_lr) : optimizer_(optimizer) {
   // PyTorch's group["initial_lr"]: the first scheduler records each group's lr; every
   // scheduler takes those as its base.
   for (auto& g : optimizer_.param_groups()) {
-    if (!g.initial_lr()) g.initial_lr() = g.options().get_lr();
-    base_lrs_.push_back(*g.initial_lr());
+    if (!g.initial_lr() && records_initial_lr) g.initial_lr() = g.options().get_lr();
+    base_lrs_.push_back(g.initial_lr() ? *g.initial_lr() : g.options().get_lr());
   }
   last_lr_ = current_lrs();
 }
@@ -125,9 +127,10 @@ void LRScheduler::load_state_text(const std::string& text, bool apply) {
   WICK_CHECK(j.contains("type") && j.at("type").is_string(), ValueError, kOp, "the scheduler state has no 'type'");
   WICK_CHECK(j.at("type").get<std::string>() == type_name(), ValueError, kOp, "the state is a ",
              j.at("type").get<std::string>(), "'s, this scheduler is a ", type_name());
+  // -1: a scheduler of a SequentialLR waiting for its milestone.
   WICK_CHECK(j.contains("last_epoch") && j.at("last_epoch").is_number_integer() &&
-                 j.at("last_epoch").get<int64_t>() >= 0,
-             ValueError, kOp, "the scheduler state's 'last_epoch' must be a non-negative integer");
+                 j.at("last_epoch").get<int64_t>() >= -1,
+             ValueError, kOp, "the scheduler state's 'last_epoch' must be an integer from -1 on");
   const size_t n = optimizer_.param_groups().size();
   std::vector<double> base = lr_list(j, "base_lrs", n), last = lr_list(j, "last_lr", n);
   std::map<std::string, double> h;
@@ -571,9 +574,11 @@ SequentialLR::SequentialLR(Optimizer& optimizer, std::vector<std::shared_ptr<LRS
              "milestone points, but got number of schedulers ",
              schedulers_.size(), " and the number of milestones to be equal to ", milestones_.size());
   // Back to the initial learning rates, and the first scheduler's epoch 0 (PyTorch undoes the
-  // schedulers' initial steps and makes the first one's again).
+  // schedulers' initial steps and makes the first one's again): the others wait at epoch -1
+  // until their milestone restarts them.
   set_lrs(base_lrs_);
   schedulers_[0]->restart();
+  for (size_t i = 1; i < schedulers_.size(); ++i) schedulers_[i]->last_epoch_ = -1;
   last_lr_ = schedulers_[0]->last_lr_;
 }
 
@@ -606,7 +611,7 @@ void SequentialLR::load_extra_state(const std::string& state, bool apply) {
 // ---- ReduceLROnPlateau
 
 ReduceLROnPlateau::ReduceLROnPlateau(Optimizer& optimizer, const ReduceLROnPlateauOptions& o)
-    : LRScheduler(optimizer),
+    : LRScheduler(optimizer, /*records_initial_lr=*/false),
       max_mode_(o.mode() == "max"),
       abs_mode_(o.threshold_mode() == "abs"),
       factor_(o.factor()),

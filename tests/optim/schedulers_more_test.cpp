@@ -356,4 +356,57 @@ TEST(SchedulersMore, LaterSchedulersTakeTheInitialLr) {
   EXPECT_EQ(nlohmann::json::parse(opt.state_dict().metadata.at("param_groups"))[0]["initial_lr"], 0.4);
 }
 
+TEST(SchedulersMore, ReduceLROnPlateauSetsNoInitialLr) {
+  // As PyTorch's: a scheduler made after it takes the lr of its own construction as its base.
+  auto p = leaf();
+  optim::SGD opt({p}, optim::SGDOptions(0.4));
+  optim::ReduceLROnPlateau plateau(opt, optim::ReduceLROnPlateauOptions().patience(0).factor(0.5));
+  EXPECT_FALSE(opt.param_groups()[0].initial_lr().has_value());
+  EXPECT_FALSE(nlohmann::json::parse(opt.state_dict().metadata.at("param_groups"))[0].contains("initial_lr"));
+  plateau.step(1.0);
+  plateau.step(2.0);  // no improvement: 0.4 -> 0.2
+  EXPECT_DOUBLE_EQ(lr_of(opt), 0.2);
+  EXPECT_FALSE(opt.param_groups()[0].initial_lr().has_value());
+  optim::ExponentialLR ex(opt, 0.5);
+  EXPECT_EQ(*opt.param_groups()[0].initial_lr(), 0.2);
+  EXPECT_EQ(nlohmann::json::parse(ex.state_dict().metadata.at("scheduler"))["base_lrs"][0], 0.2);
+}
+
+TEST(SchedulersMore, SequentialLRLaterSchedulersWaitAtEpochMinusOne) {
+  // As PyTorch's: the schedulers after the first are undone to last_epoch -1 until their milestone
+  // restarts them at 0; a state saved meanwhile says so and loads back.
+  auto p = leaf();
+  optim::SGD opt({p}, optim::SGDOptions(0.1));
+  auto a = std::make_shared<optim::LinearLR>(opt, 0.5, 1.0, 2);
+  auto b = std::make_shared<optim::ExponentialLR>(opt, 0.5);
+  auto c = std::make_shared<optim::StepLR>(opt, 1, 0.5);
+  optim::SequentialLR seq(opt, {a, b, c}, {2, 4});
+  EXPECT_EQ(a->last_epoch(), 0);
+  EXPECT_EQ(b->last_epoch(), -1);
+  EXPECT_EQ(c->last_epoch(), -1);
+  seq.step();
+  seq.step();  // b restarts
+  EXPECT_EQ(b->last_epoch(), 0);
+  EXPECT_EQ(c->last_epoch(), -1);
+  const Checkpoint saved = seq.state_dict(), saved_opt = opt.state_dict();
+  EXPECT_EQ(nlohmann::json::parse(saved.metadata.at("scheduler"))["_schedulers"][2]["last_epoch"], -1);
+  std::vector<double> want;
+  for (int e = 0; e < 4; ++e) {
+    seq.step();
+    want.push_back(lr_of(opt));
+  }
+  optim::SGD opt2({leaf()}, optim::SGDOptions(0.1));
+  auto a2 = std::make_shared<optim::LinearLR>(opt2, 0.5, 1.0, 2);
+  auto b2 = std::make_shared<optim::ExponentialLR>(opt2, 0.5);
+  auto c2 = std::make_shared<optim::StepLR>(opt2, 1, 0.5);
+  optim::SequentialLR seq2(opt2, {a2, b2, c2}, {2, 4});
+  opt2.load_state_dict(saved_opt);
+  seq2.load_state_dict(saved);
+  EXPECT_EQ(c2->last_epoch(), -1);
+  for (int e = 0; e < 4; ++e) {
+    seq2.step();
+    EXPECT_DOUBLE_EQ(lr_of(opt2), want[size_t(e)]) << e;
+  }
+}
+
 }  // namespace

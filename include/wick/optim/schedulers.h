@@ -42,6 +42,9 @@ class LRScheduler {
   void load_state_dict(const Checkpoint& state);
 
  protected:
+  // records_initial_lr false: the groups' initial_lr is left as it is (and base_lrs_ are the
+  // groups' initial_lr where set, else their lr), as PyTorch's ReduceLROnPlateau, which sets none.
+  LRScheduler(Optimizer& optimizer, bool records_initial_lr);
   // The scheduler's name and own hyperparameters, for state_dict.
   virtual const char* type_name() const { return "LRScheduler"; }
   virtual std::map<std::string, double> hyperparameters() const { return {}; }
@@ -238,7 +241,9 @@ class OneCycleLR : public LRScheduler {
 };
 
 // Runs schedulers[0] until milestones[0], then schedulers[1] (restarted at its epoch 0) until
-// milestones[1], and so on. The schedulers must drive this optimizer.
+// milestones[1], and so on. The schedulers must drive this optimizer. As PyTorch's, the
+// schedulers after the first wait at last_epoch -1 (their state_dict says so) until their
+// milestone.
 class SequentialLR : public LRScheduler {
  public:
   SequentialLR(Optimizer& optimizer, std::vector<std::shared_ptr<LRScheduler>> schedulers,
@@ -275,7 +280,7 @@ struct ReduceLROnPlateauOptions {
 };
 
 // Reduces every group's learning rate by factor when the metric given to step() has not
-// improved for patience epochs.
+// improved for patience epochs. Sets no group's initial_lr (as PyTorch's).
 class ReduceLROnPlateau : public LRScheduler {
  public:
   ReduceLROnPlateau(Optimizer& optimizer, const ReduceLROnPlateauOptions& options = {});
