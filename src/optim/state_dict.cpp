@@ -114,6 +114,11 @@ struct GroupReader {
                v.dump());
     return v.get<bool>();
   }
+  // A flag PyTorch may store as null ("foreach": None, the implementation's own choice): null
+  // keeps `current`.
+  bool boolean_or_null(const char* key, bool current) const {
+    return at(key).is_null() ? current : boolean(key);
+  }
 };
 
 // The options of group g read from j (a copy of current with every hyperparameter replaced),
@@ -130,7 +135,7 @@ std::unique_ptr<OptimizerOptions> read_group(Kind k, const Json& j, size_t g, co
         .weight_decay(r.number("weight_decay"))
         .nesterov(r.boolean("nesterov"))
         .maximize(r.boolean("maximize"))
-        .foreach (r.boolean("foreach"));
+        .foreach (r.boolean_or_null("foreach", o.foreach ()));
     WICK_CHECK(!o.nesterov() || (o.momentum() > 0 && o.dampening() == 0), ValueError, kOp, "param_groups[", g,
                "]: Nesterov momentum requires a momentum and zero dampening");
   } else if (k == Kind::RMSprop) {
@@ -164,7 +169,7 @@ std::unique_ptr<OptimizerOptions> read_group(Kind k, const Json& j, size_t g, co
         .weight_decay(r.number("weight_decay"))
         .amsgrad(r.boolean("amsgrad"))
         .maximize(r.boolean("maximize"))
-        .foreach (r.boolean("foreach"));
+        .foreach (r.boolean_or_null("foreach", o.foreach ()));
   }
   return out;
 }

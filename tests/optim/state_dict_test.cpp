@@ -218,6 +218,8 @@ TEST(OptimizerStateDict, LoadRefusesBadStates) {
   refuse(with_group([](Json& g) { g[0].erase("eps"); }), "no eps", {"has no 'eps'"});
   refuse(with_group([](Json& g) { g[0]["betas"] = {0.9, 1.0}; }), "beta 1", {"betas"});
   refuse(with_group([](Json& g) { g[0]["amsgrad"] = 1; }), "amsgrad int", {"amsgrad"}, true);
+  refuse(with_group([](Json& g) { g[0]["foreach"] = "yes"; }), "foreach text", {"'foreach'"}, true);
+  refuse(with_group([](Json& g) { g[0]["amsgrad"] = nullptr; }), "null amsgrad", {"'amsgrad'"}, true);
   c = good;
   c.metadata["state"] = "{not json";
   refuse(c, "bad json", {"'state'", "JSON"});
@@ -254,6 +256,19 @@ TEST(OptimizerStateDict, LoadRefusesBadStates) {
   s.tensors["state.0.momentum_buffer"] = zeros({4, 8});
   expect_error<ValueError>([&] { sgd.opt->load_state_dict(s); }, "load_state_dict",
                            {"'state.0.momentum_buffer'", "[4, 8]", "[8, 4]"});
+
+  // PyTorch stores foreach as None (its own choice): such a group loads and keeps the optimizer's.
+  for (const bool foreach : {true, false}) {
+    Training f = make(Opt::Adam, Sched::None, 0);
+    static_cast<optim::AdamOptions&>(f.opt->param_groups()[0].options()).foreach (foreach);
+    Checkpoint null_foreach = good;
+    Json g = Json::parse(null_foreach.metadata["param_groups"]);
+    g[0]["foreach"] = nullptr;
+    null_foreach.metadata["param_groups"] = g.dump();
+    f.opt->load_state_dict(null_foreach);
+    EXPECT_EQ(static_cast<const optim::AdamOptions&>(f.opt->param_groups()[0].options()).foreach (), foreach);
+    EXPECT_EQ(Json::parse(f.opt->state_dict().metadata.at("state")), Json::parse(good.metadata.at("state")));
+  }
 
   // The good state still loads, and replaces the state with copies.
   t.opt->load_state_dict(good);
