@@ -148,10 +148,12 @@ class ProcessGroup {
 // apart from the default group; its collectives are that group's.
 class ProcessGroupMPI final : public ProcessGroup {
  public:
-  // c10d::ProcessGroupMPI::createProcessGroupMPI(): a new mpi group over all of mpirun's
-  // processes (a single process: a group of one). Collective: every rank calls it. Raises as
-  // init_process_group("mpi") does.
-  static std::shared_ptr<ProcessGroupMPI> createProcessGroupMPI();
+  // c10d::ProcessGroupMPI::createProcessGroupMPI(ranks): a new mpi group over all of mpirun's
+  // processes (a single process: a group of one), or over those of ranks, the group's rank i
+  // being the job's ranks[i]; a process not in ranks gets a null pointer, as LibTorch's.
+  // Collective: every process of the job calls it with the same ranks. ValueError for a rank out
+  // of range or repeated; else raises as init_process_group("mpi") does.
+  static std::shared_ptr<ProcessGroupMPI> createProcessGroupMPI(std::vector<int> ranks = {});
   explicit ProcessGroupMPI(std::shared_ptr<ProcessGroup> group) : group_(std::move(group)) {}
   // Ends the whole job at once (MPI_Abort with exit code 1 on every process), as LibTorch's.
   [[noreturn]] void abort();

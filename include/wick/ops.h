@@ -5,6 +5,7 @@
 //   auto s = wick::sum(y, {1}, /*keepdim=*/true);
 #pragma once
 
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <string_view>
@@ -26,12 +27,27 @@ Tensor ones(IntArrayRef sizes, TensorOptions o = {});
 Tensor full(IntArrayRef sizes, const Scalar& value, TensorOptions o = {});
 Tensor arange(const Scalar& end, TensorOptions o = {});
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = 1, TensorOptions o = {});
+// LibTorch's arange(start, end, options) (options a TensorOptions, a Dtype or a Device, never a
+// number, which is the step): step 1.
+template <class O>
+  requires(std::is_convertible_v<const O&, TensorOptions> && !std::is_arithmetic_v<O> &&
+           !std::is_convertible_v<const O&, Scalar>)
+Tensor arange(const Scalar& start, const Scalar& end, const O& o) {
+  return arange(start, end, 1, TensorOptions(o));
+}
 Tensor linspace(double start, double end, int64_t steps, TensorOptions o = {});
 Tensor eye(int64_t n, TensorOptions o = {});
 Tensor eye(int64_t n, int64_t m, TensorOptions o = {});
 // Wraps caller memory without copying; the caller keeps it alive and frees it.
 Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions o = {});
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptions o = {});
+// LibTorch's forms with a deleter: deleter(data) runs once the last tensor using the memory is
+// gone (with storage_offset: the tensor starts that many elements past data).
+Tensor from_blob(void* data, IntArrayRef sizes, const std::function<void(void*)>& deleter, TensorOptions o = {});
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const std::function<void(void*)>& deleter,
+                 TensorOptions o = {});
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset,
+                 const std::function<void(void*)>& deleter, TensorOptions o = {});
 
 // A 0-dim tensor holding value (torch.tensor(3.)): the dtype as a list of it would have.
 template <class T>
@@ -55,6 +71,35 @@ Tensor tensor(std::initializer_list<std::initializer_list<T>> values, TensorOpti
   if (values.size() == 0) return detail::tensor_from_values(v.data(), detail::wide_dtype<T>(), {0}, o);
   int64_t cols = int64_t(values.begin()->size());
   return detail::tensor_from_values(v.data(), detail::wide_dtype<T>(), {int64_t(values.size()), cols}, o);
+}
+// Deeper nested lists (torch::tensor({{{1, 2}, {3, 4}}})): 3 and 4 dims, every row as long as
+// the first at its depth (ValueError "[tensor] expected sequence of length ..." otherwise).
+template <class T>
+Tensor tensor(std::initializer_list<std::initializer_list<std::initializer_list<T>>> values, TensorOptions o = {}) {
+  std::vector<detail::Wide<T>> v;
+  DimVector sizes;
+  detail::flatten_nested(values, 0, sizes, v);
+  if (!o.dtype_opt()) o = o.dtype(detail::list_dtype<T>());
+  return detail::tensor_from_values(v.data(), detail::wide_dtype<T>(), sizes, o);
+}
+template <class T>
+Tensor tensor(std::initializer_list<std::initializer_list<std::initializer_list<std::initializer_list<T>>>> values,
+              TensorOptions o = {}) {
+  std::vector<detail::Wide<T>> v;
+  DimVector sizes;
+  detail::flatten_nested(values, 0, sizes, v);
+  if (!o.dtype_opt()) o = o.dtype(detail::list_dtype<T>());
+  return detail::tensor_from_values(v.data(), detail::wide_dtype<T>(), sizes, o);
+}
+// LibTorch's torch::tensor(std::vector<T>) (and ArrayRef<T>): a 1-dim tensor of the values, the
+// dtype as for a list of T (int and int64_t: int64, float and double: the default float, bool:
+// bool; int8, uint8 and int16 keep theirs).
+template <class T>
+  requires std::is_arithmetic_v<T>
+Tensor tensor(const std::vector<T>& values, TensorOptions o = {}) {
+  std::vector<detail::Wide<T>> v(values.begin(), values.end());
+  if (!o.dtype_opt()) o = o.dtype(detail::list_dtype<T>());
+  return detail::tensor_from_values(v.data(), detail::wide_dtype<T>(), {int64_t(v.size())}, o);
 }
 
 // t's sizes (and dtype and device unless o names them), laid out as memory_format says (none:
@@ -141,6 +186,9 @@ Tensor clamp_max(const Tensor& t, const Tensor& max);
   Tensor operator op(const Scalar& a, const Tensor& b);
 WICK_COMPARE_OPS(WICK_X)
 #undef WICK_X
+// torch.equal: whether a and b have the same sizes and equal elements (compared in the promoted
+// dtype; NaN equals nothing). DeviceError for tensors on different devices.
+bool equal(const Tensor& a, const Tensor& b);
 
 // a where cond (bool) is true, b elsewhere; a and b promote together.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
@@ -185,6 +233,10 @@ Tensor nonzero(const Tensor& t);
 Tensor argwhere(const Tensor& t);
 // Along an existing dim (cat) or a new one (stack); dtypes promote.
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
+// torch.transpose(t, d0, d1): t.transpose(d0, d1).
+Tensor transpose(const Tensor& t, int64_t d0, int64_t d1);
+// LibTorch's at::size(t, dim): t.size(dim).
+int64_t size(const Tensor& t, int64_t dim);
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
 // int64 t of class indices -> int64 [..., num_classes] (-1: max(t) + 1).
 Tensor one_hot(const Tensor& t, int64_t num_classes = -1);

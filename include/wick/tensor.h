@@ -273,6 +273,8 @@ class Tensor {
   Tensor index_select(int64_t dim, const Tensor& index) const;
   // A copy with the order of elements along each of dims reversed (torch.flip).
   Tensor flip(IntArrayRef dims) const;
+  // torch.Tensor.equal: wick::equal(*this, other).
+  bool equal(const Tensor& other) const;
   Tensor gather(int64_t dim, const Tensor& index) const;
   // Python's self[indices] (wick/indexing.h): a view for integers, slices, None, Ellipsis and
   // bools; a copy when an index is a tensor (IndexBackward0).
@@ -461,9 +463,26 @@ template <class T> constexpr Dtype wide_dtype() {
   else if constexpr (std::is_integral_v<T>) return kInt64;
   else return kFloat64;
 }
-// The dtype PyTorch infers for a list of T: bool, int64, or the default float.
+// The dtype LibTorch's torch::tensor gives values of C++ type T: bool, the default float for
+// float and double, int8, uint8 and int16 their own, other integers int64.
 template <class T> Dtype list_dtype() {
-  return std::is_floating_point_v<T> ? get_default_dtype() : wide_dtype<T>();
+  if constexpr (std::is_same_v<T, int8_t>) return kInt8;
+  else if constexpr (std::is_same_v<T, uint8_t>) return kUInt8;
+  else if constexpr (std::is_same_v<T, int16_t>) return kInt16;
+  else return std::is_floating_point_v<T> ? get_default_dtype() : wide_dtype<T>();
+}
+// Appends the values of a nested list to out and its sizes (from depth on) to sizes, checking
+// that every list at a depth is as long as the first one there.
+template <class T, class Out>
+void flatten_nested(const T& value, size_t, DimVector&, std::vector<Out>& out) {
+  out.push_back(Out(value));
+}
+template <class T, class Out>
+void flatten_nested(std::initializer_list<T> values, size_t depth, DimVector& sizes, std::vector<Out>& out) {
+  if (sizes.size() == depth) sizes.push_back(int64_t(values.size()));
+  WICK_CHECK(sizes[depth] == int64_t(values.size()), ValueError, "tensor", "expected sequence of length ",
+             sizes[depth], " at dim ", depth, " (got ", values.size(), ")");
+  for (const T& v : values) flatten_nested(v, depth + 1, sizes, out);
 }
 template <class T>
 std::vector<Wide<T>> flatten_list(std::initializer_list<std::initializer_list<T>> values) {

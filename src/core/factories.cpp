@@ -1,6 +1,8 @@
 // Factory functions: empty and friends, from_blob, tensor(), *_like and new_*.
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <vector>
 
 #include "core/as_op.h"
@@ -349,20 +351,60 @@ Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions o) {
   return from_blob(data, sizes, contiguous_strides(sizes), o);
 }
 
-Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptions o) {
+namespace {
+
+// The caller's deleter, called with the caller's pointer when the storage goes.
+struct BlobDeleter {
+  std::function<void(void*)> fn;
+  void* data;
+  static void call(void* ctx) {
+    std::unique_ptr<BlobDeleter> d(static_cast<BlobDeleter*>(ctx));
+    if (d->fn) d->fn(d->data);
+  }
+};
+
+// from_blob's forms: checks everything before taking the deleter, so that a call that raises
+// leaves the memory to the caller.
+Tensor from_blob_for(void* data, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset,
+                     const std::function<void(void*)>* deleter, TensorOptions o) {
   check_sizes(sizes, "from_blob");
   check_strides(sizes, strides, "from_blob");
+  WICK_CHECK(storage_offset >= 0, ValueError, "from_blob", "storage_offset must be non-negative (got ",
+             storage_offset, ")");
   Device dev = resolve_device(o.device(), "from_blob");
-  const size_t nbytes = strided_nbytes(sizes, strides, o.dtype(), "from_blob");
   const int64_t numel = checked_numel(sizes, "from_blob");
+  const size_t nbytes =
+      numel == 0 ? 0
+                 : strided_nbytes(sizes, strides, o.dtype(), "from_blob") + size_t(storage_offset) * element_size(o.dtype());
   WICK_CHECK(data != nullptr || numel == 0, ValueError, "from_blob",
              "data is a null pointer but the tensor has ", numel, " elements");
-  if (numel == 0) {
-    Storage st = Storage::make(DataPtr(data, nullptr, nullptr, dev), 0, nullptr);
-    return finish_factory(make_tensor(std::move(st), o.dtype(), sizes, strides, 0), o);
+  DataPtr ptr(data, nullptr, nullptr, dev);
+  if (deleter) {
+    auto* d = new BlobDeleter{*deleter, data};
+    ptr = DataPtr(data, d, &BlobDeleter::call, dev);
   }
-  Storage st = Storage::make(DataPtr(data, nullptr, nullptr, dev), nbytes, nullptr);
-  return finish_factory(make_tensor(std::move(st), o.dtype(), sizes, strides, 0), o);
+  Storage st = Storage::make(std::move(ptr), nbytes, nullptr);
+  return finish_factory(make_tensor(std::move(st), o.dtype(), sizes, strides, storage_offset), o);
+}
+
+}  // namespace
+
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptions o) {
+  return from_blob_for(data, sizes, strides, 0, nullptr, o);
+}
+
+Tensor from_blob(void* data, IntArrayRef sizes, const std::function<void(void*)>& deleter, TensorOptions o) {
+  return from_blob_for(data, sizes, contiguous_strides(sizes), 0, &deleter, o);
+}
+
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const std::function<void(void*)>& deleter,
+                 TensorOptions o) {
+  return from_blob_for(data, sizes, strides, 0, &deleter, o);
+}
+
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset,
+                 const std::function<void(void*)>& deleter, TensorOptions o) {
+  return from_blob_for(data, sizes, strides, storage_offset, &deleter, o);
 }
 
 Tensor empty_like(const Tensor& t, TensorOptions o, std::optional<MemoryFormat> memory_format) {

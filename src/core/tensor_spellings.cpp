@@ -1,6 +1,6 @@
 // The Tensor methods PyTorch and LibTorch spell beyond the op list's forms: add/sub/mul/div of
-// a Scalar, the in-place comparisons, all/any and data(). Each is a composite of existing ops
-// (no kernel of its own), named as the method the caller called.
+// a Scalar, the in-place comparisons, all/any, data(), equal, and ATen's free transpose and size.
+// Each is a composite of existing ops (no kernel of its own), named as the function called.
 #include "core/as_op.h"
 #include "core/checks.h"
 #include "wick/ops.h"
@@ -54,6 +54,27 @@ Tensor Tensor::any(int64_t dim, bool keepdim) const {
 Tensor Tensor::data() const {
   detail::check_defined(*this, "data", "self");
   return detach();
+}
+
+// torch.equal as PyTorch's CUDA path computes it on either device: eq, then all.
+bool equal(const Tensor& a, const Tensor& b) {
+  detail::check_defined(a, "equal", "self");
+  detail::check_defined(b, "equal", "other");
+  WICK_CHECK(a.device() == b.device(), DeviceError, "equal",
+             "Cannot compare two tensors on different devices. Got: ", a.device(), " and ", b.device());
+  if (a.sizes() != b.sizes()) return false;
+  if (a.numel() == 0) return true;
+  return as_op("equal", [&] { return wick::eq(a, b).all().item<bool>(); });
+}
+bool Tensor::equal(const Tensor& other) const { return wick::equal(*this, other); }
+
+Tensor transpose(const Tensor& t, int64_t d0, int64_t d1) {
+  detail::check_defined(t, "transpose");
+  return t.transpose(d0, d1);
+}
+int64_t size(const Tensor& t, int64_t dim) {
+  detail::check_defined(t, "size");
+  return t.size(dim);
 }
 
 Tensor& Tensor::operator=(const Tensor& src) && {

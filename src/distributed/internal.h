@@ -93,6 +93,10 @@ std::unique_ptr<Bootstrap> make_bootstrap(const RankInfo& info, std::chrono::mil
 // The backends. Each raises NotImplementedError ("[init_process_group] wick was built without
 // ...") when wick was built without it.
 std::shared_ptr<ProcessGroup> make_mpi_group(const RankInfo& info, const InitOptions& options);
+// The group of world's processes listed in ranks (world an mpi group; the new group's rank i is
+// world's ranks[i]), or null on a process not in ranks. Collective over world.
+std::shared_ptr<ProcessGroup> make_mpi_subgroup(const std::shared_ptr<ProcessGroup>& world,
+                                               const std::vector<int>& ranks, const InitOptions& options);
 // Ends every process of the job (MPI_Abort with EXIT_FAILURE; std::abort without MPI).
 [[noreturn]] void mpi_abort_job();
 // Meets the other ranks through the TCP store (or, under mpirun without MASTER_ADDR, over MPI).

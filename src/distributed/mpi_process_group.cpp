@@ -32,6 +32,13 @@ std::shared_ptr<ProcessGroup> make_mpi_group(const RankInfo&, const InitOptions&
       "rebuild to use the mpi backend");
 }
 
+std::shared_ptr<ProcessGroup> make_mpi_subgroup(const std::shared_ptr<ProcessGroup>&, const std::vector<int>&,
+                                               const InitOptions&) {
+  ::wick::detail::raise<NotImplementedError>(
+      "createProcessGroupMPI",
+      "wick was built without MPI; install Open MPI (libopenmpi-dev) and rebuild to use the mpi backend");
+}
+
 void mpi_abort_job() { std::abort(); }
 
 #else
@@ -280,6 +287,7 @@ class MpiProcessGroup final : public CpuGroup<MpiState> {
  public:
   explicit MpiProcessGroup(std::shared_ptr<MpiState> st) : CpuGroup("mpi", std::move(st)) {}
   ~MpiProcessGroup() override { st_->release(); }
+  const std::shared_ptr<MpiState>& state() const { return st_; }
 
  protected:
   std::function<void()> all_reduce_fn(Tensor t, ReduceOp op) override {
@@ -530,6 +538,40 @@ std::shared_ptr<ProcessGroup> make_mpi_group(const RankInfo& info, const InitOpt
         mpi_check(MPI_Barrier(s->comm), op, where + ", MPI_Barrier");
       },
       "every rank to finish connecting");
+  return group;
+}
+
+std::shared_ptr<ProcessGroup> make_mpi_subgroup(const std::shared_ptr<ProcessGroup>& world,
+                                               const std::vector<int>& ranks, const InitOptions& options) {
+  const char* op = "createProcessGroupMPI";
+  auto* full = dynamic_cast<MpiProcessGroup*>(world.get());
+  WICK_CHECK(full != nullptr, ValueError, op, "the group to split is not an mpi group");
+  int index = -1;
+  for (size_t i = 0; i < ranks.size(); ++i)
+    if (ranks[i] == world->rank()) index = int(i);
+  // A member's group owns its state (and so frees the communicator) from here on.
+  std::shared_ptr<MpiProcessGroup> group;
+  if (index >= 0) {
+    RankInfo info;
+    info.rank = index;
+    info.world_size = int(ranks.size());
+    group = std::make_shared<MpiProcessGroup>(new_state(info, options.timeout));
+  }
+  // Every process of world splits its communicator: members in ranks' order, the others out.
+  auto comm = std::make_shared<MPI_Comm>(MPI_COMM_NULL);
+  MpiState* ws = full->state().get();
+  std::string where = ws->where();
+  run_on_worker(
+      full->state(),
+      [comm, ws, index, op, where] {
+        auto l = mpi_lock();
+        mpi_check(MPI_Comm_split(ws->comm, index < 0 ? MPI_UNDEFINED : 0, index < 0 ? 0 : index, comm.get()), op,
+                  where + ", MPI_Comm_split");
+      },
+      "every rank to split the communicator (MPI_Comm_split)");
+  if (!group) return nullptr;
+  group->state()->comm = *comm;
+  MPI_Comm_set_errhandler(*comm, MPI_ERRORS_RETURN);
   return group;
 }
 

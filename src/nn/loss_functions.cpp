@@ -149,6 +149,11 @@ Tensor cross_entropy_impl(const Tensor& input, const Tensor& target, const Tenso
 }
 }  // namespace
 
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyFuncOptions& options) {
+  return cross_entropy(input, target, options.weight(), options.ignore_index(), options.reduction(),
+                       options.label_smoothing());
+}
+
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
                      const std::string& reduction, double label_smoothing) {
   if (autocast::active()) [[unlikely]] {

@@ -1,7 +1,7 @@
 // LibTorch's c10d spellings, written as a LibTorch program renamed to wick reads them
-// (c10d:: -> wick::distributed::, c10:: -> wick::): ProcessGroupMPI::createProcessGroupMPI(),
-// getRank/getSize, allreduce of a one-tensor vector returning a handle to wait() on, and the
-// all-reduced values. Runs where the mpi group can be made beside the default one: under
+// (c10d:: -> wick::distributed::, c10:: -> wick::): ProcessGroupMPI::createProcessGroupMPI() and
+// createProcessGroupMPI(ranks), getRank/getSize, allreduce of a one-tensor vector returning a
+// handle to wait() on, and the all-reduced values. Runs where the mpi group can be made beside the default one: under
 // mpirun, or as a single process (every rank decides alike, so none is left waiting).
 #include <cstdlib>
 #include <memory>
@@ -100,6 +100,60 @@ TEST(LibTorchC10d, ProcessGroupMPIAllreduce) {
   EXPECT_EQ(d.to_vector<float>(), std::vector<float>(2, float(numranks)));
   auto made = wick::make_intrusive<wick::distributed::AllreduceOptions>();
   EXPECT_EQ(made->reduceOp, wick::distributed::ReduceOp::SUM);
+}
+
+// createProcessGroupMPI(ranks): the group's rank i is the job's ranks[i]; a process left out
+// gets a null pointer; each group's all-reduce sums over its members only.
+TEST(LibTorchC10d, ProcessGroupMPIOfSomeRanks) {
+  if (!mpi_group_possible()) GTEST_SKIP() << "the mpi group needs mpirun or a single process";
+  const int world = wick::distributed::get_world_size();
+  const int rank = wick::distributed::get_rank();
+
+  // every rank, in reverse order
+  std::vector<int> reversed;
+  for (int r = world - 1; r >= 0; --r) reversed.push_back(r);
+  auto rev = wick::distributed::ProcessGroupMPI::createProcessGroupMPI(reversed);
+  ASSERT_TRUE(rev != nullptr);
+  EXPECT_EQ(rev->getSize(), world);
+  EXPECT_EQ(rev->getRank(), world - 1 - rank);
+  // rank 0 of the new group is the job's last rank: a broadcast from it carries that rank
+  Tensor b = wick::full({2}, double(rank), wick::kFloat64);
+  rev->broadcast(b, 0).wait();
+  EXPECT_EQ(b.to_vector<double>(), std::vector<double>(2, double(world - 1)));
+
+  // every rank but the first (a single process: the group of rank 0 alone)
+  std::vector<int> some;
+  for (int r = world > 1 ? 1 : 0; r < world; ++r) some.push_back(r);
+  auto pg = wick::distributed::ProcessGroupMPI::createProcessGroupMPI(some);
+  const bool member = world == 1 || rank >= 1;
+  ASSERT_EQ(pg != nullptr, member);
+  if (member) {
+    EXPECT_EQ(pg->getSize(), int(some.size()));
+    EXPECT_EQ(pg->getRank(), world == 1 ? 0 : rank - 1);
+    Tensor t = wick::full({3}, double(rank + 1), wick::kFloat32);
+    std::vector<Tensor> one = {t};
+    pg->allreduce(one)->wait();
+    double sum = 0;
+    for (int r : some) sum += r + 1;
+    EXPECT_EQ(t.to_vector<float>(), std::vector<float>(3, float(sum)));
+  }
+  // the default group still spans the job
+  Tensor d = wick::ones({1});
+  wick::distributed::all_reduce(d);
+  EXPECT_EQ(d.item<float>(), float(world));
+
+  // ranks out of range or repeated: ValueError on every process, before any collective
+  wick::dist_test::expect_error_prefix(
+      [&] { wick::distributed::ProcessGroupMPI::createProcessGroupMPI({0, world}); },
+      "[createProcessGroupMPI] ranks[1] = " + std::to_string(world) + " is not a rank of the job (world size " +
+          std::to_string(world) + ")");
+  wick::dist_test::expect_error_prefix(
+      [&] { wick::distributed::ProcessGroupMPI::createProcessGroupMPI({0, -1}); },
+      "[createProcessGroupMPI] ranks[1] = -1 is not a rank of the job");
+  wick::dist_test::expect_error_prefix(
+      [&] { wick::distributed::ProcessGroupMPI::createProcessGroupMPI({0, 0}); },
+      "[createProcessGroupMPI] rank 0 appears twice in ranks");
+  EXPECT_THROW(wick::distributed::ProcessGroupMPI::createProcessGroupMPI({0, 0}), wick::ValueError);
 }
 
 }  // namespace

@@ -111,6 +111,15 @@ Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& options);
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight = {},
                      int64_t ignore_index = -100, const std::string& reduction = "mean",
                      double label_smoothing = 0.0);
+// LibTorch's keyword form: F::cross_entropy(x, t, F::CrossEntropyFuncOptions().reduction(wick::kSum)
+// .ignore_index(0).weight(w).label_smoothing(0.1)).
+struct CrossEntropyFuncOptions {
+  WICK_ARG(Tensor, weight) = {};
+  WICK_ARG(int64_t, ignore_index) = -100;
+  WICK_ARG(std::string, reduction) = "mean";
+  WICK_ARG(double, label_smoothing) = 0.0;
+};
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyFuncOptions& options);
 Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight = {},
                 int64_t ignore_index = -100, const std::string& reduction = "mean");
 Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& reduction = "mean");
