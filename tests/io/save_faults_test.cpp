@@ -205,10 +205,10 @@ const std::vector<Writer>& writers() {
 // The version read back after writing version k (the tokenizer has two).
 int64_t read_as(const Writer& w, int64_t k) { return w.name == std::string("tokenizer") ? 2 - k % 2 : k; }
 
-const Writer& writer_named(const std::string& name) {
+const Writer& writer_named(std::string_view name) {
   for (const Writer& w : writers())
     if (name == w.name) return w;
-  throw std::runtime_error("no writer " + name);
+  throw std::runtime_error("no writer " + std::string(name));
 }
 
 std::string self_exe() { return fs::read_symlink("/proc/self/exe").string(); }

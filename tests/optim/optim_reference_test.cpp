@@ -214,7 +214,7 @@ TensorMap torch_state_tensors(const std::string& name) {
 // SGD keeps none: 0) and hyperparameters (every one wick has but foreach, which PyTorch keeps
 // as None for its default).
 void expect_optimizer_state(const Checkpoint& sd, const std::string& name, const char* kind) {
-  const Json& want = meta("optimizers").at(name);
+  const Json want = meta("optimizers").at(name);
   EXPECT_EQ(sd.metadata.at("optimizer"), kind);
   const TensorMap torch_tensors = torch_state_tensors(name);
   std::set<std::string> got_names, want_names;
@@ -452,7 +452,7 @@ Checkpoint scheduler_checkpoint(const Json& state) {
 
 void check_scheduler(const std::string& name) {
   SCOPED_TRACE(name);
-  const Json& want = meta("schedulers").at(name);
+  const Json want = meta("schedulers").at(name);
   const std::string anneal = name == "onecycle_linear_three" ? "linear" : "cos";
   auto opt = sched_optimizer();
   auto s = make_scheduler(name, *opt);
