@@ -83,6 +83,11 @@ if ! command -v bible >/dev/null && [[ -x $deps/usr/bin/bible ]]; then
   export PATH="$deps/bin:$PATH"
 fi
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+# The C++ compiler: the system's g++ where there is one. A compiler that links libstdc++
+# statically (the machine's /opt/gcc wrapper does) puts a private copy of the C++ runtime into
+# libwick.so, and a library loaded beside it (SentencePiece, when Python loads libwick through
+# ctypes) then runs that copy before its static initializers have: the dlpack_torch crash.
+cxx=${CXX:-$([[ -x /usr/bin/g++ ]] && echo /usr/bin/g++ || command -v g++)}
 
 build=build-gpu
 step build
@@ -96,7 +101,7 @@ configure() {
     -DCMAKE_CXX_FLAGS="-isystem $deps/usr/include" \
     -DGTest_DIR="$lib/cmake/GTest" -Dbenchmark_DIR="$lib/cmake/benchmark" \
     -DZLIB_INCLUDE_DIR="$deps/usr/include" -DZLIB_LIBRARY="$deps/lib/x86_64-linux-gnu/libz.so.1.2.13" \
-    -DCMAKE_CUDA_COMPILER="$nvcc"
+    -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CUDA_HOST_COMPILER="$cxx"
 }
 configure . $build >"$OUT/configure.log" 2>&1 || { cat "$OUT/configure.log"; exit 1; }
 grep -E '^-- wick' "$OUT/configure.log"
