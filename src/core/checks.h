@@ -45,5 +45,11 @@ inline void check_defined(const Tensor& t, const char* op, const char* arg = "in
   WICK_CHECK(t.defined(), ValueError, op, "expected a defined tensor for argument '", arg,
              "' but got an undefined one (Tensor())");
 }
+// Throws ValueError "[op] invalid memory format (n)" for an integer cast to MemoryFormat that
+// names none of its values.
+inline void check_memory_format(MemoryFormat f, const char* op) {
+  WICK_CHECK(int(f) >= 0 && int(f) <= int(MemoryFormat::ChannelsLast3d), ValueError, op, "invalid memory format (",
+             int(f), ")");
+}
 
 }  // namespace wick::detail

@@ -101,6 +101,7 @@ MemoryFormat suggest_memory_format(const Tensor& t) {
 
 bool Tensor::is_contiguous(MemoryFormat memory_format) const {
   check_defined(*this, "is_contiguous", "self");
+  check_memory_format(memory_format, "is_contiguous");
   switch (memory_format) {
     case MemoryFormat::Contiguous:
     case MemoryFormat::Preserve:  // as PyTorch: the row-major answer
@@ -131,7 +132,7 @@ Tensor Tensor::to(Device device, Dtype dtype, bool non_blocking, bool copy,
   const bool grad = needs_grad(*this);
   Tensor out = forward_once(grad, [&]() -> Tensor {
     Device target = resolve_device(device, "to");
-    WICK_CHECK(int(dtype) >= 0 && int(dtype) < kNumDtypes, TypeError, "to", "invalid dtype (", int(dtype), ")");
+    WICK_CHECK(int(dtype) >= 0 && int(dtype) < kNumDtypes, ValueError, "to", "invalid dtype (", int(dtype), ")");
     // As PyTorch: no copy when nothing changes and the format asked for is the one the strides
     // suggest (a transposed tensor "is" row-major there, so to(..., Contiguous) returns it).
     const bool keeps_format = !memory_format || *memory_format == MemoryFormat::Preserve ||
@@ -195,6 +196,7 @@ Tensor clone(const Tensor& t, std::optional<MemoryFormat> memory_format) { retur
 
 Tensor Tensor::contiguous(MemoryFormat memory_format) const {
   check_defined(*this, "contiguous", "self");
+  if (memory_format != MemoryFormat::Contiguous) check_memory_format(memory_format, "contiguous");
   if (memory_format == MemoryFormat::Contiguous ? is_contiguous() : is_contiguous(memory_format)) return *this;
   WICK_CHECK(memory_format != MemoryFormat::Preserve, ValueError, "contiguous",
              "preserve memory format is unsupported by the contiguous operator");

@@ -63,9 +63,12 @@ std::string add_indent(const std::string& s, int n) {
 }  // namespace
 
 namespace detail {
+// Named by the module's class, the op the user called (a call or a member of nn::Linear(nullptr)),
+// and a TypeError as PyTorch's call of a child set to None ('NoneType' object is not callable).
 void throw_empty_holder(const std::string& type) {
-  wick::detail::raise<ValueError>("ModuleHolder", "accessing an empty ModuleHolder of ",
-                                  class_name(type.c_str()), "Impl: construct it or assign a module first");
+  const std::string name = class_name(type.c_str());
+  wick::detail::raise<TypeError>(name.c_str(), "the module is None: accessing an empty ModuleHolder of ", name,
+                                 "Impl; construct it or assign a module first");
 }
 }  // namespace detail
 

@@ -27,13 +27,23 @@ const Tensor* find(const ParamState& st, const char* name) {
   auto it = st.tensors.find(name);
   return it == st.tensors.end() ? nullptr : &it->second;
 }
+// The defaults as the options type of the optimizer being made (AdamWOptions for AdamW,
+// AdamOptions for Adam), whichever of the two the caller passed: the optimizer's errors name
+// the class called, which the base reads from that type.
+std::unique_ptr<OptimizerOptions> defaults_as(const AdamOptions& options, bool decoupled) {
+  if (!decoupled) return std::make_unique<AdamOptions>(options);
+  auto w = std::make_unique<AdamWOptions>();
+  static_cast<AdamOptions&>(*w) = options;
+  return w;
+}
+
 }  // namespace
 
 Adam::Adam(std::vector<Tensor> params, const AdamOptions& options)
     : Adam(detail::one_param_group(std::move(params)), options) {}
 
 Adam::Adam(std::vector<OptimizerParamGroup> groups, const AdamOptions& defaults)
-    : Adam(std::move(groups), defaults.clone(), false) {}
+    : Adam(std::move(groups), defaults_as(defaults, false), false) {}
 
 Adam::Adam(std::vector<OptimizerParamGroup> groups, std::unique_ptr<OptimizerOptions> defaults,
            bool decoupled)
@@ -129,9 +139,9 @@ void Adam::step() {
 }
 
 AdamW::AdamW(std::vector<Tensor> params, const AdamOptions& options)
-    : Adam(detail::one_param_group(std::move(params)), options.clone(), true) {}
+    : Adam(detail::one_param_group(std::move(params)), defaults_as(options, true), true) {}
 
 AdamW::AdamW(std::vector<OptimizerParamGroup> groups, const AdamOptions& defaults)
-    : Adam(std::move(groups), defaults.clone(), true) {}
+    : Adam(std::move(groups), defaults_as(defaults, true), true) {}
 
 }  // namespace wick::optim

@@ -100,11 +100,11 @@ void GradScaler::unscale_grads(optim::Optimizer& optimizer, OptimizerState& st, 
     detail::kernel<&detail::KernelTable::unscale_check>(d, op)(grads, f, inv_t);
   }
   for (auto& [g, c] : copied_back) g.copy_(c);
-  // A device with no gradient still counts, as PyTorch's per-device dict on the scale's device.
+  // One flag per device that holds a gradient, none when no parameter has one: PyTorch's
+  // per-device dict is filled as gradients are met, so step() then raises "No inf checks were
+  // recorded for this optimizer." (and update() without another stepped optimizer, its own).
   st.found_inf.clear();
   for (auto& [d, f] : found) st.found_inf.push_back(f);
-  if (st.found_inf.empty())
-    st.found_inf.push_back(zeros({}, TensorOptions(kFloat32).device(scale_.device())));
   st.unscaled = true;
 }
 

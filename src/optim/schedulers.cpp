@@ -16,6 +16,17 @@
 
 namespace wick::optim {
 
+namespace {
+// Runs a constructor's checks of its arguments, then hands the optimizer on to the base, which
+// records each group's initial_lr: a scheduler refused for its arguments leaves the optimizer
+// as it was (PyTorch checks them before its base __init__ too).
+template <class Check>
+Optimizer& checked_first(Optimizer& optimizer, Check&& check) {
+  check();
+  return optimizer;
+}
+}  // namespace
+
 LRScheduler::LRScheduler(Optimizer& optimizer) : LRScheduler(optimizer, true) {}
 
 LRScheduler::LRScheduler(Optimizer& optimizer, bool records_initial_lr) : optimizer_(optimizer) {
@@ -75,13 +86,14 @@ namespace {
 using Json = nlohmann::json;
 constexpr const char* kOp = "load_state_dict";
 
-// A JSON array of n finite numbers.
-std::vector<double> lr_list(const Json& j, const char* key, size_t n) {
+// A JSON array of finite non-negative numbers, n of them or (where also is not 0) also of them.
+std::vector<double> lr_list(const Json& j, const char* key, size_t n, size_t also = 0) {
   WICK_CHECK(j.contains(key) && j.at(key).is_array(), ValueError, kOp, "the scheduler state has no '", key,
              "' list");
   const Json& a = j.at(key);
-  WICK_CHECK(a.size() == n, ValueError, kOp, "the scheduler state's '", key, "' has ", a.size(),
-             " learning rates, the optimizer has ", n, " parameter groups");
+  WICK_CHECK(a.size() == n || (also != 0 && a.size() == also), ValueError, kOp, "the scheduler state's '", key,
+             "' has ", a.size(), " learning rates, this scheduler has ", n,
+             " (one per parameter group of the optimizer when it was made)");
   std::vector<double> out;
   for (const Json& v : a) {
     WICK_CHECK(v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= 0, ValueError, kOp,
@@ -131,8 +143,10 @@ void LRScheduler::load_state_text(const std::string& text, bool apply) {
   WICK_CHECK(j.contains("last_epoch") && j.at("last_epoch").is_number_integer() &&
                  j.at("last_epoch").get<int64_t>() >= -1,
              ValueError, kOp, "the scheduler state's 'last_epoch' must be an integer from -1 on");
-  const size_t n = optimizer_.param_groups().size();
-  std::vector<double> base = lr_list(j, "base_lrs", n), last = lr_list(j, "last_lr", n);
+  // base_lrs: one per group the scheduler was made with (groups added later keep their own lr,
+  // and the schedulers' per-group lists are that long); last_lr: that many, or one per group now.
+  std::vector<double> base = lr_list(j, "base_lrs", base_lrs_.size()),
+                      last = lr_list(j, "last_lr", base_lrs_.size(), optimizer_.param_groups().size());
   std::map<std::string, double> h;
   for (const auto& [k, unused] : hyperparameters()) {
     WICK_CHECK(j.contains(k) && j.at(k).is_number(), ValueError, kOp, "the scheduler state has no number '", k,
@@ -150,9 +164,12 @@ void LRScheduler::load_state_text(const std::string& text, bool apply) {
 }
 
 StepLR::StepLR(Optimizer& optimizer, int64_t step_size, double gamma)
-    : LRScheduler(optimizer), step_size_(step_size), gamma_(gamma) {
-  WICK_CHECK(step_size > 0, ValueError, "StepLR", "step_size must be positive, got ", step_size);
-}
+    : LRScheduler(checked_first(optimizer,
+                                [&] {
+                                  WICK_CHECK(step_size > 0, ValueError, "StepLR",
+                                             "step_size must be positive, got ", step_size);
+                                })),
+      step_size_(step_size), gamma_(gamma) {}
 
 std::vector<double> StepLR::get_lr() {
   // Recursive, as PyTorch: a change made by hand to a group's lr carries on.
@@ -184,9 +201,12 @@ void StepLR::load_hyperparameters(const std::map<std::string, double>& h, bool a
 }
 
 CosineAnnealingLR::CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double eta_min)
-    : LRScheduler(optimizer), t_max_(T_max), eta_min_(eta_min) {
-  WICK_CHECK(T_max > 0, ValueError, "CosineAnnealingLR", "T_max must be positive, got ", T_max);
-}
+    : LRScheduler(checked_first(optimizer,
+                                [&] {
+                                  WICK_CHECK(T_max > 0, ValueError, "CosineAnnealingLR",
+                                             "T_max must be positive, got ", T_max);
+                                })),
+      t_max_(T_max), eta_min_(eta_min) {}
 
 std::vector<double> CosineAnnealingLR::get_lr() {
   const double pi = std::numbers::pi;
@@ -283,10 +303,15 @@ LambdaLR::LambdaLR(Optimizer& optimizer, Lambda lr_lambda)
     : LambdaLR(optimizer, std::vector<Lambda>(optimizer.param_groups().size(), lr_lambda)) {}
 
 LambdaLR::LambdaLR(Optimizer& optimizer, std::vector<Lambda> lr_lambdas)
-    : LRScheduler(optimizer), lambdas_(std::move(lr_lambdas)) {
-  WICK_CHECK(lambdas_.size() == base_lrs_.size(), ValueError, "LambdaLR", "Expected ", base_lrs_.size(),
-             " lr_lambdas, but got ", lambdas_.size());
-  for (const Lambda& f : lambdas_) WICK_CHECK(bool(f), ValueError, "LambdaLR", "an lr_lambda is empty");
+    : LRScheduler(checked_first(optimizer,
+                                [&] {
+                                  const size_t n = optimizer.param_groups().size();
+                                  WICK_CHECK(lr_lambdas.size() == n, ValueError, "LambdaLR", "Expected ", n,
+                                             " lr_lambdas, but got ", lr_lambdas.size());
+                                  for (const Lambda& f : lr_lambdas)
+                                    WICK_CHECK(bool(f), ValueError, "LambdaLR", "an lr_lambda is empty");
+                                })),
+      lambdas_(std::move(lr_lambdas)) {
   initial_step();
 }
 
@@ -358,12 +383,18 @@ void ExponentialLR::load_hyperparameters(const std::map<std::string, double>& h,
 // ---- LinearLR
 
 LinearLR::LinearLR(Optimizer& optimizer, double start_factor, double end_factor, int64_t total_iters)
-    : LRScheduler(optimizer), start_factor_(start_factor), end_factor_(end_factor), total_iters_(total_iters) {
-  WICK_CHECK(start_factor > 0 && start_factor <= 1, ValueError, "LinearLR",
-             "Starting multiplicative factor expected to be greater than 0 and less or equal to 1.");
-  WICK_CHECK(end_factor >= 0 && end_factor <= 1, ValueError, "LinearLR",
-             "Ending multiplicative factor expected to be between 0 and 1.");
-  WICK_CHECK(total_iters >= 0, ValueError, "LinearLR", "total_iters must be non-negative, got ", total_iters);
+    : LRScheduler(checked_first(
+          optimizer,
+          [&] {
+            WICK_CHECK(
+                start_factor > 0 && start_factor <= 1, ValueError, "LinearLR",
+                "Starting multiplicative factor expected to be greater than 0 and less or equal to 1.");
+            WICK_CHECK(end_factor >= 0 && end_factor <= 1, ValueError, "LinearLR",
+                       "Ending multiplicative factor expected to be between 0 and 1.");
+            WICK_CHECK(total_iters >= 0, ValueError, "LinearLR", "total_iters must be non-negative, got ",
+                       total_iters);
+          })),
+      start_factor_(start_factor), end_factor_(end_factor), total_iters_(total_iters) {
   initial_step();
 }
 
@@ -412,39 +443,51 @@ void LinearLR::load_hyperparameters(const std::map<std::string, double>& h, bool
 OneCycleLR::OneCycleLR(Optimizer& optimizer, double max_lr, const OneCycleLROptions& options)
     : OneCycleLR(optimizer, std::vector<double>{max_lr}, options) {}
 
-OneCycleLR::OneCycleLR(Optimizer& optimizer, std::vector<double> max_lr, const OneCycleLROptions& o)
-    : LRScheduler(optimizer),
-      pct_start_(o.pct_start()),
-      cos_(o.anneal_strategy() == "cos"),
-      three_phase_(o.three_phase()),
-      cycle_momentum_(o.cycle_momentum()) {
+namespace {
+// OneCycleLR's arguments, checked before anything is set.
+void check_one_cycle(const Optimizer& optimizer, const std::vector<double>& max_lr,
+                     const OneCycleLROptions& o) {
   constexpr const char* op = "OneCycleLR";
   if (o.total_steps() != 0) {
-    WICK_CHECK(o.total_steps() > 0, ValueError, op, "Expected positive integer total_steps, but got ", o.total_steps());
-    total_steps_ = o.total_steps();
+    WICK_CHECK(o.total_steps() > 0, ValueError, op, "Expected positive integer total_steps, but got ",
+               o.total_steps());
   } else {
     WICK_CHECK(o.epochs() != 0 || o.steps_per_epoch() != 0, ValueError, op,
                "You must define either total_steps OR (epochs AND steps_per_epoch)");
     WICK_CHECK(o.epochs() > 0, ValueError, op, "Expected positive integer epochs, but got ", o.epochs());
     WICK_CHECK(o.steps_per_epoch() > 0, ValueError, op, "Expected positive integer steps_per_epoch, but got ",
                o.steps_per_epoch());
-    total_steps_ = o.epochs() * o.steps_per_epoch();
+    WICK_CHECK(o.epochs() <= std::numeric_limits<int64_t>::max() / o.steps_per_epoch(), ValueError, op,
+               "epochs * steps_per_epoch (", o.epochs(), " * ", o.steps_per_epoch(), ") overflows int64");
   }
   WICK_CHECK(o.pct_start() >= 0 && o.pct_start() <= 1, ValueError, op,
              "Expected float between 0 and 1 pct_start, but got ", o.pct_start());
   WICK_CHECK(o.anneal_strategy() == "cos" || o.anneal_strategy() == "linear", ValueError, op,
              "anneal_strategy must be one of 'cos' or 'linear', instead got ", o.anneal_strategy());
+  (void)per_group(max_lr, optimizer.param_groups().size(), op, "max_lr");
+  if (o.cycle_momentum()) {
+    const OptimizerOptions& d = optimizer.defaults();
+    WICK_CHECK(dynamic_cast<const AdamOptions*>(&d) || dynamic_cast<const SGDOptions*>(&d) ||
+                   dynamic_cast<const RMSpropOptions*>(&d),
+               ValueError, op,
+               "optimizer must support momentum or beta1 with `cycle_momentum` option enabled");
+  }
+}
+}  // namespace
+
+OneCycleLR::OneCycleLR(Optimizer& optimizer, std::vector<double> max_lr, const OneCycleLROptions& o)
+    : LRScheduler(checked_first(optimizer, [&] { check_one_cycle(optimizer, max_lr, o); })),
+      pct_start_(o.pct_start()), cos_(o.anneal_strategy() == "cos"), three_phase_(o.three_phase()),
+      cycle_momentum_(o.cycle_momentum()) {
+  total_steps_ = o.total_steps() != 0 ? o.total_steps() : o.epochs() * o.steps_per_epoch();
   const size_t n = base_lrs_.size();
-  max_lrs_ = per_group(max_lr, n, op, "max_lr");
+  max_lrs_ = per_group(max_lr, n, "OneCycleLR", "max_lr");
   for (size_t i = 0; i < n; ++i) {
     initial_lrs_.push_back(max_lrs_[i] / o.div_factor());
     min_lrs_.push_back(initial_lrs_[i] / o.final_div_factor());
   }
   if (cycle_momentum_) {
-    const OptimizerOptions& d = optimizer.defaults();
-    use_beta1_ = dynamic_cast<const AdamOptions*>(&d) != nullptr;
-    WICK_CHECK(use_beta1_ || dynamic_cast<const SGDOptions*>(&d) || dynamic_cast<const RMSpropOptions*>(&d),
-               ValueError, op, "optimizer must support momentum or beta1 with `cycle_momentum` option enabled");
+    use_beta1_ = dynamic_cast<const AdamOptions*>(&optimizer.defaults()) != nullptr;
     max_momentums_.assign(n, o.max_momentum());
     base_momentums_.assign(n, o.base_momentum());
   }
@@ -556,23 +599,29 @@ void OneCycleLR::load_extra_state(const std::string& state, bool apply) {
 
 SequentialLR::SequentialLR(Optimizer& optimizer, std::vector<std::shared_ptr<LRScheduler>> schedulers,
                            std::vector<int64_t> milestones)
-    : LRScheduler(optimizer), schedulers_(std::move(schedulers)), milestones_(std::move(milestones)) {
-  constexpr const char* op = "SequentialLR";
-  WICK_CHECK(!schedulers_.empty(), ValueError, op, "SequentialLR expects at least one scheduler");
-  for (size_t i = 0; i < schedulers_.size(); ++i) {
-    WICK_CHECK(schedulers_[i] != nullptr, ValueError, op, "the scheduler at index ", i, " is null");
-    WICK_CHECK(dynamic_cast<const ReduceLROnPlateau*>(schedulers_[i].get()) == nullptr, ValueError, op,
-               "SequentialLR does not support `ReduceLROnPlateau` scheduler as it requires additional kwargs to be "
-               "specified when calling `step`, but got one at index ",
-               i, " in the given schedulers sequence.");
-    WICK_CHECK(&schedulers_[i]->optimizer_ == &optimizer_, ValueError, op,
-               "SequentialLR expects all schedulers to belong to the same optimizer, but got scheduler at index ",
-               i, " with another optimizer");
-  }
-  WICK_CHECK(milestones_.size() + 1 == schedulers_.size(), ValueError, op,
-             "Sequential Schedulers expects number of schedulers provided to be one more than the number of "
-             "milestone points, but got number of schedulers ",
-             schedulers_.size(), " and the number of milestones to be equal to ", milestones_.size());
+    : LRScheduler(checked_first(
+          optimizer,
+          [&] {
+            constexpr const char* op = "SequentialLR";
+            WICK_CHECK(!schedulers.empty(), ValueError, op, "SequentialLR expects at least one scheduler");
+            for (size_t i = 0; i < schedulers.size(); ++i) {
+              WICK_CHECK(schedulers[i] != nullptr, ValueError, op, "the scheduler at index ", i, " is null");
+              WICK_CHECK(dynamic_cast<const ReduceLROnPlateau*>(schedulers[i].get()) == nullptr, ValueError, op,
+                         "SequentialLR does not support `ReduceLROnPlateau` scheduler as it requires additional "
+                         "kwargs to be specified when calling `step`, but got one at index ",
+                         i, " in the given schedulers sequence.");
+              WICK_CHECK(&schedulers[i]->optimizer_ == &optimizer, ValueError, op,
+                         "SequentialLR expects all schedulers to belong to the same optimizer, but got scheduler "
+                         "at index ",
+                         i, " with another optimizer");
+            }
+            WICK_CHECK(milestones.size() + 1 == schedulers.size(), ValueError, op,
+                       "Sequential Schedulers expects number of schedulers provided to be one more than the number "
+                       "of milestone points, but got number of schedulers ",
+                       schedulers.size(), " and the number of milestones to be equal to ", milestones.size());
+          })),
+      schedulers_(std::move(schedulers)),
+      milestones_(std::move(milestones)) {
   // Back to the initial learning rates, and the first scheduler's epoch 0 (PyTorch undoes the
   // schedulers' initial steps and makes the first one's again): the others wait at epoch -1
   // until their milestone restarts them.
