@@ -25,8 +25,11 @@ std::optional<CudnnRnnOutputs> cudnn_rnn(const char* op, const CudnnRnnConfig& c
     std::vector<Tensor> w;
     w.reserve(weights.size());
     for (const Tensor& t : weights) w.push_back(t.contiguous());
+    // training mode when a backward may come, and whenever dropout acts (cuDNN's inference
+    // mode drops nothing; PyTorch too picks the mode by the module's training flag)
     CudnnRnnForwardResult r = cuda_cudnn_rnn_forward(cfg, x.contiguous(), hx.contiguous(),
-                                                     lstm ? cx.contiguous() : Tensor(), w, grad, seed);
+                                                     lstm ? cx.contiguous() : Tensor(), w, grad || cfg.dropout > 0,
+                                                     seed);
     return r;
   });
   if (!f.ran) return std::nullopt;

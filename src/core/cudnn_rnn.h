@@ -56,7 +56,8 @@ struct CudnnRnnGrads {
 bool cuda_cudnn_rnn_built();
 // x [rows, input_size] contiguous, hx/cx contiguous (cx undefined but for LSTM), weights as the
 // module registers them per layer and direction (w_ih, w_hh[, b_ih, b_hh][, w_hr]), all on one
-// CUDA device and of one dtype. training: keep the reserve space for a backward. dropout_seed
+// CUDA device and of one dtype. training: cuDNN's training mode, which keeps the reserve space a
+// backward reads (and is the mode in which dropout acts). dropout_seed
 // seeds cuDNN's dropout generator (cfg.dropout > 0).
 CudnnRnnForwardResult cuda_cudnn_rnn_forward(const CudnnRnnConfig& cfg, const Tensor& x, const Tensor& hx,
                                              const Tensor& cx, std::span<const Tensor> weights, bool training,

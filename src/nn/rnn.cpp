@@ -166,10 +166,13 @@ LayersOut run_layers_by_ops(Mode mode, const std::vector<CellWeights>& weights, 
 // Whether the cuDNN path may take these layers: opted in (WICK_NEW_CUDA_KERNELS=1: it has not
 // yet run on a GPU), a build with cuDNN, a CUDA input of a dtype cuDNN's RNNs have, something to
 // run, and sizes within cuDNN's int.
-bool cudnn_rnn_gate(const Tensor& data, const Steps& steps, int64_t input_size, int64_t hidden_size) {
+bool cudnn_rnn_gate(const Tensor& data, const Steps& steps, int64_t input_size, int64_t hidden_size,
+                    const Tensor& hx, const Tensor& cx) {
   if (!wick::detail::new_cuda_kernels() || !data.is_cuda()) return false;
   const Dtype dt = data.dtype();
   if (dt != kFloat32 && dt != kFloat16 && dt != kBFloat16) return false;
+  for (const Tensor* t : {&hx, &cx})  // the ops path promotes or raises as it always has
+    if (t->defined() && (t->dtype() != dt || t->device() != data.device())) return false;
   if (steps.batch_sizes.empty() || steps.batch_sizes[0] == 0 || input_size == 0) return false;
   constexpr int64_t kIntMax = 2147483647;
   if (int64_t(steps.batch_sizes.size()) > kIntMax || data.numel() > kIntMax || input_size > kIntMax / 4 ||
@@ -185,7 +188,7 @@ LayersOut run_layers(const RNNBaseImpl& m, const std::vector<CellWeights>& weigh
                      const Tensor& data, const Steps& steps, const Tensor& hx, const Tensor& cx) {
   const Mode mode = m.mode;
   const int64_t dirs = m.bidirectional ? 2 : 1;
-  if (cudnn_rnn_gate(data, steps, m.input_size, m.hidden_size)) {
+  if (cudnn_rnn_gate(data, steps, m.input_size, m.hidden_size, hx, cx)) {
     wick::detail::CudnnRnnConfig cfg;
     cfg.mode = mode == Mode::RNN_RELU  ? wick::detail::CudnnRnnMode::RnnRelu
                : mode == Mode::RNN_TANH ? wick::detail::CudnnRnnMode::RnnTanh
@@ -200,11 +203,16 @@ LayersOut run_layers(const RNNBaseImpl& m, const std::vector<CellWeights>& weigh
     cfg.dropout = training && m.num_layers > 1 ? m.dropout : 0.0;
     cfg.batch_sizes = steps.batch_sizes;
     std::vector<Tensor> flat;
+    bool same = true;  // every parameter of data's dtype and device
     for (const CellWeights& w : weights)
       for (const Tensor* t : {&w.w_ih, &w.w_hh, &w.b_ih, &w.b_hh, &w.w_hr})
-        if (t->defined()) flat.push_back(*t);
-    if (auto r = wick::detail::cudnn_rnn(m.name().c_str(), cfg, data, hx, cx, flat))
-      return LayersOut{r->output, r->h_n, r->c_n};
+        if (t->defined()) {
+          flat.push_back(*t);
+          same = same && t->dtype() == data.dtype() && t->device() == data.device();
+        }
+    if (same)
+      if (auto r = wick::detail::cudnn_rnn(m.name().c_str(), cfg, data, hx, cx, flat))
+        return LayersOut{r->output, r->h_n, r->c_n};
   }
   return run_layers_by_ops(mode, weights, m.num_layers, dirs, m.dropout, training, data, steps, hx, cx);
 }
