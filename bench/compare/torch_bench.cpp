@@ -139,6 +139,24 @@ int main(int argc, char** argv) {
   sdpa("sdpa_fwd_bwd_bf16_causal_b32_h12_t1024_d64_tflops", 32, 12, 1024, 64);
   sdpa("sdpa_fwd_bwd_bf16_causal_b32_h12_t4096_d128_tflops", 32, 12, 4096, 128);
 
+  // ---- recurrent layers: LSTM, 2 layers, input and hidden 1024, seq 128, batch 64, fp32,
+  // forward + backward (cuDNN's RNN API), with cuDNN's TF32 off as wick's float32 default has it
+  if (sel("lstm")) {
+    torch::AutoGradMode enable_grad(true);
+    const bool tf32 = at::globalContext().allowTF32CuDNN();
+    at::globalContext().setAllowTF32CuDNN(false);
+    torch::nn::LSTM m(torch::nn::LSTMOptions(1024, 1024).num_layers(2));
+    m->to(torch::kCUDA);
+    auto x = torch::randn({128, 64, 1024}, gpu).requires_grad_(), dy = torch::randn({128, 64, 1024}, gpu);
+    auto step = [&] {
+      x.mutable_grad() = torch::Tensor();
+      m->zero_grad();
+      std::get<0>(m->forward(x)).backward(dy);
+    };
+    report("lstm_fwd_bwd_fp32_l2_h1024_t128_b64_ms", compare::device_ms(stream, step, 3, 9), "ms");
+    at::globalContext().setAllowTF32CuDNN(tf32);
+  }
+
   // ---- host <-> device, 256 MB
   if (sel("h2d") || sel("d2h") || sel("pin_memory")) {
     auto host = torch::rand({n64m});

@@ -137,6 +137,21 @@ int main(int argc, char** argv) {
   sdpa("sdpa_fwd_bwd_bf16_causal_b32_h12_t1024_d64_tflops", 32, 12, 1024, 64);
   sdpa("sdpa_fwd_bwd_bf16_causal_b32_h12_t4096_d128_tflops", 32, 12, 4096, 128);
 
+  // ---- recurrent layers: LSTM, 2 layers, input and hidden 1024, seq 128, batch 64, fp32 (no
+  // TF32), forward + backward. wick takes cuDNN's RNN API only with WICK_NEW_CUDA_KERNELS=1
+  // (docs/design.md §18); without it the row times the layers by ops.
+  if (sel("lstm")) {
+    nn::LSTM m(nn::LSTMOptions(1024, 1024).num_layers(2));
+    m->to(gpu);
+    auto x = randn({128, 64, 1024}, gpu).requires_grad_(), dy = randn({128, 64, 1024}, gpu);
+    auto step = [&] {
+      x.mutable_grad() = Tensor();
+      m->zero_grad();
+      std::get<0>(m(x)).backward(dy);
+    };
+    report("lstm_fwd_bwd_fp32_l2_h1024_t128_b64_ms", compare::device_ms(stream, step, 3, 9), "ms");
+  }
+
   // ---- host <-> device, 256 MB
   if (sel("h2d") || sel("d2h") || sel("pin_memory")) {
     auto host = rand({n64m});

@@ -23,6 +23,8 @@ namespace wick::detail {
 
 struct Conv2dParams;
 struct Pool2dGeometry;
+struct CudnnRnnConfig;
+struct CudnnRnnForwardResult;
 enum class LossReduction : uint8_t;
 enum class UnaryOp : uint8_t;
 enum class BinaryOp : uint8_t;
@@ -276,6 +278,14 @@ void record_slice(const Tensor& t, const Tensor& out, int64_t d, std::optional<i
 // double backward, as in PyTorch).
 void record_flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
                             double scale, bool causal, double dropout_p, uint64_t seed, uint64_t offset);
+
+// ---- recurrent layers (rnn_backward.cpp)
+// output, h_n (and c_n) = the layers of cfg on x, hx (cx for LSTM) and the weights in the
+// module's order, by cuDNN's RNN API (core/cudnn_rnn.h): CudnnRnnBackward0, one node for every
+// output, whose formula is cuDNN's backward data and weights from the saved reserve space (no
+// double backward, as in PyTorch). op names errors.
+void record_cudnn_rnn(const char* op, const wick::detail::CudnnRnnConfig& cfg, const Tensor& x, const Tensor& hx,
+                      const Tensor& cx, const std::vector<Tensor>& weights, const wick::detail::CudnnRnnForwardResult& f);
 
 // ---- copies (copy_backward.cpp): out = self.to(...) or self.clone(), or the value
 // copy_(src), fill_ or zero_ gives self (recorded under inplace() on the value, then adopted).

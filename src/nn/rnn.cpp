@@ -2,7 +2,8 @@
 // with wick's differentiable ops, so autograd and every device come with them: the input
 // projection of a whole layer is one matmul over every time step, then the recurrence runs step
 // by step on the rows of the batch still running (a padded batch is a packed one whose batch
-// sizes are all equal). run_layers is the one place a fused backend (cuDNN's RNN API) would go.
+// sizes are all equal). run_layers is the one place the fused backend (cuDNN's RNN API on CUDA,
+// core/cudnn_rnn.h) is chosen.
 #include "wick/nn/rnn.h"
 
 #include <algorithm>
@@ -10,7 +11,9 @@
 #include <sstream>
 
 #include "core/as_op.h"
+#include "core/backend_settings.h"
 #include "core/checks.h"
+#include "core/cudnn_rnn.h"
 #include "core/tensor_ops.h"
 #include "nn/repr.h"
 #include "wick/nn/functional.h"
@@ -160,12 +163,58 @@ LayersOut run_layers_by_ops(Mode mode, const std::vector<CellWeights>& weights, 
   return r;
 }
 
-// The backend switch: wick's ops on every device for now. A fused path (cuDNN's RNN API on
-// CUDA) takes the same arguments and returns the same tensors; it goes here.
-LayersOut run_layers(Mode mode, const std::vector<CellWeights>& weights, int64_t num_layers, int64_t dirs,
-                     double dropout, bool training, const Tensor& data, const Steps& steps, const Tensor& hx,
-                     const Tensor& cx) {
-  return run_layers_by_ops(mode, weights, num_layers, dirs, dropout, training, data, steps, hx, cx);
+// Whether the cuDNN path may take these layers: opted in (WICK_NEW_CUDA_KERNELS=1: it has not
+// yet run on a GPU), a build with cuDNN, a CUDA input of a dtype cuDNN's RNNs have, something to
+// run, and sizes within cuDNN's int.
+bool cudnn_rnn_gate(const Tensor& data, const Steps& steps, int64_t input_size, int64_t hidden_size,
+                    const Tensor& hx, const Tensor& cx) {
+  if (!wick::detail::new_cuda_kernels() || !data.is_cuda()) return false;
+  const Dtype dt = data.dtype();
+  if (dt != kFloat32 && dt != kFloat16 && dt != kBFloat16) return false;
+  for (const Tensor* t : {&hx, &cx})  // the ops path promotes or raises as it always has
+    if (t->defined() && (t->dtype() != dt || t->device() != data.device())) return false;
+  if (steps.batch_sizes.empty() || steps.batch_sizes[0] == 0 || input_size == 0) return false;
+  constexpr int64_t kIntMax = 2147483647;
+  if (int64_t(steps.batch_sizes.size()) > kIntMax || data.numel() > kIntMax || input_size > kIntMax / 4 ||
+      hidden_size > kIntMax / 4)
+    return false;
+  return wick::detail::cuda_cudnn_rnn_built();
+}
+
+// The backend switch: cuDNN's RNN API on CUDA where cudnn_rnn_gate lets it (one fused forward,
+// one CudnnRnnBackward0 node), wick's ops otherwise or when cuDNN refuses the problem; both
+// take the same arguments and return the same tensors.
+LayersOut run_layers(const RNNBaseImpl& m, const std::vector<CellWeights>& weights, bool training,
+                     const Tensor& data, const Steps& steps, const Tensor& hx, const Tensor& cx) {
+  const Mode mode = m.mode;
+  const int64_t dirs = m.bidirectional ? 2 : 1;
+  if (cudnn_rnn_gate(data, steps, m.input_size, m.hidden_size, hx, cx)) {
+    wick::detail::CudnnRnnConfig cfg;
+    cfg.mode = mode == Mode::RNN_RELU  ? wick::detail::CudnnRnnMode::RnnRelu
+               : mode == Mode::RNN_TANH ? wick::detail::CudnnRnnMode::RnnTanh
+               : mode == Mode::LSTM     ? wick::detail::CudnnRnnMode::Lstm
+                                        : wick::detail::CudnnRnnMode::Gru;
+    cfg.input_size = m.input_size;
+    cfg.hidden_size = m.hidden_size;
+    cfg.proj_size = m.proj_size;
+    cfg.num_layers = m.num_layers;
+    cfg.bidirectional = m.bidirectional;
+    cfg.bias = m.bias;
+    cfg.dropout = training && m.num_layers > 1 ? m.dropout : 0.0;
+    cfg.batch_sizes = steps.batch_sizes;
+    std::vector<Tensor> flat;
+    bool same = true;  // every parameter of data's dtype and device
+    for (const CellWeights& w : weights)
+      for (const Tensor* t : {&w.w_ih, &w.w_hh, &w.b_ih, &w.b_hh, &w.w_hr})
+        if (t->defined()) {
+          flat.push_back(*t);
+          same = same && t->dtype() == data.dtype() && t->device() == data.device();
+        }
+    if (same)
+      if (auto r = wick::detail::cudnn_rnn(m.name().c_str(), cfg, data, hx, cx, flat))
+        return LayersOut{r->output, r->h_n, r->c_n};
+  }
+  return run_layers_by_ops(mode, weights, m.num_layers, dirs, m.dropout, training, data, steps, hx, cx);
 }
 
 // "(2, 3, 20)", as Python prints a tuple of sizes.
@@ -331,7 +380,7 @@ RNNBaseImpl::Result RNNBaseImpl::run(const Tensor& input, const PackedSequence* 
       if (proj_size > 0) w.w_hr = flat[i++];
       weights.push_back(std::move(w));
     }
-    LayersOut r = run_layers(mode, weights, num_layers, dirs, dropout, is_training(), data, steps, hx, cx);
+    LayersOut r = run_layers(*this, weights, is_training(), data, steps, hx, cx);
 
     Result res;
     if (packed) {

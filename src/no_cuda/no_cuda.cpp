@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/cuda_hooks.h"
+#include "core/cudnn_rnn.h"
 #include "core/flash_attention.h"
 #include "core/kernel_table.h"
 #include "wick/cuda.h"
@@ -22,6 +23,16 @@ void cuda_check_not_capturing(Device, const char*, const char*) {}
 Device resolve_cuda_device(Device, const char* op) { no_cuda(op); }
 void cuda_flash_attention_forward(const FlashAttentionArgs&) { no_cuda("scaled_dot_product_attention"); }
 void cuda_flash_attention_backward(const FlashAttentionArgs&) { no_cuda("scaled_dot_product_attention"); }
+bool cuda_cudnn_rnn_built() { return false; }
+CudnnRnnForwardResult cuda_cudnn_rnn_forward(const CudnnRnnConfig&, const Tensor&, const Tensor&, const Tensor&,
+                                             std::span<const Tensor>, bool, uint64_t) {
+  no_cuda("RNN");
+}
+CudnnRnnGrads cuda_cudnn_rnn_backward(const CudnnRnnConfig&, const Tensor&, const Tensor&, const Tensor&,
+                                      const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                                      const Tensor&, const Tensor&, uint64_t, bool) {
+  no_cuda("RNN");
+}
 Allocator* cuda_allocator(int) { no_cuda("empty"); }
 Allocator* pinned_allocator() { no_cuda("pin_memory"); }
 bool is_pinned_ptr(const void*) { return false; }

@@ -1,0 +1,60 @@
+// The recurrent layers' cuDNN path on the core side (docs/design.md §18, "The cuDNN path"): the
+// forward once, its node recorded, and the flat weight gradient mapped back onto the parameters.
+#include "core/cudnn_rnn.h"
+
+#include <algorithm>
+
+#include "autograd/hooks.h"
+#include "core/cuda_hooks.h"
+#include "core/generator.h"
+#include "wick/ops.h"
+
+namespace wick::detail {
+
+std::optional<CudnnRnnOutputs> cudnn_rnn(const char* op, const CudnnRnnConfig& cfg, const Tensor& x, const Tensor& hx,
+                                         const Tensor& cx, const std::vector<Tensor>& weights) {
+  const bool lstm = cfg.mode == CudnnRnnMode::Lstm;
+  const bool grad = needs_grad(x, hx, cx) || needs_grad(weights);
+  uint64_t seed = 0;
+  if (cfg.dropout > 0) {
+    cuda_check_not_capturing(x.device(), op, "every replay would draw the same dropout mask again");
+    const PhiloxState s = next_offset(x.device(), 1);
+    seed = s.seed ^ (s.offset * 0x9E3779B97F4A7C15ull);
+  }
+  CudnnRnnForwardResult f = forward_once(grad, [&] {
+    std::vector<Tensor> w;
+    w.reserve(weights.size());
+    for (const Tensor& t : weights) w.push_back(t.contiguous());
+    // training mode when a backward may come, and whenever dropout acts (cuDNN's inference
+    // mode drops nothing; PyTorch too picks the mode by the module's training flag)
+    CudnnRnnForwardResult r = cuda_cudnn_rnn_forward(cfg, x.contiguous(), hx.contiguous(),
+                                                     lstm ? cx.contiguous() : Tensor(), w, grad || cfg.dropout > 0,
+                                                     seed);
+    return r;
+  });
+  if (!f.ran) return std::nullopt;
+  if (grad) [[unlikely]]
+    autograd::record_cudnn_rnn(op, cfg, x, hx, cx, weights, f);
+  return CudnnRnnOutputs{f.y, f.hy, f.cy};
+}
+
+std::vector<Tensor> cudnn_rnn_weight_grads(const Tensor& dweight, const std::vector<CudnnRnnWeightPiece>& pieces,
+                                           const std::vector<std::vector<int64_t>>& param_sizes) {
+  std::vector<Tensor> grads(param_sizes.size());
+  // a parameter in one piece is a view of dweight; one in several is gathered
+  std::vector<int> count(param_sizes.size(), 0);
+  for (const CudnnRnnWeightPiece& p : pieces) ++count[size_t(p.param)];
+  for (const CudnnRnnWeightPiece& p : pieces) {
+    Tensor& g = grads[size_t(p.param)];
+    const std::vector<int64_t>& sizes = param_sizes[size_t(p.param)];
+    if (count[size_t(p.param)] == 1) {
+      g = dweight.narrow(0, p.flat_offset, p.numel).view(sizes);
+      continue;
+    }
+    if (!g.defined()) g = wick::empty(sizes, dweight.options());
+    g.view({-1}).narrow(0, p.param_offset, p.numel).copy_(dweight.narrow(0, p.flat_offset, p.numel));
+  }
+  return grads;
+}
+
+}  // namespace wick::detail
