@@ -87,7 +87,8 @@ nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 # statically (the machine's /opt/gcc wrapper does) puts a private copy of the C++ runtime into
 # libwick.so, and a library loaded beside it (SentencePiece, when Python loads libwick through
 # ctypes) then runs that copy before its static initializers have: the dlpack_torch crash.
-cxx=${CXX:-$([[ -x /usr/bin/g++ ]] && echo /usr/bin/g++ || command -v g++)}
+# The machine's environment names that wrapper in CXX, so CXX is not read: WICK_GPU_CXX overrides.
+cxx=${WICK_GPU_CXX:-$([[ -x /usr/bin/g++ ]] && echo /usr/bin/g++ || command -v g++)}
 
 build=build-gpu
 step build
