@@ -17,9 +17,8 @@ size_t cpu_cache_limit();
 size_t cpu_cached_bytes();
 // Whether CUDA kernels that have not yet passed their tests on a GPU are taken by default:
 // WICK_NEW_CUDA_KERNELS=1 in the environment (read once). Until then, the ops that have such a
-// kernel (layer_norm/rms_norm's fused entries, cross_entropy's 16-bit rows, flash attention)
-// take their older CUDA path, so a kernel that has never run cannot give a silent wrong answer
-// (docs/design.md, "Kernels not yet run on a GPU").
+// kernel (today flash attention) take their older CUDA path, so a kernel that has not passed
+// there cannot give a silent wrong answer (docs/design.md, "Kernels not yet run on a GPU").
 bool new_cuda_kernels();
 
 }  // namespace wick::detail

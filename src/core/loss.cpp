@@ -6,7 +6,6 @@
 #include <cstdlib>
 
 #include "autograd/hooks.h"
-#include "core/backend_settings.h"
 #include "core/tensor_iter.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
@@ -165,7 +164,6 @@ bool cross_entropy_rows_applies(const Tensor& input, const Tensor& target, const
                                 double label_smoothing, bool under_autocast) {
   if (label_smoothing != 0 || !input.defined() || !target.defined() || input.dim() != 2) return false;
   if (input.dtype() != kBFloat16 && input.dtype() != kFloat16) return false;
-  if (input.is_cuda() && !new_cuda_kernels()) return false;
   if (input.size(1) < 1 || target.dtype() != kInt64 || target.dim() != 1 || target.size(0) != input.size(0) ||
       target.device() != input.device())
     return false;

@@ -59,7 +59,7 @@ Tensor log_softmax_nll_loss_backward(const Tensor& grad, const Tensor& logp, con
 // Whether cross_entropy takes cross_entropy_rows: 16-bit logits [N, C] with class targets [N]
 // on their device, no label smoothing, weight undefined or [C] not requiring grad (of the logits'
 // dtype, or any floating dtype under_autocast, which casts it), unless log_softmax_nll_loss
-// takes them; on CUDA only with new_cuda_kernels() (core/backend_settings.h). Everything else,
+// takes them. Everything else,
 // every bad argument included, takes the general path, which raises PyTorch's errors.
 bool cross_entropy_rows_applies(const Tensor& input, const Tensor& target, const Tensor& weight,
                                 double label_smoothing, bool under_autocast);

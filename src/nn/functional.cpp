@@ -12,7 +12,6 @@
 #include "autograd/hooks.h"
 #include "core/as_op.h"
 #include "core/autocast.h"
-#include "core/backend_settings.h"
 #include "core/checks.h"
 #include "core/kernel_table.h"
 #include "core/tensor_ops.h"
@@ -117,7 +116,6 @@ namespace {
 // Anything else takes the composed path, whose ops raise PyTorch's errors.
 bool fusable(const Tensor& x, IntArrayRef shape, const Tensor& weight, const Tensor& bias, bool mixed) {
   if (!x.is_floating_point()) return false;
-  if (x.is_cuda() && !wick::detail::new_cuda_kernels()) return false;
   for (const Tensor* p : {&weight, &bias})
     if (p->defined() && (p->device() != x.device() || p->dtype() != (mixed ? kFloat32 : x.dtype()) ||
                          !p->sizes().equals(shape)))

@@ -11,7 +11,6 @@
 #include <sstream>
 
 #include "core/as_op.h"
-#include "core/backend_settings.h"
 #include "core/checks.h"
 #include "core/cudnn_rnn.h"
 #include "core/tensor_ops.h"
@@ -163,12 +162,11 @@ LayersOut run_layers_by_ops(Mode mode, const std::vector<CellWeights>& weights, 
   return r;
 }
 
-// Whether the cuDNN path may take these layers: opted in (WICK_NEW_CUDA_KERNELS=1: it has not
-// yet run on a GPU), a build with cuDNN, a CUDA input of a dtype cuDNN's RNNs have, something to
-// run, and sizes within cuDNN's int.
+// Whether the cuDNN path may take these layers: a build with cuDNN, a CUDA input of a dtype
+// cuDNN's RNNs have, something to run, and sizes within cuDNN's int.
 bool cudnn_rnn_gate(const Tensor& data, const Steps& steps, int64_t input_size, int64_t hidden_size,
                     const Tensor& hx, const Tensor& cx) {
-  if (!wick::detail::new_cuda_kernels() || !data.is_cuda()) return false;
+  if (!data.is_cuda()) return false;
   const Dtype dt = data.dtype();
   if (dt != kFloat32 && dt != kFloat16 && dt != kBFloat16) return false;
   for (const Tensor* t : {&hx, &cx})  // the ops path promotes or raises as it always has

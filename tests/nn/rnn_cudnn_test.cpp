@@ -1,5 +1,4 @@
-// The recurrent layers' cuDNN path (CUDA with cuDNN, taken with WICK_NEW_CUDA_KERNELS=1; the
-// tests skip otherwise): RNN relu/tanh, LSTM with and without projection, GRU, one and two
+// The recurrent layers' cuDNN path (CUDA with cuDNN; the tests skip otherwise): RNN relu/tanh, LSTM with and without projection, GRU, one and two
 // layers, bidirectional, batch_first, packed sequences of unsorted lengths, float32 (tight) and
 // 16-bit (loose). Outputs, h_n, c_n and every gradient (input, h_0, c_0, each parameter)
 // against the same module on the CPU in float64, with parameters and inputs rounded to the
@@ -13,7 +12,6 @@
 
 #include <gtest/gtest.h>
 
-#include "core/backend_settings.h"
 #include "core/cudnn_rnn.h"
 #include "nn_test_util.h"
 #include "wick/wick.h"
@@ -30,7 +28,6 @@ class CudnnRnn : public ::testing::Test {
   void SetUp() override {
     if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
     if (!detail::cuda_cudnn_rnn_built()) GTEST_SKIP() << "built without cuDNN";
-    if (!detail::new_cuda_kernels()) GTEST_SKIP() << "the cuDNN RNN path is taken with WICK_NEW_CUDA_KERNELS=1";
     manual_seed(34);
   }
 };
