@@ -24,6 +24,8 @@ class IndexError : public Error { using Error::Error; };
 class DeviceError : public Error { using Error::Error; };
 class OutOfMemoryError : public Error { using Error::Error; };
 class NotImplementedError : public Error { using Error::Error; };
+// A name looked up in a dictionary that does not hold it (Python's KeyError).
+class KeyError : public Error { using Error::Error; };
 // A collective that failed, timed out, or met a peer that died (wick/distributed.h).
 class DistributedError : public Error { using Error::Error; };
 

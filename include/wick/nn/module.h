@@ -21,12 +21,15 @@
 #include <utility>
 #include <vector>
 
+#include "wick/ordered_dict.h"
 #include "wick/tensor.h"
 
 namespace wick::nn {
 
+// Values by name in module order: items are (name, value) pairs that also answer LibTorch's
+// key() and value(), with lookup by name (wick/ordered_dict.h).
 template <class T>
-using NamedList = std::vector<std::pair<std::string, T>>;
+using NamedList = OrderedDict<std::string, T>;
 // Tensors by dotted name ("0.weight"), in module order.
 using StateDict = NamedList<Tensor>;
 
@@ -107,6 +110,24 @@ class Module : public std::enable_shared_from_this<Module> {
   // module below it (depth first, each once), named name_prefix.path ("fc", "body.0" without a
   // prefix).
   void apply(const std::function<void(const std::string&, Module&)>& fn, const std::string& name_prefix = "");
+
+  // LibTorch's checked downcast: this module as M (a module class, or a holder: nn::Linear
+  // gives LinearImpl*), or null when it is not one.
+  //   if (auto* lin = m.as<nn::Linear>()) nn::init::zeros_(lin->bias);
+  template <class M>
+  auto* as() noexcept {
+    if constexpr (requires { typename M::ContainedType; })
+      return dynamic_cast<typename M::ContainedType*>(this);
+    else
+      return dynamic_cast<M*>(this);
+  }
+  template <class M>
+  const auto* as() const noexcept {
+    if constexpr (requires { typename M::ContainedType; })
+      return dynamic_cast<const typename M::ContainedType*>(this);
+    else
+      return dynamic_cast<const M*>(this);
+  }
 
   // ---- state: parameters then buffers, by dotted name (a submodule registered under two
   // names appears under both, as in PyTorch)
