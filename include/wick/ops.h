@@ -168,6 +168,9 @@ Tensor pow(const Scalar& base, const Tensor& exponent);
 // Python's %: the result has the sign of the divisor.
 Tensor remainder(const Tensor& t, const Scalar& other);
 Tensor remainder(const Tensor& t, const Tensor& other);
+// a % b: torch.Tensor.__mod__, the remainder with the divisor's sign.
+inline Tensor operator%(const Tensor& a, const Scalar& b) { return remainder(a, b); }
+inline Tensor operator%(const Tensor& a, const Tensor& b) { return remainder(a, b); }
 // min(max(t, min), max); a missing bound is no bound. Scalars promote like PyTorch's.
 Tensor clamp(const Tensor& t, const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt);
 Tensor clamp(const Tensor& t, const std::optional<Tensor>& min = {}, const std::optional<Tensor>& max = {});

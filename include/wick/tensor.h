@@ -188,6 +188,13 @@ class Tensor {
   Tensor unsqueeze(int64_t d) const;
   Tensor squeeze() const;
   Tensor squeeze(int64_t d) const;
+  // The same views in place: self takes the view's sizes and strides (torch.Tensor.unsqueeze_,
+  // squeeze_, transpose_, t_); with grad, self's history gains the view's node.
+  Tensor& unsqueeze_(int64_t d);
+  Tensor& squeeze_();
+  Tensor& squeeze_(int64_t d);
+  Tensor& transpose_(int64_t d0, int64_t d1);
+  Tensor& t_();
   Tensor flatten(int64_t start = 0, int64_t end = -1) const;
   Tensor expand(IntArrayRef sizes) const;
   Tensor expand_as(const Tensor& other) const;
@@ -325,6 +332,8 @@ class Tensor {
   Tensor& pow_(const Tensor& exponent);
   Tensor& remainder_(const Scalar& other);
   Tensor& remainder_(const Tensor& other);
+  Tensor& operator%=(const Scalar& other) { return remainder_(other); }
+  Tensor& operator%=(const Tensor& other) { return remainder_(other); }
   Tensor& clamp_(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt);
   Tensor& clamp_(const std::optional<Tensor>& min = {}, const std::optional<Tensor>& max = {});
   Tensor& clamp_min_(const Scalar& min);

@@ -71,6 +71,10 @@ void check_inplace(const Tensor& self, const char* op);
 // Gives self result's values and result's place in the graph (op names a shape mismatch).
 Tensor& adopt_result(Tensor& self, const Tensor& result, const char* op);
 
+// The in-place view ops (unsqueeze_, t_, ...): self takes view's geometry (view: the op's
+// view of self) and, when view was recorded, view's node as its history.
+Tensor& adopt_view(Tensor& self, const Tensor& view);
+
 // Marks self, for the scope's lifetime on this thread, as a tensor an in-place op is being
 // recorded for (detail::to_save in function.h clones what shares its storage). Scopes nest.
 class InplaceTarget {
@@ -215,6 +219,9 @@ void record_index_copy(const Tensor& self, const Tensor& index, const Tensor& so
 // ---- convolution (conv_backward.cpp)
 void record_conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y,
                    const wick::detail::Conv2dParams& p);
+// conv1d's node: conv2d's formulas over the 3-D tensors made [N, C, 1, L].
+void record_conv1d(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y,
+                   const wick::detail::Conv2dParams& p);
 void record_conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y,
                              const wick::detail::Conv2dParams& p);
 
@@ -260,11 +267,14 @@ void record_binary_cross_entropy(const Tensor& input, const Tensor& target, cons
 void record_view(const Tensor& t, const Tensor& out);
 void record_reshape(const Tensor& t, const Tensor& out);
 void record_permute(const Tensor& t, const Tensor& out, IntArrayRef dims);
-void record_transpose(const Tensor& t, const Tensor& out, int64_t d0, int64_t d1);
-void record_t(const Tensor& self, const Tensor& out);
-void record_unsqueeze(const Tensor& t, const Tensor& out);
-void record_squeeze(const Tensor& t, const Tensor& out);               // squeeze()
-void record_squeeze(const Tensor& t, const Tensor& out, int64_t dim);  // squeeze(dim)
+// name: the in-place form's node (transpose_: TransposeBackward1 ...) when given.
+void record_transpose(const Tensor& t, const Tensor& out, int64_t d0, int64_t d1,
+                      const char* name = "TransposeBackward0");
+void record_t(const Tensor& self, const Tensor& out, const char* name = "TBackward0");
+void record_unsqueeze(const Tensor& t, const Tensor& out, const char* name = "UnsqueezeBackward0");
+void record_squeeze(const Tensor& t, const Tensor& out, const char* name = "SqueezeBackward0");  // squeeze()
+void record_squeeze(const Tensor& t, const Tensor& out, int64_t dim,
+                    const char* name = "SqueezeBackward1");  // squeeze(dim)
 void record_expand(const Tensor& t, const Tensor& out);
 void record_narrow(const Tensor& t, const Tensor& out, int64_t d, int64_t start, int64_t length);
 void record_select(const Tensor& t, const Tensor& out, int64_t d, int64_t index);

@@ -405,6 +405,14 @@ Tensor& adopt_result(Tensor& self, const Tensor& result, const char* op) {
   return self;
 }
 
+Tensor& adopt_view(Tensor& self, const Tensor& view) {
+  self.impl()->set_geometry(DimVector(view.sizes()), DimVector(view.strides()), view.storage_offset());
+  // A node that saved self saved its old shape: its backward now fails as PyTorch's does.
+  self.impl()->storage()->bump_version();
+  if (auto fn = view.grad_fn()) set_history(self, fn, uint32_t(view.output_nr()));
+  return self;
+}
+
 void check_no_double_backward(const BackwardContext& c) {
   if (creating_graph()) [[unlikely]]
     wick::detail::raise<NotImplementedError>("backward", "double backward is not implemented for ",

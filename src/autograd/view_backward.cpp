@@ -44,27 +44,27 @@ void record_permute(const Tensor& t, const Tensor& out, IntArrayRef dims) {
          [inverse](BackwardContext& c) -> variable_list { return {c.grad().permute(inverse)}; });
 }
 
-void record_transpose(const Tensor& t, const Tensor& out, int64_t d0, int64_t d1) {
-  record("TransposeBackward0", {t}, out, {},
+void record_transpose(const Tensor& t, const Tensor& out, int64_t d0, int64_t d1, const char* name) {
+  record(name, {t}, out, {},
          [d0, d1](BackwardContext& c) -> variable_list { return {c.grad().transpose(d0, d1)}; });
 }
 
-void record_t(const Tensor& self, const Tensor& out) {
-  record("TBackward0", {self}, out, {}, [](BackwardContext& c) -> variable_list { return {c.grad().t()}; });
+void record_t(const Tensor& self, const Tensor& out, const char* name) {
+  record(name, {self}, out, {}, [](BackwardContext& c) -> variable_list { return {c.grad().t()}; });
 }
 
-void record_unsqueeze(const Tensor& t, const Tensor& out) {
-  record("UnsqueezeBackward0", {t}, out, {},
+void record_unsqueeze(const Tensor& t, const Tensor& out, const char* name) {
+  record(name, {t}, out, {},
          [s = DimVector(t.sizes())](BackwardContext& c) -> variable_list { return {c.grad().reshape(s)}; });
 }
 
-void record_squeeze(const Tensor& t, const Tensor& out) {
-  record("SqueezeBackward0", {t}, out, {},
+void record_squeeze(const Tensor& t, const Tensor& out, const char* name) {
+  record(name, {t}, out, {},
          [s = DimVector(t.sizes())](BackwardContext& c) -> variable_list { return {c.grad().reshape(s)}; });
 }
 
-void record_squeeze(const Tensor& t, const Tensor& out, int64_t) {
-  record("SqueezeBackward1", {t}, out, {},
+void record_squeeze(const Tensor& t, const Tensor& out, int64_t, const char* name) {
+  record(name, {t}, out, {},
          [s = DimVector(t.sizes())](BackwardContext& c) -> variable_list { return {c.grad().reshape(s)}; });
 }
 

@@ -270,6 +270,58 @@ Tensor Tensor::squeeze(int64_t d) const {
   return out;
 }
 
+namespace {
+
+// PyTorch's in-place view ops: view (the op's view of self, computed without recording) gives
+// self its geometry; with grad, record(self, view) first records the op's node with self's
+// history as its input, and the node becomes self's history.
+template <class View, class Record>
+Tensor& view_in_place(Tensor& self, const char* op, View make, Record record) {
+  check_defined(self, op, "self");
+  const bool grad = needs_grad(self);
+  if (grad) autograd::check_inplace(self, op);
+  Tensor v;
+  {
+    NoGradGuard no_grad;
+    v = as_op(op, make);
+  }
+  if (grad) [[unlikely]] record(static_cast<const Tensor&>(self), v);
+  return autograd::adopt_view(self, v);
+}
+
+}  // namespace
+
+Tensor& Tensor::unsqueeze_(int64_t d) {
+  return view_in_place(
+      *this, "unsqueeze_", [&] { return unsqueeze(d); },
+      [](const Tensor& s, const Tensor& v) { autograd::record_unsqueeze(s, v, "UnsqueezeBackward1"); });
+}
+
+Tensor& Tensor::squeeze_() {
+  return view_in_place(
+      *this, "squeeze_", [&] { return squeeze(); },
+      [](const Tensor& s, const Tensor& v) { autograd::record_squeeze(s, v, "SqueezeBackward3"); });
+}
+
+Tensor& Tensor::squeeze_(int64_t d) {
+  return view_in_place(
+      *this, "squeeze_", [&] { return squeeze(d); },
+      [d](const Tensor& s, const Tensor& v) { autograd::record_squeeze(s, v, d, "SqueezeBackward4"); });
+}
+
+Tensor& Tensor::transpose_(int64_t d0, int64_t d1) {
+  return view_in_place(
+      *this, "transpose_", [&] { return transpose(d0, d1); }, [d0, d1](const Tensor& s, const Tensor& v) {
+        autograd::record_transpose(s, v, d0, d1, "TransposeBackward1");
+      });
+}
+
+Tensor& Tensor::t_() {
+  return view_in_place(
+      *this, "t_", [&] { return t(); },
+      [](const Tensor& s, const Tensor& v) { autograd::record_t(s, v, "TBackward1"); });
+}
+
 Tensor Tensor::expand(IntArrayRef new_sizes) const {
   check_defined(*this, "expand", "self");
   const bool grad = needs_grad(*this);
