@@ -65,6 +65,20 @@ void record_conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const Tens
   });
 }
 
+void record_conv1d(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y,
+                   const wick::detail::Conv2dParams& p) {
+  record("ConvolutionBackward0", {x, w, b}, y, {x, w}, [p](BackwardContext& c) -> variable_list {
+    const Tensor g = c.grad().unsqueeze(2), x = c.saved(0).unsqueeze(2), w = c.saved(1).unsqueeze(2);
+    if (creating_graph()) {
+      return {c.needs(0) ? conv_input_grad(g, x, w, p).squeeze(2) : Tensor(),
+              c.needs(1) ? conv_weight_grad(g, x, w, p).squeeze(2) : Tensor(),
+              c.needs(2) ? c.grad().sum({0, 2}) : Tensor()};
+    }
+    auto r = wick::detail::conv2d_backward(g, x, w, p, {c.needs(0), c.needs(1), c.needs(2)});
+    return {c.needs(0) ? r[0].squeeze(2) : Tensor(), c.needs(1) ? r[1].squeeze(2) : Tensor(), r[2]};
+  });
+}
+
 // The transposed convolution's node has PyTorch's name too; its formulas swap conv2d's
 // forward and input-gradient kernels (core/conv.h).
 void record_conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y,

@@ -12,6 +12,7 @@
 // (src/cuda/cudnn_conv.cpp fills CUDA's entries then, and hands back here what cuDNN refuses:
 // integer dtypes, sizes past its 32-bit counts), and the CPU's float32/float64 kernel
 // (src/cpu/conv.cpp) keeps one image's cols per thread.
+#include "core/as_op.h"
 #include "core/conv.h"
 
 #include "autograd/hooks.h"
@@ -146,6 +147,19 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dPar
   const bool grad = needs_grad(x, w, b);
   Tensor y = forward_once(grad, [&] { return run(x, w, b, p); });
   if (grad) [[unlikely]] autograd::record_conv2d(x, w, b, y, p);
+  return y;
+}
+
+Tensor conv1d(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dParams& p) {
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        autocast::Policy::Lower, autocast::Policy::Lower, "conv1d",
+        [&](const Tensor& i, const Tensor& k, const Tensor& c) { return conv1d(i, k, c, p); }, x, w, b);
+  const bool grad = needs_grad(x, w, b);
+  Tensor y = forward_once(grad, [&] {
+    return as_op("conv1d", [&] { return conv2d(x.unsqueeze(2), w.unsqueeze(2), b, p).squeeze(2); });
+  });
+  if (grad) [[unlikely]] autograd::record_conv1d(x, w, b, y, p);
   return y;
 }
 

@@ -18,6 +18,10 @@ inline int64_t conv_out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_
 // y = conv(x, w) + b for x [N, C, H, W], w [O, C / groups, kh, kw], b [O] or undefined;
 // recorded as ConvolutionBackward0 when an input requires grad. Errors name "conv2d".
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dParams& p);
+// y = conv(x, w) + b for x [N, C, L], w [O, C / groups, k]: conv2d over [N, C, 1, L] (p's
+// first dims 1, 0, 1), recorded as one ConvolutionBackward0 node over the 3-D tensors, as
+// PyTorch's. Errors name "conv1d".
+Tensor conv1d(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dParams& p);
 // {dx, dw, db} (those wanted by needs) of conv2d from dy, through the device's kernel.
 std::array<Tensor, 3> conv2d_backward(const Tensor& dy, const Tensor& x, const Tensor& w,
                                       const Conv2dParams& p, std::array<bool, 3> needs);

@@ -56,6 +56,45 @@ std::string Conv2dImpl::extra_repr() const {
   return s;
 }
 
+Conv1dImpl::Conv1dImpl(const Conv1dOptions& options) : options(options) {
+  const int64_t g = options.groups();
+  WICK_CHECK(g > 0, ValueError, "Conv1d", "groups must be a positive integer");
+  WICK_CHECK(options.in_channels() % g == 0, ValueError, "Conv1d", "in_channels must be divisible by groups");
+  WICK_CHECK(options.out_channels() % g == 0, ValueError, "Conv1d",
+             "out_channels must be divisible by groups");
+  weight = register_parameter(
+      "weight", wick::detail::empty_for({options.out_channels(), options.in_channels() / g, options.kernel_size()},
+                                        {}, "Conv1d"));
+  if (options.bias())
+    bias = register_parameter("bias", wick::detail::empty_for({options.out_channels()}, {}, "Conv1d"));
+  reset_parameters();
+}
+
+void Conv1dImpl::reset_parameters() {
+  init::kaiming_uniform_(weight, std::sqrt(5.0));
+  if (bias.defined()) {
+    const int64_t fan_in = init::calculate_fan_in_and_fan_out(weight).first;
+    const double bound = fan_in > 0 ? 1.0 / std::sqrt(double(fan_in)) : 0.0;
+    init::uniform_(bias, -bound, bound);
+  }
+}
+
+Tensor Conv1dImpl::forward(const Tensor& x) {
+  return functional::conv1d(x, weight, bias, options.stride(), options.padding(), options.dilation(),
+                            options.groups());
+}
+
+std::string Conv1dImpl::extra_repr() const {
+  const auto one = [](int64_t v) { return detail::py_tuple({v}); };
+  std::string s = std::to_string(options.in_channels()) + ", " + std::to_string(options.out_channels()) +
+                  ", kernel_size=" + one(options.kernel_size()) + ", stride=" + one(options.stride());
+  if (options.padding() != 0) s += ", padding=" + one(options.padding());
+  if (options.dilation() != 1) s += ", dilation=" + one(options.dilation());
+  if (options.groups() != 1) s += ", groups=" + std::to_string(options.groups());
+  if (!bias.defined()) s += ", bias=False";
+  return s;
+}
+
 // ---- transposed convolution
 
 ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& options) : options(options) {
@@ -157,5 +196,31 @@ Tensor AdaptiveAvgPool2dImpl::forward(const Tensor& x) {
 }
 
 std::string AdaptiveAvgPool2dImpl::extra_repr() const { return "output_size=" + scalar_or_pair(output_size); }
+
+Tensor MaxPool1dImpl::forward(const Tensor& x) {
+  return functional::max_pool1d(x, options.kernel_size(), options.stride(), options.padding(), options.dilation(),
+                                options.ceil_mode());
+}
+
+std::string MaxPool1dImpl::extra_repr() const {
+  return "kernel_size=" + std::to_string(options.kernel_size()) + ", stride=" + std::to_string(options.stride()) +
+         ", padding=" + std::to_string(options.padding()) + ", dilation=" + std::to_string(options.dilation()) +
+         ", ceil_mode=" + detail::py_bool(options.ceil_mode());
+}
+
+Tensor AvgPool1dImpl::forward(const Tensor& x) {
+  return functional::avg_pool1d(x, options.kernel_size(), options.stride(), options.padding(), options.ceil_mode(),
+                                options.count_include_pad());
+}
+
+std::string AvgPool1dImpl::extra_repr() const {
+  // PyTorch keeps AvgPool1d's sizes as 1-tuples.
+  return "kernel_size=" + detail::py_tuple({options.kernel_size()}) + ", stride=" +
+         detail::py_tuple({options.stride()}) + ", padding=" + detail::py_tuple({options.padding()});
+}
+
+Tensor AdaptiveAvgPool1dImpl::forward(const Tensor& x) { return functional::adaptive_avg_pool1d(x, output_size); }
+
+std::string AdaptiveAvgPool1dImpl::extra_repr() const { return "output_size=" + std::to_string(output_size); }
 
 }  // namespace wick::nn

@@ -35,4 +35,18 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bia
   });
 }
 
+Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t stride, int64_t padding,
+              int64_t dilation, int64_t groups) {
+  wick::detail::check_defined(x, "conv1d", "self");
+  wick::detail::check_defined(weight, "conv1d", "weight");
+  WICK_CHECK(x.dim() == 2 || x.dim() == 3, ValueError, "conv1d",
+             "Expected 2D (unbatched) or 3D (batched) input to conv1d, but got input of size: ", x.sizes());
+  WICK_CHECK(weight.dim() == 3, ValueError, "conv1d", "weight must be 3-D [out, in / groups, k], got ",
+             weight.sizes());
+  // [N, C, L] as [N, C, 1, L]: conv2d's kernel (1, k), the same stride, padding and dilation along L.
+  const wick::detail::Conv2dParams p{{1, stride}, {0, padding}, {1, dilation}, groups};
+  if (x.dim() == 3) return wick::detail::conv1d(x, weight, bias, p);
+  return wick::detail::conv1d(x.unsqueeze(0), weight, bias, p).squeeze(0);
+}
+
 }  // namespace wick::nn::functional

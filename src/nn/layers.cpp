@@ -49,6 +49,7 @@ std::string LinearImpl::extra_repr() const {
 // ---- activations
 
 Tensor ReLUImpl::forward(const Tensor& x) { return F::relu(x); }
+std::string ReLUImpl::extra_repr() const { return options.inplace() ? "inplace=True" : ""; }
 Tensor LeakyReLUImpl::forward(const Tensor& x) { return F::leaky_relu(x, options.negative_slope()); }
 std::string LeakyReLUImpl::extra_repr() const {
   return "negative_slope=" + py_float(options.negative_slope()) + (options.inplace() ? ", inplace=True" : "");

@@ -4,6 +4,7 @@
 // the input needs grad.
 #include <algorithm>
 
+#include "core/as_op.h"
 #include "core/pool.h"
 #include "core/tensor_ops.h"
 #include "nn/batched.h"
@@ -69,6 +70,39 @@ Tensor avg_pool2d(const Tensor& x, Pair kernel_size, std::optional<Pair> stride,
         pool_geometry(x4, kernel_size, stride.value_or(kernel_size), padding, 1, ceil_mode, "avg_pool2d");
     return wick::detail::avg_pool2d(x4, g, count_include_pad);
   });
+}
+
+namespace {
+// The 1-D poolings: the 2-D ones over [N, C, 1, L] (PyTorch's composite forms).
+template <class F>
+Tensor pool1d(const Tensor& x, const char* op, F pool2d) {
+  wick::detail::check_defined(x, op, "self");
+  WICK_CHECK(x.dim() == 2 || x.dim() == 3, ValueError, op,
+             "Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:",
+             x.sizes());
+  return wick::detail::as_op(op, [&] { return pool2d(x.unsqueeze(-2)).squeeze(-2); });
+}
+}  // namespace
+
+Tensor max_pool1d(const Tensor& x, int64_t kernel_size, std::optional<int64_t> stride, int64_t padding,
+                  int64_t dilation, bool ceil_mode) {
+  return pool1d(x, "max_pool1d", [&](const Tensor& x2) {
+    return max_pool2d(x2, {1, kernel_size}, Pair(1, stride.value_or(kernel_size)), {0, padding}, {1, dilation},
+                      ceil_mode);
+  });
+}
+
+Tensor avg_pool1d(const Tensor& x, int64_t kernel_size, std::optional<int64_t> stride, int64_t padding,
+                  bool ceil_mode, bool count_include_pad) {
+  return pool1d(x, "avg_pool1d", [&](const Tensor& x2) {
+    return avg_pool2d(x2, {1, kernel_size}, Pair(1, stride.value_or(kernel_size)), {0, padding}, ceil_mode,
+                      count_include_pad);
+  });
+}
+
+Tensor adaptive_avg_pool1d(const Tensor& x, int64_t output_size) {
+  return pool1d(x, "adaptive_avg_pool1d",
+                [&](const Tensor& x2) { return adaptive_avg_pool2d(x2, {1, output_size}); });
 }
 
 Tensor adaptive_avg_pool2d(const Tensor& x, Pair output_size) {

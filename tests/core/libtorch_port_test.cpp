@@ -207,7 +207,7 @@ TEST(FunctionalModule, RunsItsFunctionInASequential) {
     lin->bias.copy_(tensor({0.0f, -4.0f}));
   }
   nn::Sequential seq{lin, nn::Functional(wick::relu)};
-  nn::Sequential leaky{lin, nn::Functional(F::leaky_relu, 0.25)};
+  nn::Sequential leaky{lin, nn::Functional(wick::leaky_relu, 0.25)};
   Tensor x = tensor({1.0f, 2.0f, 3.0f, -1.0f}).view({2, 2});
   // lin(x) = [[-1, -1], [4, 1.5]]
   expect_close(seq->forward(x), std::vector<double>{0, 0, 4, 1.5}, 1e-6);

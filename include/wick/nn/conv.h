@@ -49,6 +49,35 @@ class Conv2dImpl : public Module {
 };
 WICK_MODULE(Conv2d);
 
+// Conv1d over [N, C, L] (or unbatched [C, L]): weight [out, in / groups, k], conv2d's kernels
+// underneath (functional::conv1d).
+struct Conv1dOptions {
+  Conv1dOptions(int64_t in_channels, int64_t out_channels, int64_t kernel_size)
+      : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
+  WICK_ARG(int64_t, in_channels);
+  WICK_ARG(int64_t, out_channels);
+  WICK_ARG(int64_t, kernel_size);
+  WICK_ARG(int64_t, stride) = 1;
+  WICK_ARG(int64_t, padding) = 0;
+  WICK_ARG(int64_t, dilation) = 1;
+  WICK_ARG(int64_t, groups) = 1;
+  WICK_ARG(bool, bias) = true;
+};
+
+class Conv1dImpl : public Module {
+ public:
+  Conv1dImpl(int64_t in_channels, int64_t out_channels, int64_t kernel_size)
+      : Conv1dImpl(Conv1dOptions(in_channels, out_channels, kernel_size)) {}
+  explicit Conv1dImpl(const Conv1dOptions& options);
+  Tensor forward(const Tensor& x);
+  // weight kaiming_uniform_(a = sqrt(5)); bias U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+  void reset_parameters();
+  std::string extra_repr() const override;
+  Conv1dOptions options;
+  Tensor weight, bias;
+};
+WICK_MODULE(Conv1d);
+
 struct ConvTranspose2dOptions {
   ConvTranspose2dOptions(int64_t in_channels, int64_t out_channels, ExpandingPair kernel_size)
       : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}

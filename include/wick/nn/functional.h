@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "wick/enums.h"
@@ -77,6 +78,16 @@ Tensor avg_pool2d(const Tensor& x, Pair kernel_size, std::optional<Pair> stride 
                   Pair padding = 0, bool ceil_mode = false, bool count_include_pad = true);
 Tensor adaptive_avg_pool2d(const Tensor& x, Pair output_size);
 
+// ---- the 1-D forms over [N, C, L] (or unbatched [C, L]), weight [out, in / groups, k]: the
+// 2-D ops over [N, C, 1, L] (nodes as PyTorch's composite forms: the output's is SqueezeBackward1)
+Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, int64_t stride = 1,
+              int64_t padding = 0, int64_t dilation = 1, int64_t groups = 1);
+Tensor max_pool1d(const Tensor& x, int64_t kernel_size, std::optional<int64_t> stride = std::nullopt,
+                  int64_t padding = 0, int64_t dilation = 1, bool ceil_mode = false);
+Tensor avg_pool1d(const Tensor& x, int64_t kernel_size, std::optional<int64_t> stride = std::nullopt,
+                  int64_t padding = 0, bool ceil_mode = false, bool count_include_pad = true);
+Tensor adaptive_avg_pool1d(const Tensor& x, int64_t output_size);
+
 // ---- padding
 // Pads the last pad.size() / 2 dims: pad is {left, right} of the last dim, then of the one
 // before, ... mode: "constant" (with value; negative pads crop), "reflect", "replicate" or
@@ -129,6 +140,23 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 
 // ---- leaky_relu, dropout2d, binary_cross_entropy, smooth_l1_loss (src/nn/functional_more.cpp)
 // x where x > 0, else negative_slope * x.
+// The activations of nn::ELU ... (wick/nn/activation.h), each one node named as PyTorch's
+// (EluBackward0, SoftplusBackward0, HardtanhBackward0, ...), for floating inputs.
+Tensor elu(const Tensor& x, double alpha = 1.0);
+Tensor selu(const Tensor& x);
+Tensor celu(const Tensor& x, double alpha = 1.0);
+Tensor softplus(const Tensor& x, double beta = 1.0, double threshold = 20.0);
+Tensor hardtanh(const Tensor& x, double min_val = -1.0, double max_val = 1.0);
+Tensor relu6(const Tensor& x);
+Tensor mish(const Tensor& x);
+Tensor hardswish(const Tensor& x);
+Tensor hardsigmoid(const Tensor& x);
+Tensor logsigmoid(const Tensor& x);
+Tensor softsign(const Tensor& x);
+Tensor tanhshrink(const Tensor& x);
+Tensor threshold(const Tensor& x, double threshold, double value);
+// weight: one slope, or one per channel of x's dim 1.
+Tensor prelu(const Tensor& x, const Tensor& weight);
 Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);
 // Zeroes whole channels ([N, C, ...] or unbatched [C, ...]) with probability p and scales the
 // rest by 1 / (1 - p) when training.
@@ -141,6 +169,228 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const std::string& reduction = "mean",
                       double beta = 1.0);
 
+// ---- LibTorch's keyword forms: F::dropout(x, F::DropoutFuncOptions().p(0.2).training(false)),
+// F::max_pool2d(x, F::MaxPool2dFuncOptions(2).stride(2)) ... Each options struct holds the
+// keyword arguments of the function above of the same name, which its overload calls; the
+// inplace flags give the same values out of place.
+struct DropoutFuncOptions {
+  WICK_ARG(double, p) = 0.5;
+  WICK_ARG(bool, training) = true;
+  WICK_ARG(bool, inplace) = false;
+};
+inline Tensor dropout(const Tensor& x, const DropoutFuncOptions& o) { return dropout(x, o.p(), o.training()); }
+using Dropout2dFuncOptions = DropoutFuncOptions;
+inline Tensor dropout2d(const Tensor& x, const Dropout2dFuncOptions& o) {
+  return dropout2d(x, o.p(), o.training());
+}
+
+struct ReLUFuncOptions {
+  ReLUFuncOptions(bool inplace = false) : inplace_(inplace) {}
+  WICK_ARG(bool, inplace);
+};
+inline Tensor relu(const Tensor& x, const ReLUFuncOptions&) { return relu(x); }
+using ReLU6FuncOptions = ReLUFuncOptions;
+using SELUFuncOptions = ReLUFuncOptions;
+inline Tensor relu6(const Tensor& x, const ReLU6FuncOptions&) { return relu6(x); }
+inline Tensor selu(const Tensor& x, const SELUFuncOptions&) { return selu(x); }
+struct LeakyReLUFuncOptions {
+  WICK_ARG(double, negative_slope) = 0.01;
+  WICK_ARG(bool, inplace) = false;
+};
+inline Tensor leaky_relu(const Tensor& x, const LeakyReLUFuncOptions& o) { return leaky_relu(x, o.negative_slope()); }
+struct ELUFuncOptions {
+  WICK_ARG(double, alpha) = 1.0;
+  WICK_ARG(bool, inplace) = false;
+};
+using CELUFuncOptions = ELUFuncOptions;
+inline Tensor elu(const Tensor& x, const ELUFuncOptions& o) { return elu(x, o.alpha()); }
+inline Tensor celu(const Tensor& x, const CELUFuncOptions& o) { return celu(x, o.alpha()); }
+struct SoftplusFuncOptions {
+  WICK_ARG(double, beta) = 1.0;
+  WICK_ARG(double, threshold) = 20.0;
+};
+inline Tensor softplus(const Tensor& x, const SoftplusFuncOptions& o) { return softplus(x, o.beta(), o.threshold()); }
+struct HardtanhFuncOptions {
+  WICK_ARG(double, min_val) = -1.0;
+  WICK_ARG(double, max_val) = 1.0;
+  WICK_ARG(bool, inplace) = false;
+};
+inline Tensor hardtanh(const Tensor& x, const HardtanhFuncOptions& o) { return hardtanh(x, o.min_val(), o.max_val()); }
+struct ThresholdFuncOptions {
+  ThresholdFuncOptions(double threshold, double value) : threshold_(threshold), value_(value) {}
+  WICK_ARG(double, threshold);
+  WICK_ARG(double, value);
+  WICK_ARG(bool, inplace) = false;
+};
+inline Tensor threshold(const Tensor& x, const ThresholdFuncOptions& o) { return threshold(x, o.threshold(), o.value()); }
+struct GELUFuncOptions {
+  WICK_ARG(std::string, approximate) = "none";
+};
+inline Tensor gelu(const Tensor& x, const GELUFuncOptions& o) { return gelu(x, o.approximate()); }
+struct SoftmaxFuncOptions {
+  SoftmaxFuncOptions(int64_t dim) : dim_(dim) {}
+  WICK_ARG(int64_t, dim);
+};
+using LogSoftmaxFuncOptions = SoftmaxFuncOptions;
+inline Tensor softmax(const Tensor& x, const SoftmaxFuncOptions& o) { return softmax(x, o.dim()); }
+inline Tensor log_softmax(const Tensor& x, const LogSoftmaxFuncOptions& o) { return log_softmax(x, o.dim()); }
+
+struct Conv2dFuncOptions {
+  WICK_ARG(Tensor, bias) = {};
+  WICK_ARG(Pair, stride) = 1;
+  WICK_ARG(Pair, padding) = 0;
+  WICK_ARG(Pair, dilation) = 1;
+  WICK_ARG(int64_t, groups) = 1;
+};
+inline Tensor conv2d(const Tensor& x, const Tensor& weight, const Conv2dFuncOptions& o) {
+  return conv2d(x, weight, o.bias(), o.stride(), o.padding(), o.dilation(), o.groups());
+}
+struct Conv1dFuncOptions {
+  WICK_ARG(Tensor, bias) = {};
+  WICK_ARG(int64_t, stride) = 1;
+  WICK_ARG(int64_t, padding) = 0;
+  WICK_ARG(int64_t, dilation) = 1;
+  WICK_ARG(int64_t, groups) = 1;
+};
+inline Tensor conv1d(const Tensor& x, const Tensor& weight, const Conv1dFuncOptions& o) {
+  return conv1d(x, weight, o.bias(), o.stride(), o.padding(), o.dilation(), o.groups());
+}
+struct ConvTranspose2dFuncOptions {
+  WICK_ARG(Tensor, bias) = {};
+  WICK_ARG(Pair, stride) = 1;
+  WICK_ARG(Pair, padding) = 0;
+  WICK_ARG(Pair, output_padding) = 0;
+  WICK_ARG(int64_t, groups) = 1;
+  WICK_ARG(Pair, dilation) = 1;
+};
+inline Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const ConvTranspose2dFuncOptions& o) {
+  return conv_transpose2d(x, weight, o.bias(), o.stride(), o.padding(), o.output_padding(), o.groups(),
+                          o.dilation());
+}
+struct MaxPool2dFuncOptions {
+  MaxPool2dFuncOptions(Pair kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}
+  WICK_ARG(Pair, kernel_size);
+  WICK_ARG(Pair, stride);
+  WICK_ARG(Pair, padding) = 0;
+  WICK_ARG(Pair, dilation) = 1;
+  WICK_ARG(bool, ceil_mode) = false;
+};
+inline Tensor max_pool2d(const Tensor& x, const MaxPool2dFuncOptions& o) {
+  return max_pool2d(x, o.kernel_size(), o.stride(), o.padding(), o.dilation(), o.ceil_mode());
+}
+struct AvgPool2dFuncOptions {
+  AvgPool2dFuncOptions(Pair kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}
+  WICK_ARG(Pair, kernel_size);
+  WICK_ARG(Pair, stride);
+  WICK_ARG(Pair, padding) = 0;
+  WICK_ARG(bool, ceil_mode) = false;
+  WICK_ARG(bool, count_include_pad) = true;
+};
+inline Tensor avg_pool2d(const Tensor& x, const AvgPool2dFuncOptions& o) {
+  return avg_pool2d(x, o.kernel_size(), o.stride(), o.padding(), o.ceil_mode(), o.count_include_pad());
+}
+struct AdaptiveAvgPool2dFuncOptions {
+  AdaptiveAvgPool2dFuncOptions(Pair output_size) : output_size_(output_size) {}
+  WICK_ARG(Pair, output_size);
+};
+inline Tensor adaptive_avg_pool2d(const Tensor& x, const AdaptiveAvgPool2dFuncOptions& o) {
+  return adaptive_avg_pool2d(x, o.output_size());
+}
+struct MaxPool1dFuncOptions {
+  MaxPool1dFuncOptions(int64_t kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}
+  WICK_ARG(int64_t, kernel_size);
+  WICK_ARG(int64_t, stride);
+  WICK_ARG(int64_t, padding) = 0;
+  WICK_ARG(int64_t, dilation) = 1;
+  WICK_ARG(bool, ceil_mode) = false;
+};
+inline Tensor max_pool1d(const Tensor& x, const MaxPool1dFuncOptions& o) {
+  return max_pool1d(x, o.kernel_size(), o.stride(), o.padding(), o.dilation(), o.ceil_mode());
+}
+struct AvgPool1dFuncOptions {
+  AvgPool1dFuncOptions(int64_t kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}
+  WICK_ARG(int64_t, kernel_size);
+  WICK_ARG(int64_t, stride);
+  WICK_ARG(int64_t, padding) = 0;
+  WICK_ARG(bool, ceil_mode) = false;
+  WICK_ARG(bool, count_include_pad) = true;
+};
+inline Tensor avg_pool1d(const Tensor& x, const AvgPool1dFuncOptions& o) {
+  return avg_pool1d(x, o.kernel_size(), o.stride(), o.padding(), o.ceil_mode(), o.count_include_pad());
+}
+
+struct LayerNormFuncOptions {
+  LayerNormFuncOptions(std::vector<int64_t> normalized_shape) : normalized_shape_(std::move(normalized_shape)) {}
+  WICK_ARG(std::vector<int64_t>, normalized_shape);
+  WICK_ARG(Tensor, weight) = {};
+  WICK_ARG(Tensor, bias) = {};
+  WICK_ARG(double, eps) = 1e-5;
+};
+inline Tensor layer_norm(const Tensor& x, const LayerNormFuncOptions& o) {
+  return layer_norm(x, o.normalized_shape(), o.weight(), o.bias(), o.eps());
+}
+struct GroupNormFuncOptions {
+  GroupNormFuncOptions(int64_t num_groups) : num_groups_(num_groups) {}
+  WICK_ARG(int64_t, num_groups);
+  WICK_ARG(Tensor, weight) = {};
+  WICK_ARG(Tensor, bias) = {};
+  WICK_ARG(double, eps) = 1e-5;
+};
+inline Tensor group_norm(const Tensor& x, const GroupNormFuncOptions& o) {
+  return group_norm(x, o.num_groups(), o.weight(), o.bias(), o.eps());
+}
+struct PadFuncOptions {
+  PadFuncOptions(std::vector<int64_t> pad) : pad_(std::move(pad)) {}
+  WICK_ARG(std::vector<int64_t>, pad);
+  WICK_ARG(std::string, mode) = "constant";
+  WICK_ARG(double, value) = 0;
+};
+inline Tensor pad(const Tensor& x, const PadFuncOptions& o) { return pad(x, o.pad(), o.mode(), o.value()); }
+
+struct NLLLossFuncOptions {
+  WICK_ARG(Tensor, weight) = {};
+  WICK_ARG(int64_t, ignore_index) = -100;
+  WICK_ARG(std::string, reduction) = "mean";
+};
+inline Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& o) {
+  return nll_loss(input, target, o.weight(), o.ignore_index(), o.reduction());
+}
+struct MSELossFuncOptions {
+  // MSELossFuncOptions(torch::kSum): the enum spellings convert to their strings
+  MSELossFuncOptions(std::string reduction = "mean") : reduction_(std::move(reduction)) {}
+  WICK_ARG(std::string, reduction);
+};
+using L1LossFuncOptions = MSELossFuncOptions;
+inline Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& o) {
+  return mse_loss(input, target, o.reduction());
+}
+inline Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossFuncOptions& o) {
+  return l1_loss(input, target, o.reduction());
+}
+struct SmoothL1LossFuncOptions {
+  WICK_ARG(std::string, reduction) = "mean";
+  WICK_ARG(double, beta) = 1.0;
+};
+inline Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& o) {
+  return smooth_l1_loss(input, target, o.reduction(), o.beta());
+}
+struct BinaryCrossEntropyFuncOptions {
+  WICK_ARG(Tensor, weight) = {};
+  WICK_ARG(std::string, reduction) = "mean";
+};
+inline Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const BinaryCrossEntropyFuncOptions& o) {
+  return binary_cross_entropy(input, target, o.weight(), o.reduction());
+}
+struct BinaryCrossEntropyWithLogitsFuncOptions {
+  WICK_ARG(Tensor, weight) = {};
+  WICK_ARG(std::string, reduction) = "mean";
+  WICK_ARG(Tensor, pos_weight) = {};
+};
+inline Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                               const BinaryCrossEntropyWithLogitsFuncOptions& o) {
+  return binary_cross_entropy_with_logits(input, target, o.weight(), o.reduction(), o.pos_weight());
+}
+
 }  // namespace wick::nn::functional
 
 // ATen's functions of these names in namespace wick, as LibTorch's torch::dropout,
@@ -148,16 +398,22 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const std::stri
 // above, whose arguments come in ATen's order; the losses also take LibTorch's reduction enum
 // (wick::Reduction::Sum) where Python takes a string.
 namespace wick {
+using nn::functional::adaptive_avg_pool1d;
 using nn::functional::adaptive_avg_pool2d;
+using nn::functional::avg_pool1d;
 using nn::functional::avg_pool2d;
 using nn::functional::binary_cross_entropy;
+using nn::functional::conv1d;
 using nn::functional::conv2d;
 using nn::functional::conv_transpose2d;
-using nn::functional::dropout;
+using nn::functional::hardsigmoid;
+using nn::functional::hardswish;
+using nn::functional::mish;
+using nn::functional::prelu;
 using nn::functional::group_norm;
 using nn::functional::l1_loss;
 using nn::functional::layer_norm;
-using nn::functional::leaky_relu;
+using nn::functional::max_pool1d;
 using nn::functional::max_pool2d;
 using nn::functional::mse_loss;
 using nn::functional::nll_loss;
@@ -170,6 +426,25 @@ Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction::Reduction r
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction::Reduction reduction, double beta = 1.0);
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
                             Reduction::Reduction reduction);
+// The activations and dropout one function each (nn::functional adds LibTorch's FuncOptions
+// overloads), so that a name can be passed on: nn::Functional(wick::leaky_relu, 0.2).
+inline Tensor dropout(const Tensor& x, double p, bool train) { return nn::functional::dropout(x, p, train); }
+inline Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01) {
+  return nn::functional::leaky_relu(x, negative_slope);
+}
+inline Tensor elu(const Tensor& x, double alpha = 1.0) { return nn::functional::elu(x, alpha); }
+inline Tensor celu(const Tensor& x, double alpha = 1.0) { return nn::functional::celu(x, alpha); }
+inline Tensor selu(const Tensor& x) { return nn::functional::selu(x); }
+inline Tensor relu6(const Tensor& x) { return nn::functional::relu6(x); }
+inline Tensor softplus(const Tensor& x, double beta = 1.0, double threshold = 20.0) {
+  return nn::functional::softplus(x, beta, threshold);
+}
+inline Tensor hardtanh(const Tensor& x, double min_val = -1.0, double max_val = 1.0) {
+  return nn::functional::hardtanh(x, min_val, max_val);
+}
+inline Tensor threshold(const Tensor& x, double threshold, double value) {
+  return nn::functional::threshold(x, threshold, value);
+}
 // torch.constant_pad_nd: pad(input, pad, "constant", value).
 Tensor constant_pad_nd(const Tensor& input, IntArrayRef pad, const Scalar& value = 0);
 }  // namespace wick

@@ -24,6 +24,9 @@ struct BatchNormOptions {
   WICK_ARG(bool, affine) = true;
   WICK_ARG(bool, track_running_stats) = true;
 };
+// LibTorch's names of the same options.
+using BatchNorm1dOptions = BatchNormOptions;
+using BatchNorm2dOptions = BatchNormOptions;
 
 // Shared by BatchNorm1d and BatchNorm2d; dims is the input rank accepted besides 2 (1d).
 class BatchNormImplBase : public Module {

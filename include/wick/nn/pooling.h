@@ -50,13 +50,73 @@ class AvgPool2dImpl : public Module {
 };
 WICK_MODULE(AvgPool2d);
 
+struct AdaptiveAvgPool2dOptions {
+  AdaptiveAvgPool2dOptions(functional::Pair output_size) : output_size_(output_size) {}
+  WICK_ARG(functional::Pair, output_size);
+};
+
 class AdaptiveAvgPool2dImpl : public Module {
  public:
   explicit AdaptiveAvgPool2dImpl(functional::Pair output_size) : output_size(output_size) {}
+  explicit AdaptiveAvgPool2dImpl(const AdaptiveAvgPool2dOptions& options) : output_size(options.output_size()) {}
   Tensor forward(const Tensor& x);
   std::string extra_repr() const override;
   functional::Pair output_size;
 };
 WICK_MODULE(AdaptiveAvgPool2d);
+
+// The 1-D poolings over [N, C, L] (or [C, L]).
+struct MaxPool1dOptions {
+  MaxPool1dOptions(int64_t kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}
+  WICK_ARG(int64_t, kernel_size);
+  WICK_ARG(int64_t, stride);
+  WICK_ARG(int64_t, padding) = 0;
+  WICK_ARG(int64_t, dilation) = 1;
+  WICK_ARG(bool, ceil_mode) = false;
+};
+
+class MaxPool1dImpl : public Module {
+ public:
+  explicit MaxPool1dImpl(const MaxPool1dOptions& options) : options(options) {}
+  explicit MaxPool1dImpl(int64_t kernel_size) : options(kernel_size) {}
+  Tensor forward(const Tensor& x);
+  std::string extra_repr() const override;
+  MaxPool1dOptions options;
+};
+WICK_MODULE(MaxPool1d);
+
+struct AvgPool1dOptions {
+  AvgPool1dOptions(int64_t kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}
+  WICK_ARG(int64_t, kernel_size);
+  WICK_ARG(int64_t, stride);
+  WICK_ARG(int64_t, padding) = 0;
+  WICK_ARG(bool, ceil_mode) = false;
+  WICK_ARG(bool, count_include_pad) = true;
+};
+
+class AvgPool1dImpl : public Module {
+ public:
+  explicit AvgPool1dImpl(const AvgPool1dOptions& options) : options(options) {}
+  explicit AvgPool1dImpl(int64_t kernel_size) : options(kernel_size) {}
+  Tensor forward(const Tensor& x);
+  std::string extra_repr() const override;
+  AvgPool1dOptions options;
+};
+WICK_MODULE(AvgPool1d);
+
+struct AdaptiveAvgPool1dOptions {
+  AdaptiveAvgPool1dOptions(int64_t output_size) : output_size_(output_size) {}
+  WICK_ARG(int64_t, output_size);
+};
+
+class AdaptiveAvgPool1dImpl : public Module {
+ public:
+  explicit AdaptiveAvgPool1dImpl(int64_t output_size) : output_size(output_size) {}
+  explicit AdaptiveAvgPool1dImpl(const AdaptiveAvgPool1dOptions& options) : output_size(options.output_size()) {}
+  Tensor forward(const Tensor& x);
+  std::string extra_repr() const override;
+  int64_t output_size;
+};
+WICK_MODULE(AdaptiveAvgPool1d);
 
 }  // namespace wick::nn
