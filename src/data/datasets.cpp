@@ -1,7 +1,10 @@
 // LibTorch's MNIST (the MNIST file layout, mnist_format.cpp) and make_data_loader's size check.
 #include "wick/data/datasets.h"
 
+#include "core/as_op.h"
+#include "core/checks.h"
 #include "data/idx_internal.h"
+#include "wick/ops.h"
 
 namespace wick::data {
 
@@ -28,9 +31,27 @@ Example<> MNIST::get(size_t index) {
 
 optional<size_t> MNIST::size() const { return size_t(images_.size(0)); }
 
+TensorDataset::TensorDataset(Tensor tensor) : tensor(std::move(tensor)) {
+  wick::detail::check_defined(this->tensor, "TensorDataset", "tensor");
+  WICK_CHECK(this->tensor.dim() > 0, ValueError, "TensorDataset",
+             "the tensor needs a first dim to index examples along; got a 0-dim tensor");
+}
+
+TensorDataset::TensorDataset(const std::vector<Tensor>& tensors)
+    : TensorDataset(wick::detail::as_op("TensorDataset", [&] { return wick::stack(tensors); })) {}
+
+TensorExample TensorDataset::get(size_t index) {
+  const auto n = size_t(tensor.size(0));
+  WICK_CHECK(index < n, IndexError, "TensorDataset", "index ", index, " is out of range for a dataset of ", n,
+             " examples");
+  return {tensor.select(0, int64_t(index))};
+}
+
 }  // namespace datasets
 
 namespace detail {
+
+Tensor no_target(int64_t n) { return wick::empty({n, 0}, TensorOptions().dtype(kInt64)); }
 
 int64_t loader_dataset_size(optional<size_t> size) {
   WICK_CHECK(size.has_value(), ValueError, "make_data_loader",

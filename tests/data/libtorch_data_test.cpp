@@ -447,3 +447,42 @@ TEST(LibTorchLoader, RenamedMnistProgram) {
   }
   EXPECT_EQ(test_batches, 1u);
 }
+
+// LibTorch's TensorDataset: the rows of one tensor as data-only examples (TensorExample), stacked
+// by Stack<TensorExample>, served by make_data_loader (whose Example<> target is then empty).
+TEST(LibTorchDatasets, TensorDatasetOfRows) {
+  Tensor rows = arange(24, TensorOptions(kFloat32)).reshape({6, 4});
+  data::datasets::TensorDataset ds(rows);
+  ASSERT_EQ(ds.size(), std::optional<size_t>(6));
+  data::TensorExample e = ds.get(2);
+  EXPECT_EQ(e.data.to_vector<float>(), (std::vector<float>{8, 9, 10, 11}));
+  // from a list of tensors, stacked
+  data::datasets::TensorDataset listed({rows[0], rows[5]});
+  ASSERT_EQ(listed.size(), std::optional<size_t>(2));
+  EXPECT_EQ(listed.get(1).data.to_vector<float>(), (std::vector<float>{20, 21, 22, 23}));
+  // a batch, stacked
+  auto stacked = data::datasets::TensorDataset(rows).map(data::transforms::Stack<data::TensorExample>());
+  const std::vector<size_t> idx{4, 1};
+  data::TensorExample b = stacked.get_batch(idx);
+  EXPECT_EQ(b.data.sizes().vec(), (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(b.data.to_vector<float>(), (std::vector<float>{16, 17, 18, 19, 4, 5, 6, 7}));
+  // the loader
+  auto loader = data::make_data_loader<data::samplers::SequentialSampler>(std::move(stacked), 4);
+  std::vector<float> seen;
+  std::vector<int64_t> sizes;
+  for (auto& batch : *loader) {
+    sizes.push_back(batch.data.size(0));
+    for (float v : batch.data.select(1, 0).to_vector<float>()) seen.push_back(v);
+    EXPECT_EQ(batch.target.numel(), 0);
+  }
+  EXPECT_EQ(sizes, (std::vector<int64_t>{4, 2}));
+  EXPECT_EQ(seen, (std::vector<float>{0, 4, 8, 12, 16, 20}));
+  // errors
+  EXPECT_THROW(ds.get(6), IndexError);
+  EXPECT_EQ(wick::test::error_of<ValueError>([] { (void)data::datasets::TensorDataset(tensor(3.0)); })
+                .rfind("[TensorDataset] ", 0),
+            0u);
+  EXPECT_EQ(wick::test::error_of<Error>([&] { (void)data::datasets::TensorDataset({rows[0], rows}); })
+                .rfind("[TensorDataset] ", 0),
+            0u);
+}

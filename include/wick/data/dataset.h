@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "wick/tensor.h"
@@ -25,6 +26,22 @@ struct Example {
   Data data;
   Target target;
 };
+
+namespace example {
+// LibTorch's target type of an example that has none.
+struct NoTarget {};
+}  // namespace example
+
+// An example of data alone (LibTorch's TensorExample, what datasets::TensorDataset yields).
+template <class Data>
+struct Example<Data, example::NoTarget> {
+  using DataType = Data;
+  using TargetType = example::NoTarget;
+  Example() = default;
+  Example(Data data) : data(std::move(data)) {}  // NOLINT(google-explicit-constructor)
+  Data data;
+};
+using TensorExample = Example<Tensor, example::NoTarget>;
 
 class Dataset {
  public:

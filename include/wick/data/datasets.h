@@ -142,11 +142,26 @@ class MNIST : public Dataset<MNIST> {
   bool train_;
 };
 
+// The rows of one tensor as data-only examples (LibTorch's TensorDataset; data::TensorDataset
+// is Python's, of data and targets). ValueError "[TensorDataset] ..." for a 0-dim tensor.
+class TensorDataset : public Dataset<TensorDataset, TensorExample> {
+ public:
+  explicit TensorDataset(const std::vector<Tensor>& tensors);  // stacked along a new dim 0
+  explicit TensorDataset(Tensor tensor);
+  TensorExample get(size_t index) override;
+  optional<size_t> size() const override { return size_t(tensor.size(0)); }
+
+  Tensor tensor;
+};
+
 }  // namespace wick::data::datasets
 
 namespace wick::data {
 
 namespace detail {
+
+// The target of a batch of n data-only examples: int64 [n, 0].
+Tensor no_target(int64_t n);
 
 // A LibTorch-style dataset whose batches are Examples, seen as a wick::data::Dataset: the
 // DataLoader asks it for batches of indices, as it asks any dataset.
@@ -161,7 +176,13 @@ class BatchDatasetAdapter final : public data::Dataset {
   }
   Example<> get_batch(const std::vector<int64_t>& indices) const override {
     const std::vector<size_t> request(indices.begin(), indices.end());
-    return dataset_.get_batch(typename D::BatchRequestType(request));
+    if constexpr (std::is_same_v<typename D::BatchType, TensorExample>) {
+      // Data alone: the target is an empty [B, 0] tensor, which no LibTorch program reads.
+      TensorExample b = dataset_.get_batch(typename D::BatchRequestType(request));
+      return {b.data, no_target(b.data.dim() > 0 ? b.data.size(0) : 0)};
+    } else {
+      return dataset_.get_batch(typename D::BatchRequestType(request));
+    }
   }
 
  private:
@@ -180,7 +201,8 @@ std::shared_ptr<const data::Dataset> loader_dataset(D&& dataset) {
   if constexpr (std::is_base_of_v<data::Dataset, T>) {
     return std::make_shared<T>(std::forward<D>(dataset));
   } else {
-    static_assert(std::is_same_v<typename T::BatchType, Example<>>,
+    static_assert(std::is_same_v<typename T::BatchType, Example<>> ||
+                      std::is_same_v<typename T::BatchType, TensorExample>,
                   "make_data_loader: the dataset's batches must be Examples; end its map chain with "
                   ".map(wick::data::transforms::Stack<>())");
     const int64_t n = loader_dataset_size(dataset.size());

@@ -133,4 +133,16 @@ class Stack<Example<>> : public Collation<Example<>> {
   }
 };
 
+// Stacks a batch of data-only examples: data along a new dim 0.
+template <>
+class Stack<TensorExample> : public Collation<TensorExample> {
+ public:
+  TensorExample apply_batch(std::vector<TensorExample> examples) override {
+    std::vector<Tensor> data;
+    data.reserve(examples.size());
+    for (auto& e : examples) data.push_back(std::move(e.data));
+    return {stack_samples(data, "Stack")};
+  }
+};
+
 }  // namespace wick::data::transforms
