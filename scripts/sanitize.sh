@@ -7,8 +7,8 @@
 #
 # Warnings are the normal build's business: GCC's -Wmaybe-uninitialized reports false positives
 # in libstdc++ (std::regex, std::function) once the sanitizers instrument it, so they are not
-# errors here. Only what the tests need is built: the library without CUDA, wick_tests and the fuzz corpus
-# replays (no programs, benchmarks or MPI). Left out of the run:
+# errors here. Only what the tests need is built: the library without CUDA, wick_tests, the fuzz corpus
+# replays and the renamed LibTorch programs of tests/porting (no programs, benchmarks or MPI). Left out of the run:
 #   - the tests of wick-train, wick-smi and wick-launch skip themselves (the programs are not
 #     built here);
 #   - install_find_package and the layering checks (they build or read sources, no wick code
@@ -41,6 +41,7 @@ start=$SECONDS
 cmake "${args[@]}" >/dev/null
 targets=(--target wick_tests)
 for t in device_string idx safetensors load_state_dict view_shape checkpoint token_shard; do targets+=(--target "wick_replay_$t"); done
+for f in "$root"/tests/porting/*.cpp; do targets+=(--target "port_$(basename "$f" .cpp)"); done
 cmake --build "$build" -j "$jobs" "${targets[@]}"
 echo "wick: sanitizer build in $((SECONDS - start)) s"
 
