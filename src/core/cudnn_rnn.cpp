@@ -11,8 +11,33 @@
 
 namespace wick::detail {
 
+namespace {
+
+// Whether cuDNN's RNN API may take the problem: a build with cuDNN, a CUDA input of a dtype
+// cuDNN's RNNs have, states and weights of that dtype and device (the ops path promotes or
+// raises as it always has), something to run, and sizes within cuDNN's int.
+bool cudnn_rnn_takes(const CudnnRnnConfig& cfg, const Tensor& x, const Tensor& hx, const Tensor& cx,
+                     const std::vector<Tensor>& weights) {
+  if (!x.is_cuda()) return false;
+  const Dtype dt = x.dtype();
+  if (dt != kFloat32 && dt != kFloat16 && dt != kBFloat16) return false;
+  for (const Tensor* t : {&hx, &cx})
+    if (t->defined() && (t->dtype() != dt || t->device() != x.device())) return false;
+  for (const Tensor& w : weights)
+    if (w.dtype() != dt || w.device() != x.device()) return false;
+  if (cfg.batch_sizes.empty() || cfg.batch_sizes[0] == 0 || cfg.input_size == 0) return false;
+  constexpr int64_t kIntMax = 2147483647;
+  if (int64_t(cfg.batch_sizes.size()) > kIntMax || x.numel() > kIntMax || cfg.input_size > kIntMax / 4 ||
+      cfg.hidden_size > kIntMax / 4)
+    return false;
+  return cuda_cudnn_rnn_built();
+}
+
+}  // namespace
+
 std::optional<CudnnRnnOutputs> cudnn_rnn(const char* op, const CudnnRnnConfig& cfg, const Tensor& x, const Tensor& hx,
                                          const Tensor& cx, const std::vector<Tensor>& weights) {
+  if (!cudnn_rnn_takes(cfg, x, hx, cx, weights)) return std::nullopt;
   const bool lstm = cfg.mode == CudnnRnnMode::Lstm;
   const bool grad = needs_grad(x, hx, cx) || needs_grad(weights);
   uint64_t seed = 0;

@@ -1,7 +1,8 @@
 // The recurrent layers' fused CUDA path: cuDNN's RNN API (docs/design.md §18, "The cuDNN path").
-// src/nn/rnn.cpp calls cudnn_rnn when the gate lets it (new_cuda_kernels(), a build with cuDNN,
-// a CUDA float32/float16/bfloat16 input); the call runs cuDNN's forward once and records one
-// node, CudnnRnnBackward0, whose formula is cuDNN's backward data and backward weights.
+// src/nn/rnn.cpp calls cudnn_rnn for a CUDA input; cudnn_rnn decides whether cuDNN takes the
+// problem (a build with cuDNN, float32/float16/bfloat16 throughout, sizes within cuDNN's int),
+// runs cuDNN's forward once and records one node, CudnnRnnBackward0, whose formula is cuDNN's
+// backward data and backward weights.
 #pragma once
 
 #include <cstdint>
@@ -75,7 +76,8 @@ struct CudnnRnnOutputs {
 
 // The layers on x [rows, input_size] (packed as cfg.batch_sizes says), hx, cx (LSTM), and the
 // weights in the module's order; op names errors ("LSTM"). Records CudnnRnnBackward0 when
-// grad is needed. nullopt when cuDNN refuses the problem: the caller runs the layers by ops.
+// grad is needed. nullopt when the problem is not cuDNN's (above) or cuDNN refuses it: the
+// caller runs the layers by ops.
 std::optional<CudnnRnnOutputs> cudnn_rnn(const char* op, const CudnnRnnConfig& cfg, const Tensor& x, const Tensor& hx,
                                          const Tensor& cx, const std::vector<Tensor>& weights);
 

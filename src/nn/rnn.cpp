@@ -162,31 +162,14 @@ LayersOut run_layers_by_ops(Mode mode, const std::vector<CellWeights>& weights, 
   return r;
 }
 
-// Whether the cuDNN path may take these layers: a build with cuDNN, a CUDA input of a dtype
-// cuDNN's RNNs have, something to run, and sizes within cuDNN's int.
-bool cudnn_rnn_gate(const Tensor& data, const Steps& steps, int64_t input_size, int64_t hidden_size,
-                    const Tensor& hx, const Tensor& cx) {
-  if (!data.is_cuda()) return false;
-  const Dtype dt = data.dtype();
-  if (dt != kFloat32 && dt != kFloat16 && dt != kBFloat16) return false;
-  for (const Tensor* t : {&hx, &cx})  // the ops path promotes or raises as it always has
-    if (t->defined() && (t->dtype() != dt || t->device() != data.device())) return false;
-  if (steps.batch_sizes.empty() || steps.batch_sizes[0] == 0 || input_size == 0) return false;
-  constexpr int64_t kIntMax = 2147483647;
-  if (int64_t(steps.batch_sizes.size()) > kIntMax || data.numel() > kIntMax || input_size > kIntMax / 4 ||
-      hidden_size > kIntMax / 4)
-    return false;
-  return wick::detail::cuda_cudnn_rnn_built();
-}
-
-// The backend switch: cuDNN's RNN API on CUDA where cudnn_rnn_gate lets it (one fused forward,
-// one CudnnRnnBackward0 node), wick's ops otherwise or when cuDNN refuses the problem; both
-// take the same arguments and return the same tensors.
+// The backend switch: cuDNN's RNN API for a CUDA input where core's cudnn_rnn takes the problem
+// (one fused forward, one CudnnRnnBackward0 node), wick's ops otherwise; both take the same
+// arguments and return the same tensors.
 LayersOut run_layers(const RNNBaseImpl& m, const std::vector<CellWeights>& weights, bool training,
                      const Tensor& data, const Steps& steps, const Tensor& hx, const Tensor& cx) {
   const Mode mode = m.mode;
   const int64_t dirs = m.bidirectional ? 2 : 1;
-  if (cudnn_rnn_gate(data, steps, m.input_size, m.hidden_size, hx, cx)) {
+  if (data.is_cuda()) {
     wick::detail::CudnnRnnConfig cfg;
     cfg.mode = mode == Mode::RNN_RELU  ? wick::detail::CudnnRnnMode::RnnRelu
                : mode == Mode::RNN_TANH ? wick::detail::CudnnRnnMode::RnnTanh
@@ -201,16 +184,11 @@ LayersOut run_layers(const RNNBaseImpl& m, const std::vector<CellWeights>& weigh
     cfg.dropout = training && m.num_layers > 1 ? m.dropout : 0.0;
     cfg.batch_sizes = steps.batch_sizes;
     std::vector<Tensor> flat;
-    bool same = true;  // every parameter of data's dtype and device
     for (const CellWeights& w : weights)
       for (const Tensor* t : {&w.w_ih, &w.w_hh, &w.b_ih, &w.b_hh, &w.w_hr})
-        if (t->defined()) {
-          flat.push_back(*t);
-          same = same && t->dtype() == data.dtype() && t->device() == data.device();
-        }
-    if (same)
-      if (auto r = wick::detail::cudnn_rnn(m.name().c_str(), cfg, data, hx, cx, flat))
-        return LayersOut{r->output, r->h_n, r->c_n};
+        if (t->defined()) flat.push_back(*t);
+    if (auto r = wick::detail::cudnn_rnn(m.name().c_str(), cfg, data, hx, cx, flat))
+      return LayersOut{r->output, r->h_n, r->c_n};
   }
   return run_layers_by_ops(mode, weights, m.num_layers, dirs, m.dropout, training, data, steps, hx, cx);
 }
