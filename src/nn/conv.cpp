@@ -12,15 +12,33 @@
 namespace wick::nn {
 
 namespace {
+
 std::string pair_repr(functional::Pair p) { return detail::py_tuple({p.h, p.w}); }
+
+// The checks every convolution module makes of its channels and groups (PyTorch's _ConvNd).
+void check_groups(const char* op, int64_t in_channels, int64_t out_channels, int64_t groups) {
+  WICK_CHECK(groups > 0, ValueError, op, "groups must be a positive integer");
+  WICK_CHECK(in_channels % groups == 0, ValueError, op, "in_channels must be divisible by groups");
+  WICK_CHECK(out_channels % groups == 0, ValueError, op, "out_channels must be divisible by groups");
+}
+
+// PyTorch's initialization of every convolution: weight kaiming_uniform_(a = sqrt(5)), bias
+// U(-1/sqrt(fan_in), 1/sqrt(fan_in)) with the weight's fan-in (a transposed convolution's
+// [in, out / groups, kh, kw] weight has fan-in (out / groups) kh kw).
+void reset_conv(Tensor& weight, Tensor& bias) {
+  init::kaiming_uniform_(weight, std::sqrt(5.0));
+  if (bias.defined()) {
+    const int64_t fan_in = init::calculate_fan_in_and_fan_out(weight).first;
+    const double bound = fan_in > 0 ? 1.0 / std::sqrt(double(fan_in)) : 0.0;
+    init::uniform_(bias, -bound, bound);
+  }
+}
+
 }  // namespace
 
 Conv2dImpl::Conv2dImpl(const Conv2dOptions& options) : options(options) {
   const int64_t g = options.groups();
-  WICK_CHECK(g > 0, ValueError, "Conv2d", "groups must be a positive integer");
-  WICK_CHECK(options.in_channels() % g == 0, ValueError, "Conv2d", "in_channels must be divisible by groups");
-  WICK_CHECK(options.out_channels() % g == 0, ValueError, "Conv2d",
-             "out_channels must be divisible by groups");
+  check_groups("Conv2d", options.in_channels(), options.out_channels(), g);
   weight =
       register_parameter("weight", wick::detail::empty_for({options.out_channels(), options.in_channels() / g,
                                                             options.kernel_size().h, options.kernel_size().w},
@@ -30,14 +48,7 @@ Conv2dImpl::Conv2dImpl(const Conv2dOptions& options) : options(options) {
   reset_parameters();
 }
 
-void Conv2dImpl::reset_parameters() {
-  init::kaiming_uniform_(weight, std::sqrt(5.0));
-  if (bias.defined()) {
-    const int64_t fan_in = init::calculate_fan_in_and_fan_out(weight).first;
-    const double bound = fan_in > 0 ? 1.0 / std::sqrt(double(fan_in)) : 0.0;
-    init::uniform_(bias, -bound, bound);
-  }
-}
+void Conv2dImpl::reset_parameters() { reset_conv(weight, bias); }
 
 Tensor Conv2dImpl::forward(const Tensor& x) {
   return functional::conv2d(x, weight, bias, options.stride(), options.padding(), options.dilation(),
@@ -58,10 +69,7 @@ std::string Conv2dImpl::extra_repr() const {
 
 Conv1dImpl::Conv1dImpl(const Conv1dOptions& options) : options(options) {
   const int64_t g = options.groups();
-  WICK_CHECK(g > 0, ValueError, "Conv1d", "groups must be a positive integer");
-  WICK_CHECK(options.in_channels() % g == 0, ValueError, "Conv1d", "in_channels must be divisible by groups");
-  WICK_CHECK(options.out_channels() % g == 0, ValueError, "Conv1d",
-             "out_channels must be divisible by groups");
+  check_groups("Conv1d", options.in_channels(), options.out_channels(), g);
   weight = register_parameter(
       "weight", wick::detail::empty_for({options.out_channels(), options.in_channels() / g, options.kernel_size()},
                                         {}, "Conv1d"));
@@ -70,14 +78,7 @@ Conv1dImpl::Conv1dImpl(const Conv1dOptions& options) : options(options) {
   reset_parameters();
 }
 
-void Conv1dImpl::reset_parameters() {
-  init::kaiming_uniform_(weight, std::sqrt(5.0));
-  if (bias.defined()) {
-    const int64_t fan_in = init::calculate_fan_in_and_fan_out(weight).first;
-    const double bound = fan_in > 0 ? 1.0 / std::sqrt(double(fan_in)) : 0.0;
-    init::uniform_(bias, -bound, bound);
-  }
-}
+void Conv1dImpl::reset_parameters() { reset_conv(weight, bias); }
 
 Tensor Conv1dImpl::forward(const Tensor& x) {
   return functional::conv1d(x, weight, bias, options.stride(), options.padding(), options.dilation(),
@@ -99,11 +100,7 @@ std::string Conv1dImpl::extra_repr() const {
 
 ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& options) : options(options) {
   const int64_t g = options.groups();
-  WICK_CHECK(g > 0, ValueError, "ConvTranspose2d", "groups must be a positive integer");
-  WICK_CHECK(options.in_channels() % g == 0, ValueError, "ConvTranspose2d",
-             "in_channels must be divisible by groups");
-  WICK_CHECK(options.out_channels() % g == 0, ValueError, "ConvTranspose2d",
-             "out_channels must be divisible by groups");
+  check_groups("ConvTranspose2d", options.in_channels(), options.out_channels(), g);
   weight = register_parameter(
       "weight", wick::detail::empty_for({options.in_channels(), options.out_channels() / g,
                                          options.kernel_size().h, options.kernel_size().w},
@@ -113,15 +110,7 @@ ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& options) 
   reset_parameters();
 }
 
-void ConvTranspose2dImpl::reset_parameters() {
-  // As Conv2d's: the fan-in of a [in, out / groups, kh, kw] weight is (out / groups) * kh * kw.
-  init::kaiming_uniform_(weight, std::sqrt(5.0));
-  if (bias.defined()) {
-    const int64_t fan_in = init::calculate_fan_in_and_fan_out(weight).first;
-    const double bound = fan_in > 0 ? 1.0 / std::sqrt(double(fan_in)) : 0.0;
-    init::uniform_(bias, -bound, bound);
-  }
-}
+void ConvTranspose2dImpl::reset_parameters() { reset_conv(weight, bias); }
 
 Tensor ConvTranspose2dImpl::forward(const Tensor& x, const std::optional<std::vector<int64_t>>& output_size) {
   const ConvTranspose2dOptions& o = options;
