@@ -74,22 +74,24 @@ Tensor tensor(std::initializer_list<std::initializer_list<T>> values, TensorOpti
 }
 // Deeper nested lists (torch::tensor({{{1, 2}, {3, 4}}})): 3 and 4 dims, every row as long as
 // the first at its depth (ValueError "[tensor] expected sequence of length ..." otherwise).
+namespace detail {
+template <class T, class Nested>
+Tensor tensor_from_nested(const Nested& values, TensorOptions o) {
+  std::vector<Wide<T>> v;
+  DimVector sizes;
+  flatten_nested(values, 0, sizes, v);
+  if (!o.dtype_opt()) o = o.dtype(list_dtype<T>());
+  return tensor_from_values(v.data(), wide_dtype<T>(), sizes, o);
+}
+}  // namespace detail
 template <class T>
 Tensor tensor(std::initializer_list<std::initializer_list<std::initializer_list<T>>> values, TensorOptions o = {}) {
-  std::vector<detail::Wide<T>> v;
-  DimVector sizes;
-  detail::flatten_nested(values, 0, sizes, v);
-  if (!o.dtype_opt()) o = o.dtype(detail::list_dtype<T>());
-  return detail::tensor_from_values(v.data(), detail::wide_dtype<T>(), sizes, o);
+  return detail::tensor_from_nested<T>(values, o);
 }
 template <class T>
 Tensor tensor(std::initializer_list<std::initializer_list<std::initializer_list<std::initializer_list<T>>>> values,
               TensorOptions o = {}) {
-  std::vector<detail::Wide<T>> v;
-  DimVector sizes;
-  detail::flatten_nested(values, 0, sizes, v);
-  if (!o.dtype_opt()) o = o.dtype(detail::list_dtype<T>());
-  return detail::tensor_from_values(v.data(), detail::wide_dtype<T>(), sizes, o);
+  return detail::tensor_from_nested<T>(values, o);
 }
 // LibTorch's torch::tensor(std::vector<T>) (and ArrayRef<T>): a 1-dim tensor of the values, the
 // dtype as for a list of T (int and int64_t: int64, float and double: the default float, bool:

@@ -66,8 +66,11 @@ namespace wick::autograd {
 // fails its backward as in PyTorch. docs/design.md says why this won over one hand-written
 // formula per in-place op.
 
-// Throws for an in-place op on a leaf that requires grad (call before changing self).
+// Throws for an in-place op on a leaf that requires grad, or on a view of one, or on self with
+// repeated elements (call before changing self).
 void check_inplace(const Tensor& self, const char* op);
+// Its leaf half alone, for the in-place view ops, which write no element (an expanded self is fine).
+void check_inplace_leaf(const Tensor& self, const char* op);
 // Gives self result's values and result's place in the graph (op names a shape mismatch).
 Tensor& adopt_result(Tensor& self, const Tensor& result, const char* op);
 

@@ -358,8 +358,12 @@ static void check_leaf_write(const Tensor& self, const char* op) {
   }
 }
 
-void check_inplace(const Tensor& self, const char* op) {
+void check_inplace_leaf(const Tensor& self, const char* op) {
   if (GradMode::is_enabled() && self.requires_grad()) check_leaf_write(self, op);
+}
+
+void check_inplace(const Tensor& self, const char* op) {
+  check_inplace_leaf(self, op);
   // The written-to tensor must not repeat an element (an expanded view).
   wick::detail::check_no_internal_overlap(self, op);
 }

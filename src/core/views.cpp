@@ -279,7 +279,7 @@ template <class View, class Record>
 Tensor& view_in_place(Tensor& self, const char* op, View make, Record record) {
   check_defined(self, op, "self");
   const bool grad = needs_grad(self);
-  if (grad) autograd::check_inplace(self, op);
+  if (grad) autograd::check_inplace_leaf(self, op);
   Tensor v;
   {
     NoGradGuard no_grad;

@@ -64,6 +64,14 @@ TEST_P(InplaceView, EachOpGivesSelfTheViewsGeometry) {
   Tensor e = randn({3}).to(dev()).expand({2, 3});
   e.unsqueeze_(0);
   EXPECT_EQ(e.strides().vec(), (std::vector<int64_t>{0, 0, 1}));
+  // With grad too: the op writes no element, so repeated ones are no reason to refuse it.
+  Tensor leaf = randn({3}, TensorOptions(kFloat64)).to(dev()).requires_grad_();
+  Tensor g = (leaf * 1).expand({2, 3});
+  g.unsqueeze_(0);
+  EXPECT_EQ(g.sizes().vec(), (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(g.grad_fn()->name(), "UnsqueezeBackward1");
+  g.sum().backward();
+  EXPECT_EQ(leaf.grad().cpu().to_vector<double>(), std::vector<double>(3, 2.0));
 }
 
 TEST_P(InplaceView, GradientsFlowThroughPyTorchsNodes) {

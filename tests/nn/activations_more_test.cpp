@@ -207,3 +207,56 @@ TEST(MoreActivationModules, ModulesComputeTheirFunctions) {
 }
 
 }  // namespace
+
+namespace {
+
+// LibTorch's F:: keyword forms give what the positional calls give, and their errors name the
+// function called.
+TEST(FuncOptionsForms, EqualThePositionalCallsAndNameTheFunction) {
+  manual_seed(75);
+  Tensor x = randn({2, 3, 8, 8}, TensorOptions(kFloat64));
+  Tensor w = randn({4, 3, 3, 3}, TensorOptions(kFloat64));
+  Tensor b = randn({4}, TensorOptions(kFloat64));
+  Tensor t = randn({2, 3, 8, 8}, TensorOptions(kFloat64));
+  expect_close(F::conv2d(x, w, F::Conv2dFuncOptions().bias(b).stride(2).padding(1)), F::conv2d(x, w, b, 2, 1), 0);
+  Tensor x1 = x.flatten(2);  // [2, 3, 64]
+  Tensor w1 = randn({4, 3, 5}, TensorOptions(kFloat64));
+  expect_close(F::conv1d(x1, w1, F::Conv1dFuncOptions().stride(3).dilation(2)), F::conv1d(x1, w1, {}, 3, 0, 2), 0);
+  expect_close(F::max_pool2d(x, F::MaxPool2dFuncOptions(3).stride(2).padding(1)), F::max_pool2d(x, 3, 2, 1), 0);
+  expect_close(F::avg_pool2d(x, F::AvgPool2dFuncOptions(2).count_include_pad(false)), F::avg_pool2d(x, 2), 0);
+  expect_close(F::max_pool1d(x1, F::MaxPool1dFuncOptions(4)), F::max_pool1d(x1, 4), 0);
+  expect_close(F::adaptive_avg_pool2d(x, F::AdaptiveAvgPool2dFuncOptions({2, 1})), F::adaptive_avg_pool2d(x, {2, 1}), 0);
+  expect_close(F::softmax(x, F::SoftmaxFuncOptions(1)), F::softmax(x, 1), 0);
+  expect_close(F::log_softmax(x, F::LogSoftmaxFuncOptions(-1)), F::log_softmax(x, -1), 0);
+  expect_close(F::leaky_relu(x, F::LeakyReLUFuncOptions().negative_slope(0.2)), F::leaky_relu(x, 0.2), 0);
+  expect_close(F::elu(x, F::ELUFuncOptions().alpha(0.5)), F::elu(x, 0.5), 0);
+  expect_close(F::softplus(x, F::SoftplusFuncOptions().beta(2).threshold(4)), F::softplus(x, 2, 4), 0);
+  expect_close(F::hardtanh(x, F::HardtanhFuncOptions().min_val(-0.5).max_val(0.5)), F::hardtanh(x, -0.5, 0.5), 0);
+  expect_close(F::dropout(x, F::DropoutFuncOptions().p(0.3).training(false)), x, 0);
+  expect_close(F::layer_norm(x, F::LayerNormFuncOptions({8}).eps(1e-3)), F::layer_norm(x, {8}, {}, {}, 1e-3), 0);
+  expect_close(F::group_norm(x, F::GroupNormFuncOptions(3)), F::group_norm(x, 3), 0);
+  expect_close(F::pad(x, F::PadFuncOptions({1, 2, 2, 1}).mode(kReflect)), F::pad(x, {1, 2, 2, 1}, "reflect"), 0);
+  expect_close(F::mse_loss(x, t, F::MSELossFuncOptions(kSum)), F::mse_loss(x, t, "sum"), 1e-12);
+  expect_close(F::l1_loss(x, t, F::L1LossFuncOptions().reduction(kNone)), F::l1_loss(x, t, "none"), 0);
+  expect_close(F::smooth_l1_loss(x, t, F::SmoothL1LossFuncOptions().beta(0.5)), F::smooth_l1_loss(x, t, "mean", 0.5),
+               1e-12);
+  Tensor logp = F::log_softmax(randn({5, 4}, TensorOptions(kFloat64)), 1);
+  Tensor target = tensor({0, 3, 1, 1, 2});
+  expect_close(F::nll_loss(logp, target, F::NLLLossFuncOptions().ignore_index(1).reduction(kSum)),
+               F::nll_loss(logp, target, {}, 1, "sum"), 1e-12);
+  Tensor p = F::sigmoid(x);
+  Tensor y = (t > 0).to(kFloat64);
+  expect_close(F::binary_cross_entropy(p, y, F::BinaryCrossEntropyFuncOptions()), F::binary_cross_entropy(p, y), 1e-12);
+  expect_close(F::binary_cross_entropy_with_logits(x, y, F::BinaryCrossEntropyWithLogitsFuncOptions().reduction(kSum)),
+               F::binary_cross_entropy_with_logits(x, y, {}, "sum"), 1e-10);
+  // bad input: the function called is named, and nothing changed
+  const std::vector<double> before = x.to_vector<double>();
+  EXPECT_EQ(error_of([&] { F::dropout(x, F::DropoutFuncOptions().p(1.5)); }).rfind("[dropout] ", 0), 0u);
+  EXPECT_EQ(error_of([&] { F::conv2d(x, w1, F::Conv2dFuncOptions()); }).rfind("[conv2d] ", 0), 0u);
+  EXPECT_EQ(error_of([&] { F::max_pool2d(x, F::MaxPool2dFuncOptions(0)); }).rfind("[max_pool2d] ", 0), 0u);
+  EXPECT_EQ(error_of([&] { F::mse_loss(x, t, F::MSELossFuncOptions("average")); }).rfind("[mse_loss] ", 0), 0u);
+  EXPECT_EQ(error_of([&] { F::softmax(x, F::SoftmaxFuncOptions(4)); }).rfind("[softmax] ", 0), 0u);
+  EXPECT_EQ(x.to_vector<double>(), before);
+}
+
+}  // namespace
