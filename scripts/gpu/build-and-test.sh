@@ -89,6 +89,14 @@ nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 # ctypes) then runs that copy before its static initializers have: the dlpack_torch crash.
 # The machine's environment names that wrapper in CXX, so CXX is not read: WICK_GPU_CXX overrides.
 cxx=${WICK_GPU_CXX:-$([[ -x /usr/bin/g++ ]] && echo /usr/bin/g++ || command -v g++)}
+# The C compiler (MPI's C parts) from the same installation: CMake puts the C compiler's own
+# library folders on every link line, and with the machine's /opt/gcc (named in CC) those hold
+# a static libstdc++ that the linker then found before the system's shared one.
+cc=${cxx%g++}gcc
+# CMake's CUDA detection still lists /opt/gcc's library folders among the link folders of every
+# target with CUDA sources, and those hold a static libstdc++: the C++ compiler's own folder goes
+# on the link line first, so that the linker finds the shared one there.
+stdcxx_dir=$(dirname "$("$cxx" -print-file-name=libstdc++.so)")
 
 build=build-gpu
 step build
@@ -102,7 +110,8 @@ configure() {
     -DCMAKE_CXX_FLAGS="-isystem $deps/usr/include" \
     -DGTest_DIR="$lib/cmake/GTest" -Dbenchmark_DIR="$lib/cmake/benchmark" \
     -DZLIB_INCLUDE_DIR="$deps/usr/include" -DZLIB_LIBRARY="$deps/lib/x86_64-linux-gnu/libz.so.1.2.13" \
-    -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CUDA_HOST_COMPILER="$cxx" \
+    -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CUDA_HOST_COMPILER="$cxx" \
+    -DCMAKE_SHARED_LINKER_FLAGS="-L$stdcxx_dir" -DCMAKE_EXE_LINKER_FLAGS="-L$stdcxx_dir" \
     -DWICK_WERROR="${WICK_WERROR:-OFF}"
 }
 configure . $build >"$OUT/configure.log" 2>&1 || { cat "$OUT/configure.log"; exit 1; }
