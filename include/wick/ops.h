@@ -36,6 +36,8 @@ Tensor arange(const Scalar& start, const Scalar& end, const O& o) {
   return arange(start, end, 1, TensorOptions(o));
 }
 Tensor linspace(double start, double end, int64_t steps, TensorOptions o = {});
+// base ** linspace(start, end, steps).
+Tensor logspace(double start, double end, int64_t steps, double base = 10.0, TensorOptions o = {});
 Tensor eye(int64_t n, TensorOptions o = {});
 Tensor eye(int64_t n, int64_t m, TensorOptions o = {});
 // Wraps caller memory without copying; the caller keeps it alive and frees it.
@@ -158,7 +160,9 @@ Tensor norm(const Tensor& t, const Scalar& p = 2);
 Tensor norm(const Tensor& t, const Scalar& p, IntArrayRef dims, bool keepdim = false);
 
 // ---- elementwise math. Float functions of integer or bool tensors give the default float.
-// neg abs exp expm1 log sqrt rsqrt sin cos tanh sigmoid relu silu (wick/detail/op_list.h)
+// neg abs exp expm1 log sqrt rsqrt sin cos tan asin acos atan sinh cosh erf tanh sigmoid relu sign
+// floor ceil round trunc frac
+// log2 log10 log1p reciprocal silu (wick/detail/op_list.h)
 #define WICK_X(Name, name, kind, autocast, form) WICK_OP_UNARY_FUNCTION_##form(name)
 WICK_UNARY_OPS(WICK_X)
 #undef WICK_X
@@ -283,6 +287,51 @@ Tensor baddbmm(const Tensor& input, const Tensor& batch1, const Tensor& batch2, 
 // Einstein summation, as torch.einsum: "ij,jk->ik", "bhqd,bhkd->bhqk", "...ij->...ji", "ii->i",
 // implicit output (the letters seen once, sorted); letters absent from the output are summed.
 Tensor einsum(std::string_view equation, const std::vector<Tensor>& tensors);
+// ---- composites (composite_ops.cpp)
+// t * t as pow(t, 2) (its node is PowBackward0, as PyTorch's); bool gives int64.
+Tensor square(const Tensor& t);
+// Bool tensors of t's shape: which elements are NaN, infinite (either sign), finite. Integer
+// and bool tensors hold neither NaN nor infinity.
+Tensor isnan(const Tensor& t);
+Tensor isinf(const Tensor& t);
+Tensor isfinite(const Tensor& t);
+// |a - b| <= atol + rtol |b| elementwise, broadcast, for a and b of one dtype; equal elements
+// (infinities too) are close, NaN only to NaN and only with equal_nan. allclose: whether all are.
+Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
+// The elementwise max (min) of a and b, broadcast and promoted; NaN propagates.
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+// The max (min) over dims (empty: all) without indices; NaN propagates. The gradient is shared
+// equally by the elements equal to the result.
+Tensor amax(const Tensor& t, IntArrayRef dims = {}, bool keepdim = false);
+Tensor amin(const Tensor& t, IntArrayRef dims = {}, bool keepdim = false);
+// The number of non-zero elements over dims (empty: all), int64.
+Tensor count_nonzero(const Tensor& t, IntArrayRef dims = {});
+// The product of all elements, or along dim; integer and bool inputs give int64 unless dtype
+// names the result's dtype (the input is cast to it first); an empty product is 1.
+Tensor prod(const Tensor& t, std::optional<Dtype> dtype = std::nullopt);
+Tensor prod(const Tensor& t, int64_t dim, bool keepdim = false, std::optional<Dtype> dtype = std::nullopt);
+// t's elements moved by shifts[i] places along dims[i], wrapping around; without dims, along
+// the flattened t (shifts then holds one shift).
+Tensor roll(const Tensor& t, IntArrayRef shifts, IntArrayRef dims = {});
+// flip(t, {1}) for t of 2 or more dims; flip(t, {0}) for t of 1 or more.
+Tensor fliplr(const Tensor& t);
+Tensor flipud(const Tensor& t);
+// torch.flatten: t.flatten(start_dim, end_dim).
+Tensor flatten(const Tensor& t, int64_t start_dim = 0, int64_t end_dim = -1);
+// The slices of t along dim, as views (t.unbind(dim)).
+std::vector<Tensor> unbind(const Tensor& t, int64_t dim = 0);
+// The inner product of two 1-D tensors of one size and dtype; a matrix times a vector.
+Tensor dot(const Tensor& a, const Tensor& b);
+Tensor mv(const Tensor& m, const Tensor& v);
+// A 1-D t placed on the diagonal-th diagonal of a square matrix of zeros, or the diagonal-th
+// diagonal of a 2-D t as a 1-D tensor (diagonal > 0: above the main one, < 0: below).
+Tensor diag(const Tensor& t, int64_t diagonal = 0);
+// Coordinate grids of 1-D (or 0-d) tensors: result i holds tensors[i] along dim i ("ij") or,
+// with "xy", the first two dims swapped; every result has all the tensors' sizes.
+std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors, std::string_view indexing = "ij");
+
 // ---- sorting, sampling and scattering (sort.cpp, scatter.cpp)
 // {values, indices (int64)} of t sorted along dim; NaN sorts as the largest value. Equal
 // elements always keep their order (the result of stable = true, whichever is asked).

@@ -61,6 +61,16 @@ Tensor randn(IntArrayRef sizes, TensorOptions o = {});
 Tensor randint(int64_t high, IntArrayRef sizes, TensorOptions o = {});
 Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, TensorOptions o = {});
 
+// A random permutation of 0 .. n-1 (int64 unless the options name a dtype): the order that
+// sorts n uniform draws, so one seed gives the same permutation on every device.
+Tensor randperm(int64_t n, TensorOptions o = {});
+// N(mean, std^2) in a floating dtype.
+Tensor normal(double mean, double std, IntArrayRef sizes, TensorOptions o = {});
+// 1 with probability p (each element of probs, in [0, 1]; or the scalar p), else 0, in probs'
+// (t's) dtype and shape: a draw of rand_like compared with the probability.
+Tensor bernoulli(const Tensor& probs);
+Tensor bernoulli(const Tensor& t, double p);
+
 // The same, with t's sizes, dtype and device unless the options say otherwise, laid out as
 // empty_like lays it out (none: Preserve). Draws go to memory in address order: rand_like of a
 // transposed tensor holds the values rand() of the untransposed shape holds, transposed.

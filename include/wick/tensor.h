@@ -388,6 +388,37 @@ class Tensor {
   Tensor any(int64_t dim, bool keepdim = false) const;
   // LibTorch's Tensor::data(): this tensor's data cut from the graph (detach()).
   Tensor data() const;
+  // The composites of src/core/composite_ops.cpp (wick/ops.h says what each does).
+  Tensor square() const;
+  Tensor& square_();
+  Tensor isnan() const;
+  Tensor isinf() const;
+  Tensor isfinite() const;
+  Tensor isclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
+  bool allclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
+  Tensor maximum(const Tensor& other) const;
+  Tensor minimum(const Tensor& other) const;
+  Tensor amax(IntArrayRef dims = {}, bool keepdim = false) const;
+  Tensor amin(IntArrayRef dims = {}, bool keepdim = false) const;
+  Tensor count_nonzero(IntArrayRef dims = {}) const;
+  Tensor prod(std::optional<Dtype> dtype = std::nullopt) const;
+  Tensor prod(int64_t dim, bool keepdim = false, std::optional<Dtype> dtype = std::nullopt) const;
+  Tensor roll(IntArrayRef shifts, IntArrayRef dims = {}) const;
+  Tensor fliplr() const;
+  Tensor flipud() const;
+  // This tensor in other's dtype (to(other.dtype())).
+  Tensor type_as(const Tensor& other) const;
+  Tensor dot(const Tensor& other) const;
+  Tensor mv(const Tensor& vec) const;
+  Tensor diag(int64_t diagonal = 0) const;
+  // wick/random.h: bernoulli(*this) (its elements the probabilities) or bernoulli(*this, p); in
+  // place, self filled with the draws (p a scalar or a tensor broadcast to self).
+  Tensor bernoulli() const;
+  Tensor bernoulli(double p) const;
+  Tensor& bernoulli_(double p = 0.5);
+  Tensor& bernoulli_(const Tensor& p);
+  // LibTorch's print(): "[CPUFloatType [2, 3]]" (the backend, the dtype, the sizes) on stderr.
+  void print() const;
 
   // ---- autograd (src/autograd; see wick/autograd.h)
   bool requires_grad() const { return checked("requires_grad")->requires_grad(); }

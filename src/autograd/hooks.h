@@ -122,6 +122,9 @@ void record_unary(wick::detail::UnaryOp op, const Tensor& self, const Tensor& ou
 // bounds, either undefined). unary_backward.cpp.
 void record_pointwise(wick::detail::PointwiseOp op, const Tensor& x, const Tensor& y, const Tensor& z,
                       const Tensor& out);
+// out = maximum(a, b) (is_max) or minimum(a, b), broadcast: MaximumBackward0/MinimumBackward0,
+// the gradient split in halves where a == b (unary_backward.cpp).
+void record_maximum(const Tensor& a, const Tensor& b, const Tensor& out, bool is_max);
 // out = where(cond, a, b), a null operand a scalar; out = masked_fill(self, mask, value), a
 // null value a scalar (index_backward.cpp).
 void record_where(const Tensor& cond, const Tensor* a, const Tensor* b, const Tensor& out);
@@ -160,6 +163,11 @@ void record_std(const Tensor& t, const Tensor& out, IntArrayRef dims, double cor
 // One VarMeanBackward0 node for both results of var_mean.
 void record_var_mean(const Tensor& t, const Tensor& var, const Tensor& mean, IntArrayRef dims, double correction,
                      bool keepdim);
+// out = amax(t, dims) (is_max) or amin, dims wrapped and sorted: AmaxBackward0/AminBackward0,
+// the gradient shared equally by the elements equal to the result.
+void record_amax(const Tensor& t, const Tensor& out, const std::vector<int64_t>& dims, bool keepdim, bool is_max);
+// out = prod(t) (dim empty: ProdBackward0) or prod(t, *dim, keepdim) (ProdBackward1).
+void record_prod(const Tensor& t, const Tensor& out, std::optional<int64_t> dim, bool keepdim);
 // norm(t, p) is norm(t, p, {}, false).
 void record_norm(const Tensor& t, const Tensor& out, const Scalar& p, IntArrayRef dims, bool keepdim);
 
@@ -179,6 +187,9 @@ void record_cumsum(const Tensor& t, const Tensor& out, int64_t dim);
 void record_cumprod(const Tensor& t, const Tensor& out, int64_t dim);
 void record_logsumexp(const Tensor& t, const Tensor& out, IntArrayRef dims, bool keepdim);
 void record_repeat(const Tensor& t, const Tensor& out, IntArrayRef repeats);
+// out = roll(t, shifts, dims) (dims empty: over the flattened t): RollBackward0.
+void record_roll(const Tensor& t, const Tensor& out, const std::vector<int64_t>& shifts,
+                 const std::vector<int64_t>& dims);
 // out = lerp(start, end, weight), weight a tensor or (null) the scalar w.
 void record_lerp(const Tensor& start, const Tensor& end, const Tensor* weight, const Scalar& w, const Tensor& out);
 void record_baddbmm(const Tensor& input, const Tensor& b1, const Tensor& b2, const Tensor& out, const Scalar& beta,

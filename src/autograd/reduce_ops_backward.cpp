@@ -32,8 +32,6 @@ Tensor keep(Tensor r, IntArrayRef dims, bool keepdim, int64_t in_dim) {
   return r;
 }
 
-Tensor sign(const Tensor& t) { return (t > 0).to(t.dtype()) - (t < 0).to(t.dtype()); }
-
 }  // namespace
 
 // ---- softmax
@@ -159,6 +157,46 @@ void record_var_mean(const Tensor& t, const Tensor& var, const Tensor& mean, Int
 
 // ---- norm
 
+void record_amax(const Tensor& t, const Tensor& out, const std::vector<int64_t>& dims, bool keepdim, bool is_max) {
+  DimVector red(dims.begin(), dims.end());
+  record(is_max ? "AmaxBackward0" : "AminBackward0", {t}, out, {t, out},
+         [red, keepdim](BackwardContext& c) -> variable_list {
+           Tensor x = c.saved(0);
+           Tensor y = keep(c.saved(1), red, keepdim, x.dim());
+           Tensor g = keep(c.grad(), red, keepdim, x.dim());
+           Tensor mask = (x == y).to(g.dtype());
+           Tensor count = red.empty() ? mask : mask.sum(red, true);
+           return {g * mask / count};
+         });
+}
+
+namespace {
+
+// The product of every element of t along d but the one at each position, zero-safe: the
+// products before it times those after it (two running products, one from each end).
+Tensor prod_of_others(const Tensor& x, int64_t d) {
+  const int64_t n = x.size(d);
+  if (n <= 1) return wick::ones_like(x);
+  Tensor one = wick::ones_like(x.narrow(d, 0, 1));
+  Tensor before = wick::cat({one, wick::cumprod(x, d).narrow(d, 0, n - 1)}, d);
+  Tensor after = wick::cat({wick::cumprod(x.flip({d}), d).flip({d}).narrow(d, 1, n - 1), one}, d);
+  return before * after;
+}
+
+}  // namespace
+
+void record_prod(const Tensor& t, const Tensor& out, std::optional<int64_t> dim, bool keepdim) {
+  record(dim ? "ProdBackward1" : "ProdBackward0", {t}, out, {t}, [dim, keepdim](BackwardContext& c) -> variable_list {
+    Tensor x = c.saved(0), g = c.grad();
+    if (!dim) {
+      if (x.dim() == 0) return {g.to(x.dtype())};
+      return {(g * prod_of_others(x.reshape({-1}), 0)).reshape(x.sizes())};
+    }
+    if (!keepdim) g = g.unsqueeze(*dim);
+    return {g * prod_of_others(x, *dim)};
+  });
+}
+
 void record_norm(const Tensor& t, const Tensor& out, const Scalar& p, IntArrayRef dims, bool keepdim) {
   DimVector red = reduced(t, dims, "norm");
   record("NormBackward1", {t}, out, {t, out}, [red, keepdim, p](BackwardContext& c) -> variable_list {
@@ -168,13 +206,13 @@ void record_norm(const Tensor& t, const Tensor& out, const Scalar& p, IntArrayRe
     const double pv = p.to<double>();
     Tensor zero = wick::zeros_like(x);
     if (pv == 0) return {zero};
-    if (pv == 1) return {g * sign(x)};
+    if (pv == 1) return {g * wick::sign(x)};
     if (std::isinf(pv)) {  // the gradient goes to the elements of largest (smallest) |x|, shared
       Tensor mask = (x.abs() == y).to(x.dtype());
-      return {g * sign(x) * mask / mask.sum(red, true)};
+      return {g * wick::sign(x) * mask / mask.sum(red, true)};
     }
     if (pv == 2) return {wick::where(y == 0, zero, g * x / y)};
-    Tensor scaled = sign(x) * x.abs().pow(pv - 1);
+    Tensor scaled = wick::sign(x) * x.abs().pow(pv - 1);
     return {wick::where(y == 0, zero, g * scaled / y.pow(pv - 1))};
   });
 }

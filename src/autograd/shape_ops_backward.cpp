@@ -110,6 +110,15 @@ void record_repeat(const Tensor& t, const Tensor& out, IntArrayRef repeats) {
   });
 }
 
+void record_roll(const Tensor& t, const Tensor& out, const std::vector<int64_t>& shifts,
+                 const std::vector<int64_t>& dims) {
+  std::vector<int64_t> back;
+  for (int64_t s : shifts) back.push_back(-s);
+  record("RollBackward0", {t}, out, {}, [back, dims](BackwardContext& c) -> variable_list {
+    return {wick::roll(c.grad(), back, dims)};
+  });
+}
+
 // ---- lerp: start + weight * (end - start)
 
 void record_lerp(const Tensor& start, const Tensor& end, const Tensor* weight, const Scalar& w, const Tensor& out) {

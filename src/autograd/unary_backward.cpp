@@ -19,8 +19,6 @@ using wick::detail::UnaryOp;
 
 namespace {
 
-// 1 where t > 0, -1 where t < 0, 0 elsewhere, in t's dtype.
-Tensor sign(const Tensor& t) { return (t > 0).to(t.dtype()) - (t < 0).to(t.dtype()); }
 Tensor zeros_where(const Tensor& mask, const Tensor& g) { return wick::where(mask, wick::zeros_like(g), g); }
 
 // The node of a simple op (form Methods or Function in the op list): NameBackward0.
@@ -50,10 +48,8 @@ Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh_form) {
     Tensor du = (x2 * (3 * a) + 1.0) * k;
     return g * ((th + 1.0) * 0.5 + x * 0.5 * (1.0 - th * th) * du);
   }
-  // y = x Phi(x): y' = Phi(x) + x phi(x). Phi comes from the erf form evaluated by gelu
-  // itself (there is no erf op): Phi(x) = gelu(x) / x, and 1/2 at 0.
-  Tensor y = wick::gelu(x);
-  Tensor cdf = wick::where(x == 0, wick::full_like(x, 0.5), y / x);
+  // y = x Phi(x): y' = Phi(x) + x phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2.
+  Tensor cdf = (wick::erf(x * (1.0 / std::numbers::sqrt2)) + 1.0) * 0.5;
   Tensor pdf = wick::exp(x * x * -0.5) * (1.0 / std::sqrt(2.0 * std::numbers::pi));
   return g * (cdf + x * pdf);
 }
@@ -83,7 +79,25 @@ void record_unary(UnaryOp op, const Tensor& self, const Tensor& out, const Scala
     case UnaryOp::Neg:
       record("NegBackward0", {self}, out, {}, [](BackwardContext& c) -> variable_list { return {-c.grad()}; });
       return;
-    case UnaryOp::Abs: return record_one(op, self, out, self, [](T g, T x) { return g * sign(x); });
+    case UnaryOp::Abs: return record_one(op, self, out, self, [](T g, T x) { return g * wick::sign(x); });
+    case UnaryOp::Sign:
+    case UnaryOp::Floor:
+    case UnaryOp::Ceil:
+    case UnaryOp::Round:
+    case UnaryOp::Trunc:  // piecewise constant: zero almost everywhere, as PyTorch's
+      record(node_name(op), {self}, out, {}, [](BackwardContext& c) -> variable_list {
+        return {wick::zeros_like(c.grad())};
+      });
+      return;
+    case UnaryOp::Frac:
+      record(node_name(op), {self}, out, {}, [](BackwardContext& c) -> variable_list { return {c.grad()}; });
+      return;
+    case UnaryOp::Log2:
+      return record_one(op, self, out, self, [](T g, T x) { return g / (x * std::numbers::ln2); });
+    case UnaryOp::Log10:
+      return record_one(op, self, out, self, [](T g, T x) { return g / (x * std::numbers::ln10); });
+    case UnaryOp::Log1P: return record_one(op, self, out, self, [](T g, T x) { return g / (x + 1.0); });
+    case UnaryOp::Reciprocal: return record_one(op, self, out, out, [](T g, T y) { return -g * y * y; });
     case UnaryOp::Exp: return record_one(op, self, out, out, [](T g, T y) { return g * y; });
     case UnaryOp::Expm1: return record_one(op, self, out, out, [](T g, T y) { return g * (y + 1.0); });
     case UnaryOp::Log: return record_one(op, self, out, self, [](T g, T x) { return g / x; });
@@ -92,6 +106,16 @@ void record_unary(UnaryOp op, const Tensor& self, const Tensor& out, const Scala
     case UnaryOp::Sin: return record_one(op, self, out, self, [](T g, T x) { return g * wick::cos(x); });
     case UnaryOp::Cos: return record_one(op, self, out, self, [](T g, T x) { return -g * wick::sin(x); });
     case UnaryOp::Tanh: return record_one(op, self, out, out, [](T g, T y) { return g * (1.0 - y * y); });
+    case UnaryOp::Tan: return record_one(op, self, out, out, [](T g, T y) { return g * (y * y + 1.0); });
+    case UnaryOp::Asin: return record_one(op, self, out, self, [](T g, T x) { return g / wick::sqrt(1.0 - x * x); });
+    case UnaryOp::Acos: return record_one(op, self, out, self, [](T g, T x) { return -g / wick::sqrt(1.0 - x * x); });
+    case UnaryOp::Atan: return record_one(op, self, out, self, [](T g, T x) { return g / (x * x + 1.0); });
+    case UnaryOp::Sinh: return record_one(op, self, out, self, [](T g, T x) { return g * wick::cosh(x); });
+    case UnaryOp::Cosh: return record_one(op, self, out, self, [](T g, T x) { return g * wick::sinh(x); });
+    case UnaryOp::Erf:
+      return record_one(op, self, out, self, [](T g, T x) {
+        return g * wick::exp(-(x * x)) * (2.0 / std::sqrt(std::numbers::pi));
+      });
     case UnaryOp::Sigmoid: return record_one(op, self, out, out, [](T g, T y) { return g * y * (1.0 - y); });
     case UnaryOp::Relu:
       return record_one(op, self, out, out, [](T g, T y) {
@@ -129,6 +153,19 @@ void record_unary(UnaryOp op, const Tensor& self, const Tensor& out, const Scala
       return;
     case UnaryOp::Clamp: return record_clamp(self, out, a, b, name);
   }
+}
+
+void record_maximum(const Tensor& a, const Tensor& b, const Tensor& out, bool is_max) {
+  record(is_max ? "MaximumBackward0" : "MinimumBackward0", {a, b}, out, {a, b},
+         [is_max](BackwardContext& c) -> variable_list {
+           // Each operand's gradient where it was taken, half of it where a == b (PyTorch's).
+           Tensor a = c.saved(0), b = c.saved(1), g = c.grad();
+           Tensor split = wick::where(a == b, g / 2, g), zero = wick::zeros_like(split);
+           variable_list r(2);
+           if (c.needs(0)) r[0] = wick::where(is_max ? a < b : a > b, zero, split);
+           if (c.needs(1)) r[1] = wick::where(is_max ? a > b : a < b, zero, split);
+           return r;
+         });
 }
 
 void record_pointwise(PointwiseOp op, const Tensor& x, const Tensor& y, const Tensor& z, const Tensor& out) {

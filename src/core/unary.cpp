@@ -1,5 +1,5 @@
-// Elementwise math: neg abs exp log sqrt rsqrt sin cos tanh sigmoid relu gelu silu, pow,
-// remainder and clamp, in new and in-place forms. Each op plans a TensorIter (promotion by
+// Elementwise math: neg abs exp log sqrt rsqrt sin cos tanh sigmoid relu gelu silu, sign floor
+// ceil round trunc frac log2 log10 log1p reciprocal, pow, remainder and clamp, in new and in-place forms. Each op plans a TensorIter (promotion by
 // PyTorch's rules: float functions of integer tensors give the default float) and calls the
 // backend's unary or pointwise family. The ops of one tensor are generated from their lines in
 // the op list (WICK_UNARY_OPS, wick/detail/op_list.h); the others are written here.
@@ -147,6 +147,8 @@ Tensor simple_unary(const Tensor& t, const char* name, Tensor (*again)(const Ten
     if (autocast::active()) [[unlikely]]
       return autocast::run(Autocast, autocast::Policy::None, name, again, t);
   check_not_bool<Op>(t, name, false);
+  if constexpr (Op == UnaryOp::Sign)
+    if (t.dtype() == kBool) return t.clone();  // true is positive, false zero: bool's own values
   return recorded(Op, t, [&] { return unary(Op, {}, t, name); });
 }
 
@@ -157,6 +159,8 @@ Tensor& simple_unary_(Tensor& self, const char* name, Tensor (*again)(const Tens
   if (needs_grad(self)) [[unlikely]]
     return autograd::inplace(self, name, again);
   check_not_bool<Op>(self, name, true);
+  if constexpr (Op == UnaryOp::Sign)
+    if (self.dtype() == kBool) return self;
   unary(Op, self, self, name);
   return self;
 }

@@ -1,4 +1,4 @@
-// Elementwise math on the CPU: the unary family (neg ... silu, and the scalar forms of pow,
+// Elementwise math on the CPU: the unary family (neg ... reciprocal, and the scalar forms of pow,
 // remainder and clamp) and the pointwise family (pow, remainder, clamp of tensors).
 // Each op is a small functor run by map_loop; 16-bit floats compute in float and round once.
 // Core has already promoted the operands (integer inputs of float ops arrive as float) and
@@ -49,12 +49,36 @@ void unary_float(UnaryOp op, const TensorIter& it) {
       return unary_map<T>(it, [](M x) { return std::sqrt(x); });
     case UnaryOp::Rsqrt:
       return unary_map<T>(it, [](M x) { return M(1) / std::sqrt(x); });
+    case UnaryOp::Frac:
+      return unary_map<T>(it, [](M x) { return x - std::trunc(x); });
+    case UnaryOp::Log2:
+      return unary_map<T>(it, [](M x) { return std::log2(x); });
+    case UnaryOp::Log10:
+      return unary_map<T>(it, [](M x) { return std::log10(x); });
+    case UnaryOp::Log1P:
+      return unary_map<T>(it, [](M x) { return std::log1p(x); });
+    case UnaryOp::Reciprocal:
+      return unary_map<T>(it, [](M x) { return M(1) / x; });
     case UnaryOp::Sin:
       return unary_map<T>(it, [](M x) { return std::sin(x); });
     case UnaryOp::Cos:
       return unary_map<T>(it, [](M x) { return std::cos(x); });
     case UnaryOp::Tanh:
       return unary_map<T>(it, [](M x) { return std::tanh(x); });
+    case UnaryOp::Tan:
+      return unary_map<T>(it, [](M x) { return std::tan(x); });
+    case UnaryOp::Asin:
+      return unary_map<T>(it, [](M x) { return std::asin(x); });
+    case UnaryOp::Acos:
+      return unary_map<T>(it, [](M x) { return std::acos(x); });
+    case UnaryOp::Atan:
+      return unary_map<T>(it, [](M x) { return std::atan(x); });
+    case UnaryOp::Sinh:
+      return unary_map<T>(it, [](M x) { return std::sinh(x); });
+    case UnaryOp::Cosh:
+      return unary_map<T>(it, [](M x) { return std::cosh(x); });
+    case UnaryOp::Erf:
+      return unary_map<T>(it, [](M x) { return std::erf(x); });
     case UnaryOp::Sigmoid:
       return unary_map<T>(it, [](M x) { return M(1) / (M(1) + vexp(-x)); });
     case UnaryOp::Silu:
@@ -82,6 +106,20 @@ void unary_typed(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar
       else return unary_map<T>(it, [](M x) { return M(x < M(0) ? -x : x); });
     case UnaryOp::Relu:
       return unary_map<T>(it, [](M x) { return x < M(0) ? M(0) : x; });
+    case UnaryOp::Sign:  // NaN and -0.0 give 0, as PyTorch's
+      return unary_map<T>(it, [](M x) { return M(int(M(0) < x) - int(x < M(0))); });
+    case UnaryOp::Floor:
+    case UnaryOp::Ceil:
+    case UnaryOp::Round:
+    case UnaryOp::Trunc:
+      if constexpr (is_float_v<T>) {
+        if (op == UnaryOp::Floor) return unary_map<T>(it, [](M x) { return std::floor(x); });
+        if (op == UnaryOp::Ceil) return unary_map<T>(it, [](M x) { return std::ceil(x); });
+        if (op == UnaryOp::Round) return unary_map<T>(it, [](M x) { return std::nearbyint(x); });  // half to even
+        return unary_map<T>(it, [](M x) { return std::trunc(x); });
+      } else {
+        return map_loop<T, T>(it, [](T x) { return x; });  // integers are their own floor
+      }
     case UnaryOp::Pow: {
       if constexpr (is_float_v<T>) {
         const M e = a->to<M>();

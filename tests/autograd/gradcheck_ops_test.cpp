@@ -51,6 +51,81 @@ TEST_P(GradcheckOps, Unary) {
   gradcheck([](const T& x) { return x[0].relu() * x[0].sigmoid(); }, {away({4})}, dev());
 }
 
+// Inputs away from the integers, where floor, ceil, round, trunc and frac jump.
+Tensor off_integers(IntArrayRef sizes) {
+  Tensor r = rnd(sizes, false) * 3;
+  return (r - r.floor()).clamp(0.1, 0.9).add(r.floor()).requires_grad_();
+}
+
+TEST_P(GradcheckOps, RoundingLogsReciprocalSquare) {
+  for (auto f : {&wick::floor, &wick::ceil, &wick::round, &wick::trunc, &wick::frac, &wick::sign})
+    gradcheck([f](const T& x) { return f(x[0]); }, {off_integers({2, 3})}, dev());
+  gradcheck([](const T& x) { return tan(x[0]); }, {rnd({2, 3})}, dev());
+  gradcheck([](const T& x) { return asin(x[0] * 0.3); }, {rnd({2, 3})}, dev());
+  gradcheck([](const T& x) { return acos(x[0] * 0.3); }, {rnd({2, 3})}, dev());
+  gradcheck([](const T& x) { return atan(x[0]); }, {rnd({2, 3})}, dev());
+  gradcheck([](const T& x) { return sinh(x[0]); }, {rnd({2, 3})}, dev());
+  gradcheck([](const T& x) { return cosh(x[0]); }, {rnd({2, 3})}, dev());
+  gradcheck([](const T& x) { return erf(x[0]); }, {rnd({2, 3})}, dev());
+  wick::testing::gradgradcheck([](const T& x) { return erf(x[0]); }, {rnd({3})}, dev());
+  gradcheck([](const T& x) { return log2(x[0]); }, {pos({2, 3})}, dev());
+  gradcheck([](const T& x) { return log10(x[0]); }, {pos({2, 3})}, dev());
+  gradcheck([](const T& x) { return log1p(x[0]); }, {pos({2, 3})}, dev());
+  gradcheck([](const T& x) { return reciprocal(x[0]); }, {away({2, 3})}, dev());
+  gradcheck([](const T& x) { return square(x[0]); }, {rnd({2, 3})}, dev());
+  gradcheck([](const T& x) { return x[0].clone().log1p_(); }, {pos({3})}, dev());
+  // Second derivatives through the recorded formulas.
+  wick::testing::gradgradcheck([](const T& x) { return log2(x[0]); }, {pos({3})}, dev());
+  wick::testing::gradgradcheck([](const T& x) { return reciprocal(x[0]); }, {away({3})}, dev());
+}
+
+TEST_P(GradcheckOps, MaximumAmaxProdRoll) {
+  gradcheck([](const T& x) { return maximum(x[0], x[1]); }, {rnd({2, 3}), rnd({3})}, dev());
+  gradcheck([](const T& x) { return minimum(x[0], x[1]); }, {rnd({2, 1}), rnd({2, 3})}, dev());
+  gradcheck([](const T& x) { return amax(x[0], {0, 2}); }, {rnd({2, 3, 4})}, dev());
+  gradcheck([](const T& x) { return amin(x[0], 1, true); }, {rnd({2, 3, 4})}, dev());
+  gradcheck([](const T& x) { return amax(x[0]); }, {rnd({5})}, dev());
+  gradcheck([](const T& x) { return prod(x[0]); }, {rnd({2, 3})}, dev());
+  gradcheck([](const T& x) { return prod(x[0], 1); }, {rnd({2, 3, 2})}, dev());
+  gradcheck([](const T& x) { return x[0].prod(0, true); }, {rnd({3, 2})}, dev());
+  // A zero among the factors: the gradient there is the product of the others.
+  Tensor z = rnd({2, 4}, false);
+  z.index_put_({0, 1}, 0.0);
+  gradcheck([](const T& x) { return prod(x[0], 1); }, {z.requires_grad_()}, dev());
+  wick::testing::gradgradcheck([](const T& x) { return prod(x[0], 1); }, {rnd({2, 3})}, dev());
+  gradcheck([](const T& x) { return roll(x[0], {1, -2}, {0, 1}); }, {rnd({3, 4})}, dev());
+  gradcheck([](const T& x) { return x[0].roll(2); }, {rnd({2, 3})}, dev());
+}
+
+TEST(AutogradNames, RoundingCompositeNodes) {
+  auto x = wick::testing::rnd({2, 3});
+  EXPECT_EQ(sign(x).grad_fn()->name(), "SignBackward0");
+  EXPECT_EQ(tan(x).grad_fn()->name(), "TanBackward0");
+  EXPECT_EQ(x.asin().grad_fn()->name(), "AsinBackward0");
+  EXPECT_EQ(acos(x).grad_fn()->name(), "AcosBackward0");
+  EXPECT_EQ(atan(x).grad_fn()->name(), "AtanBackward0");
+  EXPECT_EQ(sinh(x).grad_fn()->name(), "SinhBackward0");
+  EXPECT_EQ(cosh(x).grad_fn()->name(), "CoshBackward0");
+  EXPECT_EQ(erf(x).grad_fn()->name(), "ErfBackward0");
+  EXPECT_EQ(floor(x).grad_fn()->name(), "FloorBackward0");
+  EXPECT_EQ(x.ceil().grad_fn()->name(), "CeilBackward0");
+  EXPECT_EQ(round(x).grad_fn()->name(), "RoundBackward0");
+  EXPECT_EQ(trunc(x).grad_fn()->name(), "TruncBackward0");
+  EXPECT_EQ(frac(x).grad_fn()->name(), "FracBackward0");
+  EXPECT_EQ(log2(x).grad_fn()->name(), "Log2Backward0");
+  EXPECT_EQ(log10(x).grad_fn()->name(), "Log10Backward0");
+  EXPECT_EQ(log1p(x).grad_fn()->name(), "Log1PBackward0");
+  EXPECT_EQ(reciprocal(x).grad_fn()->name(), "ReciprocalBackward0");
+  EXPECT_EQ(square(x).grad_fn()->name(), "PowBackward0");
+  EXPECT_EQ(prod(x).grad_fn()->name(), "ProdBackward0");
+  EXPECT_EQ(prod(x, 1).grad_fn()->name(), "ProdBackward1");
+  EXPECT_EQ(roll(x, 1).grad_fn()->name(), "RollBackward0");
+  EXPECT_EQ(amax(x, 1).grad_fn()->name(), "AmaxBackward0");
+  // Piecewise-constant ops pass zeros back.
+  floor(x).sum().backward();
+  EXPECT_EQ(x.grad().abs().sum().item<double>(), 0.0);
+}
+
 TEST_P(GradcheckOps, PowRemainderClamp) {
   gradcheck([](const T& x) { return pow(x[0], 3); }, {rnd({2, 3})}, dev());
   gradcheck([](const T& x) { return pow(x[0], -1.5); }, {pos({2, 3})}, dev());

@@ -25,9 +25,26 @@
   X(Rsqrt, rsqrt, Float, Fp32, Methods)                \
   X(Sin, sin, Float, None, Methods)                    \
   X(Cos, cos, Float, None, Methods)                    \
+  X(Tan, tan, Float, Fp32, Methods)                    \
+  X(Asin, asin, Float, Fp32, Methods)                  \
+  X(Acos, acos, Float, Fp32, Methods)                  \
+  X(Atan, atan, Float, None, Methods)                  \
+  X(Sinh, sinh, Float, Fp32, Methods)                  \
+  X(Cosh, cosh, Float, Fp32, Methods)                  \
+  X(Erf, erf, Float, None, Methods)                    \
   X(Tanh, tanh, Float, None, Methods)                  \
   X(Sigmoid, sigmoid, Float, None, Methods)            \
   X(Relu, relu, Numeric, None, Methods)                \
+  X(Sign, sign, Numeric, None, Methods)                \
+  X(Floor, floor, Numeric, None, Methods)              \
+  X(Ceil, ceil, Numeric, None, Methods)                \
+  X(Round, round, Numeric, None, Methods) /* to even */ \
+  X(Trunc, trunc, Numeric, None, Methods)              \
+  X(Frac, frac, FloatOnly, None, Methods) /* x - trunc */ \
+  X(Log2, log2, Float, Fp32, Methods)                  \
+  X(Log10, log10, Float, Fp32, Methods)                \
+  X(Log1P, log1p, Float, Fp32, Methods) /* Log1PBackward0 */ \
+  X(Reciprocal, reciprocal, Float, Fp32, Methods)      \
   X(Gelu, gelu, FloatOnly, None, Manual)               \
   X(GeluTanh, gelu, FloatOnly, None, Manual)           \
   X(Silu, silu, FloatOnly, None, Function)             \

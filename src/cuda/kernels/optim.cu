@@ -146,7 +146,7 @@ struct UnscaleFn {
   const float* inv_scale;
   __device__ __forceinline__ void operator()(M (&v)[1]) const {
     const M g = v[0];
-    if (!isfinite(g)) *found_inf = 1.0f;
+    if (!(g - g == M(0))) *found_inf = 1.0f;  // g - g is NaN exactly when g is infinite or NaN
     const float s = *inv_scale;
     if (s != 1.0f) v[0] = g * M(s);
   }

@@ -1,5 +1,7 @@
-/* Elementwise math on CUDA: the unary family (neg abs relu, exp log sqrt rsqrt sin cos tanh
- * sigmoid gelu silu, and pow/remainder/clamp with scalars) and the pointwise family (pow,
+/* Elementwise math on CUDA: the unary family (neg abs relu sign, exp log sqrt rsqrt sin cos tanh
+ * sigmoid gelu silu, tan asin acos atan sinh cosh erf, floor ceil round trunc frac log2 log10
+ * log1p reciprocal, and
+ * pow/remainder/clamp with scalars) and the pointwise family (pow,
  * remainder, clamp_min, clamp_max of tensors, clamp(x, lo, hi), and the pieces of the fused
  * losses and of relu's backward: kernel_table.h lists them).
  *
@@ -30,11 +32,12 @@ inline constexpr bool is_float_v = std::is_floating_point_v<opmath_t<T>>;
 // ---- unary functors
 
 template <class T, UnaryOp OP>
-struct SimpleFn {  // Neg, Abs, Relu
+struct SimpleFn {  // Neg, Abs, Relu, Sign
   __device__ T operator()(T v) const {
     using M = opmath_t<T>;
     const M x = cast<M>(v);
     if constexpr (OP == UnaryOp::Neg) return cast<T>(M(-x));
+    else if constexpr (OP == UnaryOp::Sign) return cast<T>(M(int(M(0) < x) - int(x < M(0))));  // NaN: 0
     else if constexpr (OP == UnaryOp::Abs) {
       if constexpr (std::is_unsigned_v<T>) return v;
       else return cast<T>(M(x < M(0) ? -x : x));
@@ -62,12 +65,44 @@ __device__ __noinline__ M float_op(UnaryOp op, M x, M a, M b) {
       return m_sqrt(x);
     case UnaryOp::Rsqrt:
       return M(1) / m_sqrt(x);
+    case UnaryOp::Floor:
+      return m_floor(x);
+    case UnaryOp::Ceil:
+      return m_ceil(x);
+    case UnaryOp::Round:
+      return m_rint(x);
+    case UnaryOp::Trunc:
+      return m_trunc(x);
+    case UnaryOp::Frac:
+      return x - m_trunc(x);
+    case UnaryOp::Log2:
+      return m_log2(x);
+    case UnaryOp::Log10:
+      return m_log10(x);
+    case UnaryOp::Log1P:
+      return m_log1p(x);
+    case UnaryOp::Reciprocal:
+      return M(1) / x;
     case UnaryOp::Sin:
       return m_sin(x);
     case UnaryOp::Cos:
       return m_cos(x);
     case UnaryOp::Tanh:
       return m_tanh(x);
+    case UnaryOp::Tan:
+      return m_tan(x);
+    case UnaryOp::Asin:
+      return m_asin(x);
+    case UnaryOp::Acos:
+      return m_acos(x);
+    case UnaryOp::Atan:
+      return m_atan(x);
+    case UnaryOp::Sinh:
+      return m_sinh(x);
+    case UnaryOp::Cosh:
+      return m_cosh(x);
+    case UnaryOp::Erf:
+      return m_erf(x);
     case UnaryOp::Sigmoid:
       return M(1) / (M(1) + m_exp(-x));
     case UnaryOp::Silu:
@@ -98,13 +133,18 @@ struct FloatFn {
   __device__ T operator()(T v) const { return cast<T>(float_op(op, cast<opmath_t<T>>(v), a, b)); }
 };
 
-// Integer forms of Pow, RPow, Remainder, Clamp.
+// Integer forms of Pow, RPow, Remainder, Clamp; floor, ceil, round and trunc are the identity.
 template <class T>
 struct IntFn {
   UnaryOp op;
   T a, b;
   __device__ T operator()(T x) const {
     switch (op) {
+      case UnaryOp::Floor:
+      case UnaryOp::Ceil:
+      case UnaryOp::Round:
+      case UnaryOp::Trunc:
+        return x;
       case UnaryOp::Pow:
         return int_pow(x, a);
       case UnaryOp::RPow:
@@ -199,6 +239,8 @@ void unary(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b) {
         return launch_elementwise<T, T>(name, p, SimpleFn<T, UnaryOp::Abs>{});
       case UnaryOp::Relu:
         return launch_elementwise<T, T>(name, p, SimpleFn<T, UnaryOp::Relu>{});
+      case UnaryOp::Sign:
+        return launch_elementwise<T, T>(name, p, SimpleFn<T, UnaryOp::Sign>{});
       default:
         break;
     }
@@ -214,7 +256,8 @@ void unary(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b) {
       if (op == UnaryOp::Clamp) {
         lo = a ? a->to<T>() : std::numeric_limits<T>::lowest();
         hi = b ? b->to<T>() : std::numeric_limits<T>::max();
-      } else if (op != UnaryOp::Pow && op != UnaryOp::RPow && op != UnaryOp::Remainder) {
+      } else if (op != UnaryOp::Pow && op != UnaryOp::RPow && op != UnaryOp::Remainder && op != UnaryOp::Floor &&
+                 op != UnaryOp::Ceil && op != UnaryOp::Round && op != UnaryOp::Trunc) {
         raise<TypeError>(name, "\"", name, "\" not implemented for '", it.dtype(), "'");
       }
       launch_elementwise<T, T>(name, p, IntFn<T>{op, lo, hi});
