@@ -21,6 +21,7 @@ namespace enumtype {
 WICK_ENUM_SPELLING(kMean, "mean")
 WICK_ENUM_SPELLING(kSum, "sum")
 WICK_ENUM_SPELLING(kNone, "none")
+WICK_ENUM_SPELLING(kBatchMean, "batchmean")  // kl_div's and KLDivLoss's only
 // nn::init's fan modes and nonlinearities
 WICK_ENUM_SPELLING(kFanIn, "fan_in")
 WICK_ENUM_SPELLING(kFanOut, "fan_out")
@@ -61,6 +62,7 @@ enum Reduction { None = 0, Mean = 1, Sum = 2 };
 inline constexpr enumtype::kMean kMean{};
 inline constexpr enumtype::kSum kSum{};
 inline constexpr enumtype::kNone kNone{};
+inline constexpr enumtype::kBatchMean kBatchMean{};
 inline constexpr enumtype::kFanIn kFanIn{};
 inline constexpr enumtype::kFanOut kFanOut{};
 inline constexpr enumtype::kLinear kLinear{};

@@ -1,6 +1,7 @@
 // Linear, the activation layers, Flatten, Dropout, Dropout2d and Embedding.
 #include <cmath>
 
+#include "core/checks.h"
 #include "core/tensor_ops.h"
 #include "nn/repr.h"
 #include "wick/autograd.h"
@@ -90,16 +91,53 @@ std::string Dropout2dImpl::extra_repr() const {
 
 // ---- Embedding
 
-EmbeddingImpl::EmbeddingImpl(const EmbeddingOptions& options) : options(options) {
+namespace {
+// padding_idx checked and made non-negative.
+EmbeddingOptions checked_embedding_options(EmbeddingOptions options) {
   if (auto p = options.padding_idx()) {
     const int64_t n = options.num_embeddings();
     WICK_CHECK(*p >= -n && *p < n, ValueError, "Embedding", "Padding_idx must be within num_embeddings");
-    if (*p < 0) this->options.padding_idx(*p + n);
+    if (*p < 0) options.padding_idx(*p + n);
   }
+  return options;
+}
+}  // namespace
+
+EmbeddingImpl::EmbeddingImpl(const EmbeddingOptions& options) : options(checked_embedding_options(options)) {
   weight = register_parameter(
       "weight",
       wick::detail::empty_for({options.num_embeddings(), options.embedding_dim()}, {}, "Embedding"));
   reset_parameters();
+}
+
+EmbeddingImpl::EmbeddingImpl(const EmbeddingOptions& options, const Tensor& weight, bool requires_grad)
+    : options(checked_embedding_options(options)) {
+  wick::detail::check_defined(weight, "Embedding", "_weight");
+  WICK_CHECK(weight.dim() == 2 && weight.size(0) == options.num_embeddings() &&
+                 weight.size(1) == options.embedding_dim(),
+             ValueError, "Embedding", "Shape of weight does not match num_embeddings and embedding_dim");
+  this->weight = register_parameter("weight", weight.detach(), requires_grad);
+}
+
+Embedding Embedding::from_pretrained(const Tensor& embeddings, const EmbeddingFromPretrainedOptions& options) {
+  constexpr const char* op = "Embedding.from_pretrained";
+  wick::detail::check_defined(embeddings, op, "embeddings");
+  WICK_CHECK(embeddings.dim() == 2, ValueError, op, "Embeddings parameter is expected to be 2-dimensional");
+  WICK_CHECK(!options.scale_grad_by_freq(), NotImplementedError, op, "scale_grad_by_freq is not supported");
+  WICK_CHECK(!options.sparse(), NotImplementedError, op, "sparse gradients are not supported");
+  EmbeddingOptions o(embeddings.size(0), embeddings.size(1));
+  o.padding_idx(options.padding_idx()).max_norm(options.max_norm()).norm_type(options.norm_type());
+  const bool trainable = !options.freeze();
+  auto impl = std::make_shared<EmbeddingImpl>(o, embeddings, trainable);
+  // A replica (DataParallel) gets a weight of its own, of the same dtype and trainability.
+  const Dtype dtype = embeddings.dtype();
+  impl->set_replicator([o, trainable, dtype] {
+    auto m = std::make_shared<EmbeddingImpl>(o);
+    if (is_floating_point(dtype)) m->to(dtype);
+    m->weight.requires_grad_(trainable);
+    return std::shared_ptr<Module>(m);
+  });
+  return Embedding(impl);
 }
 
 void EmbeddingImpl::reset_parameters() {

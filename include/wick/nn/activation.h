@@ -1,13 +1,15 @@
 // Activation layers: ReLU LeakyReLU GELU SiLU Sigmoid Tanh Softmax LogSoftmax ELU SELU CELU
 // Softplus Hardtanh ReLU6 PReLU Mish Hardswish Hardsigmoid LogSigmoid Softsign Tanhshrink
-// Threshold, and Flatten. Each takes LibTorch's options struct too (nn::ReLU(nn::ReLUOptions(true)),
-// nn::Softmax(nn::SoftmaxOptions(1))); inplace gives the same values as out of place.
+// Threshold Softmax2d, and Flatten and Unflatten. Each takes LibTorch's options struct too
+// (nn::ReLU(nn::ReLUOptions(true)), nn::Softmax(nn::SoftmaxOptions(1))); inplace gives the same
+// values as out of place.
 //
 //   wick::nn::Sequential net(wick::nn::Linear(4, 8), wick::nn::GELU(), wick::nn::Linear(8, 2),
 //                            wick::nn::Softmax(1));
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "wick/nn/module.h"
 #include "wick/nn/options.h"
@@ -119,6 +121,30 @@ class FlattenImpl : public Module {
   int64_t start_dim, end_dim;
 };
 WICK_MODULE(Flatten);
+
+struct UnflattenOptions {
+  UnflattenOptions(int64_t dim, std::vector<int64_t> sizes) : dim_(dim), sizes_(std::move(sizes)) {}
+  WICK_ARG(int64_t, dim);
+  WICK_ARG(std::vector<int64_t>, sizes);
+};
+
+// Splits dim into sizes (one may be -1), a view (wick::unflatten); Flatten's inverse.
+class UnflattenImpl : public Module {
+ public:
+  UnflattenImpl(int64_t dim, std::vector<int64_t> sizes) : options(dim, std::move(sizes)) {}
+  explicit UnflattenImpl(const UnflattenOptions& options) : options(options) {}
+  Tensor forward(const Tensor& x);
+  std::string extra_repr() const override;
+  UnflattenOptions options;
+};
+WICK_MODULE(Unflatten);
+
+// softmax over the channels (dim -3) of [N, C, H, W] or [C, H, W] input.
+class Softmax2dImpl : public Module {
+ public:
+  Tensor forward(const Tensor& x);
+};
+WICK_MODULE(Softmax2d);
 
 // ---- more activations (functional:: forms in wick/nn/functional.h, nodes named as PyTorch's)
 

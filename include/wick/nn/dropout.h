@@ -1,5 +1,6 @@
 // Dropout: in training, zeroes each element with probability p and scales the rest by
-// 1 / (1 - p); in eval mode, the identity. Dropout2d drops whole channels.
+// 1 / (1 - p); in eval mode, the identity. Dropout2d drops whole channels; AlphaDropout keeps
+// SELU's zero mean and unit variance (functional::alpha_dropout).
 //
 //   wick::nn::Dropout drop(0.2);
 //   auto y = drop(x);          // drop->eval(): y == x
@@ -36,5 +37,17 @@ class Dropout2dImpl : public Module {
   Dropout2dOptions options;
 };
 WICK_MODULE(Dropout2d);
+
+using AlphaDropoutOptions = DropoutOptions;
+
+// functional::alpha_dropout in training, the identity in eval mode.
+class AlphaDropoutImpl : public Module {
+ public:
+  explicit AlphaDropoutImpl(const AlphaDropoutOptions& options = {});
+  Tensor forward(const Tensor& x);
+  std::string extra_repr() const override;
+  AlphaDropoutOptions options;
+};
+WICK_MODULE(AlphaDropout);
 
 }  // namespace wick::nn

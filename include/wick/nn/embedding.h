@@ -2,6 +2,7 @@
 //
 //   wick::nn::Embedding emb(10, 3);                // weight [10, 3] ~ N(0, 1)
 //   auto v = emb(wick::tensor({1, 4, 4}));         // [3, 3]
+//   auto pre = wick::nn::Embedding::from_pretrained(table);   // table's rows, frozen
 #pragma once
 
 #include <optional>
@@ -28,12 +29,36 @@ class EmbeddingImpl : public Module {
   EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim)
       : EmbeddingImpl(EmbeddingOptions(num_embeddings, embedding_dim)) {}
   explicit EmbeddingImpl(const EmbeddingOptions& options);
+  // Python's Embedding(..., _weight=weight): weight [num_embeddings, embedding_dim] (ValueError
+  // otherwise) becomes the parameter (detached: a new leaf sharing its storage), not initialized
+  // (the padding row is left as it is); requires_grad as given.
+  EmbeddingImpl(const EmbeddingOptions& options, const Tensor& weight, bool requires_grad = true);
   Tensor forward(const Tensor& indices);
   void reset_parameters();
   std::string extra_repr() const override;
   EmbeddingOptions options;
   Tensor weight;
 };
-WICK_MODULE(Embedding);
+
+// Embedding::from_pretrained's keyword arguments (LibTorch's EmbeddingFromPretrainedOptions).
+// scale_grad_by_freq and sparse are accepted for LibTorch's spelling; true raises
+// NotImplementedError (wick's embedding has neither).
+struct EmbeddingFromPretrainedOptions {
+  WICK_ARG(bool, freeze) = true;
+  WICK_ARG(std::optional<int64_t>, padding_idx) = std::nullopt;
+  WICK_ARG(std::optional<double>, max_norm) = std::nullopt;
+  WICK_ARG(double, norm_type) = 2.0;
+  WICK_ARG(bool, scale_grad_by_freq) = false;
+  WICK_ARG(bool, sparse) = false;
+};
+
+// The holder of EmbeddingImpl, as WICK_MODULE(Embedding) would make it, plus from_pretrained.
+class Embedding : public ModuleHolder<EmbeddingImpl> {
+ public:
+  using ModuleHolder<EmbeddingImpl>::ModuleHolder;
+  // torch.nn.Embedding.from_pretrained: an embedding whose weight is embeddings (2-D; shared
+  // storage, not copied), requiring grad unless freeze.
+  static Embedding from_pretrained(const Tensor& embeddings, const EmbeddingFromPretrainedOptions& options = {});
+};
 
 }  // namespace wick::nn

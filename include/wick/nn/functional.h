@@ -16,6 +16,11 @@
 #include "wick/nn/options.h"
 #include "wick/tensor.h"
 
+namespace wick {
+// wick/ops.h's one_hot (declared there with its default), which nn::functional::one_hot calls.
+Tensor one_hot(const Tensor& t, int64_t num_classes);
+}  // namespace wick
+
 namespace wick::nn::functional {
 
 // ---- activations
@@ -391,6 +396,106 @@ inline Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor
   return binary_cross_entropy_with_logits(input, target, o.weight(), o.reduction(), o.pos_weight());
 }
 
+// ---- distances, normalization, kl_div, huber_loss, pixel shuffling, alpha_dropout
+// (src/nn/nn_more.cpp; each composed of other ops, whose nodes it records, but huber_loss,
+// pixel_shuffle and pixel_unshuffle: one node each, named as PyTorch's)
+
+// x divided by its p-norm over dim, the norm clamped to at least eps (torch.nn.functional.normalize).
+Tensor normalize(const Tensor& x, double p = 2.0, int64_t dim = 1, double eps = 1e-12);
+// The cosine of the angle between x1 and x2 (broadcast together) along dim, as PyTorch 2's:
+// sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps)) over dim. The clamp is applied without
+// recording, so the gradient flows through the norms as if unclamped (as PyTorch's).
+Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim = 1, double eps = 1e-8);
+// ||x1 - x2 + eps||_p over the last dim of the broadcast shape.
+Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p = 2.0, double eps = 1e-6,
+                         bool keepdim = false);
+// The pointwise KL divergence target (log target - input) of log-probabilities input:
+// xlogy(target, target) - target * input, or exp(target) (target - input) with log_target.
+// reduction: "mean" (over every element), "batchmean" (the sum divided by input.size(0)),
+// "sum" or "none".
+Tensor kl_div(const Tensor& input, const Tensor& target, const std::string& reduction = "mean",
+              bool log_target = false);
+// 0.5 d^2 where d = |input - target| < delta, else delta (d - 0.5 delta); input and target
+// broadcast together (HuberLossBackward0).
+Tensor huber_loss(const Tensor& input, const Tensor& target, const std::string& reduction = "mean",
+                  double delta = 1.0);
+// torch.nn.functional.one_hot: wick::one_hot (int64 class indices -> int64 [..., num_classes];
+// -1: max + 1).
+inline Tensor one_hot(const Tensor& t, int64_t num_classes = -1) { return wick::one_hot(t, num_classes); }
+// [*, C r^2, H, W] -> [*, C, H r, W r] (PixelShuffleBackward0), and its inverse
+// [*, C, H r, W r] -> [*, C r^2, H, W] (PixelUnshuffleBackward0).
+Tensor pixel_shuffle(const Tensor& x, int64_t upscale_factor);
+Tensor pixel_unshuffle(const Tensor& x, int64_t downscale_factor);
+// SELU's dropout (PyTorch's formula): in training, each element is kept with probability 1 - p
+// and becomes a x + alpha a p, or else alpha a (p - 1), where alpha = 1.7580993408473766 and
+// a = 1 / sqrt((alpha^2 p + 1) (1 - p)), which keep zero mean and unit variance; p = 1 gives
+// zeros. Not training (the default, as PyTorch's): x itself.
+Tensor alpha_dropout(const Tensor& x, double p = 0.5, bool training = false);
+
+// LibTorch's keyword forms of these.
+struct NormalizeFuncOptions {
+  WICK_ARG(double, p) = 2.0;
+  WICK_ARG(int64_t, dim) = 1;
+  WICK_ARG(double, eps) = 1e-12;
+};
+inline Tensor normalize(const Tensor& x, const NormalizeFuncOptions& o) {
+  return normalize(x, o.p(), o.dim(), o.eps());
+}
+struct CosineSimilarityFuncOptions {
+  WICK_ARG(int64_t, dim) = 1;
+  WICK_ARG(double, eps) = 1e-8;
+};
+inline Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, const CosineSimilarityFuncOptions& o) {
+  return cosine_similarity(x1, x2, o.dim(), o.eps());
+}
+struct PairwiseDistanceFuncOptions {
+  WICK_ARG(double, p) = 2.0;
+  WICK_ARG(double, eps) = 1e-6;
+  WICK_ARG(bool, keepdim) = false;
+};
+inline Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, const PairwiseDistanceFuncOptions& o) {
+  return pairwise_distance(x1, x2, o.p(), o.eps(), o.keepdim());
+}
+struct KLDivFuncOptions {
+  // KLDivFuncOptions(wick::kBatchMean): the enum spellings convert to their strings
+  KLDivFuncOptions(std::string reduction = "mean") : reduction_(std::move(reduction)) {}
+  WICK_ARG(std::string, reduction);
+  WICK_ARG(bool, log_target) = false;
+};
+inline Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& o) {
+  return kl_div(input, target, o.reduction(), o.log_target());
+}
+struct HuberLossFuncOptions {
+  HuberLossFuncOptions(std::string reduction = "mean") : reduction_(std::move(reduction)) {}
+  WICK_ARG(std::string, reduction);
+  WICK_ARG(double, delta) = 1.0;
+};
+inline Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFuncOptions& o) {
+  return huber_loss(input, target, o.reduction(), o.delta());
+}
+struct PixelShuffleFuncOptions {
+  PixelShuffleFuncOptions(int64_t upscale_factor) : upscale_factor_(upscale_factor) {}
+  WICK_ARG(int64_t, upscale_factor);
+};
+inline Tensor pixel_shuffle(const Tensor& x, const PixelShuffleFuncOptions& o) {
+  return pixel_shuffle(x, o.upscale_factor());
+}
+struct PixelUnshuffleFuncOptions {
+  PixelUnshuffleFuncOptions(int64_t downscale_factor) : downscale_factor_(downscale_factor) {}
+  WICK_ARG(int64_t, downscale_factor);
+};
+inline Tensor pixel_unshuffle(const Tensor& x, const PixelUnshuffleFuncOptions& o) {
+  return pixel_unshuffle(x, o.downscale_factor());
+}
+struct AlphaDropoutFuncOptions {
+  WICK_ARG(double, p) = 0.5;
+  WICK_ARG(bool, training) = false;
+  WICK_ARG(bool, inplace) = false;
+};
+inline Tensor alpha_dropout(const Tensor& x, const AlphaDropoutFuncOptions& o) {
+  return alpha_dropout(x, o.p(), o.training());
+}
+
 }  // namespace wick::nn::functional
 
 // ATen's functions of these names in namespace wick, as LibTorch's torch::dropout,
@@ -445,6 +550,9 @@ inline Tensor hardtanh(const Tensor& x, double min_val = -1.0, double max_val = 
 inline Tensor threshold(const Tensor& x, double threshold, double value) {
   return nn::functional::threshold(x, threshold, value);
 }
+// torch.unflatten(input, dim, sizes) (Tensor.unflatten): dim split into sizes (one of them may be
+// -1, inferred), a view of input.
+Tensor unflatten(const Tensor& input, int64_t dim, IntArrayRef sizes);
 // torch.constant_pad_nd: pad(input, pad, "constant", value).
 Tensor constant_pad_nd(const Tensor& input, IntArrayRef pad, const Scalar& value = 0);
 }  // namespace wick

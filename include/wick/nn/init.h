@@ -27,5 +27,11 @@ Tensor kaiming_normal_(Tensor t, double a = 0, const std::string& mode = "fan_in
                        const std::string& nonlinearity = "leaky_relu");
 Tensor xavier_uniform_(Tensor t, double gain = 1);
 Tensor xavier_normal_(Tensor t, double gain = 1);
+// t (2 or more dims, viewed as [size(0), numel / size(0)]) filled with a (semi-)orthogonal
+// matrix times gain: the Q of the QR factorization of a standard normal matrix drawn from wick's
+// generator on t's device in t's dtype, with R's diagonal made positive (PyTorch's recipe).
+// wick has no QR: Q comes from Gram-Schmidt (each column orthogonalized twice) in float64 on
+// the CPU, the same Q as a Householder QR with R's signs fixed, up to rounding.
+Tensor orthogonal_(Tensor t, double gain = 1);
 
 }  // namespace wick::nn::init

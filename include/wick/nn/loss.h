@@ -1,4 +1,5 @@
-// Losses as modules: CrossEntropyLoss NLLLoss MSELoss L1Loss BCEWithLogitsLoss BCELoss SmoothL1Loss.
+// Losses as modules: CrossEntropyLoss NLLLoss MSELoss L1Loss BCEWithLogitsLoss BCELoss SmoothL1Loss
+// HuberLoss KLDivLoss.
 //
 //   wick::nn::CrossEntropyLoss criterion(
 //       wick::nn::CrossEntropyLossOptions().weight(wick::tensor({1., 3.})).label_smoothing(0.1));
@@ -113,5 +114,37 @@ class SmoothL1LossImpl : public Module {
   SmoothL1LossOptions options;
 };
 WICK_MODULE(SmoothL1Loss);
+
+struct HuberLossOptions {
+  // HuberLossOptions(wick::kSum): the enum spellings convert to their strings
+  HuberLossOptions(std::string reduction = "mean") : reduction_(std::move(reduction)) {}
+  WICK_ARG(std::string, reduction);
+  WICK_ARG(double, delta) = 1.0;
+};
+
+// functional::huber_loss; printed HuberLoss(), as PyTorch's.
+class HuberLossImpl : public Module {
+ public:
+  explicit HuberLossImpl(const HuberLossOptions& options = {}) : options(options) {}
+  Tensor forward(const Tensor& input, const Tensor& target);
+  HuberLossOptions options;
+};
+WICK_MODULE(HuberLoss);
+
+struct KLDivLossOptions {
+  // KLDivLossOptions(wick::kBatchMean): "mean", "batchmean", "sum" or "none"
+  KLDivLossOptions(std::string reduction = "mean") : reduction_(std::move(reduction)) {}
+  WICK_ARG(std::string, reduction);
+  WICK_ARG(bool, log_target) = false;
+};
+
+// functional::kl_div of log-probabilities input; printed KLDivLoss(), as PyTorch's.
+class KLDivLossImpl : public Module {
+ public:
+  explicit KLDivLossImpl(const KLDivLossOptions& options = {}) : options(options) {}
+  Tensor forward(const Tensor& input, const Tensor& target);
+  KLDivLossOptions options;
+};
+WICK_MODULE(KLDivLoss);
 
 }  // namespace wick::nn
