@@ -138,8 +138,7 @@ int main(int argc, char** argv) {
   sdpa("sdpa_fwd_bwd_bf16_causal_b32_h12_t4096_d128_tflops", 32, 12, 4096, 128);
 
   // ---- recurrent layers: LSTM, 2 layers, input and hidden 1024, seq 128, batch 64, fp32 (no
-  // TF32), forward + backward. wick takes cuDNN's RNN API only with WICK_NEW_CUDA_KERNELS=1
-  // (docs/design.md §18); without it the row times the layers by ops.
+  // TF32), forward + backward, through cuDNN's RNN API (docs/design.md §18).
   if (sel("lstm")) {
     nn::LSTM m(nn::LSTMOptions(1024, 1024).num_layers(2));
     m->to(gpu);
