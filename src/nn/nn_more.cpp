@@ -237,14 +237,19 @@ Tensor pixel_shuffle(const Tensor& x, int64_t upscale_factor) {
   const int64_t r = upscale_factor;
   WICK_CHECK(r > 0, ValueError, op, "pixel_shuffle expects a positive upscale_factor, but got ", r);
   const int64_t c = x.size(-3), h = x.size(-2), w = x.size(-1);
-  WICK_CHECK(c % (r * r) == 0, ValueError, op,
+  int64_t rr = 0;  // r * r; a square that wraps divides nothing
+  const bool wraps = __builtin_mul_overflow(r, r, &rr);
+  WICK_CHECK(!wraps && c % rr == 0, ValueError, op,
              "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
              "upscale_factor, "
              "but input.size(-3)=",
-             c, " is not divisible by ", r * r);
+             c, " is not divisible by ", wraps ? std::to_string(r) + "^2" : std::to_string(rr));
+  int64_t hr = 0, wr = 0;
+  WICK_CHECK(!__builtin_mul_overflow(h, r, &hr) && !__builtin_mul_overflow(w, r, &wr), ValueError, op,
+             "pixel_shuffle: the output's height or width, ", h, " or ", w, " times ", r, ", overflows int64");
   DimVector split = batch_dims(x), final_shape = batch_dims(x);
-  for (int64_t s : {c / (r * r), r, r, h, w}) split.push_back(s);
-  for (int64_t s : {c / (r * r), h * r, w * r}) final_shape.push_back(s);
+  for (int64_t s : {c / rr, r, r, h, w}) split.push_back(s);
+  for (int64_t s : {c / rr, hr, wr}) final_shape.push_back(s);
   const bool grad = wick::detail::needs_grad(x);
   Tensor out = wick::detail::forward_once(grad, [&] {
     return rearranged(x, split, {0, 3, 1, 4, 2}, final_shape, op);
@@ -272,9 +277,12 @@ Tensor pixel_unshuffle(const Tensor& x, int64_t downscale_factor) {
   WICK_CHECK(w % r == 0, ValueError, op,
              "pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)=", w,
              " is not divisible by ", r);
+  int64_t channels = 0;  // c r^2, which must not wrap (r may exceed an empty height and width)
+  WICK_CHECK(!__builtin_mul_overflow(r, r, &channels) && !__builtin_mul_overflow(c, channels, &channels), ValueError,
+             op, "pixel_unshuffle: the output's channels, ", c, " times the square of ", r, ", overflow int64");
   DimVector split = batch_dims(x), final_shape = batch_dims(x);
   for (int64_t s : {c, h / r, r, w / r, r}) split.push_back(s);
-  for (int64_t s : {c * r * r, h / r, w / r}) final_shape.push_back(s);
+  for (int64_t s : {channels, h / r, w / r}) final_shape.push_back(s);
   const bool grad = wick::detail::needs_grad(x);
   Tensor out = wick::detail::forward_once(grad, [&] {
     return rearranged(x, split, {0, 2, 4, 1, 3}, final_shape, op);

@@ -545,6 +545,12 @@ TEST_P(NnMore, BadArgumentsNameTheFunction) {
   EXPECT_TRUE(names([&] { F::pixel_shuffle(x, 2); }, "pixel_shuffle"));
   EXPECT_TRUE(names([&] { F::pixel_shuffle(randn({1, 4, 2, 2}).to(dev()), 0); }, "pixel_shuffle"));
   EXPECT_THROW(F::pixel_unshuffle(randn({1, 1, 3, 2}).to(dev()), 2), ValueError);
+  // Factors whose square, or the output's sizes, would wrap int64 (empty inputs divide by anything).
+  const TensorOptions o = TensorOptions().device(dev());
+  EXPECT_THROW(F::pixel_shuffle(zeros({1, 0, 2, 2}, o), int64_t(1) << 32), ValueError);
+  EXPECT_THROW(F::pixel_shuffle(zeros({1, 0, int64_t(1) << 40, 2}, o), int64_t(1) << 30), ValueError);
+  EXPECT_THROW(F::pixel_unshuffle(zeros({1, 2, 0, 0}, o), int64_t(1) << 40), ValueError);
+  EXPECT_TRUE(names([&] { F::pixel_unshuffle(zeros({1, 2, 0, 0}, o), int64_t(1) << 40); }, "pixel_unshuffle"));
   EXPECT_TRUE(names([&] { F::pixel_unshuffle(randn({1, 1, 3, 2}).to(dev()), 2); }, "pixel_unshuffle"));
   EXPECT_THROW(wick::unflatten(x, 1, {2, 2}), ValueError);
   EXPECT_EQ(error_of([&] {
