@@ -337,11 +337,19 @@ Tensor Tensor::mv(const Tensor& vec) const { return wick::mv(*this, vec); }
 Tensor diag(const Tensor& t, int64_t diagonal) {
   check_defined(t, "diag", "self");
   WICK_CHECK(t.dim() == 1 || t.dim() == 2, ValueError, "diag", "Supports 1D or 2D tensors. Got ", t.dim(), "D");
+  // The offset's magnitude, kept where n + |diagonal| cannot wrap (a larger one selects nothing
+  // from a matrix, and no vector's matrix is that large).
+  const int64_t k = std::clamp<int64_t>(diagonal, -(int64_t(1) << 62), int64_t(1) << 62);
+  if (t.dim() == 1) {
+    int64_t m = 0;
+    WICK_CHECK(!__builtin_add_overflow(t.size(0), k < 0 ? -k : k, &m) && k == diagonal, ValueError, "diag",
+               "the matrix of a vector of ", t.size(0), " elements on diagonal ", diagonal, " is too large");
+  }
   return as_op("diag", [&] {
     const TensorOptions o = TensorOptions(kInt64).device(t.device());
-    const int64_t r0 = std::max<int64_t>(-diagonal, 0), c0 = std::max<int64_t>(diagonal, 0);
+    const int64_t r0 = std::max<int64_t>(-k, 0), c0 = std::max<int64_t>(k, 0);
     if (t.dim() == 1) {
-      const int64_t n = t.size(0), m = n + std::abs(diagonal);
+      const int64_t n = t.size(0), m = n + (k < 0 ? -k : k);
       Tensor j = arange(n, o);
       return zeros({m, m}, TensorOptions(t.dtype()).device(t.device()))
           .index_put({j + r0, j + c0}, t);

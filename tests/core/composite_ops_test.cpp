@@ -292,6 +292,13 @@ TEST_P(CompositeOps, DotMvDiagMeshgridLogspace) {
   EXPECT_EQ(values(diag(sq.t(), 2)), (std::vector<double>{8}));
   EXPECT_EQ(diag(sq, 5).numel(), 0);
   EXPECT_THROW(diag(sq.reshape({3, 2, 2})), ValueError);
+  // Offsets at the ends of int64: nothing selected from a matrix; a vector's matrix too large.
+  const int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(diag(sq, hi).numel(), 0);
+  EXPECT_EQ(diag(sq, lo).numel(), 0);
+  EXPECT_THROW(diag(a, lo), ValueError);
+  EXPECT_THROW(diag(a, hi), ValueError);
+  EXPECT_THROW(diag(a, int64_t(1) << 40), Error);
 
   auto g = meshgrid({a, on({7, 8})}, "ij");
   ASSERT_EQ(g.size(), 2u);
