@@ -89,13 +89,12 @@ nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 # ctypes) then runs that copy before its static initializers have: the dlpack_torch crash.
 # The machine's environment names that wrapper in CXX, so CXX is not read: WICK_GPU_CXX overrides.
 cxx=${WICK_GPU_CXX:-$([[ -x /usr/bin/g++ ]] && echo /usr/bin/g++ || command -v g++)}
-# The C compiler (MPI's C parts) from the same installation: CMake puts the C compiler's own
-# library folders on every link line, and with the machine's /opt/gcc (named in CC) those hold
-# a static libstdc++ that the linker then found before the system's shared one.
+# The C compiler (MPI's C parts) from the same installation, not the CC the environment names.
 cc=${cxx%g++}gcc
-# CMake's CUDA detection still lists /opt/gcc's library folders among the link folders of every
-# target with CUDA sources, and those hold a static libstdc++: the C++ compiler's own folder goes
-# on the link line first, so that the linker finds the shared one there.
+# Even so, CMake's CUDA detection lists /opt/gcc's library folders among the link folders of
+# every target with CUDA sources (neither PATH, NVCC_CCBIN nor the C compiler changes that), and
+# those hold a static libstdc++ that the linker took for libwick: the C++ compiler's own folder
+# goes first on the link line, so that the linker finds the shared one there.
 stdcxx_dir=$(dirname "$("$cxx" -print-file-name=libstdc++.so)")
 
 build=build-gpu
