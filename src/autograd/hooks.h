@@ -163,9 +163,9 @@ void record_std(const Tensor& t, const Tensor& out, IntArrayRef dims, double cor
 // One VarMeanBackward0 node for both results of var_mean.
 void record_var_mean(const Tensor& t, const Tensor& var, const Tensor& mean, IntArrayRef dims, double correction,
                      bool keepdim);
-// out = amax(t, dims) (is_max) or amin, dims wrapped and sorted: AmaxBackward0/AminBackward0,
-// the gradient shared equally by the elements equal to the result.
-void record_amax(const Tensor& t, const Tensor& out, const std::vector<int64_t>& dims, bool keepdim, bool is_max);
+// out = amax(t, dims) (is_max) or amin (dims empty: all): AmaxBackward0/AminBackward0, the
+// gradient shared equally by the elements equal to the result.
+void record_amax(const Tensor& t, const Tensor& out, IntArrayRef dims, bool keepdim, bool is_max);
 // out = prod(t) (dim empty: ProdBackward0) or prod(t, *dim, keepdim) (ProdBackward1).
 void record_prod(const Tensor& t, const Tensor& out, std::optional<int64_t> dim, bool keepdim);
 // norm(t, p) is norm(t, p, {}, false).

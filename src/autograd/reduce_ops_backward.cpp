@@ -157,15 +157,15 @@ void record_var_mean(const Tensor& t, const Tensor& var, const Tensor& mean, Int
 
 // ---- norm
 
-void record_amax(const Tensor& t, const Tensor& out, const std::vector<int64_t>& dims, bool keepdim, bool is_max) {
-  DimVector red(dims.begin(), dims.end());
+void record_amax(const Tensor& t, const Tensor& out, IntArrayRef dims, bool keepdim, bool is_max) {
+  DimVector red = reduced(t, dims, is_max ? "amax" : "amin");
   record(is_max ? "AmaxBackward0" : "AminBackward0", {t}, out, {t, out},
          [red, keepdim](BackwardContext& c) -> variable_list {
            Tensor x = c.saved(0);
            Tensor y = keep(c.saved(1), red, keepdim, x.dim());
            Tensor g = keep(c.grad(), red, keepdim, x.dim());
            Tensor mask = (x == y).to(g.dtype());
-           Tensor count = red.empty() ? mask : mask.sum(red, true);
+           Tensor count = x.dim() == 0 ? mask : mask.sum(red, true);
            return {g * mask / count};
          });
 }

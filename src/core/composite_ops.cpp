@@ -1,14 +1,15 @@
 // Ops that LibTorch programs reach for and that wick composes from its other ops: square, the
-// isnan/isinf/isfinite tests, isclose/allclose, maximum/minimum, amax/amin, count_nonzero,
+// isnan/isinf/isfinite tests, isclose/allclose, maximum/minimum, count_nonzero,
 // prod, roll, fliplr/flipud, flatten, type_as, dot/mv, diag, unbind, meshgrid, logspace, the
 // random randperm/normal/bernoulli, and Tensor::print. They run on every device their parts run
-// on. Those PyTorch records as one node (MaximumBackward0, AmaxBackward0, ProdBackward0,
+// on. Those PyTorch records as one node (MaximumBackward0, ProdBackward0,
 // RollBackward0) compute their result once under forward_once and record that node
 // (autograd/hooks.h); the others show the nodes of the ops they are made of, as PyTorch's
 // composites do (square is pow(t, 2): PowBackward0).
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <limits>
 #include <string_view>
 #include <vector>
 
@@ -115,84 +116,10 @@ Tensor Tensor::minimum(const Tensor& other) const { return wick::minimum(*this, 
 
 // ---- reductions
 
-namespace {
-
-// The wrapped, sorted dims of a reduction over dims (empty: all of t's).
-std::vector<int64_t> reduced_dims(const Tensor& t, IntArrayRef dims, const char* name) {
-  std::vector<int64_t> r;
-  const int64_t n = std::max<int64_t>(t.dim(), 1);
-  if (dims.empty()) {
-    for (int64_t d = 0; d < t.dim(); ++d) r.push_back(d);
-    return r;
-  }
-  std::vector<bool> seen(size_t(n), false);
-  for (int64_t d : dims) {
-    const int64_t w = wrap_dim(d, t.dim(), name);
-    WICK_CHECK(!seen[size_t(w)], ValueError, name, "dim ", w, " appears multiple times in the list of dims");
-    seen[size_t(w)] = true;
-    r.push_back(w);
-  }
-  std::sort(r.begin(), r.end());
-  return r;
-}
-
-// max or min over the sorted dims ds: the reduced dims moved last and flattened into one.
-Tensor extremum_over(const Tensor& t, const std::vector<int64_t>& ds, bool keepdim, bool is_max) {
-  const int64_t n = t.dim();
-  if (n == 0) return t.clone();
-  std::vector<int64_t> order, kept_sizes, keep_shape;
-  for (int64_t d = 0; d < n; ++d) {
-    if (std::find(ds.begin(), ds.end(), d) == ds.end()) {
-      order.push_back(d);
-      kept_sizes.push_back(t.size(d));
-      keep_shape.push_back(t.size(d));
-    } else {
-      keep_shape.push_back(1);
-    }
-  }
-  int64_t count = 1;
-  for (int64_t d : ds) {
-    order.push_back(d);
-    count *= t.size(d);
-  }
-  std::vector<int64_t> flat = kept_sizes;
-  flat.push_back(count);  // not -1: kept dims of size 0 leave it undetermined
-  Tensor rows = t.permute(order).reshape(flat);
-  Tensor r = std::get<0>(is_max ? wick::max(rows, -1) : wick::min(rows, -1));
-  return keepdim ? r.reshape(keep_shape) : r.reshape(kept_sizes);
-}
-
-Tensor amax_amin(const Tensor& t, IntArrayRef dims, bool keepdim, bool is_max) {
-  const char* name = is_max ? "amax" : "amin";
-  check_defined(t, name, "self");
-  const std::vector<int64_t> ds = reduced_dims(t, dims, name);
-  if (t.dim() > 0)  // a 0-d t holds one element, whichever of its dims (0, -1) is named
-    for (int64_t d : ds)
-      WICK_CHECK(t.size(d) != 0, IndexError, name, "Expected reduction dim ", d, " to have non-zero size.");
-  WICK_CHECK(t.numel() != 0 || !ds.empty(), IndexError, name,
-             "Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' "
-             "argument.");
-  const bool grad = needs_grad(t);
-  Tensor out = forward_once(grad, [&] { return as_op(name, [&] { return extremum_over(t, ds, keepdim, is_max); }); });
-  if (grad) [[unlikely]] autograd::record_amax(t, out, t.dim() == 0 ? std::vector<int64_t>{} : ds, keepdim, is_max);
-  return out;
-}
-
-}  // namespace
-
-Tensor amax(const Tensor& t, IntArrayRef dims, bool keepdim) { return amax_amin(t, dims, keepdim, true); }
-Tensor amin(const Tensor& t, IntArrayRef dims, bool keepdim) { return amax_amin(t, dims, keepdim, false); }
-Tensor Tensor::amax(IntArrayRef dims, bool keepdim) const { return wick::amax(*this, dims, keepdim); }
-Tensor Tensor::amin(IntArrayRef dims, bool keepdim) const { return wick::amin(*this, dims, keepdim); }
-
 Tensor count_nonzero(const Tensor& t, IntArrayRef dims) {
   check_defined(t, "count_nonzero", "self");
-  const std::vector<int64_t> ds = reduced_dims(t, dims, "count_nonzero");
   NoGradGuard no_grad;
-  return as_op("count_nonzero", [&] {
-    Tensor nz = t != 0;
-    return dims.empty() ? nz.sum() : nz.sum(ds);
-  });
+  return as_op("count_nonzero", [&] { return (t != 0).sum(dims); });  // bool sums count in int64
 }
 Tensor Tensor::count_nonzero(IntArrayRef dims) const { return wick::count_nonzero(*this, dims); }
 
@@ -392,9 +319,8 @@ std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors, std::string_vie
 
 Tensor logspace(double start, double end, int64_t steps, double base, TensorOptions o) {
   return as_op("logspace", [&] {
-    const Dtype dt = o.dtype_opt() ? *o.dtype_opt() : kFloat32;
     Tensor e = linspace(start, end, steps, TensorOptions(kFloat64).device(o.device()));
-    return wick::pow(base, e).to(dt);
+    return wick::pow(base, e).to(o.dtype());  // the default dtype unless o names one
   });
 }
 
@@ -403,8 +329,22 @@ Tensor logspace(double start, double end, int64_t steps, double base, TensorOpti
 Tensor randperm(int64_t n, TensorOptions o) {
   WICK_CHECK(n >= 0, ValueError, "randperm", "n must be non-negative, got", n);
   const Dtype dt = o.dtype_opt() ? *o.dtype_opt() : kInt64;
-  WICK_CHECK(dt != kBool && (!is_integral(dt, false) || dt == kInt64 || dt == kInt32 || n <= 128), ValueError,
-             "randperm", "n is too large for result tensor type: '", dt, "'");
+  // The largest n whose values 0 .. n-1 the dtype holds exactly (PyTorch's bounds).
+  auto limit = [](Dtype d) -> int64_t {
+    switch (d) {
+      case kBool: return 0;
+      case kUInt8: return int64_t(1) << 8;
+      case kInt8: return int64_t(1) << 7;
+      case kInt16: return int64_t(1) << 15;
+      case kInt32: return int64_t(1) << 31;
+      case kFloat16: return (int64_t(1) << 11) + 1;
+      case kBFloat16: return (int64_t(1) << 8) + 1;
+      case kFloat32: return (int64_t(1) << 24) + 1;
+      case kFloat64: return (int64_t(1) << 53) + 1;
+      default: return std::numeric_limits<int64_t>::max();
+    }
+  };
+  WICK_CHECK(n <= limit(dt), ValueError, "randperm", "n is too large for result tensor type: '", dt, "'");
   return as_op("randperm", [&] {
     // float64 draws: two equal keys among n are about n^2 / 2^54 likely, and a tie still gives a
     // permutation (sort keeps the lower index first).
@@ -429,9 +369,9 @@ void check_probabilities(const Tensor& p, const char* op) {
              p.dtype());
   if (p.numel() == 0) return;
   NoGradGuard no_grad;
-  const Tensor lo = p.amin(), hi = p.amax();
-  WICK_CHECK(lo.item<double>() >= 0 && hi.item<double>() <= 1, ValueError, op,
-             "Expected p_in >= 0 && p_in <= 1 to be true, but got false.");
+  // Both bounds in one read back to the host (one synchronization on a GPU).
+  const std::vector<double> r = stack({p.amin(), p.amax()}).to(kFloat64).cpu().to_vector<double>();
+  WICK_CHECK(r[0] >= 0 && r[1] <= 1, ValueError, op, "Expected p_in >= 0 && p_in <= 1 to be true, but got false.");
 }
 
 }  // namespace

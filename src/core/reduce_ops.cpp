@@ -86,6 +86,28 @@ Tensor norm_impl(const Tensor& t, const Scalar& p, IntArrayRef dims, bool keepdi
 }
 
 // var, std and norm computed once, then recorded when t needs grad.
+// amax / amin: the values of max / min over dims (empty: all), NaN propagating, no indices.
+Tensor extremum_values(ReduceOp op, const Tensor& t, IntArrayRef dims, bool keepdim, const char* name) {
+  DimPlan p = plan_dims(t, dims, keepdim, name);
+  if (p.n == 0) [[unlikely]] {  // nothing to take the max of: a named dim of size 0, or an empty t
+    for (int64_t d : dims) check_nonempty(t, d, name);
+    check_nonempty(t, std::nullopt, name);
+  }
+  Tensor v = empty(p.out_sizes, t.options());
+  run_reduce(op, p, v, {}, 0, t.device(), name);
+  return v;
+}
+
+Tensor amax_amin(const Tensor& t, IntArrayRef dims, bool keepdim, bool is_max) {
+  const char* name = is_max ? "amax" : "amin";
+  check_defined(t, name, "self");
+  const bool grad = needs_grad(t);
+  Tensor out = forward_once(
+      grad, [&] { return extremum_values(is_max ? ReduceOp::Max : ReduceOp::Min, t, dims, keepdim, name); });
+  if (grad) [[unlikely]] autograd::record_amax(t, out, dims, keepdim, is_max);
+  return out;
+}
+
 Tensor var_recorded(const Tensor& t, IntArrayRef dims, double correction, bool keepdim) {
   const bool grad = needs_grad(t);
   Tensor out = forward_once(grad, [&] { return moment(ReduceOp::Var, t, dims, correction, keepdim, "var"); });
@@ -169,6 +191,11 @@ Tensor norm(const Tensor& t, const Scalar& p) {
         [&](const Tensor& x) { return wick::norm(x, p); }, t);
   return norm_recorded(t, p, {}, false);
 }
+Tensor amax(const Tensor& t, IntArrayRef dims, bool keepdim) { return amax_amin(t, dims, keepdim, true); }
+Tensor amin(const Tensor& t, IntArrayRef dims, bool keepdim) { return amax_amin(t, dims, keepdim, false); }
+Tensor Tensor::amax(IntArrayRef dims, bool keepdim) const { return wick::amax(*this, dims, keepdim); }
+Tensor Tensor::amin(IntArrayRef dims, bool keepdim) const { return wick::amin(*this, dims, keepdim); }
+
 Tensor norm(const Tensor& t, const Scalar& p, IntArrayRef dims, bool keepdim) {
   check_defined(t, "norm", "self");
   if (autocast::active()) [[unlikely]]

@@ -34,14 +34,6 @@
 
 namespace wick {
 
-namespace {
-std::string list_string(IntArrayRef v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
-}  // namespace
-
 Tensor unflatten(const Tensor& input, int64_t dim, IntArrayRef sizes) {
   constexpr const char* op = "unflatten";
   wick::detail::check_defined(input, op, "self");
@@ -50,8 +42,8 @@ Tensor unflatten(const Tensor& input, int64_t dim, IntArrayRef sizes) {
   const int64_t n = input.size(d);
   // One size may be -1 (inferred), as in a view's shape; PyTorch's messages: a product that
   // does not match is worded for unflatten, the shape's other faults keep view's wording.
-  const auto unexpected = [&](const std::string& what) {
-    wick::detail::raise<ValueError>(op, "unflatten got an unexpected error:\n", what);
+  const auto unexpected = [&](const auto&... what) {
+    wick::detail::raise<ValueError>(op, "unflatten got an unexpected error:\n", what...);
   };
   int64_t known = 1, inferred = -1;
   for (size_t i = 0; i < sizes.size(); ++i) {
@@ -59,16 +51,16 @@ Tensor unflatten(const Tensor& input, int64_t dim, IntArrayRef sizes) {
       if (inferred >= 0) unexpected("only one dimension can be inferred");
       inferred = int64_t(i);
     } else if (sizes[i] < 0) {
-      unexpected("invalid shape dimension " + std::to_string(sizes[i]));
+      unexpected("invalid shape dimension ", sizes[i]);
     } else {
       known *= sizes[i];
     }
   }
   if (inferred >= 0 && known == 0)
-    unexpected("cannot reshape tensor of 0 elements into shape " + list_string(sizes) +
+    unexpected("cannot reshape tensor of 0 elements into shape ", sizes,
                " because the unspecified dimension size -1 can be any value and is ambiguous");
   const bool ok = inferred < 0 ? known == n : n % known == 0;
-  WICK_CHECK(ok, ValueError, op, "unflatten: Provided sizes ", list_string(sizes),
+  WICK_CHECK(ok, ValueError, op, "unflatten: Provided sizes ", sizes,
              " don't multiply up to the size of dim ", d, " (", n, ") in the input tensor");
   DimVector shape;
   for (int64_t i = 0; i < d; ++i) shape.push_back(input.size(i));

@@ -222,7 +222,9 @@ TEST_P(CompositeOps, MaximumMinimumAmaxAtTiesAndNan) {
   EXPECT_EQ(values(amax(on({1, kNan, 3}))).size(), 1u);
   EXPECT_TRUE(std::isnan(amax(on({1, kNan, 3})).item<double>()));
   EXPECT_THROW(amax(on({1, 2}), {0, 0}), ValueError);
-  EXPECT_THROW(amax(zeros({0}, TensorOptions().device(dev()))), IndexError);
+  EXPECT_THROW(amax(zeros({0}, TensorOptions().device(dev()))), ValueError);  // as max() of an empty tensor
+  EXPECT_THROW(amax(zeros({2, 0}, TensorOptions().device(dev())), 1), IndexError);
+  EXPECT_EQ(amax(zeros({2, 0}, TensorOptions().device(dev())), 0).sizes().vec(), (Shape{0}));
 }
 
 TEST_P(CompositeOps, UnaryRoundingEdges) {
@@ -312,6 +314,7 @@ TEST_P(CompositeOps, DotMvDiagMeshgridLogspace) {
   EXPECT_THROW(meshgrid({a, m}), ValueError);
   EXPECT_THROW(meshgrid({a}, "ji"), ValueError);
 
+  EXPECT_EQ(logspace(0, 1, 2).dtype(), get_default_dtype());
   std::vector<double> ls = values(logspace(0, 2, 3, 10.0, TensorOptions().device(dev())));
   EXPECT_NEAR(ls[0], 1, 1e-5);
   EXPECT_NEAR(ls[1], 10, 1e-4);
@@ -341,6 +344,12 @@ TEST_P(CompositeOps, RandpermNormalBernoulli) {
   EXPECT_FALSE(equal(a, b));
   EXPECT_EQ(randperm(5, TensorOptions(kInt32)).dtype(), kInt32);
   EXPECT_THROW(randperm(-1), ValueError);
+  // The dtype must hold n - 1 exactly.
+  EXPECT_EQ(randperm(200, TensorOptions(kInt16)).to(kInt64).sum().item<int64_t>(), 199 * 200 / 2);
+  EXPECT_EQ(randperm(256, TensorOptions(kUInt8)).numel(), 256);
+  EXPECT_THROW(randperm(129, TensorOptions(kInt8)), ValueError);
+  EXPECT_THROW(randperm(2050, TensorOptions(kFloat16)), ValueError);
+  EXPECT_THROW(randperm(2, TensorOptions(kBool)), ValueError);
 
   Tensor z = normal(2.0, 0.5, {20000}, TensorOptions().device(dev()));
   EXPECT_NEAR(z.mean().item<double>(), 2.0, 0.02);
