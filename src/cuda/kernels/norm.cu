@@ -13,8 +13,8 @@
  * - backward: dx in one kernel (a group per row: the sums of g and g xhat over the row, then
  *   dx); the same kernel adds dy xhat and dy into per-thread partial sums of the thread's
  *   columns over the rows it visits, combines a block's warps in shared memory in warp order,
- *   and writes one partial row per block; a second small kernel adds the partial rows in block
- *   order into dweight and dbias. The grid is fixed by the device, so the sums are the same on
+ *   and writes one partial row per block; a second small kernel adds the partial rows into
+ *   dweight and dbias, in an order fixed by their count (sum_parts). The grid is fixed by the device, so the sums are the same on
  *   every run.
  * Arithmetic in float for 16-bit floats and float32, double for float64.
  */
@@ -177,28 +177,32 @@ __global__ void __launch_bounds__(kBlock)
 // ---- backward
 
 // dx of the group's rows (when dx), and the block's partial row of sum(dy xhat) and sum(dy)
-// (when part_w, part_b: [gridDim.x, n]).
-template <class T, class W, int G>
-__global__ void __launch_bounds__(kBlock)
+// (when part_w, part_b: [gridDim.x, n]). U (<= kCache): the vectors a thread holds of a row,
+// the fewest that cover n, so that the four arrays of U vectors (x hat, dy, and the two partial
+// sums) stay in registers with two blocks on an SM where they fit in 128 (up to 24 values
+// each): with kCache of each for every n, a warp row of 768 16-bit floats took 180 registers a
+// thread, one block an SM, and the kernel ran at a quarter of the memory's rate.
+template <class T, class W, int G, int U>
+__global__ void __launch_bounds__(kBlock, U * int(16 / sizeof(T)) <= 24 ? 2 : 1)
     backward_cached(const T* dy, const T* x, const opmath_t<T>* mean, const opmath_t<T>* rstd, const W* w, T* dx,
                     opmath_t<T>* part_w, opmath_t<T>* part_b, int64_t m, int64_t n, bool rms, bool aligned) {
   using M = opmath_t<T>;
   constexpr int VEC = int(16 / sizeof(T));
   constexpr int R = kBlock / G;
   const int lane = int(threadIdx.x) % G;
-  M pw[kCache][VEC], pb[kCache][VEC];
+  M pw[U][VEC], pb[U][VEC];
 #pragma unroll
-  for (int u = 0; u < kCache; ++u)
+  for (int u = 0; u < U; ++u)
 #pragma unroll
     for (int k = 0; k < VEC; ++k) pw[u][k] = pb[u][k] = 0;
   for (int64_t row = int64_t(blockIdx.x) * R + threadIdx.x / G; row < m; row += int64_t(gridDim.x) * R) {
     const T* gr = dy + row * n;
     const T* xr = x + row * n;
     const M mu = rms ? M(0) : mean[row], rs = rstd[row];
-    M xh[kCache][VEC], g[kCache][VEC];
+    M xh[U][VEC], g[U][VEC];
     M a = 0, c = 0;
 #pragma unroll
-    for (int u = 0; u < kCache; ++u) {
+    for (int u = 0; u < U; ++u) {
       const int64_t i = (int64_t(u) * G + lane) * VEC;
       if (i < n) {
         load<VEC>(xr, i, aligned, n, xh[u]);
@@ -229,7 +233,7 @@ __global__ void __launch_bounds__(kBlock)
       a = rms ? M(0) : group_sum<G>(a) / M(n);
       c = group_sum<G>(c) / M(n);
 #pragma unroll
-      for (int u = 0; u < kCache; ++u) {
+      for (int u = 0; u < U; ++u) {
         const int64_t i = (int64_t(u) * G + lane) * VEC;
         if (i >= n) continue;
         M o[VEC];
@@ -243,7 +247,7 @@ __global__ void __launch_bounds__(kBlock)
   if constexpr (G == kBlock) {
     // One group per block: each thread owns its columns of the block's partial row.
 #pragma unroll
-    for (int u = 0; u < kCache; ++u) {
+    for (int u = 0; u < U; ++u) {
       const int64_t i = (int64_t(u) * G + lane) * VEC;
 #pragma unroll
       for (int k = 0; k < VEC; ++k)
@@ -259,7 +263,7 @@ __global__ void __launch_bounds__(kBlock)
     for (int r = 0; r < R; ++r) {
       if (warp == r) {
 #pragma unroll
-        for (int u = 0; u < kCache; ++u) {
+        for (int u = 0; u < U; ++u) {
           const int64_t i = (int64_t(u) * G + lane) * VEC;
 #pragma unroll
           for (int k = 0; k < VEC; ++k)
@@ -315,21 +319,41 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-// dweight[j], dbias[j] = the sums of the parts partial rows' column j, in row order.
+// dweight[j], dbias[j] = the sums of the parts partial rows' column j. A block takes kSumCols
+// columns; its threads split the partial rows into kSumSlices interleaved slices (slice s adds
+// rows s, s + kSumSlices, ...), and one thread per column adds the slices' sums in slice order,
+// so the order of every addition is fixed by parts alone and runs repeat bit for bit. One
+// thread per column walking all the partial rows in turn left the kernel bound by the latency
+// of its loads (n threads, hundreds of dependent steps each).
+constexpr int kSumCols = 8, kSumSlices = kBlock / kSumCols;
+
 template <class M, class W>
 __global__ void __launch_bounds__(kBlock)
     sum_parts(const M* part_w, const M* part_b, W* dw, W* db, int64_t parts, int64_t n) {
-  for (int64_t j = int64_t(blockIdx.x) * kBlock + threadIdx.x; j < n; j += int64_t(gridDim.x) * kBlock) {
-    if (dw) {
-      M s = 0;
-      for (int64_t p = 0; p < parts; ++p) s += part_w[p * n + j];
-      dw[j] = cast<W>(s);
+  __shared__ M sw[kSumSlices][kSumCols], sb[kSumSlices][kSumCols];
+  const int c = int(threadIdx.x) % kSumCols, s = int(threadIdx.x) / kSumCols;
+  for (int64_t j0 = int64_t(blockIdx.x) * kSumCols; j0 < n; j0 += int64_t(gridDim.x) * kSumCols) {
+    const int64_t j = j0 + c;
+    M aw = 0, ab = 0;
+    if (j < n) {
+      for (int64_t p = s; p < parts; p += kSumSlices) {
+        if (part_w) aw += part_w[p * n + j];
+        if (part_b) ab += part_b[p * n + j];
+      }
     }
-    if (db) {
-      M s = 0;
-      for (int64_t p = 0; p < parts; ++p) s += part_b[p * n + j];
-      db[j] = cast<W>(s);
+    sw[s][c] = aw;
+    sb[s][c] = ab;
+    __syncthreads();
+    if (s == 0 && j < n) {
+      M tw = 0, tb = 0;
+      for (int k = 0; k < kSumSlices; ++k) {
+        tw += sw[k][c];
+        tb += sb[k][c];
+      }
+      if (dw) dw[j] = cast<W>(tw);
+      if (db) db[j] = cast<W>(tb);
     }
+    __syncthreads();
   }
 }
 
@@ -401,17 +425,29 @@ void backward_typed(bool rms, const Tensor& dxt, const Tensor& dwt, const Tensor
   M* pw = mut_or_null<M>(part_w);
   M* pb = mut_or_null<M>(part_b);
   const bool aligned = n % VEC == 0 && aligned16(x) && aligned16(dy) && (!dx || aligned16(dx)) && (!w || aligned16(w));
+  // The group size G and the vectors U a thread holds, as compile-time constants.
+  auto cached = [&]<int G>() {
+    const int64_t u = (n + int64_t(G) * VEC - 1) / (int64_t(G) * VEC);
+    auto launch = [&]<int U>() {
+      backward_cached<T, W, G, U><<<grid, kBlock, 0, stream>>>(dy, x, mean, rstd, w, dx, pw, pb, m, n, rms, aligned);
+    };
+    static_assert(kCache == 4);
+    if (u <= 1) launch.template operator()<1>();
+    else if (u == 2) launch.template operator()<2>();
+    else if (u == 3) launch.template operator()<3>();
+    else launch.template operator()<4>();
+  };
   if (n <= 32 * kCache * VEC) {
-    backward_cached<T, W, 32><<<grid, kBlock, 0, stream>>>(dy, x, mean, rstd, w, dx, pw, pb, m, n, rms, aligned);
+    cached.template operator()<32>();
   } else if (n <= kBlock * kCache * VEC) {
-    backward_cached<T, W, kBlock><<<grid, kBlock, 0, stream>>>(dy, x, mean, rstd, w, dx, pw, pb, m, n, rms, aligned);
+    cached.template operator()<kBlock>();
   } else {
     backward_loop<T, W><<<grid, kBlock, 0, stream>>>(dy, x, mean, rstd, w, dx, pw, pb, m, n, rms);
   }
   WICK_CUDA_AFTER_LAUNCH(op, stream);
   if (params) {
-    sum_parts<M, W><<<grid_blocks(blocks_for(n), device), kBlock, 0, stream>>>(pw, pb, mut_or_null<W>(dwt),
-                                                                               mut_or_null<W>(dbt), grid, n);
+    sum_parts<M, W><<<grid_blocks((n + kSumCols - 1) / kSumCols, device), kBlock, 0, stream>>>(
+        pw, pb, mut_or_null<W>(dwt), mut_or_null<W>(dbt), grid, n);
     WICK_CUDA_AFTER_LAUNCH(op, stream);
   }
 }
