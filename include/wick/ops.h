@@ -160,7 +160,8 @@ Tensor norm(const Tensor& t, const Scalar& p = 2);
 Tensor norm(const Tensor& t, const Scalar& p, IntArrayRef dims, bool keepdim = false);
 
 // ---- elementwise math. Float functions of integer or bool tensors give the default float.
-// neg abs exp expm1 log sqrt rsqrt sin cos tan asin acos atan sinh cosh erf tanh sigmoid relu sign
+// neg abs exp expm1 log sqrt rsqrt sin cos tan asin acos atan sinh cosh asinh acosh atanh erf
+// erfinv tanh sigmoid relu sign
 // floor ceil round trunc frac
 // log2 log10 log1p reciprocal silu (wick/detail/op_list.h)
 #define WICK_X(Name, name, kind, autocast, form) WICK_OP_UNARY_FUNCTION_##form(name)
@@ -174,6 +175,9 @@ Tensor pow(const Scalar& base, const Tensor& exponent);
 // Python's %: the result has the sign of the divisor.
 Tensor remainder(const Tensor& t, const Scalar& other);
 Tensor remainder(const Tensor& t, const Tensor& other);
+// The angle of the point (other, t) in (-pi, pi], elementwise, broadcast; integer inputs give
+// the default float.
+Tensor atan2(const Tensor& t, const Tensor& other);
 // a % b: torch.Tensor.__mod__, the remainder with the divisor's sign.
 inline Tensor operator%(const Tensor& a, const Scalar& b) { return remainder(a, b); }
 inline Tensor operator%(const Tensor& a, const Tensor& b) { return remainder(a, b); }
@@ -306,6 +310,24 @@ Tensor minimum(const Tensor& a, const Tensor& b);
 // equally by the elements equal to the result.
 Tensor amax(const Tensor& t, IntArrayRef dims = {}, bool keepdim = false);
 Tensor amin(const Tensor& t, IntArrayRef dims = {}, bool keepdim = false);
+// The lower median of all elements (a 0-d tensor), or {values, indices} along dim: the element
+// of rank (n - 1) / 2 and its index. NaN propagates: a slice holding one gives NaN (the index of
+// its first NaN along dim). The gradient of the all-elements form is shared equally by the
+// elements equal to the result, as max's. Bool is refused; empty: NaN (all-elements form) or
+// IndexError (a dim of size 0).
+Tensor median(const Tensor& t);
+std::tuple<Tensor, Tensor> median(const Tensor& t, int64_t dim, bool keepdim = false);
+// t rounded to decimals decimal places (negative: to tens, hundreds, ...), halves to even, as
+// round(t * 10^decimals) / 10^decimals in float (16-bit floats compute in float32); floating
+// dtypes only.
+Tensor round(const Tensor& t, int64_t decimals);
+// A copy of t with the slices index[i] along dim set to value (a scalar or a 0-d tensor, cast to
+// t's dtype). index: 0-d or 1-D int64, negative entries counting from the end.
+Tensor index_fill(const Tensor& t, int64_t dim, const Tensor& index, const Scalar& value);
+Tensor index_fill(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& value);
+// t where mask (bool, broadcast with t) is false; where it is true, source's elements in order
+// (row-major), source of t's dtype holding at least as many elements as mask has true ones.
+Tensor masked_scatter(const Tensor& t, const Tensor& mask, const Tensor& source);
 // The number of non-zero elements over dims (empty: all), int64.
 Tensor count_nonzero(const Tensor& t, IntArrayRef dims = {});
 // The product of all elements, or along dim; integer and bool inputs give int64 unless dtype

@@ -244,6 +244,7 @@ class Tensor {
   Tensor pow(const Tensor& exponent) const;
   Tensor remainder(const Scalar& other) const;
   Tensor remainder(const Tensor& other) const;
+  Tensor atan2(const Tensor& other) const;
   Tensor clamp(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt) const;
   Tensor clamp(const std::optional<Tensor>& min = {}, const std::optional<Tensor>& max = {}) const;
   Tensor clamp_min(const Scalar& min) const;
@@ -332,6 +333,7 @@ class Tensor {
   Tensor& pow_(const Tensor& exponent);
   Tensor& remainder_(const Scalar& other);
   Tensor& remainder_(const Tensor& other);
+  Tensor& atan2_(const Tensor& other);
   Tensor& operator%=(const Scalar& other) { return remainder_(other); }
   Tensor& operator%=(const Tensor& other) { return remainder_(other); }
   Tensor& clamp_(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt);
@@ -406,8 +408,19 @@ class Tensor {
   Tensor roll(IntArrayRef shifts, IntArrayRef dims = {}) const;
   Tensor fliplr() const;
   Tensor flipud() const;
-  // This tensor in other's dtype (to(other.dtype())).
+  // This tensor in other's dtype (to(other.dtype())); LibTorch's type(dtype) is to(dtype).
   Tensor type_as(const Tensor& other) const;
+  Tensor type(Dtype dtype) const;
+  Tensor round(int64_t decimals) const;
+  Tensor& round_(int64_t decimals);
+  Tensor median() const;
+  std::tuple<Tensor, Tensor> median(int64_t dim, bool keepdim = false) const;
+  Tensor index_fill(int64_t dim, const Tensor& index, const Scalar& value) const;
+  Tensor index_fill(int64_t dim, const Tensor& index, const Tensor& value) const;
+  Tensor& index_fill_(int64_t dim, const Tensor& index, const Scalar& value);
+  Tensor& index_fill_(int64_t dim, const Tensor& index, const Tensor& value);
+  Tensor masked_scatter(const Tensor& mask, const Tensor& source) const;
+  Tensor& masked_scatter_(const Tensor& mask, const Tensor& source);
   Tensor dot(const Tensor& other) const;
   Tensor mv(const Tensor& vec) const;
   Tensor diag(int64_t diagonal = 0) const;

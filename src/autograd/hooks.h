@@ -129,6 +129,14 @@ void record_maximum(const Tensor& a, const Tensor& b, const Tensor& out, bool is
 // null value a scalar (index_backward.cpp).
 void record_where(const Tensor& cond, const Tensor* a, const Tensor* b, const Tensor& out);
 void record_masked_fill(const Tensor& self, const Tensor& mask, const Tensor* value, const Tensor& out);
+// out = index_fill(self, dim, index, value) computed as a masked fill with mask (bool,
+// broadcastable to self: true along dim at the filled slices); a null value a scalar
+// (IndexFillBackward0, else IndexFillBackward1). out = masked_scatter(self, mask, source)
+// with mask broadcast to out's shape (MaskedScatterBackward0). out = round(self, decimals):
+// RoundBackward1, zero. index_backward.cpp.
+void record_index_fill(const Tensor& self, const Tensor& mask, const Tensor* value, const Tensor& out);
+void record_masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source, const Tensor& out);
+void record_round_decimals(const Tensor& self, const Tensor& out);
 
 // ---- reductions (reduce_backward.cpp)
 //
@@ -168,6 +176,11 @@ void record_var_mean(const Tensor& t, const Tensor& var, const Tensor& mean, Int
 void record_amax(const Tensor& t, const Tensor& out, IntArrayRef dims, bool keepdim, bool is_max);
 // out = prod(t) (dim empty: ProdBackward0) or prod(t, *dim, keepdim) (ProdBackward1).
 void record_prod(const Tensor& t, const Tensor& out, std::optional<int64_t> dim, bool keepdim);
+// out = median(t): MedianBackward0, the gradient shared equally by the elements equal to the
+// result (NaN counting as equal to a NaN result); (values, indices) = median(t, dim, keepdim):
+// MedianBackward1, the gradient to the returned index.
+void record_median(const Tensor& t, const Tensor& out);
+void record_median(const Tensor& t, const Tensor& values, const Tensor& indices, int64_t dim, bool keepdim);
 // norm(t, p) is norm(t, p, {}, false).
 void record_norm(const Tensor& t, const Tensor& out, const Scalar& p, IntArrayRef dims, bool keepdim);
 

@@ -149,4 +149,45 @@ void record_masked_fill(const Tensor& self, const Tensor& mask, const Tensor* va
   });
 }
 
+void record_index_fill(const Tensor& self, const Tensor& mask, const Tensor* value, const Tensor& out) {
+  if (!value) {
+    record("IndexFillBackward0", {self}, out, {mask}, [](BackwardContext& c) -> variable_list {
+      Tensor g = c.grad();
+      return {wick::where(c.saved(0), wick::zeros_like(g), g)};
+    });
+    return;
+  }
+  record("IndexFillBackward1", {self, *value}, out, {mask}, [](BackwardContext& c) -> variable_list {
+    Tensor g = c.grad(), m = c.saved(0), zero = wick::zeros_like(g);
+    variable_list r(2);
+    if (c.needs(0)) r[0] = wick::where(m, zero, g);
+    if (c.needs(1)) r[1] = wick::where(m, g, zero).sum();
+    return r;
+  });
+}
+
+void record_masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source, const Tensor& out) {
+  // source's first k elements went, in order, to the k true places of mask; the rest of
+  // source was not read and gets zero.
+  record("MaskedScatterBackward0", {self, source}, out, {mask},
+         [sizes = DimVector(source.sizes()), n = source.numel()](BackwardContext& c) -> variable_list {
+           Tensor g = c.grad(), m = c.saved(0);
+           variable_list r(2);
+           if (c.needs(0)) r[0] = wick::where(m, wick::zeros_like(g), g);
+           if (c.needs(1)) {
+             Tensor taken = g.masked_select(m);
+             const int64_t k = taken.numel();
+             r[1] = k == n ? taken.reshape(sizes)
+                           : wick::cat({taken, wick::zeros({n - k}, g.options())}).reshape(sizes);
+           }
+           return r;
+         });
+}
+
+void record_round_decimals(const Tensor& self, const Tensor& out) {
+  record("RoundBackward1", {self}, out, {}, [](BackwardContext& c) -> variable_list {
+    return {wick::zeros_like(c.grad())};
+  });
+}
+
 }  // namespace wick::autograd

@@ -61,8 +61,10 @@ Tensor record_log_softmax(const Tensor& t, const Tensor& out, int64_t dim) {
 // for the all-elements forms, to the returned index for the dim forms, as PyTorch does)
 
 namespace {
+// A NaN result was selected from the NaN elements (they are "equal" to it here).
 Tensor select_all_backward(const Tensor& g, const Tensor& x, const Tensor& y) {
   Tensor mask = (x == y).to(g.dtype());
+  if (is_floating_point(x.dtype())) mask = mask + x.isnan().to(g.dtype()) * y.isnan().to(g.dtype());
   return mask * (g / mask.sum());
 }
 }  // namespace
@@ -79,11 +81,17 @@ void record_min(const Tensor& t, const Tensor& out) {
   });
 }
 
+void record_median(const Tensor& t, const Tensor& out) {
+  record("MedianBackward0", {t}, out, {t, out}, [](BackwardContext& c) -> variable_list {
+    return {select_all_backward(c.grad(), c.saved(0), c.saved(1))};
+  });
+}
+
 namespace {
-void record_select_dim(bool is_max, const Tensor& t, const Tensor& values, const Tensor& indices, int64_t dim,
+// name: the node; d: the dim, already wrapped.
+void record_select_dim(const char* name, const Tensor& t, const Tensor& values, const Tensor& indices, int64_t d,
                        bool keepdim) {
-  const int64_t d = wick::detail::wrap_dim(dim, t.dim(), is_max ? "max" : "min");
-  record(is_max ? "MaxBackward0" : "MinBackward0", {t}, values, {indices},
+  record(name, {t}, values, {indices},
          [d, keepdim, sizes = DimVector(t.sizes())](BackwardContext& c) -> variable_list {
            Tensor idx = c.saved(0), g = c.grad();
            if (sizes.empty()) return {g};
@@ -96,11 +104,15 @@ void record_select_dim(bool is_max, const Tensor& t, const Tensor& values, const
 }
 }  // namespace
 
+void record_median(const Tensor& t, const Tensor& values, const Tensor& indices, int64_t dim, bool keepdim) {
+  record_select_dim("MedianBackward1", t, values, indices, wick::detail::wrap_dim(dim, t.dim(), "median"), keepdim);
+}
+
 void record_max(const Tensor& t, const Tensor& values, const Tensor& indices, int64_t dim, bool keepdim) {
-  record_select_dim(true, t, values, indices, dim, keepdim);
+  record_select_dim("MaxBackward0", t, values, indices, wick::detail::wrap_dim(dim, t.dim(), "max"), keepdim);
 }
 void record_min(const Tensor& t, const Tensor& values, const Tensor& indices, int64_t dim, bool keepdim) {
-  record_select_dim(false, t, values, indices, dim, keepdim);
+  record_select_dim("MinBackward0", t, values, indices, wick::detail::wrap_dim(dim, t.dim(), "min"), keepdim);
 }
 
 // ---- moments

@@ -112,6 +112,13 @@ void record_unary(UnaryOp op, const Tensor& self, const Tensor& out, const Scala
     case UnaryOp::Atan: return record_one(op, self, out, self, [](T g, T x) { return g / (x * x + 1.0); });
     case UnaryOp::Sinh: return record_one(op, self, out, self, [](T g, T x) { return g * wick::cosh(x); });
     case UnaryOp::Cosh: return record_one(op, self, out, self, [](T g, T x) { return g * wick::sinh(x); });
+    case UnaryOp::Asinh: return record_one(op, self, out, self, [](T g, T x) { return g * wick::rsqrt(x * x + 1.0); });
+    case UnaryOp::Acosh: return record_one(op, self, out, self, [](T g, T x) { return g * wick::rsqrt(x * x - 1.0); });
+    case UnaryOp::Atanh: return record_one(op, self, out, self, [](T g, T x) { return g / (1.0 - x * x); });
+    case UnaryOp::Erfinv:  // d erfinv(x) / dx = (sqrt(pi) / 2) exp(erfinv(x)^2)
+      return record_one(op, self, out, out, [](T g, T y) {
+        return g * wick::exp(y * y) * (std::sqrt(std::numbers::pi) / 2.0);
+      });
     case UnaryOp::Erf:
       return record_one(op, self, out, self, [](T g, T x) {
         return g * wick::exp(-(x * x)) * (2.0 / std::sqrt(std::numbers::pi));
@@ -190,6 +197,16 @@ void record_pointwise(PointwiseOp op, const Tensor& x, const Tensor& y, const Te
         if (c.needs(0)) r[0] = c.grad();
         // remainder = a - floor(a / b) b, so d/db = -floor(a / b) = -(a - remainder) / b.
         if (c.needs(1)) r[1] = -c.grad() * (c.saved(0) - c.saved(2)) / c.saved(1);
+        return r;
+      });
+      return;
+    case PointwiseOp::Atan2:  // atan2(y, x): d/dy = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2)
+      record("Atan2Backward0", {x, y}, out, {x, y}, [](BackwardContext& c) -> variable_list {
+        variable_list r(2);
+        Tensor yv = c.saved(0), xv = c.saved(1);
+        Tensor scaled = c.grad() / (xv * xv + yv * yv);
+        if (c.needs(0)) r[0] = scaled * xv;
+        if (c.needs(1)) r[1] = -scaled * yv;
         return r;
       });
       return;

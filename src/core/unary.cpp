@@ -1,5 +1,6 @@
 // Elementwise math: neg abs exp log sqrt rsqrt sin cos tanh sigmoid relu gelu silu, sign floor
-// ceil round trunc frac log2 log10 log1p reciprocal, pow, remainder and clamp, in new and in-place forms. Each op plans a TensorIter (promotion by
+// ceil round trunc frac log2 log10 log1p reciprocal (and the rest of the op list), pow, remainder,
+// atan2 and clamp, in new and in-place forms. Each op plans a TensorIter (promotion by
 // PyTorch's rules: float functions of integer tensors give the default float) and calls the
 // backend's unary or pointwise family. The ops of one tensor are generated from their lines in
 // the op list (WICK_UNARY_OPS, wick/detail/op_list.h); the others are written here.
@@ -61,6 +62,7 @@ Tensor unary(UnaryOp op, const Tensor& out, const Tensor& t, const char* name, c
 
 Tensor pointwise(PointwiseOp op, const Tensor& out, std::initializer_list<Tensor> inputs, const char* name) {
   Dtype compute = result_type(inputs);
+  if (op == PointwiseOp::Atan2 && !is_floating_point(compute)) compute = get_default_dtype();
   check_dtype(Kind::Numeric, compute, name);
   IterConfig cfg;
   cfg.op = name;
@@ -247,6 +249,13 @@ Tensor remainder(const Tensor& t, const Tensor& other) {
                   [&] { return pointwise(PointwiseOp::Remainder, {}, {t, other}, "remainder"); });
 }
 
+Tensor atan2(const Tensor& t, const Tensor& other) {
+  check_defined(t, "atan2", "self");
+  check_defined(other, "atan2", "other");
+  return recorded(PointwiseOp::Atan2, t, other, {},
+                  [&] { return pointwise(PointwiseOp::Atan2, {}, {t, other}, "atan2"); });
+}
+
 // clamp with scalar bounds: name is the op as called (clamp, clamp_min, clamp_max).
 static Tensor clamp_scalars(const Tensor& t, const Scalar* lo, const Scalar* hi, const char* name) {
   check_defined(t, name, "self");
@@ -285,6 +294,7 @@ Tensor Tensor::pow(const Scalar& e) const { return wick::pow(*this, e); }
 Tensor Tensor::pow(const Tensor& e) const { return wick::pow(*this, e); }
 Tensor Tensor::remainder(const Scalar& o) const { return wick::remainder(*this, o); }
 Tensor Tensor::remainder(const Tensor& o) const { return wick::remainder(*this, o); }
+Tensor Tensor::atan2(const Tensor& o) const { return wick::atan2(*this, o); }
 Tensor Tensor::clamp(const std::optional<Scalar>& min, const std::optional<Scalar>& max) const {
   check_defined(*this, "clamp", "self");
   return wick::clamp(*this, min, max);
@@ -330,6 +340,14 @@ Tensor& Tensor::remainder_(const Tensor& o) {
   if (needs_grad(*this, o)) [[unlikely]]
     return autograd::inplace(*this, "remainder_", [&](const Tensor& t) { return wick::remainder(t, o); });
   pointwise(PointwiseOp::Remainder, *this, {*this, o}, "remainder_");
+  return *this;
+}
+Tensor& Tensor::atan2_(const Tensor& o) {
+  check_defined(*this, "atan2_", "self");
+  check_defined(o, "atan2_", "other");
+  if (needs_grad(*this, o)) [[unlikely]]
+    return autograd::inplace(*this, "atan2_", [&](const Tensor& t) { return wick::atan2(t, o); });
+  pointwise(PointwiseOp::Atan2, *this, {*this, o}, "atan2_");
   return *this;
 }
 Tensor& Tensor::clamp_(const std::optional<Scalar>& min, const std::optional<Scalar>& max) {

@@ -29,6 +29,28 @@ namespace {
 template <class T>
 constexpr bool is_float_v = std::is_floating_point_v<opmath_t<T>>;
 
+// The inverse of erf, in double whatever the dtype: Winitzki's closed-form estimate (relative
+// error near 2e-3), then Newton steps, each of which squares the error. Above |y| = 0.5 the
+// residual |y| - erf(x) is taken as erfc(x) - (1 - |y|), whose 1 - |y| is exact there, so that the steps
+// stay accurate as |y| nears 1 where erf(x) - y would cancel. erfinv(+-1) = +-inf; |y| > 1 and
+// NaN give NaN.
+double erfinv_double(double y) {
+  const double a = std::abs(y);
+  if (!(a <= 1)) return std::numeric_limits<double>::quiet_NaN();
+  if (a == 1) return std::copysign(std::numeric_limits<double>::infinity(), y);
+  if (a == 0) return y;
+  constexpr double k = 0.147, two_over_pi_k = 2 / (M_PI * k);
+  const double l = std::log((1 - a) * (1 + a));
+  const double b = two_over_pi_k + l / 2;
+  double x = std::sqrt(std::sqrt(b * b - l / k) - b);
+  const double slope = M_2_SQRTPI;  // d erf / dx = (2 / sqrt(pi)) exp(-x^2)
+  for (int i = 0; i < 4; ++i) {
+    const double r = a > 0.5 ? std::erfc(x) - (1 - a) : a - std::erf(x);  // a - erf(x) either way
+    x += r / (slope * std::exp(-x * x));
+  }
+  return std::copysign(x, y);
+}
+
 template <class T, class F>
 void unary_map(const TensorIter& it, F f) {
   using M = opmath_t<T>;
@@ -79,6 +101,14 @@ void unary_float(UnaryOp op, const TensorIter& it) {
       return unary_map<T>(it, [](M x) { return std::cosh(x); });
     case UnaryOp::Erf:
       return unary_map<T>(it, [](M x) { return std::erf(x); });
+    case UnaryOp::Erfinv:
+      return unary_map<T>(it, [](M x) { return M(erfinv_double(double(x))); });
+    case UnaryOp::Asinh:
+      return unary_map<T>(it, [](M x) { return std::asinh(x); });
+    case UnaryOp::Acosh:
+      return unary_map<T>(it, [](M x) { return std::acosh(x); });
+    case UnaryOp::Atanh:
+      return unary_map<T>(it, [](M x) { return std::atanh(x); });
     case UnaryOp::Sigmoid:
       return unary_map<T>(it, [](M x) { return M(1) / (M(1) + vexp(-x)); });
     case UnaryOp::Silu:
@@ -218,6 +248,9 @@ void pointwise_typed(PointwiseOp op, const TensorIter& it) {
                                   [](T x, T lo, T hi) { return T(nan_min(nan_max(M(x), M(lo)), M(hi))); });
     case PointwiseOp::ThresholdBackward:
       return map_loop<T, T, T>(it, [](T g, T y) { return M(y) <= M(0) ? T(0) : g; });
+    case PointwiseOp::Atan2:  // core admits floating dtypes only
+      if constexpr (is_float_v<T>) return map_loop<T, T, T>(it, [](T y, T x) { return T(std::atan2(M(y), M(x))); });
+      [[fallthrough]];
     default:
       if constexpr (is_float_v<T>) return loss_pointwise<T>(op, it);
       raise<TypeError>(op_name(op), "\"", op_name(op), "\" not implemented for '", it.dtype(), "'");

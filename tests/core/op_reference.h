@@ -81,6 +81,8 @@ enum class Domain {
   NonZero,   // integers != 0, floats with |x| >= 0.25
   Small,     // integers in [0, 3], floats in [-2, 2] (exponents)
   Bool,      // a bool tensor whatever the op's dtype (masks, conditions)
+  Unit,      // integers in [-1, 1], floats in [-0.95, 0.95] (atanh, erfinv)
+  AboveOne,  // integers in [1, 10], floats in [1, 5] (acosh)
 };
 
 inline double random_value(Dtype t, Domain d, std::mt19937& rng) {
@@ -88,7 +90,8 @@ inline double random_value(Dtype t, Domain d, std::mt19937& rng) {
   if (is_integral(t)) {
     if (d == Domain::Small) return double(rng() % 4);
     int64_t lo = t == kUInt8 ? 0 : -10, hi = t == kUInt8 ? 11 : 10;
-    if (d == Domain::Positive) lo = 1;
+    if (d == Domain::Positive || d == Domain::AboveOne) lo = 1;
+    if (d == Domain::Unit) lo = t == kUInt8 ? 0 : -1, hi = 1;
     for (;;) {
       int64_t x = lo + int64_t(rng() % uint64_t(hi - lo + 1));
       if (d != Domain::NonZero || x != 0) return double(x);
@@ -97,6 +100,8 @@ inline double random_value(Dtype t, Domain d, std::mt19937& rng) {
   double lo = -4, hi = 4;
   if (d == Domain::Positive) lo = 0.05;
   if (d == Domain::Small) lo = -2, hi = 2;
+  if (d == Domain::Unit) lo = -0.95, hi = 0.95;
+  if (d == Domain::AboveOne) lo = 1, hi = 5;
   for (;;) {
     double x = store(std::uniform_real_distribution<double>(lo, hi)(rng), t);
     if (d != Domain::NonZero || std::fabs(x) >= 0.25) return x;

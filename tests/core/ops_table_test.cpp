@@ -32,6 +32,19 @@ double ipow(double b, double e) {  // integer power as integer dtypes compute it
   for (int64_t i = 0; i < int64_t(e); ++i) r *= b;
   return r;
 }
+// erfinv by bisection on std::erf (monotone), to the last bit: a reference that shares nothing
+// with the library's Newton iteration.
+double erfinv_reference(double y) {
+  if (std::isnan(y) || std::fabs(y) > 1) return NAN;
+  if (std::fabs(y) == 1) return std::copysign(INFINITY, y);
+  double lo = -6, hi = 6;
+  for (int i = 0; i < 200 && lo < hi; ++i) {
+    const double mid = (lo + hi) / 2;
+    if (mid == lo || mid == hi) break;
+    (std::erf(mid) < y ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
 double nan_max(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }
 double nan_min(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); }
 
@@ -108,6 +121,14 @@ std::vector<Elementwise> elementwise_table() {
       {"sinh", {A}, all, to_float, [](auto& x) { return sinh(x[0]); }, u(std::sinh)},
       {"cosh", {A}, all, to_float, [](auto& x) { return x[0].cosh(); }, u(std::cosh)},
       {"erf", {A}, all, to_float, [](auto& x) { return erf(x[0]); }, u(std::erf)},
+      {"erfinv", {Domain::Unit}, all, to_float, [](auto& x) { return erfinv(x[0]); }, u(erfinv_reference)},
+      {"asinh", {A}, all, to_float, [](auto& x) { return asinh(x[0]); }, u(std::asinh)},
+      {"acosh", {Domain::AboveOne}, all, to_float, [](auto& x) { return x[0].acosh(); }, u(std::acosh)},
+      {"atanh", {Domain::Unit}, all, to_float, [](auto& x) { return atanh(x[0]); }, u(std::atanh)},
+      {"atan2", {A, A}, all, to_float, [](auto& x) { return atan2(x[0], x[1]); },
+       [](auto& v, Dtype) { return std::atan2(v[0], v[1]); }},
+      {"atan2_", {A, A}, flt, same, [](auto& x) { return x[0].atan2_(x[1]); },
+       [](auto& v, Dtype) { return std::atan2(v[0], v[1]); }, true},
       {"sign", {A}, all, same, [](auto& x) { return sign(x[0]); },
        [](auto& v, Dtype) { return double((v[0] > 0) - (v[0] < 0)); }},
       {"floor", {A}, num, same, [](auto& x) { return floor(x[0]); }, u(std::floor)},
@@ -200,6 +221,8 @@ std::vector<Elementwise> elementwise_table() {
        [](auto& v, Dtype) { return v[0] - std::trunc(v[0]); }, true},
       {"atan_", {A}, flt, same, [](auto& x) { return x[0].atan_(); }, u(std::atan), true},
       {"erf_", {A}, flt, same, [](auto& x) { return x[0].erf_(); }, u(std::erf), true},
+      {"erfinv_", {Domain::Unit}, flt, same, [](auto& x) { return x[0].erfinv_(); }, u(erfinv_reference), true},
+      {"atanh_", {Domain::Unit}, flt, same, [](auto& x) { return x[0].atanh_(); }, u(std::atanh), true},
       {"log1p_", {A}, flt, same, [](auto& x) { return x[0].log1p_(); }, u(std::log1p), true},
       {"reciprocal_", {A}, flt, same, [](auto& x) { return x[0].reciprocal_(); },
        [](auto& v, Dtype) { return 1 / v[0]; }, true},

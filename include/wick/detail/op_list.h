@@ -31,7 +31,11 @@
   X(Atan, atan, Float, None, Methods)                  \
   X(Sinh, sinh, Float, Fp32, Methods)                  \
   X(Cosh, cosh, Float, Fp32, Methods)                  \
+  X(Asinh, asinh, Float, None, Methods)                \
+  X(Acosh, acosh, Float, None, Methods)                \
+  X(Atanh, atanh, Float, None, Methods)                \
   X(Erf, erf, Float, None, Methods)                    \
+  X(Erfinv, erfinv, Float, Fp32, Methods)              \
   X(Tanh, tanh, Float, None, Methods)                  \
   X(Sigmoid, sigmoid, Float, None, Methods)            \
   X(Relu, relu, Numeric, None, Methods)                \
@@ -76,7 +80,8 @@
   X(Ge, ge, >=, Le)
 
 // ---- elementwise ops of two or three tensors beyond + - * /: X(Name, "name"). The first are
-// the tensor forms of pow, remainder and clamp; the others are the pieces of the fused losses
+// the tensor forms of pow, remainder and clamp, and atan2 (floating: integer inputs give the
+// default float); the others are the pieces of the fused losses
 // and of ReLU's backward (floating dtypes only), operands in this order:
 //   ThresholdBackward (g, y):    y <= 0 ? 0 : g         (PyTorch's threshold_backward at 0)
 //   MseLoss (x, t):              (x - t)^2
@@ -87,6 +92,7 @@
 #define WICK_POINTWISE_OPS(X)                                         \
   X(Pow, "pow")                                                       \
   X(Remainder, "remainder")                                           \
+  X(Atan2, "atan2")                                                   \
   X(ClampMin, "clamp_min")                                            \
   X(ClampMax, "clamp_max")                                            \
   X(Clamp, "clamp")                                                   \

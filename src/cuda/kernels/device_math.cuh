@@ -48,6 +48,16 @@ __device__ __forceinline__ float m_cosh(float x) { return coshf(x); }
 __device__ __forceinline__ double m_cosh(double x) { return ::cosh(x); }
 __device__ __forceinline__ float m_tanh(float x) { return tanhf(x); }
 __device__ __forceinline__ double m_tanh(double x) { return ::tanh(x); }
+__device__ __forceinline__ float m_erfinv(float x) { return erfinvf(x); }
+__device__ __forceinline__ double m_erfinv(double x) { return ::erfinv(x); }
+__device__ __forceinline__ float m_asinh(float x) { return asinhf(x); }
+__device__ __forceinline__ double m_asinh(double x) { return ::asinh(x); }
+__device__ __forceinline__ float m_acosh(float x) { return acoshf(x); }
+__device__ __forceinline__ double m_acosh(double x) { return ::acosh(x); }
+__device__ __forceinline__ float m_atanh(float x) { return atanhf(x); }
+__device__ __forceinline__ double m_atanh(double x) { return ::atanh(x); }
+__device__ __forceinline__ float m_atan2(float y, float x) { return atan2f(y, x); }
+__device__ __forceinline__ double m_atan2(double y, double x) { return ::atan2(y, x); }
 __device__ __forceinline__ float m_erf(float x) { return erff(x); }
 __device__ __forceinline__ double m_erf(double x) { return ::erf(x); }
 __device__ __forceinline__ float m_pow(float x, float e) { return powf(x, e); }

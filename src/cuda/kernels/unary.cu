@@ -1,8 +1,7 @@
 /* Elementwise math on CUDA: the unary family (neg abs relu sign, exp log sqrt rsqrt sin cos tanh
- * sigmoid gelu silu, tan asin acos atan sinh cosh erf, floor ceil round trunc frac log2 log10
- * log1p reciprocal, and
- * pow/remainder/clamp with scalars) and the pointwise family (pow,
- * remainder, clamp_min, clamp_max of tensors, clamp(x, lo, hi), and the pieces of the fused
+ * sigmoid gelu silu, tan asin acos atan sinh cosh asinh acosh atanh erf erfinv, floor ceil round
+ * trunc frac log2 log10 log1p reciprocal, and pow/remainder/clamp with scalars) and the
+ * pointwise family (pow, remainder, atan2, clamp_min, clamp_max of tensors, clamp(x, lo, hi), and the pieces of the fused
  * losses and of relu's backward: kernel_table.h lists them).
  *
  * Instances, the compile-time budget: neg, abs and relu (cheap, and relu is on the training
@@ -103,6 +102,14 @@ __device__ __noinline__ M float_op(UnaryOp op, M x, M a, M b) {
       return m_cosh(x);
     case UnaryOp::Erf:
       return m_erf(x);
+    case UnaryOp::Erfinv:
+      return m_erfinv(x);
+    case UnaryOp::Asinh:
+      return m_asinh(x);
+    case UnaryOp::Acosh:
+      return m_acosh(x);
+    case UnaryOp::Atanh:
+      return m_atanh(x);
     case UnaryOp::Sigmoid:
       return M(1) / (M(1) + m_exp(-x));
     case UnaryOp::Silu:
@@ -179,6 +186,9 @@ struct PointwiseFn {
       else return int_pow(x, y);
     } else if constexpr (Op == PointwiseOp::Remainder) {
       return cast<T>(py_mod(cast<M>(x), cast<M>(y)));
+    } else if constexpr (Op == PointwiseOp::Atan2) {  // core admits floating dtypes only
+      if constexpr (is_float_v<T>) return cast<T>(m_atan2(cast<M>(x), cast<M>(y)));
+      else return T(0);
     } else if constexpr (Op == PointwiseOp::ClampMin) {
       return cast<T>(nan_max(cast<M>(x), cast<M>(y)));
     } else if constexpr (Op == PointwiseOp::ClampMax) {
@@ -302,7 +312,8 @@ void pointwise(PointwiseOp op, const TensorIter& it) {
       default:
         break;
     }
-    if constexpr (is_float_v<T>) {  // the two-operand loss pieces: floating dtypes only
+    if constexpr (is_float_v<T>) {  // atan2 and the two-operand loss pieces: floating dtypes only
+      if (op == P::Atan2) return launch_elementwise<T, T, T>(name, p, PointwiseFn<T, P::Atan2>{});
       if (op == P::MseLoss) return launch_elementwise<T, T, T>(name, p, PointwiseFn<T, P::MseLoss>{});
       return launch_elementwise<T, T, T>(name, p, PointwiseFn<T, P::BceLogits>{});
     }
