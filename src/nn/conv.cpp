@@ -1,8 +1,10 @@
-// Conv2d and the pooling modules.
+// Conv2d, Conv1d, ConvTranspose2d, Conv3d (and functional::conv3d) and the pooling modules.
 #include "wick/nn/conv.h"
 
 #include <cmath>
 
+#include "core/as_op.h"
+#include "core/checks.h"
 #include "core/tensor_ops.h"
 #include "nn/repr.h"
 #include "wick/nn/init.h"
@@ -211,5 +213,89 @@ std::string AvgPool1dImpl::extra_repr() const {
 Tensor AdaptiveAvgPool1dImpl::forward(const Tensor& x) { return functional::adaptive_avg_pool1d(x, output_size); }
 
 std::string AdaptiveAvgPool1dImpl::extra_repr() const { return "output_size=" + std::to_string(output_size); }
+
+// ---- 3-D convolution
+
+functional::Triple::Triple(std::initializer_list<int64_t> l) {
+  WICK_CHECK(l.size() == 1 || l.size() == 3, ValueError, "Triple", "expected 1 or 3 values, got ", l.size());
+  d = *l.begin();
+  h = l.size() == 3 ? *(l.begin() + 1) : d;
+  w = *(l.end() - 1);
+}
+
+Tensor functional::conv3d(const Tensor& x, const Tensor& weight, const Tensor& bias, Triple stride, Triple padding,
+                          Triple dilation, int64_t groups) {
+  constexpr const char* op = "conv3d";
+  wick::detail::check_defined(x, op, "self");
+  wick::detail::check_defined(weight, op, "weight");
+  WICK_CHECK(x.dim() == 4 || x.dim() == 5, ValueError, op,
+             "Expected 4D (unbatched) or 5D (batched) input to conv3d, but got input of size: ", x.sizes());
+  WICK_CHECK(weight.dim() == 5, ValueError, op, "weight must be 5-D [out, in / groups, kd, kh, kw], got ",
+             weight.sizes());
+  if (x.dim() == 4) return conv3d(x.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0);
+  WICK_CHECK(groups > 0, ValueError, op, "non-positive groups is not supported");
+  WICK_CHECK(stride.d > 0 && stride.h > 0 && stride.w > 0, ValueError, op, "non-positive stride is not supported");
+  WICK_CHECK(padding.d >= 0 && padding.h >= 0 && padding.w >= 0, ValueError, op, "negative padding is not supported");
+  WICK_CHECK(dilation.d > 0 && dilation.h > 0 && dilation.w > 0, ValueError, op,
+             "dilation should be greater than zero");
+  const int64_t n = x.size(0), c = x.size(1), kd = weight.size(2);
+  WICK_CHECK(c == weight.size(1) * groups, ValueError, op, "Given groups=", groups, ", weight of size ",
+             weight.sizes(), ", expected input", x.sizes(), " to have ", weight.size(1) * groups,
+             " channels, but got ", c, " channels instead");
+  const int64_t depth = x.size(2) + 2 * padding.d, span = dilation.d * (kd - 1) + 1;
+  WICK_CHECK(depth >= span && x.size(3) + 2 * padding.h >= dilation.h * (weight.size(3) - 1) + 1 &&
+                 x.size(4) + 2 * padding.w >= dilation.w * (weight.size(4) - 1) + 1,
+             ValueError, op, "Calculated padded input size per channel: (", depth, " x ", x.size(3) + 2 * padding.h,
+             " x ", x.size(4) + 2 * padding.w, "). Kernel size: (", span, " x ",
+             dilation.h * (weight.size(3) - 1) + 1, " x ", dilation.w * (weight.size(4) - 1) + 1,
+             "). Kernel size can't be greater than actual input size");
+  return wick::detail::as_op(op, [&] {
+    const Tensor xp = padding.d ? functional::pad(x, {0, 0, 0, 0, padding.d, padding.d}) : x;
+    const int64_t out_depth = (depth - span) / stride.d + 1;
+    // Depth tap k reads depths k dilation + i stride of the padded input for the output depths
+    // i: those slices, folded into the batch, convolved in 2-D with the weight's tap k.
+    Tensor out;
+    for (int64_t k = 0; k < kd; ++k) {
+      const int64_t start = k * dilation.d;
+      Tensor xs = xp.slice(2, start, start + (out_depth - 1) * stride.d + 1, stride.d)
+                      .transpose(1, 2)
+                      .reshape({n * out_depth, c, xp.size(3), xp.size(4)});
+      Tensor yk = conv2d(xs, weight.select(2, k), k == 0 ? bias : Tensor(), {stride.h, stride.w},
+                         {padding.h, padding.w}, {dilation.h, dilation.w}, groups);
+      out = out.defined() ? out + yk : yk;
+    }
+    return out.reshape({n, out_depth, out.size(1), out.size(2), out.size(3)}).transpose(1, 2).contiguous();
+  });
+}
+
+Conv3dImpl::Conv3dImpl(const Conv3dOptions& options) : options(options) {
+  const int64_t g = options.groups();
+  check_groups("Conv3d", options.in_channels(), options.out_channels(), g);
+  const auto& k = options.kernel_size();
+  weight = register_parameter(
+      "weight", wick::detail::empty_for({options.out_channels(), options.in_channels() / g, k.d, k.h, k.w}, {},
+                                        "Conv3d"));
+  if (options.bias())
+    bias = register_parameter("bias", wick::detail::empty_for({options.out_channels()}, {}, "Conv3d"));
+  reset_parameters();
+}
+
+void Conv3dImpl::reset_parameters() { reset_conv(weight, bias); }
+
+Tensor Conv3dImpl::forward(const Tensor& x) {
+  return functional::conv3d(x, weight, bias, options.stride(), options.padding(), options.dilation(),
+                            options.groups());
+}
+
+std::string Conv3dImpl::extra_repr() const {
+  const auto three = [](functional::Triple t) { return detail::py_tuple({t.d, t.h, t.w}); };
+  std::string s = std::to_string(options.in_channels()) + ", " + std::to_string(options.out_channels()) +
+                  ", kernel_size=" + three(options.kernel_size()) + ", stride=" + three(options.stride());
+  if (!(options.padding() == functional::Triple(0))) s += ", padding=" + three(options.padding());
+  if (!(options.dilation() == functional::Triple(1))) s += ", dilation=" + three(options.dilation());
+  if (options.groups() != 1) s += ", groups=" + std::to_string(options.groups());
+  if (!bias.defined()) s += ", bias=False";
+  return s;
+}
 
 }  // namespace wick::nn

@@ -107,4 +107,50 @@ class ConvTranspose2dImpl : public Module {
 };
 WICK_MODULE(ConvTranspose2d);
 
+// Conv3d over [N, C, D, H, W] (or unbatched [C, D, H, W]), weight [out, in / groups, kd, kh,
+// kw]: conv2d's kernels underneath, one call per depth tap (functional::conv3d).
+namespace functional {
+// Three sizes (depth, height, width), from one value or three (LibTorch's ExpandingArray<3>).
+struct Triple {
+  int64_t d, h, w;
+  Triple(int64_t v) : d(v), h(v), w(v) {}
+  Triple(int64_t d_, int64_t h_, int64_t w_) : d(d_), h(h_), w(w_) {}
+  Triple(std::initializer_list<int64_t> l);
+  bool operator==(const Triple& o) const { return d == o.d && h == o.h && w == o.w; }
+};
+// torch.nn.functional.conv3d. The depth taps are conv2d calls over the input's depth slices
+// folded into the batch, summed, so the autograd graph shows conv2d's nodes.
+Tensor conv3d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, Triple stride = 1, Triple padding = 0,
+              Triple dilation = 1, int64_t groups = 1);
+}  // namespace functional
+
+using ExpandingTriple = functional::Triple;
+
+struct Conv3dOptions {
+  Conv3dOptions(int64_t in_channels, int64_t out_channels, ExpandingTriple kernel_size)
+      : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
+  WICK_ARG(int64_t, in_channels);
+  WICK_ARG(int64_t, out_channels);
+  WICK_ARG(ExpandingTriple, kernel_size);
+  WICK_ARG(ExpandingTriple, stride) = 1;
+  WICK_ARG(ExpandingTriple, padding) = 0;
+  WICK_ARG(ExpandingTriple, dilation) = 1;
+  WICK_ARG(int64_t, groups) = 1;
+  WICK_ARG(bool, bias) = true;
+};
+
+class Conv3dImpl : public Module {
+ public:
+  Conv3dImpl(int64_t in_channels, int64_t out_channels, ExpandingTriple kernel_size)
+      : Conv3dImpl(Conv3dOptions(in_channels, out_channels, kernel_size)) {}
+  explicit Conv3dImpl(const Conv3dOptions& options);
+  Tensor forward(const Tensor& x);
+  // weight kaiming_uniform_(a = sqrt(5)); bias U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+  void reset_parameters();
+  std::string extra_repr() const override;
+  Conv3dOptions options;
+  Tensor weight, bias;
+};
+WICK_MODULE(Conv3d);
+
 }  // namespace wick::nn
