@@ -6,6 +6,7 @@
 
 #include "wick/optim/adagrad.h"
 #include "wick/optim/adam.h"
+#include "wick/optim/lbfgs.h"
 #include "wick/optim/optimizer.h"
 #include "wick/optim/rmsprop.h"
 #include "wick/optim/schedulers.h"
