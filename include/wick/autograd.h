@@ -72,6 +72,8 @@ class InferenceMode {
 bool is_inference_mode_enabled();
 
 namespace autograd {
+// LibTorch's torch::autograd::GradMode: the same class.
+using GradMode = wick::GradMode;
 
 using variable_list = std::vector<Tensor>;
 class Node;

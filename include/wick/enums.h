@@ -22,6 +22,8 @@ WICK_ENUM_SPELLING(kMean, "mean")
 WICK_ENUM_SPELLING(kSum, "sum")
 WICK_ENUM_SPELLING(kNone, "none")
 WICK_ENUM_SPELLING(kBatchMean, "batchmean")  // kl_div's and KLDivLoss's only
+// embedding_bag's and EmbeddingBag's modes (besides kSum and kMean)
+WICK_ENUM_SPELLING(kMax, "max")
 // nn::init's fan modes and nonlinearities
 WICK_ENUM_SPELLING(kFanIn, "fan_in")
 WICK_ENUM_SPELLING(kFanOut, "fan_out")
@@ -63,6 +65,7 @@ inline constexpr enumtype::kMean kMean{};
 inline constexpr enumtype::kSum kSum{};
 inline constexpr enumtype::kNone kNone{};
 inline constexpr enumtype::kBatchMean kBatchMean{};
+inline constexpr enumtype::kMax kMax{};
 inline constexpr enumtype::kFanIn kFanIn{};
 inline constexpr enumtype::kFanOut kFanOut{};
 inline constexpr enumtype::kLinear kLinear{};

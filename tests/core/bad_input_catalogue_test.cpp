@@ -36,7 +36,7 @@ namespace F = wick::nn::functional;
 
 namespace {
 
-constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
 enum class Kind { Value, Type, Index, Device, OutOfMemory, NotImplemented, Any };
@@ -523,10 +523,10 @@ TEST(BadInputCatalogue, DimsOutOfRange) {
   Catalogue cat;
   const Tensor a = arange(6, kFloat32).reshape({2, 3});
   for (const auto& [name, f] : dim_ops())
-    for (int64_t d : {int64_t(2), int64_t(-3), int64_t(100), kMax, kMin})
+    for (int64_t d : {int64_t(2), int64_t(-3), int64_t(100), kI64Max, kMin})
       cat.add(name + " dim " + str(d), name, Kind::Index, [f = f, a, d] { f(a, d); }, {a});
   // unsqueeze and stack take one more.
-  for (int64_t d : {int64_t(3), int64_t(-4), kMax, kMin}) {
+  for (int64_t d : {int64_t(3), int64_t(-4), kI64Max, kMin}) {
     cat.add("unsqueeze dim " + str(d), "unsqueeze", Kind::Index, [=] { (void)a.unsqueeze(d); }, {a});
     cat.add("stack dim " + str(d), "stack", Kind::Index, [=] { (void)stack({a, a}, d); }, {a});
   }
@@ -540,7 +540,7 @@ TEST(BadInputCatalogue, DimsOutOfRange) {
     cat.add(name + " of 0-d dim 1", name, Kind::Index, [f = f, s] { f(s, 1); }, {s});
   }
   // Index out of range.
-  for (int64_t i : {int64_t(2), int64_t(-3), kMax, kMin}) {
+  for (int64_t i : {int64_t(2), int64_t(-3), kI64Max, kMin}) {
     cat.add("select index " + str(i), "select", Kind::Index, [=] { (void)a.select(0, i); }, {a});
     cat.add("operator[] " + str(i), "select", Kind::Index, [=] { (void)a[i]; }, {a});
     cat.add("index_select index " + str(i), "index_select", Kind::Index,
@@ -562,7 +562,7 @@ TEST(BadInputCatalogue, DimsOutOfRange) {
   cat.add("split size -1", "split", Kind::Value, [=] { (void)a.split(int64_t(-1)); }, {a});
   cat.add("split sizes that do not add up", "split", Kind::Value, [=] { (void)a.split({1, 2}); }, {a});
   cat.add("split sizes with a negative", "split", Kind::Value, [=] { (void)a.split({3, -1}); }, {a});
-  cat.add("split sizes wrapping", "split", Kind::Value, [=] { (void)a.split({kMax, kMax, 4}); }, {a});
+  cat.add("split sizes wrapping", "split", Kind::Value, [=] { (void)a.split({kI64Max, kI64Max, 4}); }, {a});
   cat.add("permute repeated", "permute", Kind::Value, [=] { (void)a.permute({0, 0}); }, {a});
   cat.add("permute too few", "permute", Kind::Value, [=] { (void)a.permute({0}); }, {a});
   cat.add("permute too many", "permute", Kind::Value, [=] { (void)a.permute({0, 1, 2}); }, {a});
@@ -586,11 +586,11 @@ TEST(BadInputCatalogue, DimsOutOfRange) {
 
 TEST(BadInputCatalogue, SizesThatWrap) {
   Catalogue cat;
-  const std::vector<std::vector<int64_t>> wrapping = {{kMax, 2},
+  const std::vector<std::vector<int64_t>> wrapping = {{kI64Max, 2},
                                                       {int64_t(1) << 31, int64_t(1) << 31, 4},
                                                       {int64_t(1) << 32, int64_t(1) << 32},
                                                       {3, 6148914691236517206},
-                                                      {kMax, kMax, 0, -1}};
+                                                      {kI64Max, kI64Max, 0, -1}};
   const std::vector<std::vector<int64_t>> negative = {{-1}, {2, -5}, {kMin}, {0, -1}};
   const std::vector<Dtype> dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64,
                                      kInt32,   kInt16,   kInt8,    kUInt8,    kBool};
@@ -622,16 +622,16 @@ TEST(BadInputCatalogue, SizesThatWrap) {
           name + " negative size", name, Kind::Value, [f = f, s] { f(s, kFloat32); }, {},
           "negative dimension");
   }
-  for (int64_t n : {kMax, int64_t(1) << 32, int64_t(3037000500)}) {
+  for (int64_t n : {kI64Max, int64_t(1) << 32, int64_t(3037000500)}) {
     cat.add("eye " + str(n), "eye", Kind::Value, [=] { (void)eye(n); });
     cat.add("eye n m " + str(n), "eye", Kind::Value, [=] { (void)eye(n, n); });
   }
   cat.add("eye -1", "eye", Kind::Value, [] { (void)eye(-1); });
   cat.add("eye 2 -3", "eye", Kind::Value, [] { (void)eye(2, -3); });
   cat.add("linspace negative steps", "linspace", Kind::Value, [] { (void)linspace(0, 1, -1); });
-  cat.add("linspace kMax", "linspace", Kind::Value, [] { (void)linspace(0, 1, kMax); });
+  cat.add("linspace kI64Max", "linspace", Kind::Value, [] { (void)linspace(0, 1, kI64Max); });
   cat.add("arange huge", "arange", Kind::Value, [] { (void)arange(0.0, 1e300, 1.0); });
-  cat.add("arange int huge", "arange", Kind::Value, [] { (void)arange(kMin, kMax, 1); });
+  cat.add("arange int huge", "arange", Kind::Value, [] { (void)arange(kMin, kI64Max, 1); });
   cat.add("arange step 0", "arange", Kind::Value, [] { (void)arange(0, 10, 0); });
   cat.add("arange wrong sign", "arange", Kind::Value, [] { (void)arange(0, 10, -1); });
   cat.add("arange nan", "arange", Kind::Value, [] { (void)arange(0.0, std::nan(""), 1.0); });
@@ -643,13 +643,13 @@ TEST(BadInputCatalogue, SizesThatWrap) {
   // Views and reshapes whose products wrap.
   const Tensor six = arange(6, kFloat32);
   for (const auto& s : std::vector<std::vector<int64_t>>{
-           {9, 6148914691236517206}, {6148914691236517206, 9}, {kMax, kMax}, {-1, 0}, {0, -1}, {kMax, -1}}) {
+           {9, 6148914691236517206}, {6148914691236517206, 9}, {kI64Max, kI64Max}, {-1, 0}, {0, -1}, {kI64Max, -1}}) {
     cat.add("view wrapping", "view", Kind::Value, [=] { (void)six.view(s); }, {six});
     cat.add("reshape wrapping", "reshape", Kind::Value, [=] { (void)six.reshape(s); }, {six});
   }
   const Tensor one = ones({1, 1});
   for (const auto& s :
-       std::vector<std::vector<int64_t>>{{kMax, 4}, {4, kMax}, {int64_t(1) << 32, int64_t(1) << 32}, {-2, 1}})
+       std::vector<std::vector<int64_t>>{{kI64Max, 4}, {4, kI64Max}, {int64_t(1) << 32, int64_t(1) << 32}, {-2, 1}})
     cat.add("expand wrapping", "expand", Kind::Value, [=] { (void)one.expand(s); }, {one});
   // An empty tensor may have dims whose product does not fit: merging them raises.
   const Tensor hollow = empty({0, int64_t(1) << 49, int64_t(1) << 20});
@@ -658,7 +658,7 @@ TEST(BadInputCatalogue, SizesThatWrap) {
   // Modules whose parameters would wrap.
   cat.add("Linear 2^62", "Linear", Kind::Value, [] { nn::Linear(int64_t(1) << 62, 4); });
   cat.add("Linear negative", "Linear", Kind::Value, [] { nn::Linear(-1, 4); });
-  cat.add("Embedding kMax", "Embedding", Kind::Value, [] { nn::Embedding(kMax, 3); });
+  cat.add("Embedding kI64Max", "Embedding", Kind::Value, [] { nn::Embedding(kI64Max, 3); });
   cat.add("Embedding negative", "Embedding", Kind::Value, [] { nn::Embedding(3, -3); });
   cat.add("Conv2d 2^62", "Conv2d", Kind::Value,
           [] { nn::Conv2d(nn::Conv2dOptions(1, int64_t(1) << 62, 4)); });
@@ -670,7 +670,7 @@ TEST(BadInputCatalogue, SizesThatWrap) {
   cat.add("BatchNorm2d negative", "BatchNorm2d", Kind::Value, [] { nn::BatchNorm2d(-2); });
   cat.add("LayerNorm negative", "LayerNorm", Kind::Value, [] { nn::LayerNorm(std::vector<int64_t>{-2}); });
   cat.add("LayerNorm wrapping", "LayerNorm", Kind::Value, [] {
-    nn::LayerNorm(std::vector<int64_t>{kMax, kMax});
+    nn::LayerNorm(std::vector<int64_t>{kI64Max, kI64Max});
   });
   // Results too large for memory, made inside ops (not factories): the op called is named.
   {
@@ -741,10 +741,10 @@ TEST(BadInputCatalogue, RawLayouts) {
   for (const auto& st : std::vector<std::vector<int64_t>>{{-1, 1}, {3, -1}, {kMin, 1}, {1}, {3, 1, 1}, {}})
     cat.add("from_blob strides", "from_blob", Kind::Value, [=] { (void)from_blob(buf, {2, 3}, st); });
   for (const auto& st :
-       std::vector<std::vector<int64_t>>{{-1, 1}, {3, -1}, {kMin, 1}, {1}, {3, 1, 1}, {kMax, 1}})
+       std::vector<std::vector<int64_t>>{{-1, 1}, {3, -1}, {kMin, 1}, {1}, {3, 1, 1}, {kI64Max, 1}})
     cat.add("empty_strided strides", "empty_strided", Kind::Value, [=] { (void)empty_strided({2, 3}, st); });
   cat.add("from_blob negative size", "from_blob", Kind::Value, [] { (void)from_blob(buf, {-1}); });
-  cat.add("from_blob wrapping size", "from_blob", Kind::Value, [] { (void)from_blob(buf, {kMax, 4}); });
+  cat.add("from_blob wrapping size", "from_blob", Kind::Value, [] { (void)from_blob(buf, {kI64Max, 4}); });
   cat.add("empty_strided negative size", "empty_strided", Kind::Value,
           [] { (void)empty_strided({-2}, {1}); });
   const Tensor s = full({}, 1.0);
@@ -912,7 +912,7 @@ TEST(BadInputCatalogue, ValuesThatDoNotFit) {
 TEST(BadInputCatalogue, NnAndLosses) {
   Catalogue cat;
   const Tensor logits = randn({4, 3}), target = tensor({0, 1, 2, 1});
-  for (int64_t bad : {int64_t(3), int64_t(-1), int64_t(100), kMax, kMin}) {
+  for (int64_t bad : {int64_t(3), int64_t(-1), int64_t(100), kI64Max, kMin}) {
     Tensor t = tensor({0, 1, 2, 1});
     t[1].fill_(bad);
     cat.add("cross_entropy target " + str(bad), "cross_entropy", Kind::Index,
@@ -1026,7 +1026,7 @@ TEST(BadInputCatalogue, NnAndLosses) {
   cat.add("nn::GELU approximate", "gelu", Kind::Value, [=] { (void)nn::GELU("fast")(x); }, {x});
   cat.add("one_hot num_classes 0", "one_hot", Kind::Value, [] { (void)one_hot(tensor({0, 1}), 0); });
   cat.add("one_hot -2", "one_hot", Kind::Value, [] { (void)one_hot(tensor({0, 1}), -2); });
-  cat.add("one_hot huge", "one_hot", Kind::Value, [] { (void)one_hot(tensor({0, 1}), kMax); });
+  cat.add("one_hot huge", "one_hot", Kind::Value, [] { (void)one_hot(tensor({0, 1}), kI64Max); });
   // Sequential and ModuleList indices.
   nn::Sequential seq(nn::Linear(4, 3), nn::ReLU());
   for (size_t i : {size_t(2), size_t(100), size_t(-1)}) {
@@ -1137,7 +1137,7 @@ TEST(BadInputCatalogue, TextAndTrainingState) {
   cat.add("TokenWindows T too long", "TokenWindows", Kind::Value, [=] { text::TokenWindows w({shard}, 6); });
   {
     text::TokenWindows w({shard}, 2);
-    for (int64_t i : {int64_t(-1), w.size(), kMax})
+    for (int64_t i : {int64_t(-1), w.size(), kI64Max})
       cat.add("TokenWindows get " + str(i), "TokenWindows.get", Kind::Index, [=] { (void)w.get(i); });
   }
   cat.add("read_corpus missing", "read_corpus", Kind::Value, [=] { (void)text::read_corpus({dir + "/no.txt"}); });
@@ -1331,7 +1331,7 @@ TEST(BadInputCatalogue, DataLoading) {
           [] { data::TensorDataset d(ones({}), ones({})); });
   {
     data::TensorDataset d(ones({3, 2}), ones({3}));
-    for (int64_t i : {int64_t(3), int64_t(-1), kMax})
+    for (int64_t i : {int64_t(3), int64_t(-1), kI64Max})
       cat.add("TensorDataset get " + str(i), "TensorDataset", Kind::Index, [=] { (void)d.get(i); });
     cat.add("TensorDataset get_batch", "TensorDataset", Kind::Index, [=] { (void)d.get_batch({0, 7}); });
   }
@@ -1678,7 +1678,7 @@ TEST(BadInputCatalogue, ZeroDimsAndEmptyLists) {
   const Tensor s = full({}, 2.0);
   for (int64_t d : {int64_t(0), int64_t(-1), int64_t(1)})
     cat.add("unbind 0-d dim " + str(d), "unbind", Kind::Index, [=] { (void)s.unbind(d); }, {s});
-  for (auto [st, en] : {std::pair<int64_t, int64_t>{0, 1}, {1, 1}, {-2, 0}, {0, -2}, {0, kMax}, {kMin, 0}}) {
+  for (auto [st, en] : {std::pair<int64_t, int64_t>{0, 1}, {1, 1}, {-2, 0}, {0, -2}, {0, kI64Max}, {kMin, 0}}) {
     cat.add("flatten 0-d " + str(st) + " " + str(en), "flatten", Kind::Index,
             [=] { (void)s.flatten(st, en); }, {s});
   }
@@ -1853,8 +1853,8 @@ TEST(BadInputCatalogue, EdgeValuesWherePyTorchReturns) {
   EXPECT_EQ(tensor<int>({-1, 255}, kUInt8).to_vector<int>(), std::vector<int>({255, 255}));
   // chunk with more chunks than elements (even INT64_MAX of them): one element each.
   const Tensor a = arange(6, kFloat32).view({2, 3});
-  EXPECT_EQ(a.chunk(kMax, 1).size(), 3u);
-  EXPECT_EQ(a.chunk(kMax - 1, 0).size(), 2u);
+  EXPECT_EQ(a.chunk(kI64Max, 1).size(), 3u);
+  EXPECT_EQ(a.chunk(kI64Max - 1, 0).size(), 2u);
   EXPECT_EQ(a.chunk(4, 1).size(), 3u);
   // flatten of a 0-d tensor with dims in range gives one element.
   EXPECT_EQ(full({}, 2.0).flatten(-1, 0).sizes().vec(), std::vector<int64_t>({1}));
@@ -1928,7 +1928,7 @@ TEST(BadInputCatalogue, IndexingViewsAndLayers) {
   Catalogue cat;
   const Tensor a = arange(12, kFloat32).view({3, 4});
   // Indexing ops: indices out of range (either sign), of a dtype that is no index, of the wrong rank.
-  for (int64_t bad : {int64_t(3), int64_t(-1), kMax, kMin}) {
+  for (int64_t bad : {int64_t(3), int64_t(-1), kI64Max, kMin}) {
     const Tensor i = full({1}, bad, kInt64);
     cat.add("index_select index " + str(bad), "index_select", Kind::Index,
             [=] { (void)index_select(a, 0, i); }, {a, i});
@@ -1993,7 +1993,7 @@ TEST(BadInputCatalogue, IndexingViewsAndLayers) {
   cat.add("narrow negative length", "narrow", Kind::Value, [=] { (void)a.narrow(1, 0, -1); }, {a});
   cat.add("narrow too long", "narrow", Kind::Index, [=] { (void)a.narrow(1, 2, 3); }, {a});
   cat.add("narrow 0-d", "narrow", Kind::Value, [=] { (void)full({}, 1.0).narrow(0, 0, 1); });
-  for (int64_t i : {int64_t(4), int64_t(-5), kMax, kMin})
+  for (int64_t i : {int64_t(4), int64_t(-5), kI64Max, kMin})
     cat.add("select index " + str(i), "select", Kind::Index, [=] { (void)a.select(1, i); }, {a});
   for (int64_t step : {int64_t(0), int64_t(-1), kMin})
     cat.add("slice step " + str(step), "slice", Kind::Value, [=] { (void)a.slice(1, 0, 4, step); }, {a});
@@ -2046,9 +2046,9 @@ TEST(BadInputCatalogue, IndexingViewsAndLayers) {
   });
   cat.add("MaxPool2d 5-D input", "max_pool2d", Kind::Value, [=] { (void)pool(zeros({1, 1, 1, 4, 4})); });
   nn::Embedding emb(3, 2);
-  for (int64_t bad : {int64_t(3), int64_t(-1), kMax, kMin})
+  for (int64_t bad : {int64_t(3), int64_t(-1), kI64Max, kMin})
     for (Dtype dt : {kInt64, kInt32}) {
-      if (dt == kInt32 && (bad == kMax || bad == kMin)) continue;
+      if (dt == kInt32 && (bad == kI64Max || bad == kMin)) continue;
       const Tensor i = full({2}, bad, dt);
       cat.add("Embedding index " + str(bad) + " " + std::string(wick::name(dt)), "embedding", Kind::Index,
               [=] { (void)emb(i); }, {emb->weight, i});
@@ -2926,7 +2926,7 @@ TEST(BadInputCatalogue, AttentionAndTransformerLayers) {
   cat.add("rms_norm int64", "rms_norm", Kind::Any, [=] { (void)F::rms_norm(ones({2, 4}, kInt64), {4}); });
 
   // Embedding.
-  for (int64_t p : {int64_t(10), int64_t(-11), kMax, kMin})
+  for (int64_t p : {int64_t(10), int64_t(-11), kI64Max, kMin})
     cat.add("Embedding padding_idx " + str(p), "Embedding", Kind::Value,
             [=] { nn::Embedding e(nn::EmbeddingOptions(10, 3).padding_idx(p)); });
   const Tensor table = randn({10, 3});
@@ -2971,7 +2971,7 @@ TEST(BadInputCatalogue, NewTensorOps) {
         t.triu_();
       },
       w);
-  for (int64_t d : {int64_t(2), int64_t(-3), kMax, kMin}) {
+  for (int64_t d : {int64_t(2), int64_t(-3), kI64Max, kMin}) {
     cat.add(
         "cumsum dim " + str(d), "cumsum", Kind::Index, [=] { (void)cumsum(a, d); }, w);
     cat.add(
@@ -3094,15 +3094,15 @@ TEST(BadInputCatalogue, NewTensorOps) {
       },
       w);
   cat.add(
-      "pad reflect kMax", "pad", Kind::Value,
+      "pad reflect kI64Max", "pad", Kind::Value,
       [=] {
-        (void)F::pad(b3, {kMax, kMax}, "reflect");
+        (void)F::pad(b3, {kI64Max, kI64Max}, "reflect");
       },
       w);
   cat.add(
-      "pad constant kMax", "pad", Kind::Value,
+      "pad constant kI64Max", "pad", Kind::Value,
       [=] {
-        (void)F::pad(b3, {kMax, 1});
+        (void)F::pad(b3, {kI64Max, 1});
       },
       w);
   // repeat, repeat_interleave.
@@ -3119,7 +3119,7 @@ TEST(BadInputCatalogue, NewTensorOps) {
   cat.add(
       "repeat overflow", "repeat", Kind::Value,
       [=] {
-        (void)a.repeat({kMax, 2});
+        (void)a.repeat({kI64Max, 2});
       },
       w);
   cat.add(
@@ -3334,11 +3334,11 @@ TEST(BadInputCatalogue, TokenShardsAndCheckpoints) {
   cat.add("TokenShard empty file", "TokenShard", Kind::Value, [=] { text::TokenShard s(empty); });
   cat.add("TokenShard a directory", "TokenShard", Kind::Value, [=] { text::TokenShard s(dir); });
   auto s = std::make_shared<const text::TokenShard>(shard);
-  for (int64_t i : {int64_t(-1), int64_t(6), kMax, kMin})
+  for (int64_t i : {int64_t(-1), int64_t(6), kI64Max, kMin})
     cat.add("TokenShard[" + str(i) + "]", "TokenShard", Kind::Index, [=] { (void)(*s)[i]; });
   std::vector<int64_t> out(8);
   for (const std::pair<int64_t, int64_t>& r :
-       std::vector<std::pair<int64_t, int64_t>>{{-1, 2}, {5, 2}, {0, -1}, {0, 7}, {kMax, 2}, {2, kMax}})
+       std::vector<std::pair<int64_t, int64_t>>{{-1, 2}, {5, 2}, {0, -1}, {0, 7}, {kI64Max, 2}, {2, kI64Max}})
     cat.add("TokenShard.read " + str(r.first) + " " + str(r.second), "TokenShard.read", Kind::Index,
             [=, &out] { s->read(r.first, r.second, out.data()); });
   cat.add("TokenWindows no shards", "TokenWindows", Kind::Value,
@@ -3350,7 +3350,7 @@ TEST(BadInputCatalogue, TokenShardsAndCheckpoints) {
   });
   cat.add("TokenWindows null shard", "TokenWindows", Kind::Value,
           [=] { text::TokenWindows w(std::vector<std::shared_ptr<const text::TokenShard>>{nullptr}, 2); });
-  cat.add("TokenWindows T kMax", "TokenWindows", Kind::Value, [=] { text::TokenWindows w({shard}, kMax); });
+  cat.add("TokenWindows T kI64Max", "TokenWindows", Kind::Value, [=] { text::TokenWindows w({shard}, kI64Max); });
   cat.add("write_shard vocab 2^32 + 1", "write_shard", Kind::Value,
           [=] { text::write_shard(dir + "/catalogue2_v.tokens", {1}, (int64_t(1) << 32) + 1); });
   cat.add("write_shard into a missing directory", "write_shard", Kind::Value,
@@ -3635,11 +3635,11 @@ TEST(BadInputCatalogue, SamplingOrderingAndTextSurfaces) {
   multi("undefined", Tensor(), 1, true, Kind::Any);
   // topk, sort, argsort: k and dims out of range.
   const Tensor m = randn({3, 4});
-  for (int64_t k : {int64_t(5), int64_t(-1), kMax, kMin})
+  for (int64_t k : {int64_t(5), int64_t(-1), kI64Max, kMin})
     cat.add("topk k " + str(k), "topk", Kind::Value, [=] { (void)topk(m, k); }, {m});
   cat.add("topk k 4 along dim 0 of 3", "topk", Kind::Value, [=] { (void)topk(m, 4, 0); }, {m});
   cat.add("topk k 2 of a 0-D tensor", "topk", Kind::Value, [=] { (void)topk(full({}, 1.0), 2); });
-  for (int64_t d : {int64_t(2), int64_t(-3), kMax, kMin}) {
+  for (int64_t d : {int64_t(2), int64_t(-3), kI64Max, kMin}) {
     cat.add("topk dim " + str(d), "topk", Kind::Index, [=] { (void)topk(m, 1, d); }, {m});
     cat.add("sort dim " + str(d), "sort", Kind::Index, [=] { (void)sort(m, d); }, {m});
     cat.add("argsort dim " + str(d), "argsort", Kind::Index, [=] { (void)argsort(m, d); }, {m});
@@ -3750,8 +3750,8 @@ TEST(BadInputCatalogue, SamplingOrderingAndTextSurfaces) {
           [=] { (void)text::Tokenizer::train(corpus, {.vocab_size = 5}); });
   cat.add("Tokenizer.train vocab -1", "Tokenizer.train", Kind::Any,
           [=] { (void)text::Tokenizer::train(corpus, {.vocab_size = -1}); });
-  cat.add("Tokenizer.train vocab kMax", "Tokenizer.train", Kind::Any,
-          [=] { (void)text::Tokenizer::train(corpus, {.vocab_size = kMax}); });
+  cat.add("Tokenizer.train vocab kI64Max", "Tokenizer.train", Kind::Any,
+          [=] { (void)text::Tokenizer::train(corpus, {.vocab_size = kI64Max}); });
   std::shared_ptr<text::Tokenizer> tok;
   try {
     tok = std::make_shared<text::Tokenizer>(
@@ -3909,7 +3909,7 @@ TEST(BadInputCatalogue, SchedulersRefusedLeaveTheOptimizer) {
           [=] { OneCycleLR s(*opt, 1.0, OneCycleLROptions().epochs(big).steps_per_epoch(big)); }, {},
           "overflows");
   cat.add("OneCycleLR epochs * steps_per_epoch just overflows", "OneCycleLR", Kind::Value, [=] {
-    OneCycleLR s(*opt, 1.0, OneCycleLROptions().epochs(kMax / 2 + 1).steps_per_epoch(2));
+    OneCycleLR s(*opt, 1.0, OneCycleLROptions().epochs(kI64Max / 2 + 1).steps_per_epoch(2));
   });
   cat.add("SequentialLR of another optimizer's scheduler", "SequentialLR", Kind::Value, [=] {
     auto a = std::make_shared<ExponentialLR>(*other, 1.0);
@@ -3925,7 +3925,7 @@ TEST(BadInputCatalogue, SchedulersRefusedLeaveTheOptimizer) {
   EXPECT_EQ(opt->param_groups()[0].options().get_lr(), 0.1);
   EXPECT_EQ(static_cast<const SGDOptions&>(opt->param_groups()[0].options()).momentum(), 0.9);
   // The largest product that fits is taken.
-  OneCycleLR fits(*opt, 1.0, OneCycleLROptions().epochs(kMax / 2).steps_per_epoch(2));
+  OneCycleLR fits(*opt, 1.0, OneCycleLROptions().epochs(kI64Max / 2).steps_per_epoch(2));
   EXPECT_TRUE(opt->param_groups()[0].initial_lr().has_value());
 }
 
@@ -4079,4 +4079,79 @@ TEST(BadInputCatalogue, EmptyModuleHolders) {
   cat.add("LSTM(nullptr)->parameters", "LSTM", Kind::Type, [=] { (void)lstm->parameters(); });
   run_catalogue(cat, "empty module holders");
   EXPECT_TRUE(lin.is_empty());
+}
+
+// ---- the ops and layers LibTorch programs port with: median, round(decimals), index_fill,
+// masked_scatter, atan2 in place, conv3d and L-BFGS
+
+TEST(BadInputCatalogue, PortingOpsAndLayers) {
+  Catalogue cat;
+  const Tensor x = arange(12, kFloat32).view({3, 4});
+  const Tensor xi = arange(12, kInt64).view({3, 4});
+  const Tensor idx = tensor(std::vector<int64_t>{0, 2});
+  const Tensor mask = tensor(std::vector<double>{1, 0, 1, 0}).to(kBool);
+  cat.add("median of bool", "median", Kind::Type, [=] { (void)median(ones({3}, kBool)); });
+  cat.add("median of an empty int64 tensor", "median", Kind::Index, [=] { (void)median(zeros({0}, kInt64)); });
+  cat.add("median along an empty dim", "median", Kind::Index, [=] { (void)x.narrow(1, 0, 0).median(1); }, {x});
+  cat.add("median dim out of range", "median", Kind::Index, [=] { (void)x.median(2); }, {x});
+  cat.add("round(decimals) of int64", "round", Kind::Type, [=] { (void)xi.round(1); }, {xi});
+  cat.add("round_(decimals) of int64", "round_", Kind::Type, [=] { Tensor(xi).round_(2); }, {xi});
+  cat.add("index_fill with a float index", "index_fill", Kind::Index, [=] { (void)x.index_fill(1, idx.to(kFloat32), 1); },
+          {x});
+  cat.add("index_fill with a 2-D index", "index_fill", Kind::Value, [=] { (void)x.index_fill(1, idx.view({1, 2}), 1); },
+          {x});
+  cat.add("index_fill_ index past the end", "index_fill_", Kind::Index,
+          [=] { Tensor(x).index_fill_(1, tensor(std::vector<int64_t>{4}), 1); }, {x}, "out of bounds");
+  cat.add("index_fill_ index before the start", "index_fill_", Kind::Index,
+          [=] { Tensor(x).index_fill_(0, tensor(std::vector<int64_t>{-4}), 1); }, {x}, "out of bounds");
+  cat.add("index_fill_ with a 1-D value", "index_fill_", Kind::Value,
+          [=] { Tensor(x).index_fill_(1, idx, ones({2})); }, {x}, "0-dimensional");
+  cat.add("index_fill dim out of range", "index_fill", Kind::Index, [=] { (void)x.index_fill(3, idx, 1); }, {x});
+  cat.add("index_fill of an undefined index", "index_fill", Kind::Value, [=] { (void)x.index_fill(1, Tensor(), 1); },
+          {x});
+  cat.add("masked_scatter_ with a uint8 mask", "masked_scatter_", Kind::Type,
+          [=] { Tensor(x).masked_scatter_(mask.to(kUInt8), arange(12, kFloat32)); }, {x}, "boolean");
+  cat.add("masked_scatter_ with an int64 source", "masked_scatter_", Kind::Type,
+          [=] { Tensor(x).masked_scatter_(mask, arange(12, kInt64)); }, {x}, "same dtypes");
+  cat.add("masked_scatter_ with a short source", "masked_scatter_", Kind::Value,
+          [=] { Tensor(x).masked_scatter_(mask, arange(5, kFloat32)); }, {x}, "Number of elements");
+  cat.add("masked_scatter_ with a mask wider than self", "masked_scatter_", Kind::Value,
+          [=] { Tensor(x.select(0, 0)).masked_scatter_(ones({2, 4}, kBool), arange(8, kFloat32)); }, {x});
+  cat.add("masked_scatter with shapes that do not broadcast", "masked_scatter", Kind::Value,
+          [=] { (void)x.masked_scatter(ones({3}, kBool), arange(12, kFloat32)); }, {x});
+  cat.add("atan2_ into an int64 tensor", "atan2_", Kind::Type, [=] { Tensor(xi).atan2_(x); }, {xi, x});
+  cat.add("atan2 of an undefined other", "atan2", Kind::Value, [=] { (void)atan2(x, Tensor()); }, {x});
+  const Tensor img = ones({1, 2, 3, 3, 3}), w = ones({4, 2, 2, 2, 2});
+  cat.add("conv3d with a 4-D weight", "conv3d", Kind::Value, [=] { (void)nn::functional::conv3d(img, w[0]); },
+          {img, w});
+  cat.add("conv3d with mismatched channels", "conv3d", Kind::Value,
+          [=] { (void)nn::functional::conv3d(ones({1, 3, 3, 3, 3}), w); }, {w}, "channels");
+  cat.add("conv3d with a kernel deeper than the input", "conv3d", Kind::Value,
+          [=] { (void)nn::functional::conv3d(img, ones({4, 2, 4, 2, 2})); }, {img}, "Kernel size");
+  cat.add("conv3d with stride 0", "conv3d", Kind::Value, [=] { (void)nn::functional::conv3d(img, w, {}, 0); },
+          {img});
+  cat.add("Conv3d with groups not dividing the channels", "Conv3d", Kind::Value,
+          [=] { nn::Conv3d(nn::Conv3dOptions(3, 4, 2).groups(2)); });
+  const Tensor p = ones({2}).requires_grad_();
+  cat.add("LBFGS step without a closure", "LBFGS.step", Kind::Value, [=] {
+    optim::LBFGS opt({p});
+    opt.step();
+  }, {p});
+  cat.add("LBFGS with two groups", "LBFGS", Kind::Value, [=] {
+    optim::LBFGS opt({optim::OptimizerParamGroup({p}), optim::OptimizerParamGroup({ones({1}).requires_grad_()})});
+  });
+  cat.add("LBFGS with an unknown line search", "LBFGS", Kind::Value,
+          [=] { optim::LBFGS opt({p}, optim::LBFGSOptions(1).line_search_fn("armijo")); });
+  cat.add("LBFGS with a negative learning rate", "LBFGS", Kind::Value,
+          [=] { optim::LBFGS opt({p}, optim::LBFGSOptions(-0.5)); });
+  cat.add("LBFGS closure returning two elements", "LBFGS.step", Kind::Value, [=] {
+    optim::LBFGS opt({p});
+    opt.step([&] { return p * 2; });
+  }, {p});
+  cat.add("LBFGS loading Adam's state dict", "load_state_dict", Kind::Value, [=] {
+    optim::LBFGS opt({p});
+    optim::Adam adam({p});
+    opt.load_state_dict(adam.state_dict());
+  }, {p});
+  run_catalogue(cat, "porting ops and layers");
 }

@@ -15,7 +15,7 @@ using namespace wick;
 
 namespace {
 
-constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
 
 // Runs f, expects E whose message starts with "[op] " and contains text.
 template <class E, class F>
@@ -44,9 +44,9 @@ bool same(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 TEST(BadInputSizes, FactoriesRejectOverflowingSizes) {
-  expect_error<ValueError>([] { ones({kMax}); }, "ones", "Storage size calculation overflowed");
-  expect_error<ValueError>([] { zeros({kMax, 2}); }, "zeros", "overflowed");
-  expect_error<ValueError>([] { full({kMax / 2, 3}, 1.0); }, "full", "overflowed");
+  expect_error<ValueError>([] { ones({kI64Max}); }, "ones", "Storage size calculation overflowed");
+  expect_error<ValueError>([] { zeros({kI64Max, 2}); }, "zeros", "overflowed");
+  expect_error<ValueError>([] { full({kI64Max / 2, 3}, 1.0); }, "full", "overflowed");
   expect_error<ValueError>([] { empty({int64_t(1) << 31, int64_t(1) << 31, 4}); }, "empty", "overflowed");
   expect_error<ValueError>([] { eye(int64_t(1) << 32); }, "eye", "overflowed");
   expect_error<ValueError>(
@@ -58,20 +58,20 @@ TEST(BadInputSizes, FactoriesRejectOverflowingSizes) {
   // Possible sizes that no memory holds are the op's OutOfMemoryError.
   expect_error<OutOfMemoryError>([] { empty({int64_t(1) << 60}, kUInt8); }, "empty");
   // A zero anywhere makes the product zero, as in PyTorch.
-  EXPECT_EQ(empty({0, kMax}).numel(), 0);
-  EXPECT_EQ(empty({kMax, 0, kMax}).numel(), 0);
+  EXPECT_EQ(empty({0, kI64Max}).numel(), 0);
+  EXPECT_EQ(empty({kI64Max, 0, kI64Max}).numel(), 0);
 }
 
 TEST(BadInputSizes, ModulesNameThemselves) {
   expect_error<ValueError>([] { nn::Linear(int64_t(1) << 62, 4); }, "Linear", "overflowed");
-  expect_error<ValueError>([] { nn::Embedding(kMax, 3); }, "Embedding", "overflowed");
+  expect_error<ValueError>([] { nn::Embedding(kI64Max, 3); }, "Embedding", "overflowed");
   expect_error<ValueError>([] { nn::Conv2d(nn::Conv2dOptions(1, int64_t(1) << 62, 4)); }, "Conv2d",
                            "overflowed");
 }
 
 TEST(BadInputSizes, NarrowPastTheEnd) {
   Tensor t = tensor<float>({1, 2, 3});
-  expect_error<IndexError>([&] { t.narrow(0, 1, kMax); }, "narrow",
+  expect_error<IndexError>([&] { t.narrow(0, 1, kI64Max); }, "narrow",
                            "start (1) + length (9223372036854775807) exceeds dimension size (3).");
   expect_error<IndexError>([&] { t.narrow(0, 3, 1); }, "narrow", "exceeds dimension size (3).");
   EXPECT_EQ(t.narrow(0, 1, 2).numel(), 2);
@@ -81,8 +81,8 @@ TEST(BadInputSizes, NarrowPastTheEnd) {
 
 TEST(BadInputSizes, ArangeAndLinspaceCounts) {
   expect_error<ValueError>([] { arange(0.0, 1e300, 1.0); }, "arange", "invalid size, possible overflow?");
-  expect_error<ValueError>([] { arange(int64_t(0), kMax, int64_t(1)); }, "arange", "invalid size");
-  expect_error<ValueError>([] { linspace(0, 1, kMax); }, "linspace", "overflowed");
+  expect_error<ValueError>([] { arange(int64_t(0), kI64Max, int64_t(1)); }, "arange", "invalid size");
+  expect_error<ValueError>([] { linspace(0, 1, kI64Max); }, "linspace", "overflowed");
   expect_error<OutOfMemoryError>([] { linspace(0, 1, int64_t(1) << 58); }, "linspace");
   expect_error<OutOfMemoryError>([] { arange(int64_t(1) << 58); }, "arange");
 }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -494,6 +495,95 @@ struct AlphaDropoutFuncOptions {
 };
 inline Tensor alpha_dropout(const Tensor& x, const AlphaDropoutFuncOptions& o) {
   return alpha_dropout(x, o.p(), o.training());
+}
+
+// ---- adaptive max pooling, instance_norm, bilinear and embedding_bag (src/nn/nn_more2.cpp;
+// each composed of other ops, whose nodes it records)
+
+// The maximum over each of output_size windows of [N, C, H, W] (or [C, H, W]); window i of a dim
+// of size n covers [floor(i n / out), ceil((i + 1) n / out)), as PyTorch's. The _with_indices
+// forms (LibTorch's spelling; Python's return_indices=True) also give each maximum's int64 index
+// into its input's H * W plane (L for the 1-D form), as max_unpool2d reads them.
+Tensor adaptive_max_pool2d(const Tensor& x, Pair output_size);
+std::tuple<Tensor, Tensor> adaptive_max_pool2d_with_indices(const Tensor& x, Pair output_size);
+// The same over [N, C, L] (or [C, L]).
+Tensor adaptive_max_pool1d(const Tensor& x, int64_t output_size);
+std::tuple<Tensor, Tensor> adaptive_max_pool1d_with_indices(const Tensor& x, int64_t output_size);
+struct AdaptiveMaxPool2dFuncOptions {
+  AdaptiveMaxPool2dFuncOptions(Pair output_size) : output_size_(output_size) {}
+  WICK_ARG(Pair, output_size);
+};
+inline Tensor adaptive_max_pool2d(const Tensor& x, const AdaptiveMaxPool2dFuncOptions& o) {
+  return adaptive_max_pool2d(x, o.output_size());
+}
+inline std::tuple<Tensor, Tensor> adaptive_max_pool2d_with_indices(const Tensor& x,
+                                                                   const AdaptiveMaxPool2dFuncOptions& o) {
+  return adaptive_max_pool2d_with_indices(x, o.output_size());
+}
+struct AdaptiveMaxPool1dFuncOptions {
+  AdaptiveMaxPool1dFuncOptions(int64_t output_size) : output_size_(output_size) {}
+  WICK_ARG(int64_t, output_size);
+};
+inline Tensor adaptive_max_pool1d(const Tensor& x, const AdaptiveMaxPool1dFuncOptions& o) {
+  return adaptive_max_pool1d(x, o.output_size());
+}
+inline std::tuple<Tensor, Tensor> adaptive_max_pool1d_with_indices(const Tensor& x,
+                                                                   const AdaptiveMaxPool1dFuncOptions& o) {
+  return adaptive_max_pool1d_with_indices(x, o.output_size());
+}
+
+// Normalizes [N, C, *] over * for each sample and channel (torch.nn.functional.instance_norm):
+// batch_norm of the input viewed as [1, N C, *], with weight, bias and the running statistics
+// repeated N times; the running statistics (when given) then get the mean over the batch of the
+// updated copies. use_input_stats = false normalizes with the running statistics instead.
+Tensor instance_norm(const Tensor& x, const Tensor& running_mean = {}, const Tensor& running_var = {},
+                     const Tensor& weight = {}, const Tensor& bias = {}, bool use_input_stats = true,
+                     double momentum = 0.1, double eps = 1e-5);
+struct InstanceNormFuncOptions {
+  WICK_ARG(Tensor, running_mean) = {};
+  WICK_ARG(Tensor, running_var) = {};
+  WICK_ARG(Tensor, weight) = {};
+  WICK_ARG(Tensor, bias) = {};
+  WICK_ARG(bool, use_input_stats) = true;
+  WICK_ARG(double, momentum) = 0.1;
+  WICK_ARG(double, eps) = 1e-5;
+};
+inline Tensor instance_norm(const Tensor& x, const InstanceNormFuncOptions& o) {
+  return instance_norm(x, o.running_mean(), o.running_var(), o.weight(), o.bias(), o.use_input_stats(),
+                       o.momentum(), o.eps());
+}
+
+// y[..., o] = sum_ij x1[..., i] weight[o, i, j] x2[..., j] + bias[o]: x1 [*, in1], x2 [*, in2]
+// (the same leading dims), weight [out, in1, in2], bias [out] or undefined.
+Tensor bilinear(const Tensor& x1, const Tensor& x2, const Tensor& weight, const Tensor& bias = {});
+
+// The sums, means or maxima of bags of rows of weight (torch.nn.functional.embedding_bag).
+// input: 2-D [B, L] (B bags of L indices; offsets undefined) or 1-D with offsets, the start
+// of each bag (offsets[0] = 0, non-decreasing); with include_last_offset, offsets has one more
+// entry, the end of the last bag. mode: "sum", "mean" or "max" (wick::kSum, kMean, kMax);
+// per_sample_weights (input's shape, mode "sum" only) scale each row. Indices equal to
+// padding_idx are left out of their bag (not counted by "mean"); an empty bag gives zeros. With
+// max_norm, the rows looked up are first renormalized in place, as embedding's.
+Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& offsets = {},
+                     std::optional<double> max_norm = std::nullopt, double norm_type = 2.0,
+                     bool scale_grad_by_freq = false, const std::string& mode = "mean", bool sparse = false,
+                     const Tensor& per_sample_weights = {}, bool include_last_offset = false,
+                     std::optional<int64_t> padding_idx = std::nullopt);
+struct EmbeddingBagFuncOptions {
+  WICK_ARG(Tensor, offsets) = {};
+  WICK_ARG(std::optional<double>, max_norm) = std::nullopt;
+  WICK_ARG(double, norm_type) = 2.0;
+  WICK_ARG(bool, scale_grad_by_freq) = false;
+  // "sum", "mean" or "max"; LibTorch's wick::kSum, kMean and kMax convert to these.
+  WICK_ARG(std::string, mode) = "mean";
+  WICK_ARG(bool, sparse) = false;
+  WICK_ARG(Tensor, per_sample_weights) = {};
+  WICK_ARG(bool, include_last_offset) = false;
+  WICK_ARG(std::optional<int64_t>, padding_idx) = std::nullopt;
+};
+inline Tensor embedding_bag(const Tensor& input, const Tensor& weight, const EmbeddingBagFuncOptions& o) {
+  return embedding_bag(input, weight, o.offsets(), o.max_norm(), o.norm_type(), o.scale_grad_by_freq(), o.mode(),
+                       o.sparse(), o.per_sample_weights(), o.include_last_offset(), o.padding_idx());
 }
 
 }  // namespace wick::nn::functional

@@ -1,10 +1,11 @@
-// BatchNorm1d, BatchNorm2d, LayerNorm, RMSNorm and GroupNorm.
+// BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d, LayerNorm, RMSNorm and GroupNorm.
 //
 //   wick::nn::BatchNorm2d bn(8);         // running_mean, running_var, num_batches_tracked buffers
 //   auto y = bn(x);                      // training: batch statistics; bn->eval(): running ones
 //   wick::nn::LayerNorm ln(std::vector<int64_t>{16});
 //   wick::nn::RMSNorm rms(std::vector<int64_t>{16});    // x * rsqrt(mean(x^2) + eps) * weight
 //   wick::nn::GroupNorm gn(4, 32);                      // 4 groups of 8 channels
+//   wick::nn::InstanceNorm2d in(8);                     // per sample and channel; no parameters
 #pragma once
 
 #include <optional>
@@ -27,8 +28,9 @@ struct BatchNormOptions {
 // LibTorch's names of the same options.
 using BatchNorm1dOptions = BatchNormOptions;
 using BatchNorm2dOptions = BatchNormOptions;
+using BatchNorm3dOptions = BatchNormOptions;
 
-// Shared by BatchNorm1d and BatchNorm2d; dims is the input rank accepted besides 2 (1d).
+// Shared by BatchNorm1d, BatchNorm2d and BatchNorm3d, which check the input's rank.
 class BatchNormImplBase : public Module {
  public:
   BatchNormImplBase(const BatchNormOptions& options, const char* name);
@@ -63,6 +65,74 @@ class BatchNorm2dImpl : public BatchNormImplBase {
   void check_input(const Tensor& x) const override;
 };
 WICK_MODULE(BatchNorm2d);
+
+class BatchNorm3dImpl : public BatchNormImplBase {
+ public:
+  explicit BatchNorm3dImpl(int64_t num_features) : BatchNorm3dImpl(BatchNormOptions(num_features)) {}
+  explicit BatchNorm3dImpl(const BatchNormOptions& options) : BatchNormImplBase(options, "BatchNorm3d") {}
+
+ protected:
+  void check_input(const Tensor& x) const override;
+};
+WICK_MODULE(BatchNorm3d);
+
+// InstanceNorm's options: BatchNorm's, with affine and track_running_stats off by default.
+struct InstanceNormOptions {
+  InstanceNormOptions(int64_t num_features) : num_features_(num_features) {}
+  WICK_ARG(int64_t, num_features);
+  WICK_ARG(double, eps) = 1e-5;
+  // None: the running statistics do not move (PyTorch 2's reading; 1.13 raised TypeError).
+  WICK_ARG(std::optional<double>, momentum) = 0.1;
+  WICK_ARG(bool, affine) = false;
+  WICK_ARG(bool, track_running_stats) = false;
+};
+using InstanceNorm1dOptions = InstanceNormOptions;
+using InstanceNorm2dOptions = InstanceNormOptions;
+using InstanceNorm3dOptions = InstanceNormOptions;
+
+// Shared by InstanceNorm1d/2d/3d: functional::instance_norm with the batch statistics in
+// training or without running ones, else the running ones. Parameters and buffers as
+// BatchNorm's (weight, bias; running_mean, running_var, num_batches_tracked, which InstanceNorm
+// never counts up, as PyTorch's), so a PyTorch state_dict loads. An unbatched input (one dim
+// less) is normalized as a batch of one.
+class InstanceNormImplBase : public Module {
+ public:
+  InstanceNormImplBase(const InstanceNormOptions& options, const char* name, int64_t spatial_dims);
+  Tensor forward(const Tensor& x);
+  void reset_running_stats();
+  void reset_parameters();
+  std::string extra_repr() const override;
+
+  InstanceNormOptions options;
+  Tensor weight, bias, running_mean, running_var, num_batches_tracked;
+
+ private:
+  int64_t spatial_dims_;
+};
+
+class InstanceNorm1dImpl : public InstanceNormImplBase {
+ public:
+  explicit InstanceNorm1dImpl(int64_t num_features) : InstanceNorm1dImpl(InstanceNormOptions(num_features)) {}
+  explicit InstanceNorm1dImpl(const InstanceNormOptions& options)
+      : InstanceNormImplBase(options, "InstanceNorm1d", 1) {}
+};
+WICK_MODULE(InstanceNorm1d);
+
+class InstanceNorm2dImpl : public InstanceNormImplBase {
+ public:
+  explicit InstanceNorm2dImpl(int64_t num_features) : InstanceNorm2dImpl(InstanceNormOptions(num_features)) {}
+  explicit InstanceNorm2dImpl(const InstanceNormOptions& options)
+      : InstanceNormImplBase(options, "InstanceNorm2d", 2) {}
+};
+WICK_MODULE(InstanceNorm2d);
+
+class InstanceNorm3dImpl : public InstanceNormImplBase {
+ public:
+  explicit InstanceNorm3dImpl(int64_t num_features) : InstanceNorm3dImpl(InstanceNormOptions(num_features)) {}
+  explicit InstanceNorm3dImpl(const InstanceNormOptions& options)
+      : InstanceNormImplBase(options, "InstanceNorm3d", 3) {}
+};
+WICK_MODULE(InstanceNorm3d);
 
 struct LayerNormOptions {
   LayerNormOptions(std::vector<int64_t> normalized_shape) : normalized_shape_(std::move(normalized_shape)) {}

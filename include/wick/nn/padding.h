@@ -1,9 +1,11 @@
-// The 2-D padding layers: ZeroPad2d, ConstantPad2d, ReflectionPad2d and ReplicationPad2d, each
-// functional::pad of the last two dims with (left, right, top, bottom), one number for all four
-// or four numbers, as LibTorch's ExpandingArray<4>.
+// The padding layers: ZeroPad, ConstantPad, ReflectionPad and ReplicationPad in 1-D, 2-D and
+// 3-D, each functional::pad of the last one, two or three dims with (left, right), (left, right,
+// top, bottom) or (left, right, top, bottom, front, back): one number for every side or one per
+// side, as LibTorch's ExpandingArray<2>, <4> and <6>.
 //
 //   wick::nn::ZeroPad2d pad(wick::nn::ZeroPad2dOptions({1, 1, 2, 0}));
 //   auto y = pad(x);  // [N, C, H, W] -> [N, C, H + 2, W + 2]; printed ZeroPad2d((1, 1, 2, 0))
+//   wick::nn::ReflectionPad1d mirror(2);   // [N, C, L] -> [N, C, L + 4]; printed ReflectionPad1d((2, 2))
 #pragma once
 
 #include <cstdint>
@@ -19,6 +21,8 @@ namespace wick::nn {
 namespace detail {
 // (left, right, top, bottom) from four values (ValueError naming op otherwise).
 std::vector<int64_t> padding4(std::vector<int64_t> values, const char* op);
+// n (2 or 6) values from one value or n values (ValueError naming op otherwise).
+std::vector<int64_t> padding_n(std::vector<int64_t> values, size_t n, const char* op);
 }  // namespace detail
 
 // padding: one value for all four sides, or (left, right, top, bottom).
@@ -90,5 +94,78 @@ class ReplicationPad2dImpl : public Module {
   ReplicationPad2dOptions options;
 };
 WICK_MODULE(ReplicationPad2d);
+
+// ---- 1-D (last dim: left, right) and 3-D (last three dims: left, right, top, bottom, front,
+// back) forms of the layers above; reflect and replicate take [C, L] or [N, C, L] (1-D),
+// [C, D, H, W] or [N, C, D, H, W] (3-D).
+
+// padding: one value for every side, or n values (2: left, right; 6: left, right, top,
+// bottom, front, back).
+#define WICK_DETAIL_PADN_OPTIONS(Name, n)                                                         \
+  struct Name {                                                                                   \
+    Name(int64_t padding) : padding_(size_t(n), padding) {}                                       \
+    Name(std::initializer_list<int64_t> padding)                                                  \
+        : padding_(detail::padding_n(std::vector<int64_t>(padding), n, #Name)) {}                 \
+    Name(const std::vector<int64_t>& padding) : padding_(detail::padding_n(padding, n, #Name)) {} \
+    WICK_ARG(std::vector<int64_t>, padding);                                                      \
+  }
+WICK_DETAIL_PADN_OPTIONS(ZeroPad1dOptions, 2);
+WICK_DETAIL_PADN_OPTIONS(ReflectionPad1dOptions, 2);
+WICK_DETAIL_PADN_OPTIONS(ReplicationPad1dOptions, 2);
+WICK_DETAIL_PADN_OPTIONS(ZeroPad3dOptions, 6);
+WICK_DETAIL_PADN_OPTIONS(ReflectionPad3dOptions, 6);
+WICK_DETAIL_PADN_OPTIONS(ReplicationPad3dOptions, 6);
+#undef WICK_DETAIL_PADN_OPTIONS
+
+#define WICK_DETAIL_CONSTANT_PADN_OPTIONS(Name, n)                                                              \
+  struct Name {                                                                                                 \
+    Name(int64_t padding, double value) : padding_(size_t(n), padding), value_(value) {}                        \
+    Name(std::initializer_list<int64_t> padding, double value)                                                  \
+        : padding_(detail::padding_n(std::vector<int64_t>(padding), n, #Name)), value_(value) {}                \
+    Name(const std::vector<int64_t>& padding, double value)                                                     \
+        : padding_(detail::padding_n(padding, n, #Name)), value_(value) {}                                      \
+    WICK_ARG(std::vector<int64_t>, padding);                                                                    \
+    WICK_ARG(double, value);                                                                                    \
+  }
+WICK_DETAIL_CONSTANT_PADN_OPTIONS(ConstantPad1dOptions, 2);
+WICK_DETAIL_CONSTANT_PADN_OPTIONS(ConstantPad3dOptions, 6);
+#undef WICK_DETAIL_CONSTANT_PADN_OPTIONS
+
+// One layer: its options and forward; printed Name((l, r, ...)).
+#define WICK_DETAIL_PAD_LAYER(Name)                       \
+  class Name##Impl : public Module {                      \
+   public:                                                \
+    explicit Name##Impl(const Name##Options& options);    \
+    Tensor forward(const Tensor& x);                      \
+    std::string extra_repr() const override;              \
+    Name##Options options;                                \
+  };                                                      \
+  WICK_MODULE(Name)
+// Pads with zeros (negative padding crops).
+WICK_DETAIL_PAD_LAYER(ZeroPad1d);
+WICK_DETAIL_PAD_LAYER(ZeroPad3d);
+// Mirrors the input about its edges (each pad less than the dim's size).
+WICK_DETAIL_PAD_LAYER(ReflectionPad1d);
+WICK_DETAIL_PAD_LAYER(ReflectionPad3d);
+// Repeats the edge values.
+WICK_DETAIL_PAD_LAYER(ReplicationPad1d);
+WICK_DETAIL_PAD_LAYER(ReplicationPad3d);
+#undef WICK_DETAIL_PAD_LAYER
+
+// Pads with value; printed ConstantPad1d(padding=(l, r), value=v).
+#define WICK_DETAIL_CONSTANT_PAD_LAYER(Name)                                                                       \
+  class Name##Impl : public Module {                                                                               \
+   public:                                                                                                         \
+    Name##Impl(int64_t padding, double value) : Name##Impl(Name##Options(padding, value)) {}                       \
+    Name##Impl(const std::vector<int64_t>& padding, double value) : Name##Impl(Name##Options(padding, value)) {}   \
+    explicit Name##Impl(const Name##Options& options);                                                             \
+    Tensor forward(const Tensor& x);                                                                               \
+    std::string extra_repr() const override;                                                                       \
+    Name##Options options;                                                                                         \
+  };                                                                                                               \
+  WICK_MODULE(Name)
+WICK_DETAIL_CONSTANT_PAD_LAYER(ConstantPad1d);
+WICK_DETAIL_CONSTANT_PAD_LAYER(ConstantPad3d);
+#undef WICK_DETAIL_CONSTANT_PAD_LAYER
 
 }  // namespace wick::nn

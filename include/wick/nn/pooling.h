@@ -1,10 +1,14 @@
-// MaxPool2d, AvgPool2d and AdaptiveAvgPool2d over [N, C, H, W] (or [C, H, W]).
+// MaxPool2d, AvgPool2d, AdaptiveAvgPool2d and AdaptiveMaxPool2d over [N, C, H, W] (or [C, H, W]),
+// and their 1-D forms over [N, C, L] (or [C, L]).
 //
 //   wick::nn::MaxPool2d pool(2);                       // kernel 2, stride 2
 //   wick::nn::AdaptiveAvgPool2d gap(1);                // global average: [N, C, 1, 1]
+//   wick::nn::AdaptiveMaxPool2d amp(wick::nn::AdaptiveMaxPool2dOptions({2, 3}));
+//   auto [values, indices] = amp->forward_with_indices(x);   // indices into each H * W plane
 #pragma once
 
 #include <optional>
+#include <tuple>
 
 #include "wick/nn/functional.h"
 #include "wick/nn/module.h"
@@ -118,5 +122,41 @@ class AdaptiveAvgPool1dImpl : public Module {
   int64_t output_size;
 };
 WICK_MODULE(AdaptiveAvgPool1d);
+
+// Adaptive max pooling: the maximum of each of output_size windows (as adaptive_avg_pool2d's
+// windows, which overlap where the sizes do not divide). forward gives the maxima;
+// forward_with_indices also their indices into each input plane, as LibTorch's (Python's
+// return_indices=True).
+struct AdaptiveMaxPool2dOptions {
+  AdaptiveMaxPool2dOptions(functional::Pair output_size) : output_size_(output_size) {}
+  WICK_ARG(functional::Pair, output_size);
+};
+
+class AdaptiveMaxPool2dImpl : public Module {
+ public:
+  explicit AdaptiveMaxPool2dImpl(functional::Pair output_size) : options(output_size) {}
+  explicit AdaptiveMaxPool2dImpl(const AdaptiveMaxPool2dOptions& options) : options(options) {}
+  Tensor forward(const Tensor& x);
+  std::tuple<Tensor, Tensor> forward_with_indices(const Tensor& x);
+  std::string extra_repr() const override;
+  AdaptiveMaxPool2dOptions options;
+};
+WICK_MODULE(AdaptiveMaxPool2d);
+
+struct AdaptiveMaxPool1dOptions {
+  AdaptiveMaxPool1dOptions(int64_t output_size) : output_size_(output_size) {}
+  WICK_ARG(int64_t, output_size);
+};
+
+class AdaptiveMaxPool1dImpl : public Module {
+ public:
+  explicit AdaptiveMaxPool1dImpl(int64_t output_size) : options(output_size) {}
+  explicit AdaptiveMaxPool1dImpl(const AdaptiveMaxPool1dOptions& options) : options(options) {}
+  Tensor forward(const Tensor& x);
+  std::tuple<Tensor, Tensor> forward_with_indices(const Tensor& x);
+  std::string extra_repr() const override;
+  AdaptiveMaxPool1dOptions options;
+};
+WICK_MODULE(AdaptiveMaxPool1d);
 
 }  // namespace wick::nn

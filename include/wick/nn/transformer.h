@@ -4,6 +4,7 @@
 //   wick::nn::TransformerEncoderLayer layer(
 //       wick::nn::TransformerEncoderLayerOptions(512, 8).dim_feedforward(2048).batch_first(true));
 //   wick::nn::TransformerEncoder encoder(layer, 6);      // layers.0. ... layers.5., copies of layer
+//   // or LibTorch's: TransformerEncoder(TransformerEncoderOptions(layer_options, 6).norm(LayerNorm(...)))
 //   auto y = encoder(x, wick::nn::generate_square_subsequent_mask(x.size(1)));
 //   wick::nn::MultiheadAttention mha(64, 4);
 //   auto [out, weights] = mha(q, k, v);                   // weights averaged over heads
@@ -13,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "wick/nn/container.h"
 #include "wick/nn/dropout.h"
@@ -125,11 +127,36 @@ class TransformerDecoderLayerImpl : public Module {
 };
 WICK_MODULE(TransformerDecoderLayer);
 
+// LibTorch's options of TransformerEncoder: the layer (or the options of a new one), how many
+// copies, and the final norm (LibTorch's AnyModule; here a LayerNorm, the only norm
+// nn.TransformerEncoder is given in practice).
+struct TransformerEncoderOptions {
+  TransformerEncoderOptions(TransformerEncoderLayer encoder_layer, int64_t num_layers)
+      : encoder_layer_(std::move(encoder_layer)), num_layers_(num_layers) {}
+  TransformerEncoderOptions(const TransformerEncoderLayerOptions& encoder_layer_options, int64_t num_layers)
+      : encoder_layer_(encoder_layer_options), num_layers_(num_layers) {}
+  WICK_ARG(TransformerEncoderLayer, encoder_layer);
+  WICK_ARG(int64_t, num_layers);
+  WICK_ARG(LayerNorm, norm) = nullptr;
+};
+
+struct TransformerDecoderOptions {
+  TransformerDecoderOptions(TransformerDecoderLayer decoder_layer, int64_t num_layers)
+      : decoder_layer_(std::move(decoder_layer)), num_layers_(num_layers) {}
+  TransformerDecoderOptions(const TransformerDecoderLayerOptions& decoder_layer_options, int64_t num_layers)
+      : decoder_layer_(decoder_layer_options), num_layers_(num_layers) {}
+  WICK_ARG(TransformerDecoderLayer, decoder_layer);
+  WICK_ARG(int64_t, num_layers);
+  WICK_ARG(LayerNorm, norm) = nullptr;
+};
+
 // num_layers copies of layer (parameters copied: equal at the start, then each its own) in
 // `layers`, then norm when given.
 class TransformerEncoderImpl : public Module {
  public:
   TransformerEncoderImpl(const TransformerEncoderLayer& layer, int64_t num_layers, const LayerNorm& norm = nullptr);
+  explicit TransformerEncoderImpl(const TransformerEncoderOptions& options)
+      : TransformerEncoderImpl(options.encoder_layer(), options.num_layers(), options.norm()) {}
   Tensor forward(const Tensor& src, const Tensor& mask = {}, const Tensor& src_key_padding_mask = {},
                  bool is_causal = false);
   ModuleList layers{nullptr};
@@ -141,6 +168,8 @@ WICK_MODULE(TransformerEncoder);
 class TransformerDecoderImpl : public Module {
  public:
   TransformerDecoderImpl(const TransformerDecoderLayer& layer, int64_t num_layers, const LayerNorm& norm = nullptr);
+  explicit TransformerDecoderImpl(const TransformerDecoderOptions& options)
+      : TransformerDecoderImpl(options.decoder_layer(), options.num_layers(), options.norm()) {}
   Tensor forward(const Tensor& tgt, const Tensor& memory, const Tensor& tgt_mask = {},
                  const Tensor& memory_mask = {}, const Tensor& tgt_key_padding_mask = {},
                  const Tensor& memory_key_padding_mask = {}, bool tgt_is_causal = false,
