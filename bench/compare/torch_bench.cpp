@@ -157,6 +157,49 @@ int main(int argc, char** argv) {
     at::globalContext().setAllowTF32CuDNN(tf32);
   }
 
+  // ---- a DCGAN training step as LibTorch's DCGAN example has it (noise 100, generator
+  // 100 -> 256 -> 128 -> 64 -> 1 channels to 28x28, discriminator back, batch 64, Adam 2e-4,
+  // betas 0.5/0.999): the discriminator on real and on fake images, its step, then the
+  // generator's step; fp32 with cuDNN's convolutions, TF32 off (wick's float32 default;
+  // LibTorch's is on for convolutions and is turned off here, as in the LSTM row).
+  if (sel("dcgan")) {
+    torch::AutoGradMode enable_grad(true);
+    const bool dcgan_tf32 = at::globalContext().allowTF32CuDNN();
+    at::globalContext().setAllowTF32CuDNN(false);
+    const int64_t nz = 100, batch = 64;
+    auto tconv = [](int64_t i, int64_t o, int64_t k, int64_t s, int64_t p) {
+      return torch::nn::ConvTranspose2d(torch::nn::ConvTranspose2dOptions(i, o, k).stride(s).padding(p).bias(false));
+    };
+    auto conv = [](int64_t i, int64_t o, int64_t k, int64_t s, int64_t p) {
+      return torch::nn::Conv2d(torch::nn::Conv2dOptions(i, o, k).stride(s).padding(p).bias(false));
+    };
+    auto leaky = [] { return torch::nn::LeakyReLU(torch::nn::LeakyReLUOptions().negative_slope(0.2)); };
+    torch::nn::Sequential g(tconv(nz, 256, 4, 1, 0), torch::nn::BatchNorm2d(256), torch::nn::ReLU(), tconv(256, 128, 3, 2, 1),
+                     torch::nn::BatchNorm2d(128), torch::nn::ReLU(), tconv(128, 64, 4, 2, 1), torch::nn::BatchNorm2d(64), torch::nn::ReLU(),
+                     tconv(64, 1, 4, 2, 1), torch::nn::Tanh());
+    torch::nn::Sequential d(conv(1, 64, 4, 2, 1), leaky(), conv(64, 128, 4, 2, 1), torch::nn::BatchNorm2d(128), leaky(),
+                     conv(128, 256, 4, 2, 1), torch::nn::BatchNorm2d(256), leaky(), conv(256, 1, 3, 1, 0), torch::nn::Sigmoid());
+    g->to(torch::kCUDA);
+    d->to(torch::kCUDA);
+    torch::optim::Adam g_opt(g->parameters(), torch::optim::AdamOptions(2e-4).betas({0.5, 0.999}));
+    torch::optim::Adam d_opt(d->parameters(), torch::optim::AdamOptions(2e-4).betas({0.5, 0.999}));
+    auto real = torch::rand({batch, 1, 28, 28}, gpu) * 2 - 1;
+    auto ones_ = torch::full({batch}, 0.9, gpu), zeros_ = torch::zeros({batch}, gpu), targets = torch::ones({batch}, gpu);
+    namespace F = torch::nn::functional;
+    auto step = [&] {
+      d->zero_grad();
+      F::binary_cross_entropy(d->forward(real).reshape({-1}), ones_).backward();
+      auto fake = g->forward(torch::randn({batch, nz, 1, 1}, gpu));
+      F::binary_cross_entropy(d->forward(fake.detach()).reshape({-1}), zeros_).backward();
+      d_opt.step();
+      g->zero_grad();
+      F::binary_cross_entropy(d->forward(fake).reshape({-1}), targets).backward();
+      g_opt.step();
+    };
+    report("dcgan_step_fp32_b64_ms", compare::device_ms(stream, step, 5, 21), "ms");
+    at::globalContext().setAllowTF32CuDNN(dcgan_tf32);
+  }
+
   // ---- host <-> device, 256 MB
   if (sel("h2d") || sel("d2h") || sel("pin_memory")) {
     auto host = torch::rand({n64m});

@@ -151,6 +151,45 @@ int main(int argc, char** argv) {
     report("lstm_fwd_bwd_fp32_l2_h1024_t128_b64_ms", compare::device_ms(stream, step, 3, 9), "ms");
   }
 
+  // ---- a DCGAN training step as LibTorch's DCGAN example has it (noise 100, generator
+  // 100 -> 256 -> 128 -> 64 -> 1 channels to 28x28, discriminator back, batch 64, Adam 2e-4,
+  // betas 0.5/0.999): the discriminator on real and on fake images, its step, then the
+  // generator's step; fp32 with cuDNN's convolutions, TF32 off (wick's float32 default;
+  // LibTorch's is on for convolutions and is turned off here, as in the LSTM row).
+  if (sel("dcgan")) {
+    const int64_t nz = 100, batch = 64;
+    auto tconv = [](int64_t i, int64_t o, int64_t k, int64_t s, int64_t p) {
+      return nn::ConvTranspose2d(nn::ConvTranspose2dOptions(i, o, k).stride(s).padding(p).bias(false));
+    };
+    auto conv = [](int64_t i, int64_t o, int64_t k, int64_t s, int64_t p) {
+      return nn::Conv2d(nn::Conv2dOptions(i, o, k).stride(s).padding(p).bias(false));
+    };
+    auto leaky = [] { return nn::LeakyReLU(nn::LeakyReLUOptions().negative_slope(0.2)); };
+    nn::Sequential g(tconv(nz, 256, 4, 1, 0), nn::BatchNorm2d(256), nn::ReLU(), tconv(256, 128, 3, 2, 1),
+                     nn::BatchNorm2d(128), nn::ReLU(), tconv(128, 64, 4, 2, 1), nn::BatchNorm2d(64), nn::ReLU(),
+                     tconv(64, 1, 4, 2, 1), nn::Tanh());
+    nn::Sequential d(conv(1, 64, 4, 2, 1), leaky(), conv(64, 128, 4, 2, 1), nn::BatchNorm2d(128), leaky(),
+                     conv(128, 256, 4, 2, 1), nn::BatchNorm2d(256), leaky(), conv(256, 1, 3, 1, 0), nn::Sigmoid());
+    g->to(gpu);
+    d->to(gpu);
+    optim::Adam g_opt(g->parameters(), optim::AdamOptions(2e-4).betas({0.5, 0.999}));
+    optim::Adam d_opt(d->parameters(), optim::AdamOptions(2e-4).betas({0.5, 0.999}));
+    auto real = rand({batch, 1, 28, 28}, gpu) * 2 - 1;
+    auto ones_ = full({batch}, 0.9, gpu), zeros_ = zeros({batch}, gpu), targets = ones({batch}, gpu);
+    namespace F = nn::functional;
+    auto step = [&] {
+      d->zero_grad();
+      F::binary_cross_entropy(d->forward(real).reshape({-1}), ones_).backward();
+      auto fake = g->forward(randn({batch, nz, 1, 1}, gpu));
+      F::binary_cross_entropy(d->forward(fake.detach()).reshape({-1}), zeros_).backward();
+      d_opt.step();
+      g->zero_grad();
+      F::binary_cross_entropy(d->forward(fake).reshape({-1}), targets).backward();
+      g_opt.step();
+    };
+    report("dcgan_step_fp32_b64_ms", compare::device_ms(stream, step, 5, 21), "ms");
+  }
+
   // ---- host <-> device, 256 MB
   if (sel("h2d") || sel("d2h") || sel("pin_memory")) {
     auto host = rand({n64m});
