@@ -378,36 +378,9 @@ void BatchNorm3dImpl::check_input(const Tensor& x) const {
 }
 
 InstanceNormImplBase::InstanceNormImplBase(const InstanceNormOptions& options, const char* name, int64_t spatial_dims)
-    : Module(name), options(options), spatial_dims_(spatial_dims) {
-  const int64_t c = options.num_features();
-  WICK_CHECK(c >= 0, ValueError, name, "num_features must be non-negative, got ", c);
-  if (options.affine()) {
-    weight = register_parameter("weight", wick::detail::empty_for({c}, {}, name));
-    bias = register_parameter("bias", wick::detail::empty_for({c}, {}, name));
-  }
-  if (options.track_running_stats()) {
-    running_mean = register_buffer("running_mean", wick::zeros({c}));
-    running_var = register_buffer("running_var", wick::ones({c}));
-    num_batches_tracked = register_buffer("num_batches_tracked", wick::zeros({}, kInt64));
-  }
-  reset_parameters();
-}
-
-void InstanceNormImplBase::reset_running_stats() {
-  if (!options.track_running_stats()) return;
-  NoGradGuard g;
-  running_mean.zero_();
-  running_var.fill_(1);
-  num_batches_tracked.zero_();
-}
-
-void InstanceNormImplBase::reset_parameters() {
-  reset_running_stats();
-  if (options.affine()) {
-    init::ones_(weight);
-    init::zeros_(bias);
-  }
-}
+    : NormBaseImpl(name, options.num_features(), options.affine(), options.track_running_stats()),
+      options(options),
+      spatial_dims_(spatial_dims) {}
 
 Tensor InstanceNormImplBase::forward(const Tensor& x) {
   const char* op = name().c_str();

@@ -13,14 +13,13 @@ namespace wick::nn {
 using detail::py_bool;
 using detail::py_float;
 
-BatchNormImplBase::BatchNormImplBase(const BatchNormOptions& options, const char* name)
-    : Module(name), options(options) {
-  const int64_t c = options.num_features();
-  if (options.affine()) {
+NormBaseImpl::NormBaseImpl(const char* name, int64_t c, bool affine, bool track_running_stats) : Module(name) {
+  WICK_CHECK(c >= 0, ValueError, name, "num_features must be non-negative, got ", c);
+  if (affine) {
     weight = register_parameter("weight", wick::detail::empty_for({c}, {}, name));
     bias = register_parameter("bias", wick::detail::empty_for({c}, {}, name));
   }
-  if (options.track_running_stats()) {
+  if (track_running_stats) {
     running_mean = register_buffer("running_mean", wick::zeros({c}));
     running_var = register_buffer("running_var", wick::ones({c}));
     num_batches_tracked = register_buffer("num_batches_tracked", wick::zeros({}, kInt64));
@@ -28,21 +27,24 @@ BatchNormImplBase::BatchNormImplBase(const BatchNormOptions& options, const char
   reset_parameters();
 }
 
-void BatchNormImplBase::reset_running_stats() {
-  if (!options.track_running_stats()) return;
+void NormBaseImpl::reset_running_stats() {
+  if (!running_mean.defined()) return;
   NoGradGuard g;
   running_mean.zero_();
   running_var.fill_(1);
   num_batches_tracked.zero_();
 }
 
-void BatchNormImplBase::reset_parameters() {
+void NormBaseImpl::reset_parameters() {
   reset_running_stats();
-  if (options.affine()) {
+  if (weight.defined()) {
     init::ones_(weight);
     init::zeros_(bias);
   }
 }
+
+BatchNormImplBase::BatchNormImplBase(const BatchNormOptions& options, const char* name)
+    : NormBaseImpl(name, options.num_features(), options.affine(), options.track_running_stats()), options(options) {}
 
 Tensor BatchNormImplBase::forward(const Tensor& x) {
   WICK_CHECK(x.defined(), ValueError, "batch_norm",

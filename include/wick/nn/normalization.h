@@ -30,17 +30,27 @@ using BatchNorm1dOptions = BatchNormOptions;
 using BatchNorm2dOptions = BatchNormOptions;
 using BatchNorm3dOptions = BatchNormOptions;
 
+// The parameters and buffers BatchNorm and InstanceNorm share (PyTorch's _NormBase): weight
+// and bias (ones and zeros) when affine, running_mean, running_var and num_batches_tracked
+// when tracking running statistics.
+class NormBaseImpl : public Module {
+ public:
+  void reset_running_stats();
+  void reset_parameters();
+  Tensor weight, bias, running_mean, running_var, num_batches_tracked;
+
+ protected:
+  NormBaseImpl(const char* name, int64_t num_features, bool affine, bool track_running_stats);
+};
+
 // Shared by BatchNorm1d, BatchNorm2d and BatchNorm3d, which check the input's rank.
-class BatchNormImplBase : public Module {
+class BatchNormImplBase : public NormBaseImpl {
  public:
   BatchNormImplBase(const BatchNormOptions& options, const char* name);
   Tensor forward(const Tensor& x);
-  void reset_running_stats();
-  void reset_parameters();
   std::string extra_repr() const override;
 
   BatchNormOptions options;
-  Tensor weight, bias, running_mean, running_var, num_batches_tracked;
 
  protected:
   virtual void check_input(const Tensor& x) const = 0;
@@ -95,16 +105,13 @@ using InstanceNorm3dOptions = InstanceNormOptions;
 // BatchNorm's (weight, bias; running_mean, running_var, num_batches_tracked, which InstanceNorm
 // never counts up, as PyTorch's), so a PyTorch state_dict loads. An unbatched input (one dim
 // less) is normalized as a batch of one.
-class InstanceNormImplBase : public Module {
+class InstanceNormImplBase : public NormBaseImpl {
  public:
   InstanceNormImplBase(const InstanceNormOptions& options, const char* name, int64_t spatial_dims);
   Tensor forward(const Tensor& x);
-  void reset_running_stats();
-  void reset_parameters();
   std::string extra_repr() const override;
 
   InstanceNormOptions options;
-  Tensor weight, bias, running_mean, running_var, num_batches_tracked;
 
  private:
   int64_t spatial_dims_;
