@@ -219,9 +219,10 @@ void record_index_put(const Tensor& self, const Tensor& values, std::vector<inde
                       bool accumulate, const Tensor& out);
 void record_gather(const Tensor& t, const Tensor& index, const Tensor& out, int64_t dim);
 // out = weight's rows at flat_indices (indices.reshape(-1)), [*indices.sizes, dim];
-// padding_idx (in [0, rows)) gets no gradient.
+// padding_idx (in [0, rows)) gets no gradient; scale_grad_by_freq divides each lookup's
+// gradient by its row's count of lookups.
 void record_embedding(const Tensor& weight, const Tensor& flat_indices, const Tensor& out,
-                      std::optional<int64_t> padding_idx);
+                      std::optional<int64_t> padding_idx, bool scale_grad_by_freq = false);
 void record_cat(const std::vector<Tensor>& tensors, const Tensor& out, int64_t dim);
 void record_stack(const std::vector<Tensor>& tensors, const Tensor& out, int64_t dim);
 

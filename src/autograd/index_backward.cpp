@@ -75,12 +75,16 @@ void record_gather(const Tensor& t, const Tensor& index, const Tensor& out, int6
 }
 
 void record_embedding(const Tensor& weight, const Tensor& flat_indices, const Tensor& out,
-                      std::optional<int64_t> padding_idx) {
+                      std::optional<int64_t> padding_idx, bool scale_grad_by_freq) {
   record("EmbeddingBackward0", {weight}, out, {flat_indices},
-         [rows = weight.size(0), padding_idx](BackwardContext& c) -> variable_list {
+         [rows = weight.size(0), padding_idx, scale_grad_by_freq](BackwardContext& c) -> variable_list {
            // The padding row's lookups pass no gradient.
            Tensor idx = c.saved(0);
            Tensor g = c.grad().reshape({idx.size(0), -1});
+           if (scale_grad_by_freq && idx.numel() > 0) {  // each lookup over its row's count of lookups
+             Tensor counts = wick::zeros({rows}, g.options()).index_add(0, idx, wick::ones({idx.size(0)}, g.options()));
+             g = g / counts.index_select(0, idx).unsqueeze(1);
+           }
            return {scatter_rows(idx, g, rows, padding_idx ? idx == *padding_idx : Tensor())};
          });
 }

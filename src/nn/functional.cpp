@@ -75,9 +75,10 @@ void embedding_renorm(const Tensor& weight, const Tensor& flat, double max_norm,
 }
 
 Tensor embedding_impl(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx,
-                      std::optional<double> max_norm, double norm_type) {
+                      std::optional<double> max_norm, double norm_type, bool scale_grad_by_freq, bool sparse) {
   wick::detail::check_defined(indices, "embedding", "indices");
   wick::detail::check_defined(weight, "embedding", "weight");
+  WICK_CHECK(!sparse, NotImplementedError, "embedding", "sparse gradients are not supported");
   WICK_CHECK(indices.dtype() == kInt64 || indices.dtype() == kInt32, TypeError, "embedding",
              "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, "
              "Int; but got ",
@@ -96,15 +97,16 @@ Tensor embedding_impl(const Tensor& indices, const Tensor& weight, std::optional
   const bool grad = wick::detail::needs_grad(weight);
   Tensor out =
       wick::detail::forward_once(grad, [&] { return wick::index_select(weight, 0, flat).view(out_sizes); });
-  if (grad) [[unlikely]] autograd::record_embedding(weight, flat, out, padding_idx);
+  if (grad) [[unlikely]] autograd::record_embedding(weight, flat, out, padding_idx, scale_grad_by_freq);
   return out;
 }
 }  // namespace
 
 Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx,
-                 std::optional<double> max_norm, double norm_type) {
-  return wick::detail::as_op("embedding",
-                             [&] { return embedding_impl(indices, weight, padding_idx, max_norm, norm_type); });
+                 std::optional<double> max_norm, double norm_type, bool scale_grad_by_freq, bool sparse) {
+  return wick::detail::as_op("embedding", [&] {
+    return embedding_impl(indices, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse);
+  });
 }
 
 Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) { return x.flatten(start_dim, end_dim); }

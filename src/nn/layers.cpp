@@ -123,10 +123,10 @@ Embedding Embedding::from_pretrained(const Tensor& embeddings, const EmbeddingFr
   constexpr const char* op = "Embedding.from_pretrained";
   wick::detail::check_defined(embeddings, op, "embeddings");
   WICK_CHECK(embeddings.dim() == 2, ValueError, op, "Embeddings parameter is expected to be 2-dimensional");
-  WICK_CHECK(!options.scale_grad_by_freq(), NotImplementedError, op, "scale_grad_by_freq is not supported");
   WICK_CHECK(!options.sparse(), NotImplementedError, op, "sparse gradients are not supported");
   EmbeddingOptions o(embeddings.size(0), embeddings.size(1));
   o.padding_idx(options.padding_idx()).max_norm(options.max_norm()).norm_type(options.norm_type());
+  o.scale_grad_by_freq(options.scale_grad_by_freq());
   const bool trainable = !options.freeze();
   auto impl = std::make_shared<EmbeddingImpl>(o, embeddings, trainable);
   // A replica (DataParallel) gets a weight of its own, of the same dtype and trainability.
@@ -149,7 +149,8 @@ void EmbeddingImpl::reset_parameters() {
 }
 
 Tensor EmbeddingImpl::forward(const Tensor& indices) {
-  return F::embedding(indices, weight, options.padding_idx(), options.max_norm(), options.norm_type());
+  return F::embedding(indices, weight, options.padding_idx(), options.max_norm(), options.norm_type(),
+                      options.scale_grad_by_freq(), options.sparse());
 }
 
 std::string EmbeddingImpl::extra_repr() const {
@@ -157,6 +158,8 @@ std::string EmbeddingImpl::extra_repr() const {
   if (options.padding_idx()) s += ", padding_idx=" + std::to_string(*options.padding_idx());
   if (options.max_norm()) s += ", max_norm=" + py_float(*options.max_norm());
   if (options.norm_type() != 2.0) s += ", norm_type=" + py_float(options.norm_type());
+  if (options.scale_grad_by_freq()) s += ", scale_grad_by_freq=True";
+  if (options.sparse()) s += ", sparse=True";
   return s;
 }
 

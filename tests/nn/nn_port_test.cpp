@@ -544,6 +544,26 @@ TEST_P(NnPort, Padding1dAnd3dLayersArePad) {
   EXPECT_TRUE(names([&] { nn::ReplicationPad3d(1)(x1); }, "ReplicationPad3d"));
 }
 
+// scale_grad_by_freq: each lookup's gradient over its row's count of lookups; the padding row
+// gets none. The values PyTorch 1.13 gives for Embedding(5, 2, padding_idx=3,
+// scale_grad_by_freq=True), indices [[0, 2, 0], [2, 2, 4], [3, 3, 1]], loss sum(out * arange(18)).
+TEST_P(NnPort, EmbeddingScalesTheGradientByFrequency) {
+  nn::Embedding emb(nn::EmbeddingOptions(5, 2).padding_idx(3).scale_grad_by_freq(true));
+  emb->to(dev());
+  EXPECT_EQ(repr(*emb), "Embedding(5, 2, padding_idx=3, scale_grad_by_freq=True)");
+  Tensor idx = tensor({0, 2, 0, 2, 2, 4, 3, 3, 1}, TensorOptions(kInt64).device(dev())).view({3, 3});
+  Tensor c = arange(18, TensorOptions(kFloat32).device(dev())).view({3, 3, 2});
+  (emb(idx) * c).sum().backward();
+  expect_close(emb->weight.grad(), {2, 3, 16, 17, 16.0 / 3, 19.0 / 3, 0, 0, 10, 11}, 1e-6);
+  // Non-contiguous indices, float64, through the functional form.
+  Tensor w = randn({4, 3}, TensorOptions(kFloat64).device(dev())).requires_grad_();
+  Tensor i2 = tensor({1, 1, 3, 1}, TensorOptions(kInt64).device(dev())).view({2, 2}).t();
+  F::embedding(i2, w, std::nullopt, std::nullopt, 2.0, true).sum().backward();
+  expect_close(w.grad(), {0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1}, 1e-12);
+  EXPECT_THROW(F::embedding(i2, w, std::nullopt, std::nullopt, 2.0, false, true), NotImplementedError);
+  EXPECT_THROW(nn::Embedding(nn::EmbeddingOptions(3, 2).sparse(true))(i2), NotImplementedError);
+}
+
 WICK_INSTANTIATE_ON_DEVICES(NnPort);
 
 // ---- errors of the pooling functions, printing, options and the LibTorch spellings

@@ -28,6 +28,10 @@ struct EmbeddingOptions {
   // Looked-up rows with a norm_type-norm above max_norm are scaled down to it in place.
   WICK_ARG(std::optional<double>, max_norm);
   WICK_ARG(double, norm_type) = 2.0;
+  // Each lookup's gradient divided by the number of lookups of its row in the batch.
+  WICK_ARG(bool, scale_grad_by_freq) = false;
+  // Accepted for LibTorch's spelling; true raises NotImplementedError (no sparse gradients).
+  WICK_ARG(bool, sparse) = false;
 };
 
 class EmbeddingImpl : public Module {
@@ -47,8 +51,7 @@ class EmbeddingImpl : public Module {
 };
 
 // Embedding::from_pretrained's keyword arguments (LibTorch's EmbeddingFromPretrainedOptions).
-// scale_grad_by_freq and sparse are accepted for LibTorch's spelling; true raises
-// NotImplementedError (wick's embedding has neither).
+// sparse is accepted for LibTorch's spelling; true raises NotImplementedError.
 struct EmbeddingFromPretrainedOptions {
   WICK_ARG(bool, freeze) = true;
   WICK_ARG(std::optional<int64_t>, padding_idx) = std::nullopt;

@@ -39,9 +39,12 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {});
 Tensor dropout(const Tensor& x, double p = 0.5, bool training = true);
 // Rows of weight at the indices (int64 or int32); padding_idx's row gets no gradient. With
 // max_norm, the looked-up rows whose norm_type-norm exceeds it are first scaled down to it, in
-// place in weight (without recording).
+// place in weight (without recording). scale_grad_by_freq divides the gradient each lookup
+// passes to its row by the number of lookups of that row in indices; sparse gradients are
+// not supported (sparse = true raises NotImplementedError).
 Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx = std::nullopt,
-                 std::optional<double> max_norm = std::nullopt, double norm_type = 2.0);
+                 std::optional<double> max_norm = std::nullopt, double norm_type = 2.0, bool scale_grad_by_freq = false,
+                 bool sparse = false);
 Tensor flatten(const Tensor& x, int64_t start_dim = 1, int64_t end_dim = -1);
 // Normalizes over the trailing dims of normalized_shape; weight and bias optional.
 Tensor layer_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape, const Tensor& weight = {},
