@@ -20,21 +20,14 @@
 using namespace wick;
 using wick::testing::error_of;
 using wick::testing::expect_close;
+using wick::testing::names;
+using wick::testing::repr;
 namespace F = wick::nn::functional;
 
 namespace {
 
 const TensorOptions kF64 = TensorOptions(kFloat64);
 
-bool names(const std::function<void()>& f, const std::string& op) {
-  return error_of(f).rfind("[" + op + "] ", 0) == 0;
-}
-
-std::string repr(const nn::Module& m) {
-  std::ostringstream os;
-  os << m;
-  return os.str();
-}
 
 // Element [i][j] of a 2-D float64 vector laid out row-major with cols columns.
 double at(const std::vector<double>& v, int64_t cols, int64_t i, int64_t j) {

@@ -22,21 +22,14 @@
 using namespace wick;
 using wick::testing::error_of;
 using wick::testing::expect_close;
+using wick::testing::names;
+using wick::testing::repr;
 namespace F = wick::nn::functional;
 
 namespace {
 
 const TensorOptions kF64 = TensorOptions(kFloat64);
 
-bool names(const std::function<void()>& f, const std::string& op) {
-  return error_of(f).rfind("[" + op + "] ", 0) == 0;
-}
-
-std::string repr(const nn::Module& m) {
-  std::ostringstream os;
-  os << m;
-  return os.str();
-}
 
 std::vector<std::string> keys(const nn::Module& m) {
   std::vector<std::string> k;

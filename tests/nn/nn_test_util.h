@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,18 @@ inline std::string error_of(const std::function<void()>& f) {
     return e.what();
   }
   return "";
+}
+
+// Whether f raises a wick::Error whose message starts "[op] ".
+inline bool names(const std::function<void()>& f, const std::string& op) {
+  return error_of(f).rfind("[" + op + "] ", 0) == 0;
+}
+
+// m as PyTorch's print(m) shows it.
+inline std::string repr(const nn::Module& m) {
+  std::ostringstream os;
+  os << m;
+  return os.str();
 }
 
 // Elementwise |got - want| <= atol + rtol |want| (both read as double on the host).
