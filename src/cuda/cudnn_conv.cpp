@@ -19,10 +19,7 @@
 // time. PyTorch instead tries each result in turn and moves on when its workspace cannot be
 // allocated; a fixed cap keeps the choice a function of the problem alone, so it can be cached.
 //
-// Handles: one per device, made on first use and shared by threads. A cuDNN call runs on the
-// stream set on its handle, so a mutex covers cudnnSetStream and the call after it (host time
-// only: the kernels are queued, not waited for). PyTorch keeps a handle per thread instead; with
-// one host thread per GPU (DataParallel) the lock is almost never contended.
+// The handle (one per device, shared with the other cuDNN paths) is cudnn_common.h's.
 #ifdef WICK_HAVE_CUDNN
 
 #include <algorithm>
@@ -39,6 +36,7 @@
 
 #include "core/conv.h"
 #include "cuda/cuda_check.h"
+#include "cuda/cudnn_common.h"
 #include "cuda/cudnn_conv.h"
 #include "cuda/runtime.h"
 #include "cuda/tool_marks.h"
@@ -51,18 +49,7 @@ namespace wick::detail::gpu {
 
 namespace {
 
-// Throws DeviceError "[conv2d] cuDNN error: MESSAGE (file:line: expr)".
-[[noreturn]] void cudnn_fail(cudnnStatus_t status, const char* expr, const char* file, int line) {
-  raise<DeviceError>("conv2d", "cuDNN error: ", cudnnGetErrorString(status), " (", file, ":", line, ": ",
-                     expr, ")");
-}
-
-#define WICK_CUDNN_CHECK(expr)                         \
-  do {                                                 \
-    cudnnStatus_t wick_st_ = (expr);                   \
-    if (wick_st_ != CUDNN_STATUS_SUCCESS) [[unlikely]] \
-      cudnn_fail(wick_st_, #expr, __FILE__, __LINE__); \
-  } while (0)
+#define WICK_CUDNN_CHECK(expr) WICK_CUDNN_OP_CHECK("conv2d", expr)
 
 // cuDNN's answers that mean "not this problem as laid out" rather than a failure: "not
 // supported" (a layout, a shape, this GPU), a misaligned pointer, and, for tensors with strides
@@ -76,37 +63,7 @@ bool refused(cudnnStatus_t st, bool strided) {
 constexpr int64_t kIntMax = INT_MAX;  // the legacy API counts in int
 constexpr size_t kMaxWorkspaceBytes = size_t(256) << 20;
 
-struct DeviceHandle {
-  std::once_flag once;
-  cudnnHandle_t handle = nullptr;
-  std::mutex mu;  // held from cudnnSetStream to the end of the call that stream is set for
-};
-
-DeviceHandle& device_handle(int device) {
-  static std::array<DeviceHandle, kMaxCudaDevices> handles;
-  DeviceHandle& d = handles[size_t(device)];
-  std::call_once(d.once, [&] {
-    CudaDeviceScope scope(device);
-    RelaxedCaptureMode relaxed;
-    WICK_CUDNN_CHECK(cudnnCreate(&d.handle));
-  });
-  return d;
-}
-
 bool supported(Dtype dt) { return dt == kFloat32 || dt == kFloat64 || dt == kFloat16 || dt == kBFloat16; }
-
-cudnnDataType_t data_type(Dtype dt) {
-  switch (dt) {
-    case kFloat16:
-      return CUDNN_DATA_HALF;
-    case kBFloat16:
-      return CUDNN_DATA_BFLOAT16;
-    case kFloat64:
-      return CUDNN_DATA_DOUBLE;
-    default:
-      return CUDNN_DATA_FLOAT;
-  }
-}
 
 // The math cuDNN may use. float32 follows set_float32_matmul_precision: at "highest" (the
 // default) FMA math, no TF32, so that CUDA results stay within float32 rounding of the CPU's; at
@@ -205,7 +162,7 @@ bool set_tensor(cudnnTensorDescriptor_t desc, cudnnDataType_t type, const Layout
   const cudnnStatus_t st = cudnnSetTensorNdDescriptor(desc, type, 4, sizes, strides);
   if (st == CUDNN_STATUS_SUCCESS) return true;
   if (refused(st, !is_packed(l))) return false;
-  cudnn_fail(st, "cudnnSetTensorNdDescriptor", __FILE__, __LINE__);
+  cudnn_fail("conv2d", st, "cudnnSetTensorNdDescriptor", __FILE__, __LINE__);
 }
 
 // Takes the first heuristic result that succeeds, with an allowed math type and a workspace
@@ -236,13 +193,13 @@ void pick(Plan& p, const std::vector<Perf>& perf, int found, cudnnMathType_t mat
 bool answered(cudnnStatus_t st, bool strided, const char* call, int line) {
   if (st == CUDNN_STATUS_SUCCESS) return true;
   if (refused(st, strided)) return false;
-  cudnn_fail(st, call, __FILE__, line);
+  cudnn_fail("conv2d", st, call, __FILE__, line);
 }
 
-std::shared_ptr<const Plan> make_plan(const PlanKey& k, DeviceHandle& dh) {
+std::shared_ptr<const Plan> make_plan(const PlanKey& k, CudnnHandle& dh) {
   auto p = std::make_shared<Plan>();
   const Dtype dt = Dtype(k.dtype);
-  const cudnnDataType_t type = data_type(dt);
+  const cudnnDataType_t type = cudnn_data_type(dt);
   const bool strided = !is_packed(k.x) || !is_packed(k.y);
   WICK_CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->x));
   WICK_CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->y));
@@ -314,7 +271,7 @@ std::shared_ptr<const Plan> make_plan(const PlanKey& k, DeviceHandle& dh) {
 // The cached plan of key (built on first use). Callers hold a plan by shared_ptr, so dropping
 // the whole cache (when a program cycles through very many shapes) frees no plan in use. The
 // cache is never destroyed: at exit cuDNN may be gone before wick's statics.
-std::shared_ptr<const Plan> cached_plan(const PlanKey& key, DeviceHandle& dh) {
+std::shared_ptr<const Plan> cached_plan(const PlanKey& key, CudnnHandle& dh) {
   static std::mutex mu;
   static auto* cache = new std::unordered_map<PlanKey, std::shared_ptr<const Plan>, WordHash<PlanKey>>();
   std::lock_guard<std::mutex> lock(mu);
@@ -352,7 +309,7 @@ bool run(Direction dir, const Operands& o, const Conv2dParams& p) {
                            p.dilation[0], p.dilation[1], p.groups};
   std::copy(conv, conv + 7, key.conv);
 
-  DeviceHandle& dh = device_handle(device);
+  CudnnHandle& dh = cudnn_handle(device, "conv2d");
   const std::shared_ptr<const Plan> plan = cached_plan(key, dh);
   if (plan->algo < 0) return false;
   // From the caching allocator on the current stream; freed when this returns, its block then
@@ -397,7 +354,7 @@ bool run(Direction dir, const Operands& o, const Conv2dParams& p) {
   const bool strided = (dir != kBackwardData && !is_plain(o.x)) ||
                        (dir != kBackwardFilter && !is_plain(o.w)) || (dir != kForward && !is_plain(o.y));
   if (refused(st, strided)) return false;
-  if (st != CUDNN_STATUS_SUCCESS) cudnn_fail(st, call, __FILE__, __LINE__);
+  if (st != CUDNN_STATUS_SUCCESS) cudnn_fail("conv2d", st, call, __FILE__, __LINE__);
   WICK_CUDA_AFTER_LAUNCH("conv2d", stream);
   const Tensor& written = dir == kForward ? o.y : dir == kBackwardData ? o.x : o.w;
   mark_initialized(written.data_ptr(), size_t(written.numel() * written.element_size()), stream);

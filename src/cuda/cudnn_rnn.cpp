@@ -37,6 +37,7 @@
 
 #include "core/backend_settings.h"
 #include "cuda/cuda_check.h"
+#include "cuda/cudnn_common.h"
 #include "cuda/runtime.h"
 #include "cuda/tool_marks.h"
 #include "wick/error.h"
@@ -45,6 +46,11 @@
 namespace wick::detail {
 
 namespace {
+
+using gpu::cudnn_data_type;
+using gpu::cudnn_fail;
+using gpu::cudnn_handle;
+using gpu::CudnnHandle;
 
 const char* op_of(CudnnRnnMode m) {
   switch (m) {
@@ -59,51 +65,10 @@ const char* op_of(CudnnRnnMode m) {
   return "RNN";
 }
 
-// Throws DeviceError "[LSTM] cuDNN error: MESSAGE (file:line: expr)".
-[[noreturn]] void rnn_fail(const char* op, cudnnStatus_t status, const char* expr, const char* file, int line) {
-  raise<DeviceError>(op, "cuDNN error: ", cudnnGetErrorString(status), " (", file, ":", line, ": ", expr, ")");
-}
-
-#define WICK_CUDNN_RNN_CHECK(op, expr)                  \
-  do {                                                  \
-    cudnnStatus_t wick_st_ = (expr);                    \
-    if (wick_st_ != CUDNN_STATUS_SUCCESS) [[unlikely]]  \
-      rnn_fail(op, wick_st_, #expr, __FILE__, __LINE__); \
-  } while (0)
+#define WICK_CUDNN_RNN_CHECK(op, expr) WICK_CUDNN_OP_CHECK(op, expr)
 
 // A status that means "not this problem" (a dtype, a size, this GPU) rather than a failure.
 bool refused(cudnnStatus_t st) { return CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_NOT_SUPPORTED; }
-
-// One handle per device, made on first use; the mutex covers cudnnSetStream and the calls that
-// run on that stream (host time only). The RNN path keeps its own handles: the convolution's
-// are private to cudnn_conv.cpp.
-struct DeviceHandle {
-  std::once_flag once;
-  cudnnHandle_t handle = nullptr;
-  std::mutex mu;
-};
-
-DeviceHandle& device_handle(int device, const char* op) {
-  static std::array<DeviceHandle, gpu::kMaxCudaDevices> handles;
-  DeviceHandle& d = handles[size_t(device)];
-  std::call_once(d.once, [&] {
-    CudaDeviceScope scope(device);
-    gpu::RelaxedCaptureMode relaxed;
-    WICK_CUDNN_RNN_CHECK(op, cudnnCreate(&d.handle));
-  });
-  return d;
-}
-
-cudnnDataType_t data_type(Dtype dt) {
-  switch (dt) {
-    case kFloat16:
-      return CUDNN_DATA_HALF;
-    case kBFloat16:
-      return CUDNN_DATA_BFLOAT16;
-    default:
-      return CUDNN_DATA_FLOAT;
-  }
-}
 
 // float32 at "highest" matmul precision: FMA math (no TF32), so that results stay within
 // float32 rounding of the CPU's; at "high" or "medium" the default math, which lets cuDNN use
@@ -166,7 +131,7 @@ cudnnStatus_t describe(Descriptors& d, const Problem& p, cudnnHandle_t h, const 
                        bool make_state) {
   const char* op = p.op;
   const CudnnRnnConfig& cfg = p.cfg;
-  const cudnnDataType_t type = data_type(p.dtype);
+  const cudnnDataType_t type = cudnn_data_type(p.dtype);
   WICK_CUDNN_RNN_CHECK(op, cudnnCreateDropoutDescriptor(&d.dropout));
   if (cfg.dropout > 0) {
     void* states = dropout_state.data_ptr();
@@ -194,18 +159,18 @@ cudnnStatus_t describe(Descriptors& d, const Problem& p, cudnnHandle_t h, const 
       math_type(p.dtype), int32_t(cfg.input_size), int32_t(cfg.hidden_size), int32_t(p.h_out),
       int32_t(cfg.num_layers), d.dropout, CUDNN_RNN_PADDED_IO_DISABLED);
   if (refused(st)) return st;
-  if (st != CUDNN_STATUS_SUCCESS) rnn_fail(op, st, "cudnnSetRNNDescriptor_v8", __FILE__, __LINE__);
+  if (st != CUDNN_STATUS_SUCCESS) cudnn_fail(op, st, "cudnnSetRNNDescriptor_v8", __FILE__, __LINE__);
 
   WICK_CUDNN_RNN_CHECK(op, cudnnCreateRNNDataDescriptor(&d.x));
   WICK_CUDNN_RNN_CHECK(op, cudnnCreateRNNDataDescriptor(&d.y));
   st = cudnnSetRNNDataDescriptor(d.x, type, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED, int(p.T), int(p.B),
                                  int(cfg.input_size), p.lengths.data(), nullptr);
   if (refused(st)) return st;
-  if (st != CUDNN_STATUS_SUCCESS) rnn_fail(op, st, "cudnnSetRNNDataDescriptor(x)", __FILE__, __LINE__);
+  if (st != CUDNN_STATUS_SUCCESS) cudnn_fail(op, st, "cudnnSetRNNDataDescriptor(x)", __FILE__, __LINE__);
   st = cudnnSetRNNDataDescriptor(d.y, type, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED, int(p.T), int(p.B),
                                  int(p.dirs * p.h_out), p.lengths.data(), nullptr);
   if (refused(st)) return st;
-  if (st != CUDNN_STATUS_SUCCESS) rnn_fail(op, st, "cudnnSetRNNDataDescriptor(y)", __FILE__, __LINE__);
+  if (st != CUDNN_STATUS_SUCCESS) cudnn_fail(op, st, "cudnnSetRNNDataDescriptor(y)", __FILE__, __LINE__);
 
   WICK_CUDNN_RNN_CHECK(op, cudnnCreateTensorDescriptor(&d.h));
   WICK_CUDNN_RNN_CHECK(op, cudnnCreateTensorDescriptor(&d.c));
@@ -325,7 +290,7 @@ CudnnRnnForwardResult cuda_cudnn_rnn_forward(const CudnnRnnConfig& cfg, const Te
   const bool lstm = cfg.mode == CudnnRnnMode::Lstm;
   const size_t elem = size_t(x.element_size());
   CudaDeviceScope scope(dev);
-  DeviceHandle& dh = device_handle(dev, op);
+  CudnnHandle& dh = cudnn_handle(dev, op);
   const cudaStream_t stream = gpu::current_cuda_stream(dev);
   const TensorOptions opts = x.options();
   const Tensor lengths = device_lengths(p, device);
@@ -346,10 +311,10 @@ CudnnRnnForwardResult cuda_cudnn_rnn_forward(const CudnnRnnConfig& cfg, const Te
   if (describe(d, p, h, r.dropout_state, dropout_seed, true) != CUDNN_STATUS_SUCCESS) return r;
   cudnnStatus_t st = cudnnGetRNNWeightSpaceSize(h, d.rnn, &weight_bytes);
   if (refused(st)) return r;
-  if (st != CUDNN_STATUS_SUCCESS) rnn_fail(op, st, "cudnnGetRNNWeightSpaceSize", __FILE__, __LINE__);
+  if (st != CUDNN_STATUS_SUCCESS) cudnn_fail(op, st, "cudnnGetRNNWeightSpaceSize", __FILE__, __LINE__);
   st = cudnnGetRNNTempSpaceSizes(h, d.rnn, mode, d.x, &work_bytes, &reserve_bytes);
   if (refused(st)) return r;
-  if (st != CUDNN_STATUS_SUCCESS) rnn_fail(op, st, "cudnnGetRNNTempSpaceSizes", __FILE__, __LINE__);
+  if (st != CUDNN_STATUS_SUCCESS) cudnn_fail(op, st, "cudnnGetRNNTempSpaceSizes", __FILE__, __LINE__);
   WICK_CHECK(weight_bytes % elem == 0, DeviceError, op, "cuDNN's RNN weight space is ", weight_bytes,
              " bytes, not a whole number of elements");
 
@@ -372,7 +337,7 @@ CudnnRnnForwardResult cuda_cudnn_rnn_forward(const CudnnRnnConfig& cfg, const Te
                        work.defined() ? work.data_ptr() : nullptr, training ? reserve_bytes : 0,
                        training && reserve_bytes > 0 ? r.reserve.data_ptr() : nullptr);
   if (refused(st)) return CudnnRnnForwardResult{};
-  if (st != CUDNN_STATUS_SUCCESS) rnn_fail(op, st, "cudnnRNNForward", __FILE__, __LINE__);
+  if (st != CUDNN_STATUS_SUCCESS) cudnn_fail(op, st, "cudnnRNNForward", __FILE__, __LINE__);
   WICK_CUDA_AFTER_LAUNCH(op, stream);
   for (const Tensor* t : {&r.y, &r.hy, &r.cy, &r.reserve}) mark(*t, stream);
   r.x = x;
@@ -393,7 +358,7 @@ CudnnRnnGrads cuda_cudnn_rnn_backward(const CudnnRnnConfig& cfg, const Tensor& x
   const char* op = p.op;
   const bool lstm = cfg.mode == CudnnRnnMode::Lstm;
   CudaDeviceScope scope(dev);
-  DeviceHandle& dh = device_handle(dev, op);
+  CudnnHandle& dh = cudnn_handle(dev, op);
   const cudaStream_t stream = gpu::current_cuda_stream(dev);
   const Tensor lengths = device_lengths(p, device);
   const size_t weight_bytes = size_t(weight_buf.numel() * weight_buf.element_size());
@@ -404,7 +369,7 @@ CudnnRnnGrads cuda_cudnn_rnn_backward(const CudnnRnnConfig& cfg, const Tensor& x
   cudnnHandle_t h = dh.handle;
   WICK_CUDNN_RNN_CHECK(op, cudnnSetStream(h, stream));
   const cudnnStatus_t described = describe(d, p, h, dropout_state, dropout_seed, false);
-  if (described != CUDNN_STATUS_SUCCESS) rnn_fail(op, described, "describe (backward)", __FILE__, __LINE__);
+  if (described != CUDNN_STATUS_SUCCESS) cudnn_fail(op, described, "describe (backward)", __FILE__, __LINE__);
   WICK_CUDNN_RNN_CHECK(op, cudnnGetRNNTempSpaceSizes(h, d.rnn, CUDNN_FWD_MODE_TRAINING, d.x, &work_bytes,
                                                      &reserve_bytes));
   WICK_CHECK(size_t(reserve.numel()) == reserve_bytes, DeviceError, op, "cuDNN asks for a reserve space of ",
