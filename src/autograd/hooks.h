@@ -191,6 +191,11 @@ void record_norm(const Tensor& t, const Tensor& out, const Scalar& p, IntArrayRe
 // differentiable ops when the backward itself is recorded.
 void record_norm_layer(bool rms, const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& y,
                        const Tensor& mean, const Tensor& rstd, int64_t k, double eps);
+// y = batch_norm(x, ...) in training mode by cuDNN (core/cudnn_batch_norm.h), with save_mean and
+// save_invstd the float32 [C] statistics it saved. Records CudnnBatchNormBackward0: cuDNN's
+// backward, or the formula in differentiable ops when the backward itself is recorded.
+void record_batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& y,
+                       const Tensor& save_mean, const Tensor& save_invstd, double eps);
 
 // ---- shape, scan and reduction ops (shape_ops_backward.cpp)
 void record_tril(const Tensor& t, const Tensor& out, int64_t diagonal);

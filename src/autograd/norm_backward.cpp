@@ -1,9 +1,11 @@
-// The backward of the fused normalizations (layer_norm, rms_norm), recorded by nn::functional
-// after their one-kernel forward (hooks.h): the norm_backward entry, or, when the backward is
-// itself recorded (create_graph), the same gradients from differentiable ops of x, which
-// recompute the statistics so that their dependence on x is part of the recorded graph.
+// The backward of the fused normalizations (layer_norm, rms_norm, and batch_norm through cuDNN),
+// recorded by nn::functional after their one-call forward (hooks.h): the norm_backward entry or
+// cuDNN's backward, or, when the backward is itself recorded (create_graph), the same gradients
+// from differentiable ops of x, which recompute the statistics so that their dependence on x is
+// part of the recorded graph.
 #include "autograd/function.h"
 #include "autograd/hooks.h"
+#include "core/cudnn_batch_norm.h"
 #include "core/kernel_table.h"
 #include "wick/ops.h"
 
@@ -46,7 +48,55 @@ variable_list composed_grads(bool rms, const Tensor& g, const Tensor& x, const T
   return {dx, dw, db};
 }
 
+// Gradients of y = batch_norm(x) in training mode (statistics over every dim but 1), in ops
+// that record; 16-bit floats compute in float32 as cuDNN does.
+variable_list composed_batch_norm_grads(const Tensor& g, const Tensor& x, const Tensor& w, Dtype bias_dtype,
+                                        bool need_x, bool need_w, bool need_b, double eps) {
+  const bool low = x.dtype() == kFloat16 || x.dtype() == kBFloat16;
+  const Dtype c = low ? kFloat32 : x.dtype();
+  const Tensor xf = x.dtype() == c ? x : x.to(c);
+  const Tensor gf = g.dtype() == c ? g : g.to(c);
+  DimVector dims, shape(size_t(x.dim()), 1);
+  shape[1] = x.size(1);
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if (d != 1) dims.push_back(d);
+  const Tensor xc = xf - xf.mean(dims, true);
+  const Tensor rs = wick::rsqrt((xc * xc).mean(dims, true) + eps);
+  const Tensor xhat = xc * rs;
+  Tensor dx, dw, db;
+  if (need_x) {
+    const Tensor gw = w.defined() ? gf * (w.dtype() == c ? w : w.to(c)).view(shape) : gf;
+    dx = rs * (gw - gw.mean(dims, true) - xhat * (gw * xhat).mean(dims, true));
+    if (dx.dtype() != x.dtype()) dx = dx.to(x.dtype());
+  }
+  if (need_w) {
+    dw = (gf * xhat).sum(dims);
+    if (dw.dtype() != w.dtype()) dw = dw.to(w.dtype());
+  }
+  if (need_b) {
+    db = gf.sum(dims);
+    if (db.dtype() != bias_dtype) db = db.to(bias_dtype);
+  }
+  return {dx, dw, db};
+}
+
 }  // namespace
+
+void record_batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& y,
+                       const Tensor& save_mean, const Tensor& save_invstd, double eps) {
+  const bool has_w = weight.defined(), has_b = bias.defined();
+  const Dtype bias_dtype = has_b ? bias.dtype() : kFloat32;
+  auto formula = [has_w, has_b, bias_dtype, eps](BackwardContext& c) -> variable_list {
+    const Tensor x = c.saved(0), w = c.saved(1);
+    const bool need_x = c.needs(0), need_w = has_w && c.needs(1), need_b = has_b && c.needs(2);
+    if (creating_graph()) return composed_batch_norm_grads(c.grad(), x, w, bias_dtype, need_x, need_w, need_b, eps);
+    const Tensor& g = c.grad();
+    const Tensor dy = (g.dtype() == x.dtype() ? g : g.to(x.dtype())).expand(x.sizes()).contiguous();
+    auto [dx, dw, db] = wick::detail::cuda_cudnn_batch_norm_backward(dy, x, w, c.saved(2), c.saved(3), eps);
+    return {need_x ? dx : Tensor(), need_w ? dw : Tensor(), need_b ? db : Tensor()};
+  };
+  record("CudnnBatchNormBackward0", {x, weight, bias}, y, {x, weight, save_mean, save_invstd}, std::move(formula));
+}
 
 void record_norm_layer(bool rms, const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& y,
                        const Tensor& mean, const Tensor& rstd, int64_t k, double eps) {

@@ -13,6 +13,7 @@
 #include "core/as_op.h"
 #include "core/autocast.h"
 #include "core/checks.h"
+#include "core/cudnn_batch_norm.h"
 #include "core/kernel_table.h"
 #include "core/tensor_ops.h"
 #include "wick/autograd.h"
@@ -296,6 +297,16 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
     if (training) {
       WICK_CHECK(n > 1, ValueError, "batch_norm",
                  "Expected more than 1 value per channel when training, got input size ", x.sizes());
+      // On CUDA, cuDNN's batch normalization: one call forward and one backward (PyTorch's
+      // CudnnBatchNormBackward0), where the ops below take some ten kernels each way.
+      if (wick::detail::cudnn_batch_norm_takes(x, weight, bias, running_mean, running_var, eps)) {
+        auto r = wick::detail::cuda_cudnn_batch_norm_forward(x, weight, bias, running_mean, running_var, momentum,
+                                                             eps);
+        for (const Tensor* t : {&running_mean, &running_var})
+          if (t->defined()) wick::detail::bump_version(*t);
+        autograd::record_batch_norm(x, weight, bias, r.y, r.save_mean, r.save_invstd, eps);
+        return r.y;
+      }
       Tensor mean = x.mean(dims, true);
       Tensor xc = x - mean;
       Tensor var = (xc * xc).mean(dims, true);

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/cuda_hooks.h"
+#include "core/cudnn_batch_norm.h"
 #include "core/cudnn_rnn.h"
 #include "core/flash_attention.h"
 #include "core/kernel_table.h"
@@ -32,6 +33,15 @@ CudnnRnnGrads cuda_cudnn_rnn_backward(const CudnnRnnConfig&, const Tensor&, cons
                                       const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
                                       const Tensor&, const Tensor&, uint64_t, bool) {
   no_cuda("RNN");
+}
+bool cuda_cudnn_batch_norm_built() { return false; }
+CudnnBatchNormForward cuda_cudnn_batch_norm_forward(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                                                    const Tensor&, double, double) {
+  no_cuda("batch_norm");
+}
+std::array<Tensor, 3> cuda_cudnn_batch_norm_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                                                     const Tensor&, double) {
+  no_cuda("batch_norm");
 }
 Allocator* cuda_allocator(int) { no_cuda("empty"); }
 Allocator* pinned_allocator() { no_cuda("pin_memory"); }
