@@ -30,6 +30,7 @@
 #include <array>
 #include <climits>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -267,10 +268,26 @@ void mark(const Tensor& t, cudaStream_t stream) {
   if (t.defined() && t.numel() > 0) gpu::mark_initialized(t.data_ptr(), size_t(t.numel() * t.element_size()), stream);
 }
 
-// The sequence lengths in device memory, as cudnnRNNForward and the backward read them.
+// The sequence lengths in device memory, as cudnnRNNForward and the backward read them. Copied
+// once per device and list of lengths, then kept: a copy from pageable memory waits for the
+// stream, which would leave the GPU idle while each call's host work runs (a training step
+// would wait twice, forward and backward). A training loop sees one or a few lists; past 256
+// of them, new ones are copied on each call (an entry is never dropped: a kernel on another
+// stream may still read it). Never destroyed (the allocator may be gone at exit).
 Tensor device_lengths(const Problem& p, Device device) {
   std::vector<int32_t> host(p.lengths.begin(), p.lengths.end());
-  return wick::from_blob(host.data(), {int64_t(host.size())}, TensorOptions(kInt32)).to(device);
+  struct Cache {
+    std::mutex mu;
+    std::map<std::vector<int32_t>, Tensor> lists;
+  };
+  static auto* caches = new std::array<Cache, gpu::kMaxCudaDevices>();
+  Cache& c = (*caches)[size_t(device.index())];
+  std::lock_guard<std::mutex> lock(c.mu);
+  auto it = c.lists.find(host);
+  if (it != c.lists.end()) return it->second;
+  Tensor t = wick::from_blob(host.data(), {int64_t(host.size())}, TensorOptions(kInt32)).to(device);
+  if (c.lists.size() < 256) c.lists.emplace(std::move(host), t);
+  return t;
 }
 
 Tensor bytes_on(Device device, size_t n) { return wick::empty({int64_t(n)}, TensorOptions(kUInt8).device(device)); }
