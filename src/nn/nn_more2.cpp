@@ -226,7 +226,6 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& of
     WICK_CHECK(!scale_grad_by_freq, ValueError, op, "max mode does not support scaling the gradient by the frequency");
     WICK_CHECK(!sparse, ValueError, op, "max mode does not support sparse weights");
   }
-  WICK_CHECK(!scale_grad_by_freq, NotImplementedError, op, "scale_grad_by_freq is not supported");
   WICK_CHECK(!sparse, NotImplementedError, op, "sparse gradients are not supported");
   WICK_CHECK(input.dtype() == kInt64 || input.dtype() == kInt32, TypeError, op,
              "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but "
@@ -307,7 +306,10 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& of
             bag_of.push_back(bag);
             count[size_t(bag)] += 1;
           }
-      Tensor src = embedding(index_tensor(rows_at, device), weight, padding_idx);
+      // scale_grad_by_freq: each lookup's gradient over the count of its row among the bags'
+      // lookups (PyTorch's documented rule; PyTorch's CPU kernel before 2.14 divided some rows
+      // by another row's count, its CUDA kernel by their own).
+      Tensor src = embedding(index_tensor(rows_at, device), weight, padding_idx, std::nullopt, 2.0, scale_grad_by_freq);
       if (per_sample_weights.defined())
         src = src * wick::index_select(per_sample_weights.reshape({-1}), 0,
                                        index_tensor(positions, per_sample_weights.device()))
@@ -477,12 +479,12 @@ EmbeddingBag EmbeddingBag::from_pretrained(const Tensor& embeddings, const Embed
   constexpr const char* op = "EmbeddingBag.from_pretrained";
   wick::detail::check_defined(embeddings, op, "embeddings");
   WICK_CHECK(embeddings.dim() == 2, ValueError, op, "Embeddings parameter is expected to be 2-dimensional");
-  WICK_CHECK(!options.scale_grad_by_freq(), NotImplementedError, op, "scale_grad_by_freq is not supported");
   WICK_CHECK(!options.sparse(), NotImplementedError, op, "sparse gradients are not supported");
   EmbeddingBagOptions o(embeddings.size(0), embeddings.size(1));
   o.max_norm(options.max_norm())
       .norm_type(options.norm_type())
       .mode(options.mode())
+      .scale_grad_by_freq(options.scale_grad_by_freq())
       .include_last_offset(options.include_last_offset())
       .padding_idx(options.padding_idx());
   const bool trainable = !options.freeze();

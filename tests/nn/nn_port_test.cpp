@@ -557,6 +557,47 @@ TEST_P(NnPort, EmbeddingScalesTheGradientByFrequency) {
   EXPECT_THROW(nn::Embedding(nn::EmbeddingOptions(3, 2).sparse(true))(i2), NotImplementedError);
 }
 
+// EmbeddingBag's scale_grad_by_freq: each lookup's gradient over its row's count of lookups
+// (input [1, 2, 4, 5, 4, 3, 2, 0], offsets [0, 2, 2, 5], loss sum(out * [[1, 2, 3], ..., [10,
+// 11, 12]])): values by hand from that rule. PyTorch 1.13's CPU kernel divides rows 3 to 5 by
+// another row's count (fixed in PyTorch 2.14); its CUDA kernel follows the rule.
+TEST_P(NnPort, EmbeddingBagScalesTheGradientByFrequency) {
+  Tensor input = tensor({1, 2, 4, 5, 4, 3, 2, 0}).to(dev()), offsets = tensor({0, 2, 2, 5}).to(dev());
+  const Tensor c = arange(1, 13, 1, kF64).view({4, 3}).to(dev());
+  auto grad_of = [&](const std::string& mode, std::optional<int64_t> pad, const Tensor& psw) {
+    Tensor w = cos(arange(0, 18, 1, kF64)).view({6, 3}).to(dev()).requires_grad_();
+    (F::embedding_bag(input, w, offsets, std::nullopt, 2.0, true, mode, false, psw, false, pad) * c).sum().backward();
+    return w.grad();
+  };
+  expect_close(grad_of("sum", std::nullopt, {}), {10, 11, 12, 1, 2, 3, 5.5, 6.5, 7.5, 10, 11, 12, 7, 8, 9, 7, 8, 9},
+               1e-12, "sum");
+  expect_close(grad_of("sum", 4, {}), {10, 11, 12, 1, 2, 3, 5.5, 6.5, 7.5, 10, 11, 12, 0, 0, 0, 7, 8, 9}, 1e-12,
+               "sum, padding 4");
+  const double t = 1.0 / 3;
+  expect_close(grad_of("mean", std::nullopt, {}),
+               {10 * t, 11 * t, 4, 0.5, 1, 1.5, 23.0 / 12, 7 * t, 2.75, 10 * t, 11 * t, 4, 7 * t, 8 * t, 3, 7 * t, 8 * t,
+                3},
+               1e-12, "mean");
+  // padding 4: bag 2 is row 5 alone, of size 1
+  expect_close(grad_of("mean", 4, {}),
+               {10 * t, 11 * t, 4, 0.5, 1, 1.5, 23.0 / 12, 7 * t, 2.75, 10 * t, 11 * t, 4, 0, 0, 0, 7, 8, 9}, 1e-12,
+               "mean, padding 4");
+  expect_close(grad_of("sum", std::nullopt, (arange(1, 9, 1, kF64) / 4).to(dev())),
+               {20, 22, 24, 0.25, 0.5, 0.75, 9, 10.125, 11.25, 15, 16.5, 18, 7, 8, 9, 7, 8, 9}, 1e-12,
+               "per_sample_weights");
+  // the module and from_pretrained carry the option
+  nn::EmbeddingBag bag(nn::EmbeddingBagOptions(6, 3).mode(kSum).scale_grad_by_freq(true));
+  EXPECT_EQ(repr(*bag), "EmbeddingBag(6, 3, scale_grad_by_freq=True, mode=sum)");
+  bag->to(dev());
+  (bag(input, offsets) * c.to(kFloat32)).sum().backward();
+  expect_close(bag->weight.grad(), {10, 11, 12, 1, 2, 3, 5.5, 6.5, 7.5, 10, 11, 12, 7, 8, 9, 7, 8, 9}, 1e-5);
+  auto pre = nn::EmbeddingBag::from_pretrained(
+      cos(arange(0, 18, 1, kF64)).view({6, 3}).to(dev()),
+      nn::EmbeddingBagFromPretrainedOptions().freeze(false).mode(kSum).scale_grad_by_freq(true));
+  (pre(input, offsets) * c).sum().backward();
+  expect_close(pre->weight.grad(), {10, 11, 12, 1, 2, 3, 5.5, 6.5, 7.5, 10, 11, 12, 7, 8, 9, 7, 8, 9}, 1e-12);
+}
+
 WICK_INSTANTIATE_ON_DEVICES(NnPort);
 
 // ---- errors of the pooling functions, printing, options and the LibTorch spellings
