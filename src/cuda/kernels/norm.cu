@@ -76,8 +76,10 @@ __device__ __forceinline__ void store(T* p, int64_t i, bool aligned, int64_t n, 
 
 // ---- forward
 
-template <class T, class W, int G>
-__global__ void __launch_bounds__(kBlock)
+// U (<= kCache): the vectors a thread holds of a row, the fewest that cover n (as the
+// backward's), so that a short row does not pay the registers of the longest one.
+template <class T, class W, int G, int U>
+__global__ void __launch_bounds__(kBlock, U * int(16 / sizeof(T)) <= 24 ? 4 : 2)
     forward_cached(const T* x, T* y, const W* w, const W* b, opmath_t<T>* mean, opmath_t<T>* rstd, int64_t m,
                    int64_t n, opmath_t<T> eps, bool rms, bool aligned) {
   using M = opmath_t<T>;
@@ -87,10 +89,10 @@ __global__ void __launch_bounds__(kBlock)
   for (int64_t row = int64_t(blockIdx.x) * R + threadIdx.x / G; row < m; row += int64_t(gridDim.x) * R) {
     const T* xr = x + row * n;
     T* yr = y + row * n;
-    M v[kCache][VEC];
+    M v[U][VEC];
     M s = 0;
 #pragma unroll
-    for (int u = 0; u < kCache; ++u) {
+    for (int u = 0; u < U; ++u) {
       const int64_t i = (int64_t(u) * G + lane) * VEC;
       if (i < n) {
         load<VEC>(xr, i, aligned, n, v[u]);
@@ -104,7 +106,7 @@ __global__ void __launch_bounds__(kBlock)
     const M mu = rms ? M(0) : group_sum<G>(s) / M(n);
     M q = 0;
 #pragma unroll
-    for (int u = 0; u < kCache; ++u) {
+    for (int u = 0; u < U; ++u) {
       const int64_t i = (int64_t(u) * G + lane) * VEC;
 #pragma unroll
       for (int k = 0; k < VEC; ++k)
@@ -119,7 +121,7 @@ __global__ void __launch_bounds__(kBlock)
       if (rstd) rstd[row] = rs;
     }
 #pragma unroll
-    for (int u = 0; u < kCache; ++u) {
+    for (int u = 0; u < U; ++u) {
       const int64_t i = (int64_t(u) * G + lane) * VEC;
       if (i >= n) continue;
       M o[VEC], p[VEC];
@@ -384,13 +386,24 @@ void forward_typed(bool rms, const Tensor& yt, const Tensor& meant, const Tensor
   M* rstd = mut_or_null<M>(rstdt);
   const bool aligned =
       n % VEC == 0 && aligned16(x) && aligned16(y) && (!w || aligned16(w)) && (!b || aligned16(b));
+  // The group size G and the vectors U a thread holds, as compile-time constants.
+  auto cached = [&]<int G>() {
+    constexpr int R = kBlock / G;
+    const int grid = grid_blocks((m + R - 1) / R, device, 4);
+    const int64_t u = (n + int64_t(G) * VEC - 1) / (int64_t(G) * VEC);
+    auto launch = [&]<int U>() {
+      forward_cached<T, W, G, U><<<grid, kBlock, 0, stream>>>(x, y, w, b, mean, rstd, m, n, M(eps), rms, aligned);
+    };
+    static_assert(kCache == 4);
+    if (u <= 1) launch.template operator()<1>();
+    else if (u == 2) launch.template operator()<2>();
+    else if (u == 3) launch.template operator()<3>();
+    else launch.template operator()<4>();
+  };
   if (n <= 32 * kCache * VEC) {
-    constexpr int R = kBlock / 32;
-    forward_cached<T, W, 32><<<grid_blocks((m + R - 1) / R, device, 4), kBlock, 0, stream>>>(
-        x, y, w, b, mean, rstd, m, n, M(eps), rms, aligned);
+    cached.template operator()<32>();
   } else if (n <= kBlock * kCache * VEC) {
-    forward_cached<T, W, kBlock><<<grid_blocks(m, device, 4), kBlock, 0, stream>>>(x, y, w, b, mean, rstd, m, n,
-                                                                                     M(eps), rms, aligned);
+    cached.template operator()<kBlock>();
   } else {
     forward_loop<T, W><<<grid_blocks(m, device, 4), kBlock, 0, stream>>>(x, y, w, b, mean, rstd, m, n, M(eps), rms);
   }
