@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/as_op.h"
+#include "core/host_upload.h"
 #include "nn/repr.h"
 #include "wick/nn/functional.h"
 #include "wick/nn/upsampling.h"
@@ -84,7 +85,7 @@ void linear_sources(int64_t in, int64_t out, std::optional<double> scale, bool a
 Tensor index_tensor(const std::vector<int64_t>& v, Device device) {
   Tensor t = wick::detail::as_op(kOp, [&] { return wick::empty({int64_t(v.size())}, TensorOptions(kInt64)); });
   std::copy(v.begin(), v.end(), static_cast<int64_t*>(t.data_ptr()));
-  return device.is_cpu() ? t : t.to(device);
+  return wick::detail::to_device_async(t, device);
 }
 
 bool is_identity(const std::vector<int64_t>& v) {

@@ -19,6 +19,7 @@
 
 #include "core/as_op.h"
 #include "core/checks.h"
+#include "core/host_upload.h"
 #include "core/tensor_ops.h"
 #include "nn/repr.h"
 #include "wick/autograd.h"
@@ -44,7 +45,7 @@ namespace {
 Tensor index_tensor(const std::vector<int64_t>& values, Device device) {
   Tensor t = wick::empty({int64_t(values.size())}, TensorOptions(kInt64));
   std::copy(values.begin(), values.end(), t.data_ptr<int64_t>());
-  return device.is_cpu() ? t : t.to(device);
+  return wick::detail::to_device_async(t, device);
 }
 
 // The window of cell i of out cells over a dim of size n: [floor(i n / out), ceil((i + 1) n / out)).
@@ -320,7 +321,7 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& of
       for (double& k : count) k = std::max(k, 1.0);
       Tensor counts = wick::empty({bags, 1}, TensorOptions(kFloat64));
       std::copy(count.begin(), count.end(), counts.data_ptr<double>());
-      return out / counts.to(device, out.dtype());
+      return out / wick::detail::to_device_async(counts.to(out.dtype()), device);
     }
     // max: each bag's rows in a [bags, k] block, a shorter bag padded with its own first row
     // (an empty one with row 0, its result then zeroed).

@@ -6,6 +6,7 @@
 
 #include "core/as_op.h"
 #include "core/checks.h"
+#include "core/host_upload.h"
 #include "wick/nn/utils/rnn.h"
 #include "wick/ops.h"
 
@@ -15,7 +16,7 @@ namespace {
 
 Tensor index_tensor(const std::vector<int64_t>& v, Device device) {
   Tensor t = wick::from_blob(const_cast<int64_t*>(v.data()), {int64_t(v.size())}, TensorOptions(kInt64)).clone();
-  return device.is_cpu() ? t : t.to(device);
+  return wick::detail::to_device_async(t, device);
 }
 
 std::vector<int64_t> host_int64(const Tensor& t) { return t.to(kCPU).to(kInt64).contiguous().to_vector<int64_t>(); }
