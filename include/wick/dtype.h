@@ -26,6 +26,8 @@ inline constexpr Dtype kByte = kUInt8, kChar = kInt8, kShort = kInt16, kInt = kI
                        kLong = kInt64, kHalf = kFloat16, kFloat = kFloat32, kDouble = kFloat64;
 // LibTorch's short aliases (docs/porting.md).
 inline constexpr Dtype kF16 = kFloat16, kBF16 = kBFloat16, kF32 = kFloat32, kF64 = kFloat64;
+// LibTorch's name of the type (c10::ScalarType).
+using ScalarType = Dtype;
 
 constexpr int element_size(Dtype t) {
   constexpr int sizes[] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8};

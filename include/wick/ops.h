@@ -306,6 +306,9 @@ bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol 
 // The elementwise max (min) of a and b, broadcast and promoted; NaN propagates.
 Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
+// torch.max(a, b) / torch.min(a, b): maximum / minimum.
+Tensor max(const Tensor& a, const Tensor& b);
+Tensor min(const Tensor& a, const Tensor& b);
 // The max (min) over dims (empty: all) without indices; NaN propagates. The gradient is shared
 // equally by the elements equal to the result.
 Tensor amax(const Tensor& t, IntArrayRef dims = {}, bool keepdim = false);

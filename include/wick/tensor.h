@@ -200,6 +200,9 @@ class Tensor {
   Tensor expand_as(const Tensor& other) const;
   Tensor view_as(const Tensor& other) const;
   Tensor narrow(int64_t d, int64_t start, int64_t length) const;
+  // torch.Tensor.unfold: a view of every slice of `size` elements along dimension, `step`
+  // apart, as a new last dim (node UnfoldBackward0).
+  Tensor unfold(int64_t dimension, int64_t size, int64_t step) const;
   Tensor select(int64_t d, int64_t index) const;
   Tensor slice(int64_t d, std::optional<int64_t> start = std::nullopt,
                std::optional<int64_t> end = std::nullopt, int64_t step = 1) const;
@@ -400,6 +403,9 @@ class Tensor {
   bool allclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
   Tensor maximum(const Tensor& other) const;
   Tensor minimum(const Tensor& other) const;
+  // torch.Tensor.max(other) / min(other): maximum / minimum (node MaximumBackward0 ...).
+  Tensor max(const Tensor& other) const;
+  Tensor min(const Tensor& other) const;
   Tensor amax(IntArrayRef dims = {}, bool keepdim = false) const;
   Tensor amin(IntArrayRef dims = {}, bool keepdim = false) const;
   Tensor count_nonzero(IntArrayRef dims = {}) const;

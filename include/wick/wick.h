@@ -33,6 +33,7 @@
 #include "wick/nn.h"
 #include "wick/ops.h"
 #include "wick/optim.h"
+#include "wick/out.h"
 #include "wick/random.h"
 #include "wick/scalar.h"
 #include "wick/serialize.h"

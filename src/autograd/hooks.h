@@ -310,6 +310,8 @@ void record_squeeze(const Tensor& t, const Tensor& out, int64_t dim,
                     const char* name = "SqueezeBackward1");  // squeeze(dim)
 void record_expand(const Tensor& t, const Tensor& out);
 void record_narrow(const Tensor& t, const Tensor& out, int64_t d, int64_t start, int64_t length);
+// out = t.unfold(d, size, step), d wrapped (0 for a 0-dim t).
+void record_unfold(const Tensor& t, const Tensor& out, int64_t d, int64_t size, int64_t step);
 void record_select(const Tensor& t, const Tensor& out, int64_t d, int64_t index);
 void record_slice(const Tensor& t, const Tensor& out, int64_t d, std::optional<int64_t> start,
                   std::optional<int64_t> end, int64_t step);

@@ -83,6 +83,33 @@ void record_narrow(const Tensor& t, const Tensor& out, int64_t d, int64_t start,
       });
 }
 
+// Each window's gradient added back at its elements' positions (windows overlap when step <
+// size): the window dim moved beside d and merged with it, then index_add at w step + j.
+void record_unfold(const Tensor& t, const Tensor& out, int64_t d, int64_t size, int64_t step) {
+  record("UnfoldBackward0", {t}, out, {},
+         [s = DimVector(t.sizes()), d, size, step](BackwardContext& c) -> variable_list {
+           const Tensor& g = c.grad();
+           if (s.empty()) return {g.sum()};  // a 0-dim t unfolded as [size], size 0 or 1
+           const DimVector& in = s;
+           const int64_t k = int64_t(in.size()), windows = g.size(d);
+           DimVector order;
+           for (int64_t i = 0; i < k; ++i) {
+             order.push_back(i);
+             if (i == d) order.push_back(k);
+           }
+           DimVector merged(in);
+           merged[size_t(d)] = windows * size;
+           const Tensor flat = g.permute(order).reshape(merged);
+           std::vector<int64_t> pos;
+           pos.reserve(size_t(windows * size));
+           for (int64_t w = 0; w < windows; ++w)
+             for (int64_t j = 0; j < size; ++j) pos.push_back(w * step + j);
+           const Tensor index = wick::tensor(pos).to(g.device());
+           const Tensor gin = wick::zeros(in, g.options()).index_add(d, index, flat);
+           return {gin};
+         });
+}
+
 void record_select(const Tensor& t, const Tensor& out, int64_t d, int64_t index) {
   record("SelectBackward0", {t}, out, {},
          [s = DimVector(t.sizes()), d, index](BackwardContext& c) -> variable_list {

@@ -95,8 +95,8 @@ bool Tensor::allclose(const Tensor& other, double rtol, double atol, bool equal_
 
 namespace {
 
-Tensor extremum(const Tensor& a, const Tensor& b, bool is_max) {
-  const char* name = is_max ? "maximum" : "minimum";
+// name: the op the user called (maximum, or its spelling max).
+Tensor extremum(const Tensor& a, const Tensor& b, bool is_max, const char* name) {
   check_defined(a, name, "self");
   check_defined(b, name, "other");
   WICK_CHECK(a.dtype() != kBool || b.dtype() != kBool, TypeError, name, "\"", name, "\" not implemented for 'bool'");
@@ -109,9 +109,13 @@ Tensor extremum(const Tensor& a, const Tensor& b, bool is_max) {
 
 }  // namespace
 
-Tensor maximum(const Tensor& a, const Tensor& b) { return extremum(a, b, true); }
-Tensor minimum(const Tensor& a, const Tensor& b) { return extremum(a, b, false); }
+Tensor maximum(const Tensor& a, const Tensor& b) { return extremum(a, b, true, "maximum"); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return extremum(a, b, false, "minimum"); }
 Tensor Tensor::maximum(const Tensor& other) const { return wick::maximum(*this, other); }
+Tensor max(const Tensor& a, const Tensor& b) { return extremum(a, b, true, "max"); }
+Tensor min(const Tensor& a, const Tensor& b) { return extremum(a, b, false, "min"); }
+Tensor Tensor::max(const Tensor& other) const { return wick::max(*this, other); }
+Tensor Tensor::min(const Tensor& other) const { return wick::min(*this, other); }
 Tensor Tensor::minimum(const Tensor& other) const { return wick::minimum(*this, other); }
 
 // ---- reductions

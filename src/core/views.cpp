@@ -387,6 +387,31 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
   return out;
 }
 
+Tensor Tensor::unfold(int64_t dimension, int64_t size, int64_t step) const {
+  check_defined(*this, "unfold", "self");
+  const bool grad = needs_grad(*this);
+  int64_t d = 0;
+  Tensor out = forward_once(grad, [&]() -> Tensor {
+    // A 0-dim tensor unfolds as a 1-element one (dimension 0 or -1).
+    d = wrap_dim(dimension, std::max<int64_t>(dim(), 1), "unfold");
+    const int64_t n = dim() == 0 ? 1 : this->size(d), st = dim() == 0 ? 1 : stride(d);
+    WICK_CHECK(size >= 0, ValueError, "unfold", "size is ", size, " but must be >= 0");
+    WICK_CHECK(size <= n, ValueError, "unfold", "maximum size for tensor at dimension ", d, " is ", n,
+               " but size is ", size);
+    WICK_CHECK(step > 0, ValueError, "unfold", "step is ", step, " but must be > 0");
+    // A 0-dim tensor gives [size] (PyTorch's): no dim of windows.
+    if (dim() == 0) return view_of(*this, DimVector{size}, DimVector{1}, storage_offset());
+    DimVector sz(sizes()), strd(strides());
+    sz[size_t(d)] = (n - size) / step + 1;
+    strd[size_t(d)] = st * step;
+    sz.push_back(size);
+    strd.push_back(st);
+    return view_of(*this, sz, strd, storage_offset());
+  });
+  if (grad) [[unlikely]] autograd::record_unfold(*this, out, d, size, step);
+  return out;
+}
+
 Tensor Tensor::select(int64_t d, int64_t index) const {
   check_defined(*this, "select", "self");
   const bool grad = needs_grad(*this);

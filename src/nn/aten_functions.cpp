@@ -1,6 +1,7 @@
 // ATen's forms of the losses (LibTorch's reduction enum and argument order) and
 // constant_pad_nd, over the nn::functional ones (include/wick/nn/functional.h).
 #include "core/as_op.h"
+#include "core/checks.h"
 #include "wick/nn/functional.h"
 
 namespace wick {
@@ -41,6 +42,34 @@ Tensor constant_pad_nd(const Tensor& input, IntArrayRef pad, const Scalar& value
   return detail::as_op("constant_pad_nd", [&] {
     return nn::functional::pad(input, pad.vec(), "constant", value.to<double>());
   });
+}
+
+namespace {
+// pad(input, padding, mode) over the last n dims, padding of 2 n values, named as op.
+Tensor aten_pad(const Tensor& input, IntArrayRef padding, const char* mode, size_t n, const char* op) {
+  return detail::as_op(op, [&] {
+    WICK_CHECK(padding.size() == 2 * n, ValueError, op, "padding size is expected to be ", 2 * n, ", but got: ",
+               padding.size());
+    detail::check_defined(input, op, "self");
+    WICK_CHECK(input.dim() == int64_t(n) + 1 || input.dim() == int64_t(n) + 2, ValueError, op, "Expected ", n + 1,
+               "D or ", n + 2, "D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for "
+               "input, but got: ", input.sizes());
+    return nn::functional::pad(input, padding.vec(), mode);
+  });
+}
+}  // namespace
+
+Tensor reflection_pad1d(const Tensor& input, IntArrayRef p) { return aten_pad(input, p, "reflect", 1, "reflection_pad1d"); }
+Tensor reflection_pad2d(const Tensor& input, IntArrayRef p) { return aten_pad(input, p, "reflect", 2, "reflection_pad2d"); }
+Tensor reflection_pad3d(const Tensor& input, IntArrayRef p) { return aten_pad(input, p, "reflect", 3, "reflection_pad3d"); }
+Tensor replication_pad1d(const Tensor& input, IntArrayRef p) {
+  return aten_pad(input, p, "replicate", 1, "replication_pad1d");
+}
+Tensor replication_pad2d(const Tensor& input, IntArrayRef p) {
+  return aten_pad(input, p, "replicate", 2, "replication_pad2d");
+}
+Tensor replication_pad3d(const Tensor& input, IntArrayRef p) {
+  return aten_pad(input, p, "replicate", 3, "replication_pad3d");
 }
 
 }  // namespace wick

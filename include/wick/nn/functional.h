@@ -648,4 +648,12 @@ inline Tensor threshold(const Tensor& x, double threshold, double value) {
 Tensor unflatten(const Tensor& input, int64_t dim, IntArrayRef sizes);
 // torch.constant_pad_nd: pad(input, pad, "constant", value).
 Tensor constant_pad_nd(const Tensor& input, IntArrayRef pad, const Scalar& value = 0);
+// ATen's reflection_pad1d/2d/3d and replication_pad1d/2d/3d: pad(input, padding, "reflect" or
+// "replicate") with padding of 2, 4 or 6 values.
+Tensor reflection_pad1d(const Tensor& input, IntArrayRef padding);
+Tensor reflection_pad2d(const Tensor& input, IntArrayRef padding);
+Tensor reflection_pad3d(const Tensor& input, IntArrayRef padding);
+Tensor replication_pad1d(const Tensor& input, IntArrayRef padding);
+Tensor replication_pad2d(const Tensor& input, IntArrayRef padding);
+Tensor replication_pad3d(const Tensor& input, IntArrayRef padding);
 }  // namespace wick
