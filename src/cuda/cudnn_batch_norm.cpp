@@ -61,10 +61,26 @@ Tensor or_filled(const Tensor& t, int64_t c, double v, Device device) {
   return t.defined() ? t : wick::full({c}, v, TensorOptions(kFloat32).device(device));
 }
 
-void mark(const Tensor& t, cudaStream_t stream) {
-  if (t.defined() && t.numel() > 0)
-    gpu::mark_initialized(t.data_ptr(), size_t(t.numel() * t.element_size()), stream);
+// call(handle, descriptors) under the device handle's lock, on x's device's current stream,
+// then the written tensors marked initialized for compute-sanitizer.
+template <class F>
+void run(const Tensor& x, std::initializer_list<Tensor> written, F&& call) {
+  const int dev = x.device().index();
+  const Descriptors d(x);
+  gpu::CudnnHandle& h = gpu::cudnn_handle(dev, kOp);
+  const cudaStream_t stream = gpu::current_cuda_stream(dev);
+  {
+    std::lock_guard<std::mutex> lock(h.mu);
+    WICK_CUDNN_OP_CHECK(kOp, cudnnSetStream(h.handle, stream));
+    WICK_CUDNN_OP_CHECK(kOp, call(h.handle, d));
+  }
+  WICK_CUDA_AFTER_LAUNCH(kOp, stream);
+  for (const Tensor& t : written)
+    if (t.defined() && t.numel() > 0)
+      gpu::mark_initialized(t.data_ptr(), size_t(t.numel() * t.element_size()), stream);
 }
+
+constexpr float kOne = 1, kZero = 0;
 
 }  // namespace
 
@@ -80,22 +96,13 @@ CudnnBatchNormForward cuda_cudnn_batch_norm_forward(const Tensor& x, const Tenso
   const Tensor w = or_filled(weight, c, 1, device), b = or_filled(bias, c, 0, device);
   const TensorOptions stats = TensorOptions(kFloat32).device(device);
   CudnnBatchNormForward r{wick::empty(x.sizes(), x.options()), wick::empty({c}, stats), wick::empty({c}, stats)};
-  const Descriptors d(x);
-  const float one = 1, zero = 0;
-  gpu::CudnnHandle& h = gpu::cudnn_handle(dev, kOp);
-  const cudaStream_t stream = gpu::current_cuda_stream(dev);
-  {
-    std::lock_guard<std::mutex> lock(h.mu);
-    WICK_CUDNN_OP_CHECK(kOp, cudnnSetStream(h.handle, stream));
-    WICK_CUDNN_OP_CHECK(
-        kOp, cudnnBatchNormalizationForwardTraining(
-                 h.handle, d.mode, &one, &zero, d.x, x.data_ptr(), d.x, r.y.data_ptr(), d.channel, w.data_ptr(),
-                 b.data_ptr(), momentum, running_mean.defined() ? running_mean.data_ptr() : nullptr,
-                 running_var.defined() ? running_var.data_ptr() : nullptr, eps, r.save_mean.data_ptr(),
-                 r.save_invstd.data_ptr()));
-  }
-  WICK_CUDA_AFTER_LAUNCH(kOp, stream);
-  for (const Tensor& t : {r.y, r.save_mean, r.save_invstd, running_mean, running_var}) mark(t, stream);
+  run(x, {r.y, r.save_mean, r.save_invstd, running_mean, running_var}, [&](cudnnHandle_t h, const Descriptors& d) {
+    return cudnnBatchNormalizationForwardTraining(
+        h, d.mode, &kOne, &kZero, d.x, x.data_ptr(), d.x, r.y.data_ptr(), d.channel, w.data_ptr(), b.data_ptr(),
+        momentum, running_mean.defined() ? running_mean.data_ptr() : nullptr,
+        running_var.defined() ? running_var.data_ptr() : nullptr, eps, r.save_mean.data_ptr(),
+        r.save_invstd.data_ptr());
+  });
   return r;
 }
 
@@ -109,20 +116,12 @@ std::array<Tensor, 3> cuda_cudnn_batch_norm_backward(const Tensor& dy, const Ten
   const Tensor w = or_filled(weight, c, 1, device);
   const TensorOptions stats = TensorOptions(kFloat32).device(device);
   std::array<Tensor, 3> g{wick::empty(x.sizes(), x.options()), wick::empty({c}, stats), wick::empty({c}, stats)};
-  const Descriptors d(x);
-  const float one = 1, zero = 0;
-  gpu::CudnnHandle& h = gpu::cudnn_handle(dev, kOp);
-  const cudaStream_t stream = gpu::current_cuda_stream(dev);
-  {
-    std::lock_guard<std::mutex> lock(h.mu);
-    WICK_CUDNN_OP_CHECK(kOp, cudnnSetStream(h.handle, stream));
-    WICK_CUDNN_OP_CHECK(kOp, cudnnBatchNormalizationBackward(
-                                 h.handle, d.mode, &one, &zero, &one, &zero, d.x, x.data_ptr(), d.x, dy.data_ptr(),
-                                 d.x, g[0].data_ptr(), d.channel, w.data_ptr(), g[1].data_ptr(), g[2].data_ptr(),
-                                 eps, save_mean.data_ptr(), save_invstd.data_ptr()));
-  }
-  WICK_CUDA_AFTER_LAUNCH(kOp, stream);
-  for (const Tensor& t : g) mark(t, stream);
+  run(x, {g[0], g[1], g[2]}, [&](cudnnHandle_t h, const Descriptors& d) {
+    return cudnnBatchNormalizationBackward(h, d.mode, &kOne, &kZero, &kOne, &kZero, d.x, x.data_ptr(), d.x,
+                                           dy.data_ptr(), d.x, g[0].data_ptr(), d.channel, w.data_ptr(),
+                                           g[1].data_ptr(), g[2].data_ptr(), eps, save_mean.data_ptr(),
+                                           save_invstd.data_ptr());
+  });
   return g;
 }
 

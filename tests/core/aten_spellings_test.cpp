@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "../autograd/gradcheck.h"
+#include "../test_files.h"
 #include "wick/wick.h"
 
 using namespace wick;
@@ -18,15 +19,7 @@ namespace {
 
 std::vector<double> values(const Tensor& t) { return t.detach().cpu().to(kFloat64).contiguous().to_vector<double>(); }
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using wick::test::error_of;
 
 class AtenSpellings : public ::testing::TestWithParam<Device> {
  protected:
@@ -90,7 +83,7 @@ TEST_P(AtenSpellings, UnfoldErrors) {
   EXPECT_THROW(x.unfold(1, -1, 1), ValueError);
   EXPECT_THROW(x.unfold(1, 2, 0), ValueError);
   EXPECT_THROW(x.unfold(2, 2, 1), IndexError);
-  EXPECT_EQ(error_of([&] { x.unfold(1, 6, 1); }).rfind("[unfold] maximum size for tensor at dimension 1 is 5", 0), 0u);
+  EXPECT_EQ(error_of<Error>([&] { x.unfold(1, 6, 1); }).rfind("[unfold] maximum size for tensor at dimension 1 is 5", 0), 0u);
   EXPECT_THROW(Tensor().unfold(0, 1, 1), ValueError);
 }
 
@@ -107,7 +100,7 @@ TEST_P(AtenSpellings, MaxAndMinOfTwoTensorsAreMaximumAndMinimum) {
   EXPECT_EQ(values(max(a))[0], values(a.amax())[0]);
   EXPECT_EQ(values(std::get<0>(max(a, 1))), values(a.amax({1})));
   const Tensor t = ones({2}, TensorOptions(kBool).device(dev()));
-  EXPECT_EQ(error_of([&] { max(t, t); }).rfind("[max] ", 0), 0u);
+  EXPECT_EQ(error_of<Error>([&] { max(t, t); }).rfind("[max] ", 0), 0u);
 }
 
 TEST_P(AtenSpellings, OutFormsWriteIntoOut) {
@@ -165,7 +158,7 @@ TEST_P(AtenSpellings, OutFormsRefuseWhatPyTorchRefuses) {
   Tensor ints = zeros({2, 3}, TensorOptions(kInt64).device(dev()));
   const auto before = values(ints);
   EXPECT_THROW(add_out(ints, a, a), TypeError);  // Float can't be cast to Long
-  EXPECT_EQ(error_of([&] { add_out(ints, a, a); }).rfind("[add_out] result type float32 can't be cast", 0), 0u);
+  EXPECT_EQ(error_of<Error>([&] { add_out(ints, a, a); }).rfind("[add_out] result type float32 can't be cast", 0), 0u);
   EXPECT_EQ(values(ints), before);
   Tensor out = zeros({2, 3}).to(dev());
   const Tensor g = a.clone().requires_grad_();
@@ -196,7 +189,7 @@ TEST_P(AtenSpellings, ScalarTypeAndAtenPads) {
   const Tensor v = randn({1, 2, 3, 4, 5}).to(dev());
   EXPECT_EQ(values(reflection_pad3d(v, {1, 1, 1, 1, 1, 1})), values(F::pad(v, {1, 1, 1, 1, 1, 1}, "reflect")));
   EXPECT_EQ(values(replication_pad3d(v, {0, 1, 2, 0, 1, 1})), values(F::pad(v, {0, 1, 2, 0, 1, 1}, "replicate")));
-  EXPECT_EQ(error_of([&] { reflection_pad2d(x, {1, 1}); }).rfind("[reflection_pad2d] padding size is expected to be 4", 0),
+  EXPECT_EQ(error_of<Error>([&] { reflection_pad2d(x, {1, 1}); }).rfind("[reflection_pad2d] padding size is expected to be 4", 0),
             0u);
   EXPECT_THROW(replication_pad2d(v, {1, 1, 1, 1}), ValueError);
 }

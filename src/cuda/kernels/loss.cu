@@ -474,6 +474,19 @@ void backward_typed(const Tensor& grad_input, const Tensor& grad_out, const Tens
 // cross_entropy's rows (KernelTable::cross_entropy_rows): a block per row keeps the running
 // (max, sum of exp) pair of softmax_rows.cuh over the row, one read of the logits; thread 0
 // writes lse and nll. A bad target makes nll NaN and is reported as nll_loss's are.
+// Row n's lse (its pair's max + log(sum)) and nll (lse minus the target's logit; 0 for
+// ignore_index, NaN and reported for a bad target), by one thread.
+template <class T, class M>
+__device__ __forceinline__ void write_row(const Running<M>& r, const T* row, int64_t n, int64_t c,
+                                          const int64_t* tgt, int64_t ignore, M* lse, M* nll, long long* slot) {
+  const M l = r.m + m_log(r.s);
+  lse[n] = l;
+  const int64_t t = tgt[n];
+  M loss = M(0);
+  if (target_class(t, c, ignore, slot, loss)) loss = l - cast<M>(row[t]);
+  nll[n] = loss;
+}
+
 template <class T>
 __global__ void __launch_bounds__(kBlock) ce_rows_kernel(const T* x, const int64_t* tgt, int64_t rows, int64_t c,
                                                          int64_t ignore, opmath_t<T>* lse, opmath_t<T>* nll,
@@ -484,14 +497,7 @@ __global__ void __launch_bounds__(kBlock) ce_rows_kernel(const T* x, const int64
     Running<M> r{M(-INFINITY), M(0)};
     for (int64_t k = threadIdx.x; k < c; k += kBlock) r.add(cast<M>(row[k]));
     r = block_all_reduce(r, RunningMerge{}, Running<M>{M(-INFINITY), M(0)});
-    if (threadIdx.x == 0) {
-      const M l = r.m + m_log(r.s);
-      lse[n] = l;
-      const int64_t v = tgt[n];
-      M loss = M(0);
-      if (target_class(v, c, ignore, slot, loss)) loss = l - cast<M>(row[v]);
-      nll[n] = loss;
-    }
+    if (threadIdx.x == 0) write_row(r, row, n, c, tgt, ignore, lse, nll, slot);
   }
 }
 
@@ -537,14 +543,7 @@ __global__ void __launch_bounds__(kBlock) ce_rows_vec_kernel(const T* x, const i
     }
     if (v < nvec) fold<T>(m, s, src[v]);
     const Running<M> r = block_all_reduce(Running<M>{m, s}, RunningMerge{}, Running<M>{M(-INFINITY), M(0)});
-    if (threadIdx.x == 0) {
-      const M l = r.m + m_log(r.s);
-      lse[n] = l;
-      const int64_t t = tgt[n];
-      M loss = M(0);
-      if (target_class(t, c, ignore, slot, loss)) loss = l - cast<M>(row[t]);
-      nll[n] = loss;
-    }
+    if (threadIdx.x == 0) write_row(r, row, n, c, tgt, ignore, lse, nll, slot);
   }
 }
 
