@@ -9,6 +9,7 @@
 #include "autograd/function.h"
 #include "autograd/hooks.h"
 #include "core/checks.h"
+#include "core/host_upload.h"
 #include "wick/ops.h"
 
 namespace wick::autograd {
@@ -104,7 +105,7 @@ void record_unfold(const Tensor& t, const Tensor& out, int64_t d, int64_t size, 
            pos.reserve(size_t(windows * size));
            for (int64_t w = 0; w < windows; ++w)
              for (int64_t j = 0; j < size; ++j) pos.push_back(w * step + j);
-           const Tensor index = wick::tensor(pos).to(g.device());
+           const Tensor index = wick::detail::to_device_async(wick::tensor(pos), g.device());
            const Tensor gin = wick::zeros(in, g.options()).index_add(d, index, flat);
            return {gin};
          });

@@ -2,6 +2,7 @@
 #include "wick/out.h"
 
 #include "core/checks.h"
+#include "core/tensor_iter.h"
 #include "wick/autograd.h"
 
 namespace wick {
@@ -18,8 +19,8 @@ Tensor& write_out(Tensor& out, const Tensor& result, const char* op, const std::
   WICK_CHECK(out.device() == result.device(), DeviceError, op, "Expected out tensor to have device ",
              result.device(), ", but got ", out.device(), " instead");
   const Dtype from = result.dtype(), to = out.dtype();
-  WICK_CHECK(!(is_floating_point(from) && !is_floating_point(to)) && !(from != kBool && to == kBool), TypeError, op,
-             "result type ", from, " can't be cast to the desired output type ", to);
+  WICK_CHECK(can_cast(from, to), TypeError, op, "result type ", from, " can't be cast to the desired output type ",
+             to);
   NoGradGuard no_grad;
   if (out.sizes().equals(result.sizes())) out.copy_(result);
   else out = result.dtype() == to ? result : result.to(to);

@@ -209,9 +209,7 @@ TensorIter TensorIter::build(const Tensor& out, std::initializer_list<Tensor> in
     WICK_CHECK(out.sizes().equals(shape), ValueError, cfg.op, "output with shape ", out.sizes(),
                " doesn't match the broadcast shape ", IntArrayRef(shape));
     if (out.dtype() != out_dtype) {
-      WICK_CHECK(!(is_floating_point(out_dtype) && !is_floating_point(out.dtype())) &&
-                     !(out_dtype != kBool && out.dtype() == kBool),
-                 TypeError, cfg.op, "result type ", out_dtype, " can't be cast to the desired output type ",
+      WICK_CHECK(can_cast(out_dtype, out.dtype()), TypeError, cfg.op, "result type ", out_dtype, " can't be cast to the desired output type ",
                  out.dtype());
       it.ops_[0] = empty_for(shape, TensorOptions(out_dtype).device(it.device_), cfg.op);
       it.writeback_ = out;

@@ -15,6 +15,12 @@
 
 namespace wick::detail {
 
+// PyTorch's rule for writing a result of type from into an output of type to (in-place ops,
+// out= forms): a float result never into an integer output, nothing but bool into bool.
+inline bool can_cast(Dtype from, Dtype to) {
+  return !(is_floating_point(from) && !is_floating_point(to)) && !(from != kBool && to == kBool);
+}
+
 struct IterConfig {
   const char* op = "op";
   // Names of the inputs in errors ("self", "other", ...).

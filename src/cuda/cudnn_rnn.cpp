@@ -30,13 +30,13 @@
 #include <array>
 #include <climits>
 #include <cstdint>
-#include <map>
 #include <mutex>
 #include <vector>
 
 #include <cudnn.h>
 
 #include "core/backend_settings.h"
+#include "core/host_upload.h"
 #include "cuda/cuda_check.h"
 #include "cuda/cudnn_common.h"
 #include "cuda/runtime.h"
@@ -65,8 +65,6 @@ const char* op_of(CudnnRnnMode m) {
   }
   return "RNN";
 }
-
-#define WICK_CUDNN_RNN_CHECK(op, expr) WICK_CUDNN_OP_CHECK(op, expr)
 
 // A status that means "not this problem" (a dtype, a size, this GPU) rather than a failure.
 bool refused(cudnnStatus_t st) { return CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_NOT_SUPPORTED; }
@@ -133,16 +131,16 @@ cudnnStatus_t describe(Descriptors& d, const Problem& p, cudnnHandle_t h, const 
   const char* op = p.op;
   const CudnnRnnConfig& cfg = p.cfg;
   const cudnnDataType_t type = cudnn_data_type(p.dtype);
-  WICK_CUDNN_RNN_CHECK(op, cudnnCreateDropoutDescriptor(&d.dropout));
+  WICK_CUDNN_OP_CHECK(op, cudnnCreateDropoutDescriptor(&d.dropout));
   if (cfg.dropout > 0) {
     void* states = dropout_state.data_ptr();
     const size_t bytes = size_t(dropout_state.numel());
     if (make_state)
-      WICK_CUDNN_RNN_CHECK(op, cudnnSetDropoutDescriptor(d.dropout, h, float(cfg.dropout), states, bytes, seed));
+      WICK_CUDNN_OP_CHECK(op, cudnnSetDropoutDescriptor(d.dropout, h, float(cfg.dropout), states, bytes, seed));
     else
-      WICK_CUDNN_RNN_CHECK(op, cudnnRestoreDropoutDescriptor(d.dropout, h, float(cfg.dropout), states, bytes, seed));
+      WICK_CUDNN_OP_CHECK(op, cudnnRestoreDropoutDescriptor(d.dropout, h, float(cfg.dropout), states, bytes, seed));
   } else {
-    WICK_CUDNN_RNN_CHECK(op, cudnnSetDropoutDescriptor(d.dropout, h, 0.f, nullptr, 0, 0));
+    WICK_CUDNN_OP_CHECK(op, cudnnSetDropoutDescriptor(d.dropout, h, 0.f, nullptr, 0, 0));
   }
 
   cudnnRNNMode_t cell = CUDNN_LSTM;
@@ -152,7 +150,7 @@ cudnnStatus_t describe(Descriptors& d, const Problem& p, cudnnHandle_t h, const 
     case CudnnRnnMode::Lstm: cell = CUDNN_LSTM; break;
     case CudnnRnnMode::Gru: cell = CUDNN_GRU; break;
   }
-  WICK_CUDNN_RNN_CHECK(op, cudnnCreateRNNDescriptor(&d.rnn));
+  WICK_CUDNN_OP_CHECK(op, cudnnCreateRNNDescriptor(&d.rnn));
   // projSize equals hiddenSize when there is no projection
   cudnnStatus_t st = cudnnSetRNNDescriptor_v8(
       d.rnn, CUDNN_RNN_ALGO_STANDARD, cell, cfg.bias ? CUDNN_RNN_DOUBLE_BIAS : CUDNN_RNN_NO_BIAS,
@@ -162,8 +160,8 @@ cudnnStatus_t describe(Descriptors& d, const Problem& p, cudnnHandle_t h, const 
   if (refused(st)) return st;
   if (st != CUDNN_STATUS_SUCCESS) cudnn_fail(op, st, "cudnnSetRNNDescriptor_v8", __FILE__, __LINE__);
 
-  WICK_CUDNN_RNN_CHECK(op, cudnnCreateRNNDataDescriptor(&d.x));
-  WICK_CUDNN_RNN_CHECK(op, cudnnCreateRNNDataDescriptor(&d.y));
+  WICK_CUDNN_OP_CHECK(op, cudnnCreateRNNDataDescriptor(&d.x));
+  WICK_CUDNN_OP_CHECK(op, cudnnCreateRNNDataDescriptor(&d.y));
   st = cudnnSetRNNDataDescriptor(d.x, type, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED, int(p.T), int(p.B),
                                  int(cfg.input_size), p.lengths.data(), nullptr);
   if (refused(st)) return st;
@@ -173,14 +171,14 @@ cudnnStatus_t describe(Descriptors& d, const Problem& p, cudnnHandle_t h, const 
   if (refused(st)) return st;
   if (st != CUDNN_STATUS_SUCCESS) cudnn_fail(op, st, "cudnnSetRNNDataDescriptor(y)", __FILE__, __LINE__);
 
-  WICK_CUDNN_RNN_CHECK(op, cudnnCreateTensorDescriptor(&d.h));
-  WICK_CUDNN_RNN_CHECK(op, cudnnCreateTensorDescriptor(&d.c));
+  WICK_CUDNN_OP_CHECK(op, cudnnCreateTensorDescriptor(&d.h));
+  WICK_CUDNN_OP_CHECK(op, cudnnCreateTensorDescriptor(&d.c));
   const int layers = int(cfg.num_layers * p.dirs), B = int(p.B);
   const int h_dims[3] = {layers, B, int(p.h_out)}, h_strides[3] = {B * int(p.h_out), int(p.h_out), 1};
   const int c_dims[3] = {layers, B, int(cfg.hidden_size)},
             c_strides[3] = {B * int(cfg.hidden_size), int(cfg.hidden_size), 1};
-  WICK_CUDNN_RNN_CHECK(op, cudnnSetTensorNdDescriptor(d.h, type, 3, h_dims, h_strides));
-  WICK_CUDNN_RNN_CHECK(op, cudnnSetTensorNdDescriptor(d.c, type, 3, c_dims, c_strides));
+  WICK_CUDNN_OP_CHECK(op, cudnnSetTensorNdDescriptor(d.h, type, 3, h_dims, h_strides));
+  WICK_CUDNN_OP_CHECK(op, cudnnSetTensorNdDescriptor(d.c, type, 3, c_dims, c_strides));
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -188,7 +186,7 @@ cudnnStatus_t describe(Descriptors& d, const Problem& p, cudnnHandle_t h, const 
 int64_t described_numel(const char* op, cudnnTensorDescriptor_t desc) {
   cudnnDataType_t type;
   int nb = 0, dims[3] = {0, 0, 0}, strides[3] = {0, 0, 0};
-  WICK_CUDNN_RNN_CHECK(op, cudnnGetTensorNdDescriptor(desc, 3, &type, &nb, dims, strides));
+  WICK_CUDNN_OP_CHECK(op, cudnnGetTensorNdDescriptor(desc, 3, &type, &nb, dims, strides));
   int64_t n = 1;
   for (int i = 0; i < nb && i < 3; ++i) n *= dims[i];
   return n;
@@ -203,8 +201,8 @@ std::vector<CudnnRnnWeightPiece> weight_pieces(const Problem& p, cudnnHandle_t h
   const int64_t gates = gate_count(cfg.mode), H = cfg.hidden_size;
   const int64_t per = 2 + (cfg.bias ? 2 : 0) + (cfg.proj_size > 0 ? 1 : 0);
   cudnnTensorDescriptor_t m_desc = nullptr, b_desc = nullptr;
-  WICK_CUDNN_RNN_CHECK(op, cudnnCreateTensorDescriptor(&m_desc));
-  WICK_CUDNN_RNN_CHECK(op, cudnnCreateTensorDescriptor(&b_desc));
+  WICK_CUDNN_OP_CHECK(op, cudnnCreateTensorDescriptor(&m_desc));
+  WICK_CUDNN_OP_CHECK(op, cudnnCreateTensorDescriptor(&b_desc));
   struct Free {
     cudnnTensorDescriptor_t a, b;
     ~Free() {
@@ -238,7 +236,7 @@ std::vector<CudnnRnnWeightPiece> weight_pieces(const Problem& p, cudnnHandle_t h
     // matrices: W (w_ih's gates), then R (w_hh's)
     for (int64_t lin = 0; lin < 2 * gates; ++lin) {
       void* m_addr = nullptr;
-      WICK_CUDNN_RNN_CHECK(op, cudnnGetRNNWeightParams(h, d.rnn, int32_t(k), weight_bytes, base, int32_t(lin), m_desc,
+      WICK_CUDNN_OP_CHECK(op, cudnnGetRNNWeightParams(h, d.rnn, int32_t(k), weight_bytes, base, int32_t(lin), m_desc,
                                                        &m_addr, nullptr, nullptr));
       const bool rec = lin >= gates;
       const int64_t g = rec ? lin - gates : lin, cols = rec ? p.h_out : in;
@@ -247,7 +245,7 @@ std::vector<CudnnRnnWeightPiece> weight_pieces(const Problem& p, cudnnHandle_t h
     if (cfg.bias) {
       for (int64_t lin = 0; lin < 2 * gates; ++lin) {
         void* b_addr = nullptr;
-        WICK_CUDNN_RNN_CHECK(op, cudnnGetRNNWeightParams(h, d.rnn, int32_t(k), weight_bytes, base, int32_t(lin),
+        WICK_CUDNN_OP_CHECK(op, cudnnGetRNNWeightParams(h, d.rnn, int32_t(k), weight_bytes, base, int32_t(lin),
                                                          nullptr, nullptr, b_desc, &b_addr));
         const bool rec = lin >= gates;
         const int64_t g = rec ? lin - gates : lin;
@@ -256,7 +254,7 @@ std::vector<CudnnRnnWeightPiece> weight_pieces(const Problem& p, cudnnHandle_t h
     }
     if (cfg.proj_size > 0) {  // LSTM's recurrent projection: linear layer 8
       void* m_addr = nullptr;
-      WICK_CUDNN_RNN_CHECK(op, cudnnGetRNNWeightParams(h, d.rnn, int32_t(k), weight_bytes, base, 8, m_desc, &m_addr,
+      WICK_CUDNN_OP_CHECK(op, cudnnGetRNNWeightParams(h, d.rnn, int32_t(k), weight_bytes, base, 8, m_desc, &m_addr,
                                                        nullptr, nullptr));
       add(base_param + per - 1, 0, m_addr, described_numel(op, m_desc), cfg.proj_size * H);
     }
@@ -268,26 +266,12 @@ void mark(const Tensor& t, cudaStream_t stream) {
   if (t.defined() && t.numel() > 0) gpu::mark_initialized(t.data_ptr(), size_t(t.numel() * t.element_size()), stream);
 }
 
-// The sequence lengths in device memory, as cudnnRNNForward and the backward read them. Copied
-// once per device and list of lengths, then kept: a copy from pageable memory waits for the
-// stream, which would leave the GPU idle while each call's host work runs (a training step
-// would wait twice, forward and backward). A training loop sees one or a few lists; past 256
-// of them, new ones are copied on each call (an entry is never dropped: a kernel on another
-// stream may still read it). Never destroyed (the allocator may be gone at exit).
+// The sequence lengths in device memory, as cudnnRNNForward and the backward read them, sent
+// without waiting for the stream (a pageable copy would, on every forward and backward).
 Tensor device_lengths(const Problem& p, Device device) {
-  std::vector<int32_t> host(p.lengths.begin(), p.lengths.end());
-  struct Cache {
-    std::mutex mu;
-    std::map<std::vector<int32_t>, Tensor> lists;
-  };
-  static auto* caches = new std::array<Cache, gpu::kMaxCudaDevices>();
-  Cache& c = (*caches)[size_t(device.index())];
-  std::lock_guard<std::mutex> lock(c.mu);
-  auto it = c.lists.find(host);
-  if (it != c.lists.end()) return it->second;
-  Tensor t = wick::from_blob(host.data(), {int64_t(host.size())}, TensorOptions(kInt32)).to(device);
-  if (c.lists.size() < 256) c.lists.emplace(std::move(host), t);
-  return t;
+  Tensor host = wick::empty({int64_t(p.lengths.size())}, TensorOptions(kInt32));
+  std::copy(p.lengths.begin(), p.lengths.end(), host.data_ptr<int32_t>());
+  return to_device_async(host, device);
 }
 
 Tensor bytes_on(Device device, size_t n) { return wick::empty({int64_t(n)}, TensorOptions(kUInt8).device(device)); }
@@ -318,10 +302,10 @@ CudnnRnnForwardResult cuda_cudnn_rnn_forward(const CudnnRnnConfig& cfg, const Te
   Tensor work;
   std::lock_guard<std::mutex> lock(dh.mu);
   cudnnHandle_t h = dh.handle;
-  WICK_CUDNN_RNN_CHECK(op, cudnnSetStream(h, stream));
+  WICK_CUDNN_OP_CHECK(op, cudnnSetStream(h, stream));
   if (cfg.dropout > 0) {
     size_t state_bytes = 0;
-    WICK_CUDNN_RNN_CHECK(op, cudnnDropoutGetStatesSize(h, &state_bytes));
+    WICK_CUDNN_OP_CHECK(op, cudnnDropoutGetStatesSize(h, &state_bytes));
     r.dropout_state = bytes_on(device, state_bytes);
     r.dropout_seed = dropout_seed;
   }
@@ -384,10 +368,10 @@ CudnnRnnGrads cuda_cudnn_rnn_backward(const CudnnRnnConfig& cfg, const Tensor& x
   size_t work_bytes = 0, reserve_bytes = 0;
   std::lock_guard<std::mutex> lock(dh.mu);
   cudnnHandle_t h = dh.handle;
-  WICK_CUDNN_RNN_CHECK(op, cudnnSetStream(h, stream));
+  WICK_CUDNN_OP_CHECK(op, cudnnSetStream(h, stream));
   const cudnnStatus_t described = describe(d, p, h, dropout_state, dropout_seed, false);
   if (described != CUDNN_STATUS_SUCCESS) cudnn_fail(op, described, "describe (backward)", __FILE__, __LINE__);
-  WICK_CUDNN_RNN_CHECK(op, cudnnGetRNNTempSpaceSizes(h, d.rnn, CUDNN_FWD_MODE_TRAINING, d.x, &work_bytes,
+  WICK_CUDNN_OP_CHECK(op, cudnnGetRNNTempSpaceSizes(h, d.rnn, CUDNN_FWD_MODE_TRAINING, d.x, &work_bytes,
                                                      &reserve_bytes));
   WICK_CHECK(size_t(reserve.numel()) == reserve_bytes, DeviceError, op, "cuDNN asks for a reserve space of ",
              reserve_bytes, " bytes where the forward kept ", reserve.numel());
@@ -400,7 +384,7 @@ CudnnRnnGrads cuda_cudnn_rnn_backward(const CudnnRnnConfig& cfg, const Tensor& x
   g.dhx = wick::empty(hx.sizes(), hx.options());
   if (lstm) g.dcx = wick::empty(cx.sizes(), cx.options());
   // backward data first: backward weights reads what it leaves in the reserve space
-  WICK_CUDNN_RNN_CHECK(
+  WICK_CUDNN_OP_CHECK(
       op, cudnnRNNBackwardData_v8(h, d.rnn, lengths.data_ptr<int32_t>(), d.y, y.data_ptr(), dy.data_ptr(), d.x,
                                   g.dx.data_ptr(), d.h, hx.data_ptr(), dhy.defined() ? dhy.data_ptr() : nullptr,
                                   g.dhx.data_ptr(), d.c, lstm ? cx.data_ptr() : nullptr,
@@ -410,7 +394,7 @@ CudnnRnnGrads cuda_cudnn_rnn_backward(const CudnnRnnConfig& cfg, const Tensor& x
   if (need_weights) {
     // cudnnRNNBackwardWeights_v8 adds into dweight (CUDNN_WGRAD_MODE_ADD): it starts at zero
     g.dweight = wick::zeros(weight_buf.sizes(), weight_buf.options());
-    WICK_CUDNN_RNN_CHECK(
+    WICK_CUDNN_OP_CHECK(
         op, cudnnRNNBackwardWeights_v8(h, d.rnn, CUDNN_WGRAD_MODE_ADD, lengths.data_ptr<int32_t>(), d.x, x.data_ptr(),
                                        d.h, hx.data_ptr(), d.y, y.data_ptr(), weight_bytes, g.dweight.data_ptr(),
                                        work_bytes, work_ptr, reserve_bytes, reserve_ptr));
