@@ -76,6 +76,7 @@ namespace autograd {
 using GradMode = wick::GradMode;
 
 using variable_list = std::vector<Tensor>;
+using tensor_list = variable_list;  // LibTorch's other name of it
 class Node;
 
 // Where a gradient goes: input input_nr of function (none when the input needs no grad).

@@ -15,6 +15,9 @@ namespace wick {
 
 enum class Dtype : int8_t {
   Bool, UInt8, Int8, Int16, Int32, Int64, Float16, BFloat16, Float32, Float64,
+  // c10's names of the same values (ScalarType::Long ...).
+  Byte = UInt8, Char = Int8, Short = Int16, Int = Int32, Long = Int64, Half = Float16, Float = Float32,
+  Double = Float64,
 };
 inline constexpr int kNumDtypes = 10;
 inline constexpr Dtype kBool = Dtype::Bool, kUInt8 = Dtype::UInt8, kInt8 = Dtype::Int8,
@@ -26,6 +29,7 @@ inline constexpr Dtype kByte = kUInt8, kChar = kInt8, kShort = kInt16, kInt = kI
                        kLong = kInt64, kHalf = kFloat16, kFloat = kFloat32, kDouble = kFloat64;
 // LibTorch's short aliases (docs/porting.md).
 inline constexpr Dtype kF16 = kFloat16, kBF16 = kBFloat16, kF32 = kFloat32, kF64 = kFloat64;
+inline constexpr Dtype kU8 = kUInt8, kI8 = kInt8, kI16 = kInt16, kI32 = kInt32, kI64 = kInt64;
 // LibTorch's name of the type (c10::ScalarType).
 using ScalarType = Dtype;
 

@@ -89,6 +89,13 @@ template <class E = Error, class T, class... Parts>
 void warn(const std::string& msg, const char* func);
 
 }  // namespace detail
+
+// c10::str: the parts streamed together into one string.
+template <class... Parts>
+std::string str(const Parts&... parts) {
+  return detail::streamed(parts...);
+}
+
 }  // namespace wick
 
 // WICK_CHECK has two forms (both throw when cond is false):
@@ -134,6 +141,10 @@ void warn(const std::string& msg, const char* func);
       ::wick::detail::internal_assert_failed(#cond, __FILE__, __LINE__,                        \
                                              ::wick::detail::streamed(__VA_ARGS__));           \
   } while (0)
+// WICK_ASSERT(cond, parts...) (AT_ASSERT): WICK_INTERNAL_ASSERT. WICK_ERROR(parts...)
+// (AT_ERROR): throws wick::Error with the parts streamed together.
+#define WICK_ASSERT(cond, ...) WICK_INTERNAL_ASSERT(cond __VA_OPT__(, ) __VA_ARGS__)
+#define WICK_ERROR(...) throw ::wick::Error(::wick::detail::streamed(__VA_ARGS__))
 #ifdef NDEBUG
 #define WICK_INTERNAL_ASSERT_DEBUG_ONLY(...) \
   do {                                       \

@@ -309,6 +309,10 @@ Tensor minimum(const Tensor& a, const Tensor& b);
 // torch.max(a, b) / torch.min(a, b): maximum / minimum.
 Tensor max(const Tensor& a, const Tensor& b);
 Tensor min(const Tensor& a, const Tensor& b);
+// torch.reshape(t, shape): t.reshape(shape).
+Tensor reshape(const Tensor& t, IntArrayRef shape);
+// torch.broadcast_tensors: each tensor expanded to their common broadcast shape (views).
+std::vector<Tensor> broadcast_tensors(const std::vector<Tensor>& tensors);
 // The max (min) over dims (empty: all) without indices; NaN propagates. The gradient is shared
 // equally by the elements equal to the result.
 Tensor amax(const Tensor& t, IntArrayRef dims = {}, bool keepdim = false);

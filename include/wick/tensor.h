@@ -393,6 +393,12 @@ class Tensor {
   Tensor any(int64_t dim, bool keepdim = false) const;
   // LibTorch's Tensor::data(): this tensor's data cut from the graph (detach()).
   Tensor data() const;
+  // LibTorch's deprecated spellings: data<T>() is data_ptr<T>(), toType(t) is to(t).
+  template <class T>
+  T* data() const {
+    return data_ptr<T>();
+  }
+  Tensor toType(Dtype t) const { return to(t); }
   // The composites of src/core/composite_ops.cpp (wick/ops.h says what each does).
   Tensor square() const;
   Tensor& square_();

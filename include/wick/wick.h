@@ -5,9 +5,13 @@
 //   std::cout << x.sum() << "\n";
 #pragma once
 
-// LibTorch's torch/torch.h makes these available to its users' programs too.
+// LibTorch's torch/torch.h makes these available to its users' programs too (assert, std::cout,
+// std::accumulate among them).
+#include <cassert>
 #include <fstream>
 #include <iomanip>
+#include <iostream>
+#include <numeric>
 
 #include "wick/amp.h"
 #include "wick/autograd.h"

@@ -118,6 +118,18 @@ Tensor Tensor::max(const Tensor& other) const { return wick::max(*this, other); 
 Tensor Tensor::min(const Tensor& other) const { return wick::min(*this, other); }
 Tensor Tensor::minimum(const Tensor& other) const { return wick::minimum(*this, other); }
 
+Tensor reshape(const Tensor& t, IntArrayRef shape) { return t.reshape(shape); }
+
+std::vector<Tensor> broadcast_tensors(const std::vector<Tensor>& tensors) {
+  for (size_t i = 0; i < tensors.size(); ++i) check_defined(tensors[i], "broadcast_tensors", "tensors");
+  DimVector shape;
+  for (const Tensor& t : tensors) shape = broadcast_shapes(shape, t.sizes(), "broadcast_tensors");
+  std::vector<Tensor> out;
+  out.reserve(tensors.size());
+  for (const Tensor& t : tensors) out.push_back(t.expand(shape));
+  return out;
+}
+
 // ---- reductions
 
 Tensor count_nonzero(const Tensor& t, IntArrayRef dims) {

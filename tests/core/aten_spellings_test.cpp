@@ -194,6 +194,44 @@ TEST_P(AtenSpellings, ScalarTypeAndAtenPads) {
   EXPECT_THROW(replication_pad2d(v, {1, 1, 1, 1}), ValueError);
 }
 
+// c10's and older LibTorch spellings: ScalarType's enumerators, kU8 ..., toType, data<T>(),
+// reshape and broadcast_tensors as functions, IntList, ArrayRef<int64_t>, tensor_list, str,
+// WICK_ERROR and WICK_ASSERT.
+TEST_P(AtenSpellings, OlderLibTorchSpellings) {
+  EXPECT_EQ(ScalarType::Long, kInt64);
+  EXPECT_EQ(ScalarType::Float, kFloat32);
+  EXPECT_EQ(ScalarType::Double, kFloat64);
+  EXPECT_EQ(ScalarType::Byte, kUInt8);
+  EXPECT_EQ(ScalarType::Half, kFloat16);
+  EXPECT_EQ(kU8, kUInt8);
+  EXPECT_EQ(kI64, kInt64);
+  const Tensor x = arange(6, TensorOptions(kFloat32).device(dev()));
+  EXPECT_EQ(x.toType(ScalarType::Double).dtype(), kFloat64);
+  const Tensor c = x.cpu();
+  EXPECT_EQ(c.data<float>(), c.data_ptr<float>());
+  EXPECT_EQ(c.data<float>()[5], 5.0f);
+  const Tensor r = reshape(x, {2, 3});
+  EXPECT_EQ(r.sizes().vec(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(values(r), values(x));
+  const Tensor a = randn({3, 1}).to(dev()), b = randn({4}).to(dev()), s = tensor(2.0).to(dev());
+  const auto t = broadcast_tensors({a, b, s});
+  ASSERT_EQ(t.size(), 3u);
+  for (const Tensor& u : t) EXPECT_EQ(u.sizes().vec(), (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(values(t[0]), values(a.expand({3, 4})));
+  EXPECT_EQ(values(t[1]), values(b.expand({3, 4})));
+  EXPECT_EQ(values(t[2]), std::vector<double>(12, 2.0));
+  EXPECT_THROW(broadcast_tensors({randn({3}).to(dev()), randn({4}).to(dev())}), ValueError);
+  IntList l = {1, 2};
+  ArrayRef<int64_t> ar = l;
+  EXPECT_EQ(ar.size(), 2u);
+  autograd::tensor_list tl{x};
+  EXPECT_EQ(tl.size(), 1u);
+  EXPECT_EQ(str("a", 1, " ", 2.5), "a1 2.5");
+  EXPECT_EQ(error_of<Error>([] { WICK_ERROR("bad ", 3); }), "bad 3");
+  EXPECT_THROW(WICK_ASSERT(x.dim() == 2), Error);
+  WICK_ASSERT(x.dim() == 1);  // holds: nothing thrown
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, AtenSpellings, ::testing::Values(Device(kCPU), Device(kCUDA, 0)),
                          [](const ::testing::TestParamInfo<Device>& i) { return i.param.is_cuda() ? "cuda" : "cpu"; });
 

@@ -59,4 +59,18 @@ class IntArrayRef {
 // Prints as PyTorch prints sizes in C++: [2, 3]
 std::ostream& operator<<(std::ostream& os, IntArrayRef a);
 
+// LibTorch's other spellings: IntList (older) and ArrayRef<int64_t>, the one element type wick's
+// sizes take.
+using IntList = IntArrayRef;
+namespace detail {
+template <class T>
+struct ArrayRefOf;
+template <>
+struct ArrayRefOf<int64_t> {
+  using type = IntArrayRef;
+};
+}  // namespace detail
+template <class T>
+using ArrayRef = typename detail::ArrayRefOf<T>::type;
+
 }  // namespace wick
