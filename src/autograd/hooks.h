@@ -323,6 +323,11 @@ void record_slice(const Tensor& t, const Tensor& out, int64_t d, std::optional<i
 // double backward, as in PyTorch).
 void record_flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
                             double scale, bool causal, double dropout_p, uint64_t seed, uint64_t offset);
+// The same by cuDNN's fused attention (core/cudnn_attention.h), stats its rows' log-sum-exp:
+// ScaledDotProductCudnnAttentionBackward0, whose formula is cuDNN's backward graph (no double
+// backward, as in PyTorch).
+void record_cudnn_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                            const Tensor& stats, double scale, bool causal);
 
 // ---- recurrent layers (rnn_backward.cpp)
 // output, h_n (and c_n) = the layers of cfg on x, hx (cx for LSTM) and the weights in the

@@ -14,7 +14,7 @@ namespace {
 
 constexpr const char* kOp = "scaled_dot_product_attention";
 
-// Whether the kernels can read t in place: last-dim stride 1, the other strides multiples of 8
+// Whether the fused kernels can read t in place: last-dim stride 1, the other strides multiples of 8
 // elements (16 bytes) wherever the dim has more than one index, data 16-byte aligned.
 bool flash_readable(const Tensor& t) {
   if (t.size(3) > 1 && t.stride(3) != 1) return false;
@@ -23,7 +23,11 @@ bool flash_readable(const Tensor& t) {
   return reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0;
 }
 
-Tensor flash_operand(const Tensor& t) {
+}  // namespace
+
+bool fused_attention_operand_in_place(const Tensor& t) { return t.numel() == 0 || flash_readable(t); }
+
+Tensor fused_attention_operand(const Tensor& t) {
   if (t.numel() == 0 || flash_readable(t)) return t;
   Tensor c = t.contiguous();
   if (flash_readable(c)) return c;
@@ -32,8 +36,6 @@ Tensor flash_operand(const Tensor& t) {
   return fresh;
 }
 
-}  // namespace
-
 uint64_t flash_dropout_counters(int64_t B, int64_t H, int64_t L, int64_t S) {
   return uint64_t(B) * uint64_t(H) * uint64_t(L) * uint64_t((S + 3) / 4);
 }
@@ -41,9 +43,9 @@ uint64_t flash_dropout_counters(int64_t B, int64_t H, int64_t L, int64_t S) {
 FlashForward flash_attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal,
                                      double dropout_p) {
   FlashAttentionArgs a;
-  a.q = flash_operand(q);
-  a.k = flash_operand(k);
-  a.v = flash_operand(v);
+  a.q = fused_attention_operand(q);
+  a.k = fused_attention_operand(k);
+  a.v = fused_attention_operand(v);
   const int64_t B = q.size(0), H = q.size(1), L = q.size(2), E = q.size(3), S = k.size(2);
   a.out = wick::empty({B, H, L, E}, TensorOptions(q.dtype()).device(q.device()));
   a.lse = wick::empty({B, H, L}, TensorOptions(kFloat32).device(q.device()));
@@ -68,12 +70,12 @@ std::tuple<Tensor, Tensor, Tensor> flash_attention_backward(const Tensor& dout, 
                                                             double scale, bool causal, double dropout_p,
                                                             uint64_t seed, uint64_t offset) {
   FlashAttentionArgs a;
-  a.q = flash_operand(q);
-  a.k = flash_operand(k);
-  a.v = flash_operand(v);
+  a.q = fused_attention_operand(q);
+  a.k = fused_attention_operand(k);
+  a.v = fused_attention_operand(v);
   a.out = out;
   a.lse = lse;
-  a.dout = flash_operand(dout.dtype() == q.dtype() ? dout : dout.to(q.dtype()));
+  a.dout = fused_attention_operand(dout.dtype() == q.dtype() ? dout : dout.to(q.dtype()));
   a.scale = scale;
   a.causal = causal;
   a.dropout_p = dropout_p;

@@ -42,6 +42,13 @@ struct FlashForward {
   uint64_t seed = 0, offset = 0;  // dropout's Philox draw (when dropout_p > 0)
 };
 
+// t as the fused attention paths (flash, cuDNN) read it: t itself when its last dim has stride 1,
+// its other strides are multiples of 8 elements and its data is 16-byte aligned, else a copy
+// that is.
+Tensor fused_attention_operand(const Tensor& t);
+// Whether fused_attention_operand(t) is t itself (else it is a contiguous copy).
+bool fused_attention_operand_in_place(const Tensor& t);
+
 // Philox counters the dropout of one call uses: B * H * L rows of ceil(S / 4).
 uint64_t flash_dropout_counters(int64_t B, int64_t H, int64_t L, int64_t S);
 

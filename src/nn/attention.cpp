@@ -17,6 +17,7 @@
 #include "core/as_op.h"
 #include "core/backend_settings.h"
 #include "core/checks.h"
+#include "core/cudnn_attention.h"
 #include "core/flash_attention.h"
 #include "core/softmax.h"
 #include "wick/autograd.h"
@@ -111,6 +112,26 @@ const char* flash_unusable(const Params& p) {
   return nullptr;
 }
 
+// Why cuDNN's fused attention cannot take these inputs, or "" when it can: the limits wick's graphs
+// have (PyTorch's cuDNN path has limits of the same kind), then cuDNN's own answer for the problem.
+std::string cudnn_unusable(const Params& p) {
+  if (p.q.dtype() != kFloat16 && p.q.dtype() != kBFloat16) return "needs float16 or bfloat16 inputs";
+  if (p.mask.defined()) return "does not take an attn_mask";
+  if (p.dropout_p > 0) return "does not take dropout (the flash and math paths do)";
+  if (p.q.dim() != 4 || p.k.dim() != 4 || p.v.dim() != 4) return "needs 4-D query, key and value";
+  if (p.k.size(0) != p.q.size(0) || p.v.size(0) != p.q.size(0)) return "needs one batch size for query, key and value";
+  if (p.k.size(1) != p.v.size(1) || p.k.size(1) == 0 || p.q.size(1) % p.k.size(1) != 0)
+    return "needs key and value of one number of heads, dividing the query's";
+  const int64_t e = p.q.size(3);
+  if (p.v.size(3) != e) return "needs value's head dim equal to query's";
+  if (e < 8 || e > 128 || e % 8 != 0) return "needs a head dim between 8 and 128 and a multiple of 8";
+  if (p.q.numel() == 0 || p.k.numel() == 0) return "needs non-empty inputs";
+  if (p.q.size(2) > INT32_MAX || p.k.size(2) > INT32_MAX) return "needs sequences shorter than 2^31";
+  if (!p.q.is_cuda()) return "needs CUDA tensors";
+  return wick::detail::cudnn_attention_unusable(p.q, p.k, p.v, p.is_causal,
+                                                wick::detail::needs_grad(p.q, p.k, p.v));
+}
+
 // Whether backend b can compute these inputs; why not, when it cannot.
 bool usable(SDPBackend b, const Params& p, std::string& why) {
   switch (b) {
@@ -122,17 +143,18 @@ bool usable(SDPBackend b, const Params& p, std::string& why) {
       }
       return true;
     case SDPBackend::EfficientAttention: why = "memory-efficient attention is not built into wick yet"; return false;
-    case SDPBackend::CuDNNAttention: why = "cuDNN attention is not built into wick yet"; return false;
+    case SDPBackend::CuDNNAttention: why = cudnn_unusable(p); return why.empty();
   }
   return false;
 }
 
 
-// The fused backends first, as PyTorch prefers them; math last.
+// The fused backends first, as PyTorch prefers them, cuDNN's before wick's own flash kernels
+// (the faster on the benchmark rows: docs/design.md, "The cuDNN attention path"); math last.
 SDPBackend select(const Params& p) {
   const unsigned enabled = g_enabled.load();
   std::string reasons;
-  for (SDPBackend b : {SDPBackend::FlashAttention, SDPBackend::CuDNNAttention, SDPBackend::EfficientAttention,
+  for (SDPBackend b : {SDPBackend::CuDNNAttention, SDPBackend::FlashAttention, SDPBackend::EfficientAttention,
                        SDPBackend::Math}) {
     std::string why;
     if (!(enabled & bit(b))) why = "disabled (sdpa_kernel)";
@@ -195,10 +217,23 @@ Tensor flash(const Params& p) {
   return f.out;
 }
 
+// The cuDNN path: one graph each way, and one node (ScaledDotProductCudnnAttentionBackward0)
+// whose backward graph recomputes the weights from the saved statistics.
+Tensor cudnn(const Params& p) {
+  const bool grad = wick::detail::needs_grad(p.q, p.k, p.v);
+  wick::detail::CudnnAttentionForward f = wick::detail::forward_once(grad, [&] {
+    return wick::detail::cudnn_attention_forward(p.q, p.k, p.v, p.scale, p.is_causal);
+  });
+  if (grad) [[unlikely]]
+    wick::autograd::record_cudnn_attention(p.q, p.k, p.v, f.out, f.stats, p.scale, p.is_causal);
+  return f.out;
+}
+
 Tensor run(SDPBackend b, const Params& p) {
   switch (b) {
     case SDPBackend::Math: return math(p);
     case SDPBackend::FlashAttention: return flash(p);
+    case SDPBackend::CuDNNAttention: return cudnn(p);
     default: wick::detail::raise<Error>(kOp, "backend ", to_string(b), " has no implementation");
   }
 }

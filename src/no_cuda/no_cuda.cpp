@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/cuda_hooks.h"
+#include "core/cudnn_attention.h"
 #include "core/cudnn_batch_norm.h"
 #include "core/cudnn_rnn.h"
 #include "core/flash_attention.h"
@@ -24,6 +25,9 @@ void cuda_check_not_capturing(Device, const char*, const char*) {}
 Device resolve_cuda_device(Device, const char* op) { no_cuda(op); }
 void cuda_flash_attention_forward(const FlashAttentionArgs&) { no_cuda("scaled_dot_product_attention"); }
 void cuda_flash_attention_backward(const FlashAttentionArgs&) { no_cuda("scaled_dot_product_attention"); }
+std::string cuda_cudnn_attention_unusable(const CudnnAttentionProblem&, bool) { return "wick was built without CUDA"; }
+void cuda_cudnn_attention_forward(const CudnnAttentionArgs&) { no_cuda("scaled_dot_product_attention"); }
+void cuda_cudnn_attention_backward(const CudnnAttentionArgs&) { no_cuda("scaled_dot_product_attention"); }
 bool cuda_cudnn_rnn_built() { return false; }
 CudnnRnnForwardResult cuda_cudnn_rnn_forward(const CudnnRnnConfig&, const Tensor&, const Tensor&, const Tensor&,
                                              std::span<const Tensor>, bool, uint64_t) {

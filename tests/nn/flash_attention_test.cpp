@@ -1,8 +1,9 @@
-// scaled_dot_product_attention's flash path (CUDA, float16 and bfloat16): values and gradients
-// of q, k, v against a float64 reference, with the error of the math path in the same dtype as
-// the yardstick (as PyTorch's tests judge their fused kernels), over causal and not, L == S and
-// not, tile-unaligned lengths, head dims 32 to 128, GQA and dropout (whose mask the test
-// recomputes from the Philox counters the kernels use). On the CPU: the selection's fallbacks.
+// scaled_dot_product_attention's fused paths, flash and cuDNN (CUDA, float16 and bfloat16):
+// values and gradients of q, k, v against a float64 reference, with the error of the math path
+// in the same dtype as the yardstick (as PyTorch's tests judge their fused kernels), over causal
+// and not, L == S and not, tile-unaligned lengths, head dims 8 to 128, strided layouts; for
+// flash also GQA and dropout (whose mask the test recomputes from the Philox counters the
+// kernels use). On the CPU: the selection's fallbacks and reasons.
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -11,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/cudnn_attention.h"
 #include "core/flash_attention.h"
 #include "core/generator.h"
 #include "core/philox.h"
@@ -59,6 +61,9 @@ Grads run(const Tensor& q0, const Tensor& k0, const Tensor& v0, const Tensor& do
     if (backend == SDPBackend::FlashAttention) {
       EXPECT_EQ(out.grad_fn()->name(), "ScaledDotProductFlashAttentionBackward0");
     }
+    if (backend == SDPBackend::CuDNNAttention) {
+      EXPECT_EQ(out.grad_fn()->name(), "ScaledDotProductCudnnAttentionBackward0");
+    }
   }
   out.backward(dout);
   return {out.detach(), q.grad(), k.grad(), v.grad()};
@@ -80,8 +85,8 @@ std::string describe(const Shape& s, Dtype dt) {
   return os.str();
 }
 
-// Flash vs the float64 reference, judged by the math path's error in dt.
-void check_against_math(const Shape& s, Dtype dt) {
+// A fused backend vs the float64 reference, judged by the math path's error in dt.
+void check_against_math(const Shape& s, Dtype dt, SDPBackend backend = SDPBackend::FlashAttention) {
   const Device gpu(kCUDA, 0);
   const std::string what = describe(s, dt);
   // inputs rounded to dt first, so that every path sees the same values
@@ -89,7 +94,7 @@ void check_against_math(const Shape& s, Dtype dt) {
          v = randn({s.B, s.Hkv, s.S, s.E}).to(dt), g = randn({s.B, s.H, s.L, s.E}).to(dt);
   Grads ref = run(q.to(kFloat64), k.to(kFloat64), v.to(kFloat64), g.to(kFloat64), s.causal, SDPBackend::Math);
   Grads math = run(q.to(gpu), k.to(gpu), v.to(gpu), g.to(gpu), s.causal, SDPBackend::Math);
-  Grads flash = run(q.to(gpu), k.to(gpu), v.to(gpu), g.to(gpu), s.causal, SDPBackend::FlashAttention);
+  Grads flash = run(q.to(gpu), k.to(gpu), v.to(gpu), g.to(gpu), s.causal, backend);
   ASSERT_EQ(flash.out.dtype(), dt) << what;
   ASSERT_EQ(flash.dk.sizes().vec(), k.sizes().vec()) << what;
   const double atol = dt == kBFloat16 ? 1e-2 : 1e-3;
@@ -100,7 +105,8 @@ void check_against_math(const Shape& s, Dtype dt) {
   for (int i = 0; i < 4; ++i) {
     const double ef = max_err(parts[i].second.first, refs[i]), em = max_err(parts[i].second.second, refs[i]);
     EXPECT_TRUE(std::isfinite(ef)) << what << " " << parts[i].first;
-    EXPECT_LE(ef, 3 * em + atol) << what << " " << parts[i].first << ": flash error " << ef << ", math error " << em;
+    EXPECT_LE(ef, 3 * em + atol) << what << " " << parts[i].first << ": " << backend << " error " << ef
+                                 << ", math error " << em;
   }
 }
 
@@ -240,7 +246,165 @@ TEST_F(FlashAttention, SelectionFallsBackOnCuda) {
   EXPECT_EQ(*last_sdpa_backend(), SDPBackend::FlashAttention);
 }
 
-// ---- the CPU side: the selection never picks flash there, and says why when forced
+// ---- the cuDNN path
+
+class CudnnAttention : public FlashAttention {
+ protected:
+  void SetUp() override {
+    FlashAttention::SetUp();
+    if (IsSkipped()) return;
+    const std::string why = detail::cudnn_attention_unusable(
+        randn({1, 1, 8, 64}).to(kFloat16).to(Device(kCUDA, 0)), randn({1, 1, 8, 64}).to(kFloat16).to(Device(kCUDA, 0)),
+        randn({1, 1, 8, 64}).to(kFloat16).to(Device(kCUDA, 0)), false, true);
+    if (why.find("built without cuDNN") != std::string::npos || why.find("compute capability") != std::string::npos)
+      GTEST_SKIP() << why;
+  }
+};
+
+// cuDNN's answer for a shape (with the backward or without): "" when it takes it. It may refuse
+// only what its documented limits exclude (one query and one key in the backward, key lengths
+// not a multiple of 128 in the backward before 9.16); the forward it always takes.
+std::string cudnn_refusal(const Shape& s, Dtype dt, bool backward) {
+  const TensorOptions o = TensorOptions(dt).device(Device(kCUDA, 0));
+  const std::string why =
+      detail::cudnn_attention_unusable(empty({s.B, s.H, s.L, s.E}, o), empty({s.B, s.Hkv, s.S, s.E}, o),
+                                       empty({s.B, s.Hkv, s.S, s.E}, o), s.causal, backward);
+  if (!why.empty()) {
+    const bool documented =
+        backward && ((s.L == 1 && s.S == 1) || (s.S % 128 != 0 && why.find("9.16") != std::string::npos));
+    EXPECT_TRUE(documented) << describe(s, dt) << ": " << why;
+  }
+  return why;
+}
+
+// The forward alone (no gradient wanted) vs the float64 reference, judged by math's error in dt.
+void check_forward_against_math(const Shape& s, Dtype dt) {
+  const Device gpu(kCUDA, 0);
+  Tensor q = randn({s.B, s.H, s.L, s.E}).to(dt), k = randn({s.B, s.Hkv, s.S, s.E}).to(dt),
+         v = randn({s.B, s.Hkv, s.S, s.E}).to(dt);
+  auto out = [&](const Tensor& a, const Tensor& b, const Tensor& c, SDPBackend backend) {
+    sdpa_kernel only(backend);
+    Tensor o = F::scaled_dot_product_attention(a, b, c, {}, 0, s.causal, std::nullopt, s.Hkv != s.H);
+    EXPECT_EQ(*last_sdpa_backend(), backend);
+    return o;
+  };
+  const Tensor ref = out(q.to(kFloat64), k.to(kFloat64), v.to(kFloat64), SDPBackend::Math);
+  const double em = max_err(out(q.to(gpu), k.to(gpu), v.to(gpu), SDPBackend::Math), ref);
+  const double ec = max_err(out(q.to(gpu), k.to(gpu), v.to(gpu), SDPBackend::CuDNNAttention), ref);
+  EXPECT_LE(ec, 3 * em + (dt == kBFloat16 ? 1e-2 : 1e-3)) << describe(s, dt) << " forward: cuDNN " << ec
+                                                           << ", math " << em;
+}
+
+TEST_F(CudnnAttention, MatchesMathPathAcrossShapes) {
+  const Shape shapes[] = {
+      {1, 1, 1, 1, 1, 64, false},   {2, 3, 3, 7, 7, 32, false},    {2, 3, 3, 7, 7, 32, true},
+      {1, 2, 2, 65, 65, 64, false}, {1, 2, 2, 65, 65, 64, true},   {2, 2, 2, 200, 200, 80, true},
+      {1, 2, 2, 200, 65, 128, false}, {1, 2, 2, 65, 200, 128, true}, {1, 2, 2, 200, 7, 64, true},
+      {1, 1, 1, 1, 200, 64, true},  {1, 2, 2, 128, 128, 128, true}, {2, 4, 4, 256, 256, 8, true},
+      {2, 8, 2, 128, 128, 64, true}, {1, 8, 2, 65, 256, 128, false}, {2, 6, 1, 130, 128, 32, true},
+  };
+  int with_backward = 0;
+  for (Dtype dt : {kFloat16, kBFloat16})
+    for (const Shape& s : shapes) {
+      if (cudnn_refusal(s, dt, true).empty()) {
+        check_against_math(s, dt, SDPBackend::CuDNNAttention);
+        ++with_backward;
+      }
+      if (cudnn_refusal(s, dt, false).empty()) check_forward_against_math(s, dt);
+    }
+  EXPECT_GE(with_backward, 10);
+}
+
+TEST_F(CudnnAttention, StridedInputsAndScale) {
+  // [B, L, H, E] transposed to [B, H, L, E] (read in place) and a head dim that is not stride 1
+  // (copied first) give what the contiguous inputs give, within the dtype's error
+  const Device gpu(kCUDA, 0);
+  const int64_t B = 2, H = 4, L = 128, E = 64;
+  Tensor q = randn({B, L, H, E}).to(kBFloat16).to(gpu).transpose(1, 2);
+  Tensor k = randn({B, L, H, E}).to(kBFloat16).to(gpu).transpose(1, 2);
+  Tensor v = randn({B, L, H, E}).to(kBFloat16).to(gpu).transpose(1, 2);
+  Tensor g = randn({B, H, L, E}).to(kBFloat16).to(gpu);
+  Grads c = run(q.contiguous(), k.contiguous(), v.contiguous(), g, true, SDPBackend::CuDNNAttention);
+  Grads ref = run(q.to(kFloat64), k.to(kFloat64), v.to(kFloat64), g.to(kFloat64), true, SDPBackend::Math);
+  Grads f = run(q, k, v, g, true, SDPBackend::CuDNNAttention);
+  Tensor qt = q.contiguous().transpose(2, 3).contiguous().transpose(2, 3);
+  Grads t = run(qt, k, v, g, true, SDPBackend::CuDNNAttention);
+  for (const Grads* x : {&f, &t}) {
+    EXPECT_LE(max_err(x->out, c.out), 2e-2);
+    EXPECT_LE(max_err(x->dq, ref.dq), 3 * max_err(c.dq, ref.dq) + 1e-2);
+    EXPECT_LE(max_err(x->dk, ref.dk), 3 * max_err(c.dk, ref.dk) + 1e-2);
+    EXPECT_LE(max_err(x->dv, ref.dv), 3 * max_err(c.dv, ref.dv) + 1e-2);
+  }
+  // an explicit scale reaches the graph: cuDNN's and math's outputs agree with it
+  Tensor h = randn({1, 2, 128, 32}).to(kFloat16).to(gpu);
+  Tensor want = F::scaled_dot_product_attention(h.to(kFloat64), h.to(kFloat64), h.to(kFloat64), {}, 0, false, 0.5);
+  sdpa_kernel only(SDPBackend::CuDNNAttention);
+  Tensor got = F::scaled_dot_product_attention(h, h, h, {}, 0, false, 0.5);
+  EXPECT_EQ(*last_sdpa_backend(), SDPBackend::CuDNNAttention);
+  EXPECT_LE(max_err(got, want), 5e-3);
+}
+
+TEST_F(CudnnAttention, TakenByDefaultAndRepeatable) {
+  // bfloat16 on CUDA with nothing forced: cuDNN's path; a second backward on memory the first
+  // one freed gives the same numbers (nothing left over in the workspaces is summed in)
+  const Device gpu(kCUDA, 0);
+  Tensor q = randn({2, 3, 128, 64}).to(kBFloat16).to(gpu), k = randn({2, 3, 256, 64}).to(kBFloat16).to(gpu),
+         v = randn({2, 3, 256, 64}).to(kBFloat16).to(gpu), g = randn({2, 3, 128, 64}).to(kBFloat16).to(gpu);
+  Grads first, second;
+  for (Grads* r : {&first, &second}) {
+    Tensor a = q.clone().requires_grad_(), b = k.clone().requires_grad_(), c = v.clone().requires_grad_();
+    Tensor out = F::scaled_dot_product_attention(a, b, c, {}, 0, true);
+    EXPECT_EQ(*last_sdpa_backend(), SDPBackend::CuDNNAttention);
+    out.backward(g);
+    *r = {out.detach(), a.grad(), b.grad(), c.grad()};
+  }
+  EXPECT_EQ(max_err(first.out, second.out), 0.0);
+  // dQ is summed over key blocks by atomics: the order, not the value, may differ
+  EXPECT_LE(max_err(first.dq, second.dq), 2e-2);
+  EXPECT_LE(max_err(first.dk, second.dk), 2e-2);
+  EXPECT_LE(max_err(first.dv, second.dv), 2e-2);
+  Grads ref = run(q.to(kFloat64), k.to(kFloat64), v.to(kFloat64), g.to(kFloat64), true, SDPBackend::Math);
+  EXPECT_LE(max_err(first.dq, ref.dq), 5e-2);
+  EXPECT_LE(max_err(first.dk, ref.dk), 5e-2);
+}
+
+TEST_F(CudnnAttention, NoDoubleBackward) {
+  const Device gpu(kCUDA, 0);
+  Tensor q = randn({1, 1, 128, 16}).to(kBFloat16).to(gpu).requires_grad_();
+  sdpa_kernel only(SDPBackend::CuDNNAttention);
+  Tensor out = F::scaled_dot_product_attention(q, q, q);
+  EXPECT_EQ(*last_sdpa_backend(), SDPBackend::CuDNNAttention);
+  const std::string e = error_of([&] { out.backward(ones_like(out), std::nullopt, true); });
+  EXPECT_NE(e.find("ScaledDotProductCudnnAttentionBackward0"), std::string::npos) << e;
+}
+
+TEST_F(CudnnAttention, SelectionReasons) {
+  const Device gpu(kCUDA, 0);
+  auto forced = [](const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask = {}, double p = 0,
+                   bool gqa = false) {
+    sdpa_kernel only(SDPBackend::CuDNNAttention);
+    return error_of([&] { F::scaled_dot_product_attention(q, k, v, mask, p, false, std::nullopt, gqa); });
+  };
+  Tensor h = randn({1, 4, 128, 16}).to(kFloat16).to(gpu);
+  std::string e = forced(h, h, h, {}, 0.1);
+  EXPECT_NE(e.find("CUDNN_ATTENTION: does not take dropout"), std::string::npos) << e;
+  e = forced(h, h, h, ones({128, 128}, TensorOptions(kBool).device(gpu)));
+  EXPECT_NE(e.find("CUDNN_ATTENTION: does not take an attn_mask"), std::string::npos) << e;
+  Tensor wide_v = randn({1, 4, 128, 32}).to(kFloat16).to(gpu);
+  e = forced(h, h, wide_v);
+  EXPECT_NE(e.find("CUDNN_ATTENTION: needs value's head dim equal to query's"), std::string::npos) << e;
+  Tensor f = randn({1, 4, 8, 16}).to(gpu);
+  e = forced(f, f, f);
+  EXPECT_NE(e.find("CUDNN_ATTENTION: needs float16 or bfloat16 inputs"), std::string::npos) << e;
+  // with math enabled too, those fall back to it
+  sdpa_kernel both({SDPBackend::CuDNNAttention, SDPBackend::Math});
+  F::scaled_dot_product_attention(h, h, h, {}, 0.1);
+  EXPECT_EQ(*last_sdpa_backend(), SDPBackend::Math);
+  F::scaled_dot_product_attention(h, h, h);
+  EXPECT_EQ(*last_sdpa_backend(), SDPBackend::CuDNNAttention);
+}
+
+// ---- the CPU side: the selection never picks a fused path there, and says why when forced
 
 TEST(FlashAttentionSelection, FallsBackToMathWithReasons) {
   manual_seed(3);
@@ -273,6 +437,16 @@ TEST(FlashAttentionSelection, FallsBackToMathWithReasons) {
   Tensor three = randn({2, 4, 16}).to(kFloat16);
   e = forced(three, three, three);
   EXPECT_NE(e.find("FLASH_ATTENTION: needs 4-D query, key and value"), std::string::npos) << e;
+}
+
+TEST(CudnnAttentionSelection, SaysWhyOffCuda) {
+  Tensor h = randn({1, 2, 4, 16}).to(kBFloat16);
+  sdpa_kernel only(SDPBackend::CuDNNAttention);
+  const std::string e = error_of([&] { F::scaled_dot_product_attention(h, h, h); });
+  EXPECT_NE(e.find("CUDNN_ATTENTION: needs CUDA tensors"), std::string::npos) << e;
+  Tensor f = randn({1, 2, 4, 16});
+  const std::string e2 = error_of([&] { F::scaled_dot_product_attention(f, f, f); });
+  EXPECT_NE(e2.find("CUDNN_ATTENTION: needs float16 or bfloat16 inputs"), std::string::npos) << e2;
 }
 
 }  // namespace
