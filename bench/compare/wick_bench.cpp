@@ -130,8 +130,20 @@ int main(int argc, char** argv) {
       for (Tensor* t : {&q, &k, &v}) t->mutable_grad() = Tensor();
       nn::functional::scaled_dot_product_attention(q, k, v, {}, 0.0, true).backward(dout);
     };
-    const double ms = compare::device_ms(stream, step, 3, 9);
     const double flops = 3.5 * 4.0 * double(B * H) * double(T) * double(T) * double(d) / 2;
+    // each fused backend alone to stderr; the row is what the default selection takes
+    for (auto b : {nn::attention::SDPBackend::CuDNNAttention, nn::attention::SDPBackend::FlashAttention}) {
+      nn::attention::sdpa_kernel only(b);
+      try {
+        const double t = flops / (compare::device_ms(stream, step, 3, 9) * 1e-3) / 1e12;
+        std::fprintf(stderr, "%s: wick's %s backend %.1f TFLOP/s\n", name, nn::attention::to_string(b), t);
+      } catch (const Error& e) {
+        std::fprintf(stderr, "%s: wick's %s backend did not run: %s\n", name, nn::attention::to_string(b), e.what());
+      }
+    }
+    const double ms = compare::device_ms(stream, step, 3, 9);
+    const auto taken = nn::attention::last_sdpa_backend();
+    std::fprintf(stderr, "%s: wick's default took %s\n", name, taken ? nn::attention::to_string(*taken) : "none");
     report(name, flops / (ms * 1e-3) / 1e12, "TFLOP/s");
   };
   sdpa("sdpa_fwd_bwd_bf16_causal_b32_h12_t1024_d64_tflops", 32, 12, 1024, 64);
