@@ -191,10 +191,15 @@ class Tensor {
   // The same views in place: self takes the view's sizes and strides (torch.Tensor.unsqueeze_,
   // squeeze_, transpose_, t_); with grad, self's history gains the view's node.
   Tensor& unsqueeze_(int64_t d);
+  const Tensor& unsqueeze_(int64_t d) const { return const_cast<Tensor&>(*this).unsqueeze_(d); }
   Tensor& squeeze_();
+  const Tensor& squeeze_() const { return const_cast<Tensor&>(*this).squeeze_(); }
   Tensor& squeeze_(int64_t d);
+  const Tensor& squeeze_(int64_t d) const { return const_cast<Tensor&>(*this).squeeze_(d); }
   Tensor& transpose_(int64_t d0, int64_t d1);
+  const Tensor& transpose_(int64_t d0, int64_t d1) const { return const_cast<Tensor&>(*this).transpose_(d0, d1); }
   Tensor& t_();
+  const Tensor& t_() const { return const_cast<Tensor&>(*this).t_(); }
   Tensor flatten(int64_t start = 0, int64_t end = -1) const;
   Tensor expand(IntArrayRef sizes) const;
   Tensor expand_as(const Tensor& other) const;
@@ -213,15 +218,35 @@ class Tensor {
   std::vector<Tensor> unbind(int64_t d = 0) const;
 
   // ---- in-place
+  // Every in-place method has a const twin returning const Tensor&, as LibTorch declares its
+  // in-place methods (a Tensor is a handle: `for (const auto& p : model->parameters())
+  // p.mul_(0.5)` modifies the parameters); the twin calls the method.
   Tensor& fill_(const Scalar& v);
+  const Tensor& fill_(const Scalar& v) const { return const_cast<Tensor&>(*this).fill_(v); }
   Tensor& zero_();
+  const Tensor& zero_() const { return const_cast<Tensor&>(*this).zero_(); }
   Tensor& copy_(const Tensor& src, bool non_blocking = false);
+  const Tensor& copy_(const Tensor& src, bool non_blocking = false) const {
+    return const_cast<Tensor&>(*this).copy_(src, non_blocking);
+  }
   Tensor& normal_(double mean = 0, double std = 1);
+  const Tensor& normal_(double mean = 0, double std = 1) const {
+    return const_cast<Tensor&>(*this).normal_(mean, std);
+  }
   Tensor& uniform_(double from = 0, double to = 1);
+  const Tensor& uniform_(double from = 0, double to = 1) const {
+    return const_cast<Tensor&>(*this).uniform_(from, to);
+  }
   // add_ sub_ mul_ div_ for a tensor or scalar other, and += -= *= /= (wick/detail/op_list.h)
 #define WICK_X(Name, name, op, alpha)                                               \
   Tensor& name##_(const Tensor& other WICK_OP_ALPHA_DECL_##alpha);                  \
   Tensor& name##_(const Scalar& other WICK_OP_ALPHA_DECL_##alpha);                  \
+  const Tensor& name##_(const Tensor& other WICK_OP_ALPHA_DECL_##alpha) const {     \
+    return const_cast<Tensor&>(*this).name##_(other WICK_OP_ALPHA_ARG_COMMA_##alpha); \
+  }                                                                                 \
+  const Tensor& name##_(const Scalar& other WICK_OP_ALPHA_DECL_##alpha) const {     \
+    return const_cast<Tensor&>(*this).name##_(other WICK_OP_ALPHA_ARG_COMMA_##alpha); \
+  }                                                                                 \
   Tensor& operator op##=(const Tensor& other) { return name##_(other); }           \
   Tensor& operator op##=(const Scalar& other) { return name##_(other); }
   WICK_BINARY_OPS(WICK_X)
@@ -295,10 +320,22 @@ class Tensor {
   // every repeated index adding). Returns *this (IndexPutBackward0).
   Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& values,
                      bool accumulate = false);
+  const Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& values, bool accumulate = false) const {
+    return const_cast<Tensor&>(*this).index_put_(indices, values, accumulate);
+  }
   Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& values,
                      bool accumulate = false);
+  const Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& values, bool accumulate = false) const {
+    return const_cast<Tensor&>(*this).index_put_(indices, values, accumulate);
+  }
   Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Scalar& value);
+  const Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Scalar& value) const {
+    return const_cast<Tensor&>(*this).index_put_(indices, value);
+  }
   Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Scalar& value);
+  const Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Scalar& value) const {
+    return const_cast<Tensor&>(*this).index_put_(indices, value);
+  }
   // index_put_ on a copy (torch.Tensor.index_put).
   Tensor index_put(const std::vector<indexing::TensorIndex>& indices, const Tensor& values,
                    bool accumulate = false) const;
@@ -312,11 +349,19 @@ class Tensor {
   Tensor tril(int64_t diagonal = 0) const;
   Tensor triu(int64_t diagonal = 0) const;
   Tensor& tril_(int64_t diagonal = 0);
+  const Tensor& tril_(int64_t diagonal = 0) const { return const_cast<Tensor&>(*this).tril_(diagonal); }
   Tensor& triu_(int64_t diagonal = 0);
+  const Tensor& triu_(int64_t diagonal = 0) const { return const_cast<Tensor&>(*this).triu_(diagonal); }
   Tensor cumsum(int64_t dim, std::optional<Dtype> dtype = std::nullopt) const;
   Tensor cumprod(int64_t dim, std::optional<Dtype> dtype = std::nullopt) const;
   Tensor& cumsum_(int64_t dim, std::optional<Dtype> dtype = std::nullopt);
+  const Tensor& cumsum_(int64_t dim, std::optional<Dtype> dtype = std::nullopt) const {
+    return const_cast<Tensor&>(*this).cumsum_(dim, dtype);
+  }
   Tensor& cumprod_(int64_t dim, std::optional<Dtype> dtype = std::nullopt);
+  const Tensor& cumprod_(int64_t dim, std::optional<Dtype> dtype = std::nullopt) const {
+    return const_cast<Tensor&>(*this).cumprod_(dim, dtype);
+  }
   Tensor logsumexp(IntArrayRef dims, bool keepdim = false) const;
   Tensor norm(const char* p, IntArrayRef dims = {}, bool keepdim = false) const;
   // The tensor tiled sizes[i] times along dim i; more sizes than dims prepends dims of size 1.
@@ -328,23 +373,48 @@ class Tensor {
   Tensor lerp(const Tensor& end, const Scalar& weight) const;
   Tensor lerp(const Tensor& end, const Tensor& weight) const;
   Tensor& lerp_(const Tensor& end, const Scalar& weight);
+  const Tensor& lerp_(const Tensor& end, const Scalar& weight) const {
+    return const_cast<Tensor&>(*this).lerp_(end, weight);
+  }
   Tensor& lerp_(const Tensor& end, const Tensor& weight);
+  const Tensor& lerp_(const Tensor& end, const Tensor& weight) const {
+    return const_cast<Tensor&>(*this).lerp_(end, weight);
+  }
   Tensor baddbmm(const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
 
   // ---- more in-place math (the result dtype must cast to this tensor's)
   Tensor& pow_(const Scalar& exponent);
+  const Tensor& pow_(const Scalar& exponent) const { return const_cast<Tensor&>(*this).pow_(exponent); }
   Tensor& pow_(const Tensor& exponent);
+  const Tensor& pow_(const Tensor& exponent) const { return const_cast<Tensor&>(*this).pow_(exponent); }
   Tensor& remainder_(const Scalar& other);
+  const Tensor& remainder_(const Scalar& other) const { return const_cast<Tensor&>(*this).remainder_(other); }
   Tensor& remainder_(const Tensor& other);
+  const Tensor& remainder_(const Tensor& other) const { return const_cast<Tensor&>(*this).remainder_(other); }
   Tensor& atan2_(const Tensor& other);
+  const Tensor& atan2_(const Tensor& other) const { return const_cast<Tensor&>(*this).atan2_(other); }
   Tensor& operator%=(const Scalar& other) { return remainder_(other); }
   Tensor& operator%=(const Tensor& other) { return remainder_(other); }
   Tensor& clamp_(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt);
+  const Tensor& clamp_(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt) const {
+    return const_cast<Tensor&>(*this).clamp_(min, max);
+  }
   Tensor& clamp_(const std::optional<Tensor>& min = {}, const std::optional<Tensor>& max = {});
+  const Tensor& clamp_(const std::optional<Tensor>& min = {}, const std::optional<Tensor>& max = {}) const {
+    return const_cast<Tensor&>(*this).clamp_(min, max);
+  }
   Tensor& clamp_min_(const Scalar& min);
+  const Tensor& clamp_min_(const Scalar& min) const { return const_cast<Tensor&>(*this).clamp_min_(min); }
   Tensor& clamp_max_(const Scalar& max);
+  const Tensor& clamp_max_(const Scalar& max) const { return const_cast<Tensor&>(*this).clamp_max_(max); }
   Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
+  const Tensor& masked_fill_(const Tensor& mask, const Scalar& value) const {
+    return const_cast<Tensor&>(*this).masked_fill_(mask, value);
+  }
   Tensor& masked_fill_(const Tensor& mask, const Tensor& value);
+  const Tensor& masked_fill_(const Tensor& mask, const Tensor& value) const {
+    return const_cast<Tensor&>(*this).masked_fill_(mask, value);
+  }
 
   // ---- sorting, sampling and scattering (the free functions of ops.h; *_ forms write in place)
   std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false, bool stable = false) const;
@@ -362,14 +432,38 @@ class Tensor {
   Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
   Tensor index_copy(int64_t dim, const Tensor& index, const Tensor& source) const;
   Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src);
+  const Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src) const {
+    return const_cast<Tensor&>(*this).scatter_(dim, index, src);
+  }
   Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value);
+  const Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value) const {
+    return const_cast<Tensor&>(*this).scatter_(dim, index, value);
+  }
   Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce);
+  const Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) const {
+    return const_cast<Tensor&>(*this).scatter_(dim, index, src, reduce);
+  }
   Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce);
+  const Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce) const {
+    return const_cast<Tensor&>(*this).scatter_(dim, index, value, reduce);
+  }
   Tensor& scatter_reduce_(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
                           bool include_self = true);
+  const Tensor& scatter_reduce_(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce, bool include_self = true) const {
+    return const_cast<Tensor&>(*this).scatter_reduce_(dim, index, src, reduce, include_self);
+  }
   Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src);
+  const Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) const {
+    return const_cast<Tensor&>(*this).scatter_add_(dim, index, src);
+  }
   Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1);
+  const Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const {
+    return const_cast<Tensor&>(*this).index_add_(dim, index, source, alpha);
+  }
   Tensor& index_copy_(int64_t dim, const Tensor& index, const Tensor& source);
+  const Tensor& index_copy_(int64_t dim, const Tensor& index, const Tensor& source) const {
+    return const_cast<Tensor&>(*this).index_copy_(dim, index, source);
+  }
 
   // ---- Scalar forms, in-place comparisons, all/any and data(), as PyTorch and LibTorch spell
   // them (src/core/tensor_spellings.cpp)
@@ -380,9 +474,11 @@ class Tensor {
   Tensor mul(const Scalar& other) const;
   Tensor div(const Scalar& other) const;
   // self = (self op other), as 1 or 0 in self's dtype (torch.Tensor.eq_ ...).
-#define WICK_X(Name, name, op, mirror)   \
-  Tensor& name##_(const Tensor& other); \
-  Tensor& name##_(const Scalar& other);
+#define WICK_X(Name, name, op, mirror)                                                                 \
+  Tensor& name##_(const Tensor& other);                                                               \
+  Tensor& name##_(const Scalar& other);                                                               \
+  const Tensor& name##_(const Tensor& other) const { return const_cast<Tensor&>(*this).name##_(other); } \
+  const Tensor& name##_(const Scalar& other) const { return const_cast<Tensor&>(*this).name##_(other); }
   WICK_COMPARE_OPS(WICK_X)
 #undef WICK_X
   // Whether every / any element is non-zero: bool (uint8 for a uint8 tensor), over all
@@ -402,6 +498,7 @@ class Tensor {
   // The composites of src/core/composite_ops.cpp (wick/ops.h says what each does).
   Tensor square() const;
   Tensor& square_();
+  const Tensor& square_() const { return const_cast<Tensor&>(*this).square_(); }
   Tensor isnan() const;
   Tensor isinf() const;
   Tensor isfinite() const;
@@ -425,14 +522,24 @@ class Tensor {
   Tensor type(Dtype dtype) const;
   Tensor round(int64_t decimals) const;
   Tensor& round_(int64_t decimals);
+  const Tensor& round_(int64_t decimals) const { return const_cast<Tensor&>(*this).round_(decimals); }
   Tensor median() const;
   std::tuple<Tensor, Tensor> median(int64_t dim, bool keepdim = false) const;
   Tensor index_fill(int64_t dim, const Tensor& index, const Scalar& value) const;
   Tensor index_fill(int64_t dim, const Tensor& index, const Tensor& value) const;
   Tensor& index_fill_(int64_t dim, const Tensor& index, const Scalar& value);
+  const Tensor& index_fill_(int64_t dim, const Tensor& index, const Scalar& value) const {
+    return const_cast<Tensor&>(*this).index_fill_(dim, index, value);
+  }
   Tensor& index_fill_(int64_t dim, const Tensor& index, const Tensor& value);
+  const Tensor& index_fill_(int64_t dim, const Tensor& index, const Tensor& value) const {
+    return const_cast<Tensor&>(*this).index_fill_(dim, index, value);
+  }
   Tensor masked_scatter(const Tensor& mask, const Tensor& source) const;
   Tensor& masked_scatter_(const Tensor& mask, const Tensor& source);
+  const Tensor& masked_scatter_(const Tensor& mask, const Tensor& source) const {
+    return const_cast<Tensor&>(*this).masked_scatter_(mask, source);
+  }
   Tensor dot(const Tensor& other) const;
   Tensor mv(const Tensor& vec) const;
   Tensor diag(int64_t diagonal = 0) const;
@@ -441,7 +548,9 @@ class Tensor {
   Tensor bernoulli() const;
   Tensor bernoulli(double p) const;
   Tensor& bernoulli_(double p = 0.5);
+  const Tensor& bernoulli_(double p = 0.5) const { return const_cast<Tensor&>(*this).bernoulli_(p); }
   Tensor& bernoulli_(const Tensor& p);
+  const Tensor& bernoulli_(const Tensor& p) const { return const_cast<Tensor&>(*this).bernoulli_(p); }
   // LibTorch's print(): "[CPUFloatType [2, 3]]" (the backend, the dtype, the sizes) on stderr.
   void print() const;
 
@@ -449,6 +558,9 @@ class Tensor {
   bool requires_grad() const { return checked("requires_grad")->requires_grad(); }
   // Makes a leaf record the ops applied to it (floating dtypes only).
   Tensor& requires_grad_(bool requires_grad = true);
+  const Tensor& requires_grad_(bool requires_grad = true) const {
+    return const_cast<Tensor&>(*this).requires_grad_(requires_grad);
+  }
   // The gradient accumulated by backward() (undefined until then).
   const Tensor& grad() const;
   Tensor& mutable_grad() const;
@@ -463,6 +575,7 @@ class Tensor {
   Tensor detach() const;
   // Raises for a view (is_view()), as PyTorch does.
   Tensor& detach_();
+  const Tensor& detach_() const { return const_cast<Tensor&>(*this).detach_(); }
   // Whether a view op (view, select, slice, transpose, expand, ...) made this tensor: it shares
   // its storage with the tensor it was taken from. detach() and data() give no view.
   bool is_view() const;

@@ -232,6 +232,36 @@ TEST_P(AtenSpellings, OlderLibTorchSpellings) {
   WICK_ASSERT(x.dim() == 1);  // holds: nothing thrown
 }
 
+// In-place methods on a const handle (LibTorch declares them const): they modify the shared
+// data, return the same handle, and record autograd as the non-const ones do.
+TEST_P(AtenSpellings, InPlaceMethodsOnConstHandles) {
+  nn::Linear lin(3, 2);
+  lin->to(dev());
+  const std::vector<double> w0 = values(lin->weight);
+  {
+    NoGradGuard no_grad;
+    for (const auto& p : lin->parameters()) p.mul_(0.5).add_(1);
+  }
+  const std::vector<double> w1 = values(lin->weight);
+  ASSERT_EQ(w1.size(), w0.size());
+  for (size_t i = 0; i < w0.size(); ++i) EXPECT_DOUBLE_EQ(w1[i], float(float(w0[i]) * 0.5f) + 1.0f);
+  const Tensor t = zeros({4}, TensorOptions(kFloat32).device(dev()));
+  const Tensor& same = t.fill_(3).add_(t, 2).neg_().clamp_(-10, -5);
+  EXPECT_EQ(&same, &t);
+  EXPECT_EQ(values(t), std::vector<double>(4, -9.0));
+  const Tensor m = arange(4, TensorOptions(kFloat32).device(dev()));
+  m.eq_(2);
+  EXPECT_EQ(values(m), (std::vector<double>{0, 0, 1, 0}));
+  const Tensor g = ones({2}, TensorOptions(kFloat32).device(dev()));
+  g.requires_grad_();
+  EXPECT_TRUE(g.requires_grad());
+  const Tensor y = g * 3;
+  y.exp_();
+  EXPECT_EQ(y.grad_fn()->name(), "ExpBackward0");
+  y.sum().backward();
+  EXPECT_NEAR(values(g.grad())[0], 3 * std::exp(3.0), 1e-3);
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, AtenSpellings, ::testing::Values(Device(kCPU), Device(kCUDA, 0)),
                          [](const ::testing::TestParamInfo<Device>& i) { return i.param.is_cuda() ? "cuda" : "cpu"; });
 

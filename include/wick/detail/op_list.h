@@ -109,7 +109,8 @@
 #define WICK_OP_UNARY_FUNCTION_Manual(name)
 #define WICK_OP_UNARY_METHODS_Methods(name) \
   Tensor name() const;                      \
-  Tensor& name##_();
+  Tensor& name##_();                        \
+  const Tensor& name##_() const { return const_cast<Tensor&>(*this).name##_(); }
 #define WICK_OP_UNARY_METHODS_Function(name)
 #define WICK_OP_UNARY_METHODS_Manual(name)
 // A parameter list's alpha: the declaration's (with its default) and the definition's.
@@ -117,6 +118,9 @@
 #define WICK_OP_ALPHA_DECL_NoAlpha
 #define WICK_OP_ALPHA_PARAM_Alpha , const Scalar& alpha
 #define WICK_OP_ALPHA_PARAM_NoAlpha
+// The alpha argument of a forwarding call, with its comma (nothing without alpha).
+#define WICK_OP_ALPHA_ARG_COMMA_Alpha , alpha
+#define WICK_OP_ALPHA_ARG_COMMA_NoAlpha
 #define WICK_OP_ALPHA_ARG_Alpha alpha
 #define WICK_OP_ALPHA_ARG_NoAlpha 1
 #define WICK_OP_ALPHA_PASS_Alpha , alpha
