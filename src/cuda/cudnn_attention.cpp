@@ -323,10 +323,13 @@ std::unique_ptr<Plan> build_forward(cudnnHandle_t h, const CudnnAttentionProblem
 
 // Backward: delta = rowsum(dO O); P = exp(scores - stats); dV = Pᵀ dO; dP = dO Vᵀ;
 // dS = P (dP - delta) scale; dK = dSᵀ Q; dQ = dS K, accumulated in float32 and converted.
-// With GQA, K and V broadcast over their group's query heads in the products.
 std::unique_ptr<Plan> build_backward(cudnnHandle_t h, const CudnnAttentionProblem& p) {
   // Limits of cuDNN's fused backward that its heuristics do not report (its frontend knows them)
   if (p.L == 1 && p.S == 1) throw Refused("no fused backward for one query and one key");
+  // GQA's dK and dV as per-query-head products summed over each group by a reduction gave
+  // wrong gradients on an H100 with cuDNN 9.14: not taken (docs/design.md, "The cuDNN
+  // attention path")
+  if (p.Hkv != p.H) throw Refused("takes GQA (fewer key/value heads) in the forward only, not when a gradient is wanted");
   if (cudnnGetVersion() < 91600 && p.S % 128 != 0)
     throw Refused("before cuDNN 9.16 the fused backward needs a key length that is a multiple of 128");
   const Shapes s(p);
@@ -353,14 +356,7 @@ std::unique_ptr<Plan> build_backward(cudnnHandle_t h, const CudnnAttentionProble
   const Dims st = {p.B, p.H, p.S, p.L}, st_strides = {p.H * p.L * p.S, p.L * p.S, 1, p.S};
   cudnnBackendDescriptor_t probs_t = g.tensor(0, s.io, st, st_strides);
   g.reshape(probs, probs_t);
-  // with fewer kv heads (GQA) dK and dV are made per query head, then each group summed
-  auto per_kv_head = [&](cudnnBackendDescriptor_t a, cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t out) {
-    if (p.Hkv == p.H) return g.matmul(a, b, out);
-    cudnnBackendDescriptor_t full = g.virt({p.B, p.H, p.S, p.E});
-    g.matmul(a, b, full);
-    g.reduction(CUDNN_REDUCE_TENSOR_ADD, full, out);
-  };
-  per_kv_head(probs_t, dout, dv);
+  g.matmul(probs_t, dout, dv);
   // dS = P (dO Vᵀ - delta) scale
   cudnnBackendDescriptor_t dprobs = g.virt(s.scores);
   g.matmul(dout, vt, dprobs);
@@ -370,7 +366,7 @@ std::unique_ptr<Plan> build_backward(cudnnHandle_t h, const CudnnAttentionProble
   // dK = dSᵀ Q
   cudnnBackendDescriptor_t ds_t = g.tensor(0, s.io, st, st_strides);
   g.reshape(ds, ds_t);
-  per_kv_head(ds_t, q, dk);
+  g.matmul(ds_t, q, dk);
   // dQ = dS K, K read back through kᵀ's descriptor
   cudnnBackendDescriptor_t k = g.tensor(0, s.io, s.k, s.ks);
   g.reshape(kt, k);
