@@ -92,9 +92,11 @@ struct Params {
   int64_t gqa_k = 1, gqa_v = 1;
 };
 
-// Why the flash path cannot take these inputs, or nullptr when it can. PyTorch's flash kernel
-// has limits of the same kind (no mask, 16-bit floats, bounded head dims, multiples of 8).
-const char* flash_unusable(const Params& p) {
+// What both fused paths (flash, cuDNN) need of the inputs, or nullptr when they have it: 16-bit
+// floats, no mask, 4-D operands of one batch, key and value of one head count dividing the
+// query's, value's head dim equal to query's, head dims 8..128 in multiples of 8 (PyTorch's
+// fused kernels have limits of the same kind).
+const char* fused_unusable(const Params& p) {
   if (p.q.dtype() != kFloat16 && p.q.dtype() != kBFloat16) return "needs float16 or bfloat16 inputs";
   if (p.mask.defined()) return "does not take an attn_mask";
   if (p.q.dim() != 4 || p.k.dim() != 4 || p.v.dim() != 4) return "needs 4-D query, key and value";
@@ -104,6 +106,12 @@ const char* flash_unusable(const Params& p) {
   const int64_t e = p.q.size(3);
   if (p.v.size(3) != e) return "needs value's head dim equal to query's";
   if (e < 8 || e > 128 || e % 8 != 0) return "needs a head dim between 8 and 128 and a multiple of 8";
+  return nullptr;
+}
+
+// Why the flash path cannot take these inputs, or nullptr when it can.
+const char* flash_unusable(const Params& p) {
+  if (const char* no = fused_unusable(p)) return no;
   // the kernels' grids: batch * heads blocks in x, 64-row tiles of a sequence in y
   constexpr int64_t kMaxSeq = int64_t(65535) * 64;
   if (p.q.size(2) > kMaxSeq || p.k.size(2) > kMaxSeq || p.q.size(0) * p.q.size(1) > INT32_MAX)
@@ -113,18 +121,10 @@ const char* flash_unusable(const Params& p) {
 }
 
 // Why cuDNN's fused attention cannot take these inputs, or "" when it can: the limits wick's graphs
-// have (PyTorch's cuDNN path has limits of the same kind), then cuDNN's own answer for the problem.
+// have, then cuDNN's own answer for the problem.
 std::string cudnn_unusable(const Params& p) {
-  if (p.q.dtype() != kFloat16 && p.q.dtype() != kBFloat16) return "needs float16 or bfloat16 inputs";
-  if (p.mask.defined()) return "does not take an attn_mask";
+  if (const char* no = fused_unusable(p)) return no;
   if (p.dropout_p > 0) return "does not take dropout (the flash and math paths do)";
-  if (p.q.dim() != 4 || p.k.dim() != 4 || p.v.dim() != 4) return "needs 4-D query, key and value";
-  if (p.k.size(0) != p.q.size(0) || p.v.size(0) != p.q.size(0)) return "needs one batch size for query, key and value";
-  if (p.k.size(1) != p.v.size(1) || p.k.size(1) == 0 || p.q.size(1) % p.k.size(1) != 0)
-    return "needs key and value of one number of heads, dividing the query's";
-  const int64_t e = p.q.size(3);
-  if (p.v.size(3) != e) return "needs value's head dim equal to query's";
-  if (e < 8 || e > 128 || e % 8 != 0) return "needs a head dim between 8 and 128 and a multiple of 8";
   if (p.q.numel() == 0 || p.k.numel() == 0) return "needs non-empty inputs";
   if (p.q.size(2) > INT32_MAX || p.k.size(2) > INT32_MAX) return "needs sequences shorter than 2^31";
   if (!p.q.is_cuda()) return "needs CUDA tensors";
