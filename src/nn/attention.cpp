@@ -149,6 +149,15 @@ bool usable(SDPBackend b, const Params& p, std::string& why) {
 }
 
 
+// Whether the default selection takes cuDNN for these lengths: each new problem costs a plan
+// (a graph built, its engine compiled at run time), so by default only lengths that are
+// multiples of 64 take it, as training's fixed block sizes are. A generation loop whose length
+// grows one token at a time then builds at most one plan per 64 tokens, and decoding with one
+// query runs on the other paths. An sdpa_kernel scope naming cuDNN takes it for any length.
+bool cudnn_default_lengths(const Params& p) {
+  return p.q.dim() >= 2 && p.k.dim() >= 2 && p.q.size(-2) % 64 == 0 && p.k.size(-2) % 64 == 0;
+}
+
 // The fused backends first, as PyTorch prefers them, cuDNN's before wick's own flash kernels
 // (the faster on the benchmark rows: docs/design.md, "The cuDNN attention path"); math last.
 SDPBackend select(const Params& p) {
@@ -160,6 +169,9 @@ SDPBackend select(const Params& p) {
     if (!(enabled & bit(b))) why = "disabled (sdpa_kernel)";
     else if (b == SDPBackend::FlashAttention && !(enabled & kChosen) && !wick::detail::new_cuda_kernels())
       why = "not taken by default yet (ask for it with sdpa_kernel, or set WICK_NEW_CUDA_KERNELS=1)";
+    else if (b == SDPBackend::CuDNNAttention && !(enabled & kChosen) && !cudnn_default_lengths(p))
+      why = "not taken by default for sequence lengths that are not multiples of 64 (each new length builds a "
+            "cuDNN plan; ask for it with sdpa_kernel)";
     else if (usable(b, p, why)) return b;
     reasons += std::string(reasons.empty() ? "" : "; ") + to_string(b) + ": " + why;
   }

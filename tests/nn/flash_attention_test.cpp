@@ -368,6 +368,10 @@ TEST_F(CudnnAttention, TakenByDefaultAndRepeatable) {
   Grads ref = run(q.to(kFloat64), k.to(kFloat64), v.to(kFloat64), g.to(kFloat64), true, SDPBackend::Math);
   EXPECT_LE(max_err(first.dq, ref.dq), 5e-2);
   EXPECT_LE(max_err(first.dk, ref.dk), 5e-2);
+  // lengths that are not multiples of 64 take another path by default (each would be a new plan)
+  Tensor q100 = randn({2, 3, 100, 64}).to(kBFloat16).to(gpu);
+  F::scaled_dot_product_attention(q100, q100, q100, {}, 0, true);
+  EXPECT_NE(*last_sdpa_backend(), SDPBackend::CuDNNAttention);
 }
 
 TEST_F(CudnnAttention, NoDoubleBackward) {
