@@ -403,7 +403,12 @@ const Entry& plan_for(const CudnnAttentionProblem& p, bool backward) {
   auto it = g_plans.find(key);
   if (it != g_plans.end()) return it->second;
   Entry e;
-  {
+  // What no graph on this device can overcome, asked once per problem here rather than on every
+  // call (the answer is kept with the problem's entry)
+  const size_t version = cudnnGetVersion();
+  if (wick::cuda::get_device_properties(p.device).major < 8) e.refused = "needs compute capability 8.0 or newer";
+  else if (version >= 91000 && version < 91100) e.refused = "cuDNN 9.10's fused attention is not used for 16-bit inputs";
+  else {
     CudaDeviceScope scope(p.device);
     gpu::RelaxedCaptureMode relaxed;
     gpu::CudnnHandle& h = gpu::cudnn_handle(p.device, kOp);
@@ -464,10 +469,6 @@ constexpr float kOneValue = 1;
 }  // namespace
 
 std::string cuda_cudnn_attention_unusable(const CudnnAttentionProblem& p, bool with_backward) {
-  const wick::cuda::DeviceProperties props = wick::cuda::get_device_properties(p.device);
-  if (props.major < 8) return "needs compute capability 8.0 or newer";
-  const size_t version = cudnnGetVersion();
-  if (version >= 91000 && version < 91100) return "cuDNN 9.10's fused attention is not used for 16-bit inputs";
   const Entry& f = plan_for(p, false);
   if (!f.plan) return f.refused;
   if (with_backward) {

@@ -155,7 +155,7 @@ bool usable(SDPBackend b, const Params& p, std::string& why) {
 // grows one token at a time then builds at most one plan per 64 tokens, and decoding with one
 // query runs on the other paths. An sdpa_kernel scope naming cuDNN takes it for any length.
 bool cudnn_default_lengths(const Params& p) {
-  return p.q.dim() >= 2 && p.k.dim() >= 2 && p.q.size(-2) % 64 == 0 && p.k.size(-2) % 64 == 0;
+  return p.q.size(-2) % 64 == 0 && p.k.size(-2) % 64 == 0;
 }
 
 // The fused backends first, as PyTorch prefers them, cuDNN's before wick's own flash kernels
