@@ -60,6 +60,23 @@ __device__ __forceinline__ void load(const P* p, int64_t i, bool aligned, int64_
   }
 }
 
+// VEC values of p from element i into raw (p's own type, 0 beyond n): 16 bytes a load when
+// aligned. The kernels load every vector of a row this way before using any, so that a row's
+// loads are in flight together (converted to M where they are used, they were issued one
+// vector after another under register pressure).
+template <int VEC, class P>
+__device__ __forceinline__ void load_raw(const P* p, int64_t i, bool aligned, int64_t n, Vec<P, VEC>& raw) {
+  if (aligned) {
+    constexpr int PV = int(16 / sizeof(P)) < VEC ? int(16 / sizeof(P)) : VEC;
+#pragma unroll
+    for (int h = 0; h < VEC; h += PV)
+      *reinterpret_cast<Vec<P, PV>*>(raw.v + h) = *reinterpret_cast<const Vec<P, PV>*>(p + i + h);
+  } else {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) raw.v[k] = i + k < n ? p[i + k] : P(0);
+  }
+}
+
 template <int VEC, class T, class M>
 __device__ __forceinline__ void store(T* p, int64_t i, bool aligned, int64_t n, const M (&v)[VEC]) {
   if (aligned) {
@@ -89,20 +106,22 @@ __global__ void __launch_bounds__(kBlock, U * int(16 / sizeof(T)) <= 24 ? 4 : 2)
   for (int64_t row = int64_t(blockIdx.x) * R + threadIdx.x / G; row < m; row += int64_t(gridDim.x) * R) {
     const T* xr = x + row * n;
     T* yr = y + row * n;
-    M v[U][VEC];
-    M s = 0;
+    Vec<T, VEC> v[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int64_t i = (int64_t(u) * G + lane) * VEC;
       if (i < n) {
-        load<VEC>(xr, i, aligned, n, v[u]);
+        load_raw<VEC>(xr, i, aligned, n, v[u]);
       } else {
 #pragma unroll
-        for (int k = 0; k < VEC; ++k) v[u][k] = 0;
+        for (int k = 0; k < VEC; ++k) v[u].v[k] = cast<T>(0.0f);
       }
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) s += v[u][k];  // 0 beyond n
     }
+    M s = 0;
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) s += cast<M>(v[u].v[k]);  // 0 beyond n
     const M mu = rms ? M(0) : group_sum<G>(s) / M(n);
     M q = 0;
 #pragma unroll
@@ -111,7 +130,7 @@ __global__ void __launch_bounds__(kBlock, U * int(16 / sizeof(T)) <= 24 ? 4 : 2)
 #pragma unroll
       for (int k = 0; k < VEC; ++k)
         if (i + k < n) {
-          const M d = v[u][k] - mu;
+          const M d = cast<M>(v[u].v[k]) - mu;
           q += d * d;
         }
     }
@@ -126,7 +145,7 @@ __global__ void __launch_bounds__(kBlock, U * int(16 / sizeof(T)) <= 24 ? 4 : 2)
       if (i >= n) continue;
       M o[VEC], p[VEC];
 #pragma unroll
-      for (int k = 0; k < VEC; ++k) o[k] = (v[u][k] - mu) * rs;
+      for (int k = 0; k < VEC; ++k) o[k] = (cast<M>(v[u].v[k]) - mu) * rs;
       if (w) {
         load<VEC>(w, i, aligned, n, p);
 #pragma unroll
@@ -180,40 +199,79 @@ __global__ void __launch_bounds__(kBlock)
 
 // dx of the group's rows (when dx), and the block's partial row of sum(dy xhat) and sum(dy)
 // (when part_w, part_b: [gridDim.x, n]). U (<= kCache): the vectors a thread holds of a row,
-// the fewest that cover n, so that the four arrays of U vectors (x hat, dy, and the two partial
-// sums) stay in registers with two blocks on an SM where they fit in 128 (up to 24 values
-// each): with kCache of each for every n, a warp row of 768 16-bit floats took 180 registers a
-// thread, one block an SM, and the kernel ran at a quarter of the memory's rate.
+// the fewest that cover n. A thread holds a row's x and dy as loaded (16-bit floats stay 16-bit)
+// and computes x hat and g w from them twice (for the row's sums, then for dx), so that a row's
+// loads are all in flight at once and the registers stay few:
+// - G = 32 (a warp a row): the partial sums of a warp's columns live in its own slice of
+//   shared memory (dynamic: R warps x 2 x n values), each lane adding into the columns it
+//   loads, so no two lanes meet; the block's warps are added in warp order at the end. Kept in
+//   registers beside x hat and dy, a row of 768 16-bit floats took 128 registers and spilled,
+//   two blocks an SM, and its loads went out one vector after another.
+// - G = kBlock (a block a row): each thread keeps its columns' sums in registers.
+template <int VEC, class M>
+__device__ __forceinline__ void add_into(M* acc, int64_t i, bool aligned, int64_t n, const M (&v)[VEC]) {
+  if (aligned) {
+    constexpr int PV = int(16 / sizeof(M)) < VEC ? int(16 / sizeof(M)) : VEC;
+#pragma unroll
+    for (int h = 0; h < VEC; h += PV) {
+      Vec<M, PV>& a = *reinterpret_cast<Vec<M, PV>*>(acc + i + h);
+      Vec<M, PV> t = a;
+#pragma unroll
+      for (int k = 0; k < PV; ++k) t.v[k] += v[h + k];
+      a = t;
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k)
+      if (i + k < n) acc[i + k] += v[k];
+  }
+}
+
 template <class T, class W, int G, int U>
-__global__ void __launch_bounds__(kBlock, U * int(16 / sizeof(T)) <= 24 ? 2 : 1)
+__global__ void __launch_bounds__(kBlock, G == 32 ? (U * int(16 / sizeof(T)) <= 16 ? 4 : U * int(16 / sizeof(T)) <= 24 ? 3 : 2) : U * int(16 / sizeof(T)) <= 24 ? 2 : 1)
     backward_cached(const T* dy, const T* x, const opmath_t<T>* mean, const opmath_t<T>* rstd, const W* w, T* dx,
                     opmath_t<T>* part_w, opmath_t<T>* part_b, int64_t m, int64_t n, bool rms, bool aligned) {
   using M = opmath_t<T>;
   constexpr int VEC = int(16 / sizeof(T));
   constexpr int R = kBlock / G;
+  constexpr bool kShared = G == 32;
   const int lane = int(threadIdx.x) % G;
-  M pw[U][VEC], pb[U][VEC];
+  const bool params = part_w || part_b;
+  // kShared: this warp's sums (w's n, then b's n); else the thread's, in registers.
+  extern __shared__ unsigned char norm_smem[];
+  M* acc = kShared ? reinterpret_cast<M*>(norm_smem) + int64_t(threadIdx.x / 32) * 2 * n : nullptr;
+  M pw[kShared ? 1 : U][VEC], pb[kShared ? 1 : U][VEC];
+  if constexpr (kShared) {
+    if (params)
+      for (int64_t i = lane; i < 2 * n; i += 32) acc[i] = 0;
+    __syncwarp();
+  } else {
 #pragma unroll
-  for (int u = 0; u < U; ++u)
+    for (int u = 0; u < U; ++u)
 #pragma unroll
-    for (int k = 0; k < VEC; ++k) pw[u][k] = pb[u][k] = 0;
+      for (int k = 0; k < VEC; ++k) pw[u][k] = pb[u][k] = 0;
+  }
   for (int64_t row = int64_t(blockIdx.x) * R + threadIdx.x / G; row < m; row += int64_t(gridDim.x) * R) {
     const T* gr = dy + row * n;
     const T* xr = x + row * n;
     const M mu = rms ? M(0) : mean[row], rs = rstd[row];
-    M xh[U][VEC], g[U][VEC];
-    M a = 0, c = 0;
+    Vec<T, VEC> xv[U], gv[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int64_t i = (int64_t(u) * G + lane) * VEC;
       if (i < n) {
-        load<VEC>(xr, i, aligned, n, xh[u]);
-        load<VEC>(gr, i, aligned, n, g[u]);
+        load_raw<VEC>(xr, i, aligned, n, xv[u]);
+        load_raw<VEC>(gr, i, aligned, n, gv[u]);
       } else {
 #pragma unroll
-        for (int k = 0; k < VEC; ++k) xh[u][k] = g[u][k] = 0;
+        for (int k = 0; k < VEC; ++k) xv[u].v[k] = gv[u].v[k] = cast<T>(0.0f);
       }
-      M wv[VEC];
+    }
+    M a = 0, c = 0;
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int64_t i = (int64_t(u) * G + lane) * VEC;
+      M wv[VEC], sw[VEC], sb[VEC];
       if (w && i < n) {
         load<VEC>(w, i, aligned, n, wv);
       } else {
@@ -223,12 +281,23 @@ __global__ void __launch_bounds__(kBlock, U * int(16 / sizeof(T)) <= 24 ? 2 : 1)
 #pragma unroll
       for (int k = 0; k < VEC; ++k) {
         // g is 0 beyond n, so those elements add nothing anywhere.
-        xh[u][k] = (xh[u][k] - mu) * rs;
-        pw[u][k] += g[u][k] * xh[u][k];
-        pb[u][k] += g[u][k];
-        g[u][k] *= wv[k];
-        a += g[u][k];
-        c += g[u][k] * xh[u][k];
+        const M xh = (cast<M>(xv[u].v[k]) - mu) * rs, g = cast<M>(gv[u].v[k]);
+        sw[k] = g * xh;
+        sb[k] = g;
+        a += g * wv[k];
+        c += g * wv[k] * xh;
+      }
+      if constexpr (kShared) {
+        if (params && i < n) {
+          add_into<VEC>(acc, i, aligned, n, sw);
+          add_into<VEC>(acc + n, i, aligned, n, sb);
+        }
+      } else {
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) {
+          pw[u][k] += sw[k];
+          pb[u][k] += sb[k];
+        }
       }
     }
     if (dx) {
@@ -238,15 +307,38 @@ __global__ void __launch_bounds__(kBlock, U * int(16 / sizeof(T)) <= 24 ? 2 : 1)
       for (int u = 0; u < U; ++u) {
         const int64_t i = (int64_t(u) * G + lane) * VEC;
         if (i >= n) continue;
-        M o[VEC];
+        M wv[VEC], o[VEC];
+        if (w) {
+          load<VEC>(w, i, aligned, n, wv);
+        } else {
 #pragma unroll
-        for (int k = 0; k < VEC; ++k) o[k] = rs * (g[u][k] - a - xh[u][k] * c);
+          for (int k = 0; k < VEC; ++k) wv[k] = 1;
+        }
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) {
+          const M xh = (cast<M>(xv[u].v[k]) - mu) * rs;
+          o[k] = rs * (cast<M>(gv[u].v[k]) * wv[k] - a - xh * c);
+        }
         store<VEC>(dx + row * n, i, aligned, n, o);
       }
     }
   }
-  if (!part_w && !part_b) return;  // uniform over the grid
-  if constexpr (G == kBlock) {
+  if (!params) return;  // uniform over the grid
+  if constexpr (kShared) {
+    // The block's warps hold the same columns: added in warp order.
+    __syncthreads();
+    const M* base = reinterpret_cast<const M*>(norm_smem);
+    for (int64_t i = threadIdx.x; i < n; i += kBlock) {
+      M tw = 0, tb = 0;
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        tw += base[int64_t(r) * 2 * n + i];
+        tb += base[int64_t(r) * 2 * n + n + i];
+      }
+      if (part_w) part_w[int64_t(blockIdx.x) * n + i] = tw;
+      if (part_b) part_b[int64_t(blockIdx.x) * n + i] = tb;
+    }
+  } else {
     // One group per block: each thread owns its columns of the block's partial row.
 #pragma unroll
     for (int u = 0; u < U; ++u) {
@@ -257,29 +349,6 @@ __global__ void __launch_bounds__(kBlock, U * int(16 / sizeof(T)) <= 24 ? 2 : 1)
           if (part_w) part_w[int64_t(blockIdx.x) * n + i + k] = pw[u][k];
           if (part_b) part_b[int64_t(blockIdx.x) * n + i + k] = pb[u][k];
         }
-    }
-  } else {
-    // The block's warps hold the same columns: added in shared memory in warp order.
-    __shared__ M sw[32 * kCache * VEC], sb[32 * kCache * VEC];
-    const int warp = int(threadIdx.x) / 32;
-    for (int r = 0; r < R; ++r) {
-      if (warp == r) {
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-          const int64_t i = (int64_t(u) * G + lane) * VEC;
-#pragma unroll
-          for (int k = 0; k < VEC; ++k)
-            if (i + k < n) {
-              sw[i + k] = r == 0 ? pw[u][k] : sw[i + k] + pw[u][k];
-              sb[i + k] = r == 0 ? pb[u][k] : sb[i + k] + pb[u][k];
-            }
-        }
-      }
-      __syncthreads();
-    }
-    for (int64_t i = threadIdx.x; i < n; i += kBlock) {
-      if (part_w) part_w[int64_t(blockIdx.x) * n + i] = sw[i];
-      if (part_b) part_b[int64_t(blockIdx.x) * n + i] = sb[i];
     }
   }
 }
@@ -442,7 +511,13 @@ void backward_typed(bool rms, const Tensor& dxt, const Tensor& dwt, const Tensor
   auto cached = [&]<int G>() {
     const int64_t u = (n + int64_t(G) * VEC - 1) / (int64_t(G) * VEC);
     auto launch = [&]<int U>() {
-      backward_cached<T, W, G, U><<<grid, kBlock, 0, stream>>>(dy, x, mean, rstd, w, dx, pw, pb, m, n, rms, aligned);
+      auto* kernel = backward_cached<T, W, G, U>;
+      // The warps' partial sums (G = 32, with parameter gradients): beyond 48 KB (rows of more
+      // than 768 16-bit floats) the kernel must ask for it.
+      const size_t smem = G == 32 && params ? size_t(kBlock / 32) * 2 * size_t(n) * sizeof(M) : 0;
+      if (smem > 48 * 1024)
+        WICK_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), op);
+      kernel<<<grid, kBlock, smem, stream>>>(dy, x, mean, rstd, w, dx, pw, pb, m, n, rms, aligned);
     };
     static_assert(kCache == 4);
     if (u <= 1) launch.template operator()<1>();
