@@ -53,6 +53,18 @@ std::string cudnn_attention_unusable(const Tensor& q, const Tensor& k, const Ten
   return cuda_cudnn_attention_unusable(problem_of(q, k, v, causal), with_backward);
 }
 
+std::string cudnn_attention_unusable_repeated(const Tensor& q, const Tensor& k, const Tensor& v, bool causal) {
+  CudnnAttentionProblem p = problem_of(q, k, v, causal);
+  p.Hkv = p.H;
+  for (int64_t* st : {p.k_strides, p.v_strides}) {  // contiguous [B, H, S, E]
+    st[3] = 1;
+    st[2] = p.E;
+    st[1] = p.S * p.E;
+    st[0] = p.H * p.S * p.E;
+  }
+  return cuda_cudnn_attention_unusable(p, true);
+}
+
 CudnnAttentionForward cudnn_attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, double scale,
                                               bool causal) {
   CudnnAttentionArgs a = operands(q, k, v, scale, causal);

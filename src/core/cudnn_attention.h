@@ -26,6 +26,10 @@ struct CudnnAttentionForward {
 // checked by the caller (attention.cpp's usable).
 std::string cudnn_attention_unusable(const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
                                      bool with_backward);
+// The same for k and v with each head repeated (query heads / key heads) times in a row into a
+// contiguous copy, forward and backward: the problem GQA with a gradient becomes (attention.cpp
+// repeats the heads, and their gradients sum back through the repeat).
+std::string cudnn_attention_unusable_repeated(const Tensor& q, const Tensor& k, const Tensor& v, bool causal);
 
 // out = softmax(q k^T scale [causal: query i attends keys 0..i]) v, and the rows' statistics.
 CudnnAttentionForward cudnn_attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, double scale,

@@ -128,8 +128,11 @@ std::string cudnn_unusable(const Params& p) {
   if (p.q.numel() == 0 || p.k.numel() == 0) return "needs non-empty inputs";
   if (p.q.size(2) > INT32_MAX || p.k.size(2) > INT32_MAX) return "needs sequences shorter than 2^31";
   if (!p.q.is_cuda()) return "needs CUDA tensors";
-  return wick::detail::cudnn_attention_unusable(p.q, p.k, p.v, p.is_causal,
-                                                wick::detail::needs_grad(p.q, p.k, p.v));
+  const bool grad = wick::detail::needs_grad(p.q, p.k, p.v);
+  // GQA with a gradient: the heads repeated first (cudnn below), as cuDNN's grouped backward
+  // gave wrong key and value gradients (docs/design.md, "The cuDNN attention path").
+  if (grad && p.gqa_k > 1) return wick::detail::cudnn_attention_unusable_repeated(p.q, p.k, p.v, p.is_causal);
+  return wick::detail::cudnn_attention_unusable(p.q, p.k, p.v, p.is_causal, grad);
 }
 
 // Whether backend b can compute these inputs; why not, when it cannot.
@@ -230,14 +233,17 @@ Tensor flash(const Params& p) {
 }
 
 // The cuDNN path: one graph each way, and one node (ScaledDotProductCudnnAttentionBackward0)
-// whose backward graph recomputes the weights from the saved statistics.
+// whose backward graph recomputes the weights from the saved statistics. GQA: the forward alone
+// reads each key/value head for its group; with a gradient, k and v are repeated to the query's
+// heads first (recorded, so their gradients are summed over each group by the repeat's backward).
 Tensor cudnn(const Params& p) {
   const bool grad = wick::detail::needs_grad(p.q, p.k, p.v);
+  const Tensor k = grad ? repeat_heads(p.k, p.gqa_k) : p.k, v = grad ? repeat_heads(p.v, p.gqa_v) : p.v;
   wick::detail::CudnnAttentionForward f = wick::detail::forward_once(grad, [&] {
-    return wick::detail::cudnn_attention_forward(p.q, p.k, p.v, p.scale, p.is_causal);
+    return wick::detail::cudnn_attention_forward(p.q, k, v, p.scale, p.is_causal);
   });
   if (grad) [[unlikely]]
-    wick::autograd::record_cudnn_attention(p.q, p.k, p.v, f.out, f.stats, p.scale, p.is_causal);
+    wick::autograd::record_cudnn_attention(p.q, k, v, f.out, f.stats, p.scale, p.is_causal);
   return f.out;
 }
 
