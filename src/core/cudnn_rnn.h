@@ -2,7 +2,9 @@
 // src/nn/rnn.cpp calls cudnn_rnn for a CUDA input; cudnn_rnn decides whether cuDNN takes the
 // problem (a build with cuDNN, float32/float16/bfloat16 throughout, sizes within cuDNN's int),
 // runs cuDNN's forward once and records one node, CudnnRnnBackward0, whose formula is cuDNN's
-// backward data and backward weights.
+// backward data and backward weights. The module's parameters can be made views of one cuDNN
+// weight space once (cudnn_rnn_weight_space, cudnn_rnn_weights_flat), which the forward then
+// reads as it is.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +41,7 @@ struct CudnnRnnForwardResult {
   bool ran = false;  // false: cuDNN refused the problem (the caller runs the layers by ops)
   Tensor y;          // [rows, dirs * h_out], packed as the input
   Tensor hy, cy;     // [layers * dirs, batch, h_out] and (LSTM) [layers * dirs, batch, hidden]
-  Tensor weight_buf;  // the flat weights the call used
+  Tensor weight_buf;  // the flat weights the call used: the parameters' own storage when flattened
   Tensor reserve;     // uint8: what the backward needs (training mode only)
   Tensor dropout_state;  // uint8: cuDNN's dropout generator states (dropout > 0 only)
   uint64_t dropout_seed = 0;
@@ -52,14 +54,25 @@ struct CudnnRnnGrads {
   Tensor dweight;       // flat, as weight_buf
 };
 
+// cuDNN's flat weight space for some layers, newly allocated (its values undefined), and where
+// each parameter's pieces lie in it.
+struct CudnnRnnWeightSpace {
+  Tensor buf;  // 1-d, of the weights' dtype, on their device
+  std::vector<CudnnRnnWeightPiece> pieces;
+};
+
 // The CUDA side (src/cuda/cudnn_rnn.cpp; src/no_cuda's and a build without cuDNN raise or say
 // no). cuda_cudnn_rnn_built: whether the build has cuDNN's RNN API.
 bool cuda_cudnn_rnn_built();
+// The weight space of cfg's layers in dtype dt on device (cfg's batch sizes and dropout play no
+// part in it); nullopt when cuDNN refuses the layers.
+std::optional<CudnnRnnWeightSpace> cuda_cudnn_rnn_weight_space(const CudnnRnnConfig& cfg, Dtype dt, Device device);
 // x [rows, input_size] contiguous, hx/cx contiguous (cx undefined but for LSTM), weights as the
 // module registers them per layer and direction (w_ih, w_hh[, b_ih, b_hh][, w_hr]), all on one
-// CUDA device and of one dtype. training: cuDNN's training mode, which keeps the reserve space a
-// backward reads (and is the mode in which dropout acts). dropout_seed
-// seeds cuDNN's dropout generator (cfg.dropout > 0).
+// CUDA device and of one dtype. Weights that are already cuDNN's weight space
+// (cudnn_rnn_weights_flat) are read in place; others are copied into a new space. training:
+// cuDNN's training mode, which keeps the reserve space a backward reads (and is the mode in
+// which dropout acts). dropout_seed seeds cuDNN's dropout generator (cfg.dropout > 0).
 CudnnRnnForwardResult cuda_cudnn_rnn_forward(const CudnnRnnConfig& cfg, const Tensor& x, const Tensor& hx,
                                              const Tensor& cx, std::span<const Tensor> weights, bool training,
                                              uint64_t dropout_seed);
@@ -84,5 +97,17 @@ std::optional<CudnnRnnOutputs> cudnn_rnn(const char* op, const CudnnRnnConfig& c
 // Each parameter's gradient (params' shapes) from the flat dweight, by the pieces.
 std::vector<Tensor> cudnn_rnn_weight_grads(const Tensor& dweight, const std::vector<CudnnRnnWeightPiece>& pieces,
                                            const std::vector<std::vector<int64_t>>& param_sizes);
+
+// The weight space of cfg's layers for weights (the module's parameters, in its order) when
+// cuDNN would take them: a build with cuDNN, CUDA weights of one device and of a dtype cuDNN's
+// RNNs have, sizes within cuDNN's int; nullopt otherwise.
+std::optional<CudnnRnnWeightSpace> cudnn_rnn_weight_space(const CudnnRnnConfig& cfg, std::span<const Tensor> weights);
+// Whether each weight is one piece, whole: cuDNN keeps its elements together and in their own
+// order, so that the weight can be a view of the space.
+bool cudnn_rnn_one_piece_each(std::span<const Tensor> weights, const std::vector<CudnnRnnWeightPiece>& pieces);
+// Whether weights are the weight space already: one storage of exactly space_numel elements of
+// their dtype, each weight the contiguous view of it at its one piece's offset.
+bool cudnn_rnn_weights_flat(std::span<const Tensor> weights, int64_t space_numel,
+                            const std::vector<CudnnRnnWeightPiece>& pieces);
 
 }  // namespace wick::detail

@@ -8,16 +8,20 @@
 // padded batch is the case where every length is T. h and c are [layers * dirs, batch, size],
 // packed.
 //
-// Weights: cuDNN reads one flat weight space. Each call builds it from the module's parameters:
-// cudnnGetRNNWeightParams says where each gate's matrix and bias of each pseudo-layer (layer *
-// dirs + direction, as the parameters are registered) lives; the parameters' rows are copied
-// there. cuDNN's linear layer IDs follow PyTorch's gate order: LSTM 0-3 the input matrices
-// (W) of the input, forget, cell and output gates, 4-7 the recurrent ones (R) in the same order,
-// 8 the recurrent projection; GRU 0-2 W of the reset, update and new gates, 3-5 R; RNN 0 W, 1 R.
-// With CUDNN_RNN_DOUBLE_BIAS each ID has its own bias: b_ih's chunk for W, b_hh's for R. cuDNN's
-// GRU takes h' = tanh(W_h x + b_Wh + r * (R_h h + b_Rh)), PyTorch's n gate with b_hn inside the
-// product. The pieces (merged where a parameter's gates are adjacent, as cuDNN lays them out)
-// go back with the result: the backward maps the flat weight gradient onto the parameters.
+// Weights: cuDNN reads one flat weight space. cudnnGetRNNWeightParams says where each gate's
+// matrix and bias of each pseudo-layer (layer * dirs + direction, as the parameters are
+// registered) lives. cuDNN's linear layer IDs follow PyTorch's gate order: LSTM 0-3 the input
+// matrices (W) of the input, forget, cell and output gates, 4-7 the recurrent ones (R) in the
+// same order, 8 the recurrent projection; GRU 0-2 W of the reset, update and new gates, 3-5 R;
+// RNN 0 W, 1 R. With CUDNN_RNN_DOUBLE_BIAS each ID has its own bias: b_ih's chunk for W, b_hh's
+// for R. cuDNN's GRU takes h' = tanh(W_h x + b_Wh + r * (R_h h + b_Rh)), PyTorch's n gate with
+// b_hn inside the product. The pieces (merged where a parameter's gates are adjacent, as cuDNN
+// lays them out, so that each parameter is one piece) go back with the result: the backward
+// maps the flat weight gradient onto the parameters. The module flattens its parameters once
+// (cuda_cudnn_rnn_weight_space allocates the space, src/nn/rnn.cpp copies them in and makes
+// each a view of it): a forward whose parameters are that space, one storage of exactly its
+// size with each parameter the contiguous view at its piece's offset, hands it to cuDNN as it
+// is. Otherwise each call allocates a space and copies the parameters' pieces into it.
 //
 // Dropout between layers: a dropout descriptor whose generator states are made on each training
 // call from a seed drawn from wick's generator, kept with the node for the backward (restored
@@ -37,6 +41,7 @@
 
 #include "core/backend_settings.h"
 #include "core/host_upload.h"
+#include "core/tensor_ops.h"
 #include "cuda/cuda_check.h"
 #include "cuda/cudnn_common.h"
 #include "cuda/runtime.h"
@@ -280,6 +285,36 @@ Tensor bytes_on(Device device, size_t n) { return wick::empty({int64_t(n)}, Tens
 
 bool cuda_cudnn_rnn_built() { return true; }
 
+std::optional<CudnnRnnWeightSpace> cuda_cudnn_rnn_weight_space(const CudnnRnnConfig& layers, Dtype dt, Device device) {
+  // The weight space depends on the layers alone: one sequence of one step, without dropout,
+  // describes them.
+  CudnnRnnConfig cfg = layers;
+  cfg.dropout = 0;
+  cfg.batch_sizes = {1};
+  const Problem p = problem(cfg, dt);
+  const char* op = p.op;
+  const int dev = device.index();
+  const size_t elem = size_t(element_size(dt));
+  CudaDeviceScope scope(dev);
+  CudnnHandle& dh = cudnn_handle(dev, op);
+  const cudaStream_t stream = gpu::current_cuda_stream(dev);
+  Descriptors d;
+  size_t weight_bytes = 0;
+  std::lock_guard<std::mutex> lock(dh.mu);
+  cudnnHandle_t h = dh.handle;
+  WICK_CUDNN_OP_CHECK(op, cudnnSetStream(h, stream));
+  if (describe(d, p, h, Tensor(), 0, true) != CUDNN_STATUS_SUCCESS) return std::nullopt;
+  const cudnnStatus_t st = cudnnGetRNNWeightSpaceSize(h, d.rnn, &weight_bytes);
+  if (refused(st)) return std::nullopt;
+  if (st != CUDNN_STATUS_SUCCESS) cudnn_fail(op, st, "cudnnGetRNNWeightSpaceSize", __FILE__, __LINE__);
+  WICK_CHECK(weight_bytes % elem == 0, DeviceError, op, "cuDNN's RNN weight space is ", weight_bytes,
+             " bytes, not a whole number of elements");
+  CudnnRnnWeightSpace w;
+  w.buf = wick::empty({int64_t(weight_bytes / elem)}, TensorOptions(dt).device(device));
+  w.pieces = weight_pieces(p, h, d, w.buf.data_ptr(), weight_bytes, elem);
+  return w;
+}
+
 CudnnRnnForwardResult cuda_cudnn_rnn_forward(const CudnnRnnConfig& cfg, const Tensor& x, const Tensor& hx,
                                              const Tensor& cx, std::span<const Tensor> weights, bool training,
                                              uint64_t dropout_seed) {
@@ -319,12 +354,25 @@ CudnnRnnForwardResult cuda_cudnn_rnn_forward(const CudnnRnnConfig& cfg, const Te
   WICK_CHECK(weight_bytes % elem == 0, DeviceError, op, "cuDNN's RNN weight space is ", weight_bytes,
              " bytes, not a whole number of elements");
 
-  // The flat weights, from the parameters' pieces (copies queued on this stream).
-  r.weight_buf = wick::empty({int64_t(weight_bytes / elem)}, opts);
-  r.pieces = weight_pieces(p, h, d, r.weight_buf.data_ptr(), weight_bytes, elem);
-  for (const CudnnRnnWeightPiece& w : r.pieces)
-    r.weight_buf.narrow(0, w.flat_offset, w.numel)
-        .copy_(weights[size_t(w.param)].reshape({-1}).narrow(0, w.param_offset, w.numel));
+  // The flat weights: the parameters' own storage when they are views of one weight space (the
+  // module flattened them), read as it is; else a new space, from the parameters' pieces
+  // (copies queued on this stream).
+  const int64_t space_numel = int64_t(weight_bytes / elem);
+  const Storage& shared = weights[0].impl()->storage();
+  if (shared && shared->nbytes() == weight_bytes && shared->data() != nullptr) {
+    std::vector<CudnnRnnWeightPiece> pieces = weight_pieces(p, h, d, shared->data(), weight_bytes, elem);
+    if (cudnn_rnn_weights_flat(weights, space_numel, pieces)) {
+      r.weight_buf = make_tensor(shared, x.dtype(), {space_numel}, {1}, 0);
+      r.pieces = std::move(pieces);
+    }
+  }
+  if (!r.weight_buf.defined()) {
+    r.weight_buf = wick::empty({space_numel}, opts);
+    r.pieces = weight_pieces(p, h, d, r.weight_buf.data_ptr(), weight_bytes, elem);
+    for (const CudnnRnnWeightPiece& w : r.pieces)
+      r.weight_buf.narrow(0, w.flat_offset, w.numel)
+          .copy_(weights[size_t(w.param)].reshape({-1}).narrow(0, w.param_offset, w.numel));
+  }
 
   r.y = wick::empty({x.size(0), p.dirs * p.h_out}, opts);
   r.hy = wick::empty(hx.sizes(), opts);
@@ -413,6 +461,10 @@ CudnnRnnGrads cuda_cudnn_rnn_backward(const CudnnRnnConfig& cfg, const Tensor& x
 namespace wick::detail {
 
 bool cuda_cudnn_rnn_built() { return false; }
+
+std::optional<CudnnRnnWeightSpace> cuda_cudnn_rnn_weight_space(const CudnnRnnConfig&, Dtype, Device) {
+  return std::nullopt;
+}
 
 CudnnRnnForwardResult cuda_cudnn_rnn_forward(const CudnnRnnConfig&, const Tensor&, const Tensor&, const Tensor&,
                                              std::span<const Tensor>, bool, uint64_t) {

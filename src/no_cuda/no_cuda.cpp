@@ -29,6 +29,9 @@ std::string cuda_cudnn_attention_unusable(const CudnnAttentionProblem&, bool) { 
 void cuda_cudnn_attention_forward(const CudnnAttentionArgs&) { no_cuda("scaled_dot_product_attention"); }
 void cuda_cudnn_attention_backward(const CudnnAttentionArgs&) { no_cuda("scaled_dot_product_attention"); }
 bool cuda_cudnn_rnn_built() { return false; }
+std::optional<CudnnRnnWeightSpace> cuda_cudnn_rnn_weight_space(const CudnnRnnConfig&, Dtype, Device) {
+  return std::nullopt;
+}
 CudnnRnnForwardResult cuda_cudnn_rnn_forward(const CudnnRnnConfig&, const Tensor&, const Tensor&, const Tensor&,
                                              std::span<const Tensor>, bool, uint64_t) {
   no_cuda("RNN");
