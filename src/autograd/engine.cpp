@@ -103,6 +103,9 @@ struct GraphTask {
   bool capturing = false;
   // queue_callback's callbacks, run once every node has run.
   std::vector<std::function<void()>> final_callbacks;
+  // hand_over_grad_views's flat gradients (their storages, kept until the pass ends, so that an
+  // address is never another storage's) and how many views of each the formula returned.
+  std::vector<std::pair<wick::detail::Storage, size_t>> handed_over;
 };
 
 // What a graph task knows of one reachable node while it runs.
@@ -432,6 +435,20 @@ Tensor root_grad(const Tensor& t, const variable_list& grads, size_t i, const ch
 bool running_backward_into_leaves() { return current_task != nullptr && !current_task->capturing; }
 
 bool running_backward_pass() { return current_task != nullptr; }
+
+void hand_over_grad_views(const Tensor& flat, size_t views) {
+  if (!running_backward_into_leaves() || !flat.defined() || views == 0) return;
+  current_task->handed_over.emplace_back(flat.impl()->storage(), views);
+}
+
+bool grad_view_handed_over(const Tensor& g) {
+  if (current_task == nullptr || current_task->handed_over.empty() || !g.defined()) return false;
+  const wick::detail::Storage& s = g.impl()->storage();
+  for (const auto& [storage, views] : current_task->handed_over)
+    // the pass's own reference and the views: the node's (in flight or taken), no other
+    if (storage.get() == s.get()) return size_t(s.use_count()) <= views + 1;
+  return false;
+}
 
 void queue_callback(std::function<void()> callback) {
   WICK_CHECK(current_task != nullptr, ValueError, "queue_callback",

@@ -1,12 +1,15 @@
 // The recurrent layers' cuDNN node, CudnnRnnBackward0 as PyTorch names it: one node for output,
 // h_n and c_n, whose formula is cuDNN's backward data (dx, dhx, dcx) then backward weights (the
 // flat weight gradient, mapped back onto each parameter), both reading the reserve space the
-// training forward kept. Like PyTorch's, it has no double backward.
+// training forward kept. Like PyTorch's, it has no double backward. The parameters' gradients
+// are views of the flat gradient, handed over to AccumulateGrad (autograd/meta.h), so that each
+// becomes its parameter's grad() without a copy.
 #include <cctype>
 #include <string>
 
 #include "autograd/function.h"
 #include "autograd/hooks.h"
+#include "autograd/meta.h"
 #include "core/cudnn_rnn.h"
 #include "wick/ops.h"
 
@@ -49,8 +52,13 @@ void record_cudnn_rnn(const char* op, const wick::detail::CudnnRnnConfig& cfg, c
     if (lstm && c.needs(2)) r[2] = g.dcx;
     if (need_weights) {
       std::vector<Tensor> gw = wick::detail::cudnn_rnn_weight_grads(g.dweight, pieces, sizes);
-      for (size_t i = 0; i < gw.size(); ++i)
-        if (c.needs(states + i)) r[states + i] = gw[i];
+      size_t views = 0;  // those returned that are views of dweight (a parameter in one piece)
+      for (size_t i = 0; i < gw.size(); ++i) {
+        if (!c.needs(states + i)) continue;
+        r[states + i] = std::move(gw[i]);
+        views += r[states + i].impl()->storage() == g.dweight.impl()->storage();
+      }
+      hand_over_grad_views(g.dweight, views);
     }
     return r;
   };

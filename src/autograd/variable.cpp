@@ -65,10 +65,12 @@ class AccumulateGrad final : public Node {
     }
     NoGradGuard no_grad;
     if (!m.grad.defined()) {
-      // Take the gradient when nothing else refers to it (its memory is ours) or when it was
-      // written into the leaf's gradient destination; else copy, so that zero_() or an
-      // optimizer's in-place update never reaches another tensor.
-      bool owned = g.use_count() == 1 && g.impl()->storage().use_count() == 1 &&
+      // Take the gradient when nothing else refers to it (its memory is ours, or it is one of
+      // the disjoint views of a flat gradient its formula handed over) or when it was written
+      // into the leaf's gradient destination; else copy, so that zero_() or an optimizer's
+      // in-place update never reaches another tensor.
+      bool owned = g.use_count() == 1 &&
+                   (g.impl()->storage().use_count() == 1 || grad_view_handed_over(g)) &&
                    obeys_layout_contract(g, leaf_) && g.impl()->autograd_meta() == nullptr;
       if (!owned && m.grad_destination.defined() && same_view(g, m.grad_destination) &&
           g.impl()->autograd_meta() == nullptr)
