@@ -3,13 +3,15 @@
 // projection of a whole layer is one matmul over every time step, then the recurrence runs step
 // by step on the rows of the batch still running (a padded batch is a packed one whose batch
 // sizes are all equal). run_layers is the one place the fused backend (cuDNN's RNN API on CUDA,
-// core/cudnn_rnn.h) is chosen.
+// core/cudnn_rnn.h) is chosen; flatten makes the parameters views of the weight space cuDNN
+// reads, once, so that its forward copies nothing.
 #include "wick/nn/rnn.h"
 
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 
+#include "autograd/meta.h"
 #include "core/as_op.h"
 #include "core/checks.h"
 #include "core/cudnn_rnn.h"
@@ -162,6 +164,72 @@ LayersOut run_layers_by_ops(Mode mode, const std::vector<CellWeights>& weights, 
   return r;
 }
 
+// The module's layers as cuDNN describes them (no batch sizes, no dropout).
+wick::detail::CudnnRnnConfig cudnn_layers(const RNNBaseImpl& m) {
+  wick::detail::CudnnRnnConfig cfg;
+  cfg.mode = m.mode == Mode::RNN_RELU  ? wick::detail::CudnnRnnMode::RnnRelu
+             : m.mode == Mode::RNN_TANH ? wick::detail::CudnnRnnMode::RnnTanh
+             : m.mode == Mode::LSTM     ? wick::detail::CudnnRnnMode::Lstm
+                                        : wick::detail::CudnnRnnMode::Gru;
+  cfg.input_size = m.input_size;
+  cfg.hidden_size = m.hidden_size;
+  cfg.proj_size = m.proj_size;
+  cfg.num_layers = m.num_layers;
+  cfg.bidirectional = m.bidirectional;
+  cfg.bias = m.bias;
+  return cfg;
+}
+
+// Whether t owns its storage, whole: a contiguous tensor from offset 0 to the storage's end, as a
+// parameter is after construction, .to() or being replaced by a new tensor.
+bool owns_storage(const Tensor& t) {
+  const auto& s = t.impl()->storage();
+  return t.is_contiguous() && t.storage_offset() == 0 && s && s->nbytes() == size_t(t.numel() * t.element_size());
+}
+
+// Makes the parameters (the module's, in registration order) views of one weight space laid out
+// as cuDNN's, in place: the space is allocated, each parameter copied into its piece, and each
+// parameter's TensorImpl pointed at its piece, so that every handle to it (the module's, an
+// optimizer's, the user's) sees the space and cuDNN's forward reads it without a copy
+// (docs/design.md §18, "The cuDNN path"). Only on CUDA where cuDNN takes the layers, when each
+// parameter is one piece of the space (cuDNN keeps its elements together and in order), and
+// when every parameter is a leaf that no live graph uses: a graph's saved parameter would
+// otherwise see its storage, and so its version, change under it. only_fresh (the forward's
+// lazy call): only when each parameter owns its storage, whole, so that a parameter shared with
+// another module's space (or a view the user made) is left where it is, and a module that
+// shares one with another does not take it back and forth; such a module copies into a new
+// space on each call instead, as one not flattened does. Returns whether the parameters are
+// the space (already, or now).
+bool flatten(const RNNBaseImpl& m, const std::vector<Tensor>& params, bool only_fresh) {
+  if (params.empty() || !params[0].defined() || !params[0].is_cuda()) return false;
+  std::vector<const void*> storages;
+  for (const Tensor& p : params) {
+    if (!p.defined() || !p.is_leaf()) return false;
+    if (const auto* meta = autograd::meta(p); meta && !meta->grad_accumulator.expired()) return false;
+    if (only_fresh) {
+      if (!owns_storage(p)) return false;
+      const void* s = p.impl()->storage().get();
+      if (std::find(storages.begin(), storages.end(), s) != storages.end()) return false;
+      storages.push_back(s);
+    }
+  }
+  auto space = wick::detail::cudnn_rnn_weight_space(cudnn_layers(m), params);
+  if (!space || !wick::detail::cudnn_rnn_one_piece_each(params, space->pieces)) return false;
+  if (!only_fresh && wick::detail::cudnn_rnn_weights_flat(params, space->buf.numel(), space->pieces)) return true;
+  NoGradGuard no_grad;
+  const Tensor& buf = space->buf;
+  for (const wick::detail::CudnnRnnWeightPiece& piece : space->pieces) {
+    const Tensor& p = params[size_t(piece.param)];
+    buf.narrow(0, piece.flat_offset, piece.numel).view(p.sizes()).copy_(p);
+  }
+  for (const wick::detail::CudnnRnnWeightPiece& piece : space->pieces) {
+    const Tensor& p = params[size_t(piece.param)];
+    p.impl()->set_storage(buf.impl()->storage());
+    p.impl()->set_geometry(DimVector(p.sizes()), wick::detail::contiguous_strides(p.sizes()), piece.flat_offset);
+  }
+  return true;
+}
+
 // The backend switch: cuDNN's RNN API for a CUDA input where core's cudnn_rnn takes the problem
 // (one fused forward, one CudnnRnnBackward0 node), wick's ops otherwise; both take the same
 // arguments and return the same tensors.
@@ -170,17 +238,7 @@ LayersOut run_layers(const RNNBaseImpl& m, const std::vector<CellWeights>& weigh
   const Mode mode = m.mode;
   const int64_t dirs = m.bidirectional ? 2 : 1;
   if (data.is_cuda()) {
-    wick::detail::CudnnRnnConfig cfg;
-    cfg.mode = mode == Mode::RNN_RELU  ? wick::detail::CudnnRnnMode::RnnRelu
-               : mode == Mode::RNN_TANH ? wick::detail::CudnnRnnMode::RnnTanh
-               : mode == Mode::LSTM     ? wick::detail::CudnnRnnMode::Lstm
-                                        : wick::detail::CudnnRnnMode::Gru;
-    cfg.input_size = m.input_size;
-    cfg.hidden_size = m.hidden_size;
-    cfg.proj_size = m.proj_size;
-    cfg.num_layers = m.num_layers;
-    cfg.bidirectional = m.bidirectional;
-    cfg.bias = m.bias;
+    wick::detail::CudnnRnnConfig cfg = cudnn_layers(m);
     cfg.dropout = training && m.num_layers > 1 ? m.dropout : 0.0;
     cfg.batch_sizes = steps.batch_sizes;
     std::vector<Tensor> flat;
@@ -255,6 +313,8 @@ RNNBaseImpl::RNNBaseImpl(const char* name, Mode mode, int64_t input_size, int64_
   reset_parameters();
 }
 
+void RNNBaseImpl::flatten_parameters() { flatten(*this, parameters(false), false); }
+
 void RNNBaseImpl::reset_parameters() {
   const double stdv = 1.0 / std::sqrt(double(hidden_size));
   for (Tensor& w : parameters(false)) init::uniform_(w, -stdv, stdv);
@@ -319,6 +379,9 @@ RNNBaseImpl::Result RNNBaseImpl::run(const Tensor& input, const PackedSequence* 
     const Tensor& w0 = flat[0];
     WICK_CHECK(data.dtype() == w0.dtype(), ValueError, op, "input must have the type ", w0.dtype(), ", got type ",
                data.dtype());
+    // parameters new to CUDA (the module moved, or one replaced) become views of cuDNN's weight
+    // space before the first forward that can read it in place
+    if (data.is_cuda() && w0.is_cuda()) flatten(*this, flat, true);
     WICK_CHECK(data.dim() == 2, ValueError, op, "input must have 2 dimensions, got ", data.dim());
     WICK_CHECK(data.size(-1) == input_size, ValueError, op, "input.size(-1) must be equal to input_size. Expected ",
                input_size, ", got ", data.size(-1));

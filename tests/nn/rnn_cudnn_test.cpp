@@ -4,6 +4,10 @@
 // against the same module on the CPU in float64, with parameters and inputs rounded to the
 // dtype first so that only the computation differs; the node is CudnnRnnBackward0. Dropout
 // between layers: training differs from eval, eval is deterministic, a seed repeats a draw.
+// Flattened parameters: after a forward (or flatten_parameters) the parameters are views of one
+// cuDNN weight space and their gradients views of one flat gradient, and the module still
+// matches the CPU through optimizer steps, in-place changes, moves, load_state_dict, a parameter
+// shared between modules and frozen parameters.
 #include <cmath>
 #include <map>
 #include <string>
@@ -14,6 +18,7 @@
 
 #include "core/cudnn_rnn.h"
 #include "nn_test_util.h"
+#include "wick/optim/sgd.h"
 #include "wick/wick.h"
 
 namespace wick {
@@ -282,6 +287,269 @@ TEST_F(CudnnRnn, LstmNoDoubleBackward) {
   const std::string e = error_of([&] { autograd::grad({out.sum()}, {x}, {}, true, true); });
   EXPECT_NE(e.find("[lstm]"), std::string::npos) << e;
   EXPECT_NE(e.find("CudnnRnnBackward0"), std::string::npos) << e;
+}
+
+// ---- flattened parameters
+
+// m's layers as cuDNN's weight space describes them.
+detail::CudnnRnnConfig layers_of(const nn::RNNBaseImpl& m) {
+  detail::CudnnRnnConfig cfg;
+  using Mode = nn::RNNBaseImpl::Mode;
+  cfg.mode = m.mode == Mode::RNN_RELU   ? detail::CudnnRnnMode::RnnRelu
+             : m.mode == Mode::RNN_TANH ? detail::CudnnRnnMode::RnnTanh
+             : m.mode == Mode::LSTM     ? detail::CudnnRnnMode::Lstm
+                                        : detail::CudnnRnnMode::Gru;
+  cfg.input_size = m.input_size;
+  cfg.hidden_size = m.hidden_size;
+  cfg.proj_size = m.proj_size;
+  cfg.num_layers = m.num_layers;
+  cfg.bidirectional = m.bidirectional;
+  cfg.bias = m.bias;
+  return cfg;
+}
+
+// Whether m's parameters are flattened: views of one storage, that storage the size of cuDNN's
+// weight space, each parameter contiguous at the offset cuDNN gives its piece, the pieces
+// disjoint and inside the storage.
+bool flattened(const nn::RNNBaseImpl& m) {
+  const std::vector<Tensor> params = m.parameters();
+  auto space = detail::cudnn_rnn_weight_space(layers_of(m), params);
+  if (!space) return false;
+  const auto& storage = params[0].impl()->storage();
+  const char* base = static_cast<const char*>(storage->data());
+  const char* end = base + storage->nbytes();
+  std::vector<std::pair<const char*, const char*>> ranges;
+  for (const Tensor& p : params) {
+    if (p.impl()->storage().get() != storage.get() || !p.is_contiguous()) return false;
+    const char* b = static_cast<const char*>(p.data_ptr());
+    const char* e = b + p.numel() * p.element_size();
+    if (b < base || e > end) return false;
+    for (const auto& [ob, oe] : ranges)
+      if (b < oe && ob < e) return false;
+    ranges.emplace_back(b, e);
+  }
+  return detail::cudnn_rnn_weights_flat(params, space->buf.numel(), space->pieces);
+}
+
+// Whether every parameter's grad() is a view of one storage (the flat gradient cuDNN wrote).
+bool grads_share_one_storage(const nn::RNNBaseImpl& m) {
+  const std::vector<Tensor> params = m.parameters();
+  for (const Tensor& p : params)
+    if (!p.grad().defined() || p.grad().impl()->storage().get() != params[0].grad().impl()->storage().get())
+      return false;
+  return true;
+}
+
+// An LSTM on CUDA (float32) and its float64 twin on the CPU holding the same values.
+struct LstmPair {
+  nn::LSTM gpu{nullptr}, cpu{nullptr};
+  explicit LstmPair(const nn::LSTMOptions& o) : gpu(o), cpu(o) {
+    cpu->to(Device(kCPU), kFloat64);
+    gpu->to(Device(kCUDA), kFloat32);
+    NoGradGuard no_grad;
+    auto cp = cpu->parameters(), gp = gpu->parameters();
+    for (size_t i = 0; i < cp.size(); ++i) {
+      cp[i].copy_(cp[i].to(kFloat32).to(kFloat64));
+      gp[i].copy_(cp[i]);
+    }
+  }
+};
+
+// Outputs and every gradient of the pair on the same input (rounded to float32) agree.
+void expect_pair_matches(LstmPair& pair, const std::string& when, uint64_t seed = 5) {
+  manual_seed(seed);
+  const int64_t T = 5, B = 3, dirs = pair.cpu->bidirectional ? 2 : 1;
+  const int64_t h_out = pair.cpu->proj_size > 0 ? pair.cpu->proj_size : pair.cpu->hidden_size;
+  auto rounded = [](Tensor t) { return t.to(kFloat32).to(kFloat64); };
+  Tensor x = rounded(randn({T, B, pair.cpu->input_size}, TensorOptions(kFloat64)));
+  Tensor h0 = rounded(randn({pair.cpu->num_layers * dirs, B, h_out}, TensorOptions(kFloat64)) * 0.5);
+  Tensor c0 = rounded(randn({pair.cpu->num_layers * dirs, B, pair.cpu->hidden_size}, TensorOptions(kFloat64)) * 0.5);
+  pair.cpu->zero_grad();
+  pair.gpu->zero_grad();
+  const Run want = run(pair.cpu, x, h0, c0, {}, false);
+  const Run got = run(pair.gpu, x, h0, c0, {}, false);
+  EXPECT_EQ(got.node, "CudnnRnnBackward0") << when;
+  expect_close(got.out, want.out, kF32, kF32, when + ": output");
+  expect_close(got.h, want.h, kF32, kF32, when + ": h_n");
+  expect_close(got.c, want.c, kF32, kF32, when + ": c_n");
+  expect_close(got.gx, want.gx, kF32, kF32, when + ": grad input");
+  expect_close(got.gh, want.gh, kF32, kF32, when + ": grad h_0");
+  expect_close(got.gc, want.gc, kF32, kF32, when + ": grad c_0");
+  for (const auto& [n, g] : want.grads) {
+    if (!g.defined()) {
+      EXPECT_FALSE(got.grads.at(n).defined()) << when << ": " << n;
+      continue;
+    }
+    ASSERT_TRUE(got.grads.at(n).defined()) << when << ": " << n;
+    expect_close(got.grads.at(n), g, kF32, kF32, when + ": grad " + n);
+  }
+}
+
+// A forward flattens the parameters in place: the handles held before (the module's, an
+// optimizer's) see one weight space laid out as cuDNN's; the gradients are views of one flat
+// gradient; outputs and gradients match the CPU before and after optimizer steps.
+TEST_F(CudnnRnn, LstmParametersFlattenedByForward) {
+  LstmPair pair(nn::LSTMOptions(4, 6).num_layers(2));
+  const std::vector<Tensor> before = pair.gpu->parameters();
+  optim::SGD opt_gpu(pair.gpu->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  optim::SGD opt_cpu(pair.cpu->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  EXPECT_FALSE(flattened(*pair.gpu));
+  expect_pair_matches(pair, "first step");
+  ASSERT_TRUE(flattened(*pair.gpu));
+  EXPECT_TRUE(grads_share_one_storage(*pair.gpu));
+  const std::vector<Tensor> after = pair.gpu->parameters();
+  ASSERT_EQ(after.size(), before.size());
+  for (size_t i = 0; i < after.size(); ++i) {
+    EXPECT_EQ(after[i].impl(), before[i].impl()) << i;
+    EXPECT_EQ(opt_gpu.param_groups()[0].params()[i].data_ptr(), after[i].data_ptr()) << i;
+  }
+  const void* space = after[0].impl()->storage().get();
+  for (int step = 0; step < 3; ++step) {
+    opt_gpu.step();
+    opt_cpu.step();
+    for (size_t i = 0; i < after.size(); ++i)
+      expect_close(after[i], pair.cpu->parameters()[i], kF32, kF32, "parameter " + std::to_string(i));
+    expect_pair_matches(pair, "after step " + std::to_string(step), 6 + uint64_t(step));
+    EXPECT_EQ(pair.gpu->parameters()[0].impl()->storage().get(), space) << "flattened again";
+    EXPECT_TRUE(flattened(*pair.gpu));
+  }
+}
+
+// flatten_parameters() flattens without a forward on CUDA, and leaves a CPU module as it is;
+// GRU, RNN and LSTM with a projection flatten too.
+TEST_F(CudnnRnn, FlattenParametersExplicitly) {
+  nn::LSTM cpu(nn::LSTMOptions(4, 6).num_layers(2));
+  cpu->flatten_parameters();
+  const auto cp = cpu->parameters();
+  EXPECT_NE(cp[0].impl()->storage().get(), cp[1].impl()->storage().get());
+
+  nn::LSTM lstm(nn::LSTMOptions(4, 6).num_layers(2).bidirectional(true).proj_size(3));
+  nn::GRU gru(nn::GRUOptions(4, 6).num_layers(2));
+  nn::RNN rnn(nn::RNNOptions(4, 6).bias(false).bidirectional(true));
+  lstm->to(Device(kCUDA));
+  gru->to(Device(kCUDA));
+  rnn->to(Device(kCUDA));
+  const Tensor w = lstm->parameters()[0];
+  const std::vector<double> values = w.to(kFloat64).cpu().to_vector<double>();
+  EXPECT_FALSE(flattened(*lstm));
+  lstm->flatten_parameters();
+  gru->flatten_parameters();
+  rnn->flatten_parameters();
+  EXPECT_TRUE(flattened(*lstm));
+  EXPECT_TRUE(flattened(*gru));
+  EXPECT_TRUE(flattened(*rnn));
+  expect_close(w, values, 0, "values kept");
+  // again: already flat, nothing moves
+  const void* data = w.data_ptr();
+  lstm->flatten_parameters();
+  EXPECT_EQ(w.data_ptr(), data);
+}
+
+// An in-place change to a parameter (under no_grad) is seen by the next forward; one between a
+// forward and its backward is refused, as PyTorch refuses it (the forward read the parameters
+// in place).
+TEST_F(CudnnRnn, LstmFlatInPlaceChangeSeen) {
+  LstmPair pair(nn::LSTMOptions(4, 6).num_layers(2));
+  expect_pair_matches(pair, "before");
+  ASSERT_TRUE(flattened(*pair.gpu));
+  {
+    NoGradGuard no_grad;
+    for (const Tensor& p : pair.gpu->parameters()) p.mul_(0.5);
+    for (const Tensor& p : pair.cpu->parameters()) p.mul_(0.5);
+  }
+  expect_pair_matches(pair, "halved");
+  EXPECT_TRUE(flattened(*pair.gpu));
+
+  Tensor x = randn({5, 3, 4}, TensorOptions(kFloat32).device(kCUDA));
+  Tensor out = std::get<0>(pair.gpu->forward(x));
+  {
+    NoGradGuard no_grad;
+    pair.gpu->parameters()[1].mul_(0.5);
+  }
+  const std::string e = error_of([&] { out.sum().backward(); });
+  EXPECT_NE(e.find("modified by an inplace operation"), std::string::npos) << e;
+}
+
+// .to(kCPU) gives the parameters storages of their own; .to(kCUDA) and a forward flatten them
+// again, and the module still matches.
+TEST_F(CudnnRnn, LstmFlatMovedToCpuAndBack) {
+  LstmPair pair(nn::LSTMOptions(4, 6).num_layers(2).bidirectional(true));
+  expect_pair_matches(pair, "on CUDA");
+  ASSERT_TRUE(flattened(*pair.gpu));
+  pair.gpu->to(Device(kCPU));
+  const auto cp = pair.gpu->parameters();
+  EXPECT_TRUE(cp[0].is_cpu());
+  EXPECT_NE(cp[0].impl()->storage().get(), cp[1].impl()->storage().get());
+  for (size_t i = 0; i < cp.size(); ++i) ASSERT_TRUE(cp[i].grad().defined()) << i;
+  pair.gpu->to(Device(kCUDA));
+  EXPECT_FALSE(flattened(*pair.gpu));
+  expect_pair_matches(pair, "back on CUDA");
+  EXPECT_TRUE(flattened(*pair.gpu));
+}
+
+// load_state_dict copies into the flattened parameters: they keep their place and hold the
+// loaded values; the module matches one built from those values.
+TEST_F(CudnnRnn, LstmFlatLoadStateDict) {
+  LstmPair pair(nn::LSTMOptions(4, 6).num_layers(2));
+  expect_pair_matches(pair, "before");
+  ASSERT_TRUE(flattened(*pair.gpu));
+  const void* data = pair.gpu->parameters()[0].data_ptr();
+  nn::LSTM other(nn::LSTMOptions(4, 6).num_layers(2));  // float32 values of its own
+  pair.gpu->load_state_dict(other->state_dict());
+  pair.cpu->load_state_dict(other->state_dict());
+  EXPECT_EQ(pair.gpu->parameters()[0].data_ptr(), data);
+  EXPECT_TRUE(flattened(*pair.gpu));
+  const auto want = other->parameters(), got = pair.gpu->parameters();
+  for (size_t i = 0; i < got.size(); ++i) expect_close(got[i], want[i], 0, 0, "loaded " + std::to_string(i));
+  expect_pair_matches(pair, "loaded");
+}
+
+// A parameter shared by two modules stays in the space of the module that flattened first; the
+// other copies its weights on each call (no flattening back and forth); both match the CPU, the
+// shared parameter's gradient summing both uses. Frozen parameters flatten and get no gradient.
+TEST_F(CudnnRnn, LstmSharedAndFrozenParameters) {
+  LstmPair a(nn::LSTMOptions(4, 6)), b(nn::LSTMOptions(4, 6));
+  b.gpu->replace_parameter("weight_hh_l0", a.gpu->named_parameters()["weight_hh_l0"]);
+  b.cpu->replace_parameter("weight_hh_l0", a.cpu->named_parameters()["weight_hh_l0"]);
+  Tensor x64 = randn({5, 3, 4}, TensorOptions(kFloat64)).to(kFloat32).to(kFloat64);
+  Tensor x = x64.to(Device(kCUDA), kFloat32);
+  const Tensor wg = weights_like(zeros({5, 3, 6}, TensorOptions(kFloat64)));
+  const Tensor wg_gpu = wg.to(Device(kCUDA));
+  const Tensor shared = a.gpu->named_parameters()["weight_hh_l0"];
+  for (int round = 0; round < 2; ++round) {
+    for (LstmPair* p : {&a, &b}) {
+      p->gpu->zero_grad();
+      p->cpu->zero_grad();
+    }
+    // a first: it flattens, taking the shared parameter into its space
+    Tensor ya = std::get<0>(a.gpu->forward(x));
+    Tensor yb = std::get<0>(b.gpu->forward(x));
+    (ya.to(kFloat64).mul(wg_gpu).sum() + yb.to(kFloat64).mul(wg_gpu).sum()).backward();
+    Tensor ca = std::get<0>(a.cpu->forward(x64));
+    Tensor cb = std::get<0>(b.cpu->forward(x64));
+    (ca.mul(wg).sum() + cb.mul(wg).sum()).backward();
+    EXPECT_TRUE(flattened(*a.gpu)) << round;
+    EXPECT_FALSE(flattened(*b.gpu)) << round;
+    EXPECT_EQ(shared.impl()->storage(), a.gpu->parameters()[0].impl()->storage()) << round;
+    for (LstmPair* p : {&a, &b}) {
+      const auto want = p->cpu->named_parameters(), got = p->gpu->named_parameters();
+      for (const auto& [n, w] : want) expect_close(got[n].grad(), w.grad(), kF32, kF32, "grad " + n);
+    }
+  }
+
+  LstmPair frozen(nn::LSTMOptions(4, 6).num_layers(2));
+  for (nn::LSTM* m : {&frozen.gpu, &frozen.cpu}) (*m)->named_parameters()["bias_hh_l1"].requires_grad_(false);
+  expect_pair_matches(frozen, "one frozen");
+  EXPECT_TRUE(flattened(*frozen.gpu));
+  EXPECT_FALSE(frozen.gpu->named_parameters()["bias_hh_l1"].grad().defined());
+  for (const Tensor& p : frozen.gpu->parameters()) p.requires_grad_(false);
+  {
+    Tensor xf = randn({5, 3, 4}, TensorOptions(kFloat32).device(kCUDA));
+    Tensor out = std::get<0>(frozen.gpu->forward(xf));
+    EXPECT_FALSE(out.requires_grad());
+    expect_close(out, std::get<0>(frozen.cpu->forward(xf.to(Device(kCPU), kFloat64))), kF32, kF32, "all frozen");
+  }
+  EXPECT_TRUE(flattened(*frozen.gpu));
 }
 
 }  // namespace

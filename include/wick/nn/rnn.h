@@ -80,8 +80,10 @@ class RNNBaseImpl : public Module {
   enum class Mode { RNN_TANH, RNN_RELU, LSTM, GRU };
   // Every weight uniform in [-1/sqrt(hidden_size), 1/sqrt(hidden_size)], as PyTorch's.
   void reset_parameters();
-  // Kept for LibTorch's and PyTorch's API: the parameters are always used as they are.
-  void flatten_parameters() {}
+  // On CUDA, where cuDNN takes the layers: makes the parameters views of one weight space laid
+  // out as cuDNN's, in place (every handle to a parameter sees it), so that a forward reads it
+  // without copying; a forward does it too for parameters new to CUDA. Elsewhere nothing.
+  void flatten_parameters();
   // The parameters in registration order (PyTorch's _flat_weights).
   std::vector<Tensor> all_weights() const { return parameters(false); }
   std::string extra_repr() const override;
