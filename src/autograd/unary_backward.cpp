@@ -40,6 +40,13 @@ void record_one(UnaryOp op, const Tensor& self, const Tensor& out, const Tensor&
 }
 
 Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh_form) {
+  // One kernel (g and x read once); the composite below only where the backward is itself
+  // recorded (double backward). Composed of a dozen elementwise ops, GELU's backward was the
+  // largest cost of GPT-2's step after the GEMMs (docs/performance.md).
+  if (!creating_graph() && is_floating_point(g.dtype()) && is_floating_point(x.dtype()))
+    return wick::detail::loss_pointwise(
+        tanh_form ? wick::detail::PointwiseOp::GeluTanhBackward : wick::detail::PointwiseOp::GeluBackward, {g, x},
+        "gelu_backward");
   if (tanh_form) {
     // y = x/2 (1 + tanh(u)), u = k (x + 0.044715 x^3): y' = (1 + th)/2 + x/2 (1 - th^2) u'.
     const double k = std::sqrt(2.0 / std::numbers::pi), a = 0.044715;

@@ -216,6 +216,19 @@ void loss_pointwise(PointwiseOp op, const TensorIter& it) {
     case PointwiseOp::BceLogitsBackward:
       return map_loop<T, T, T, T>(
           it, [](T x, T t, T g) { return T((M(1) / (M(1) + std::exp(-M(x))) - M(t)) * M(g)); });
+    case PointwiseOp::GeluBackward:
+      return map_loop<T, T, T>(it, [](T g, T x) {
+        const M xm = M(x);
+        const M cdf = M(0.5) * (M(1) + std::erf(xm * M(0.70710678118654752440)));
+        const M pdf = std::exp(M(-0.5) * xm * xm) * M(0.39894228040143267794);  // 1 / sqrt(2 pi)
+        return T(M(g) * (cdf + xm * pdf));
+      });
+    case PointwiseOp::GeluTanhBackward:
+      return map_loop<T, T, T>(it, [](T g, T x) {
+        const M xm = M(x), k = M(0.79788456080286535588), a = M(0.044715);  // sqrt(2 / pi)
+        const M x2 = xm * xm, th = std::tanh(k * (xm + a * x2 * xm));
+        return T(M(g) * (M(0.5) * (M(1) + th) + M(0.5) * xm * (M(1) - th * th) * k * (M(1) + M(3) * a * x2)));
+      });
     default:
       raise<NotImplementedError>(op_name(op), "not implemented");
   }

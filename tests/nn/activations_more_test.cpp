@@ -4,6 +4,7 @@
 // and printing as PyTorch's, and the options structs of LibTorch (ReLUOptions, SoftmaxOptions ...).
 #include <cmath>
 #include <functional>
+#include <numbers>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -111,6 +112,42 @@ TEST_P(MoreActivations, GradientsMatchCentralDifferences) {
     Tensor y = c.f(leaf);
     ASSERT_TRUE(y.grad_fn());
     EXPECT_EQ(y.grad_fn()->name(), c.node);
+  }
+}
+
+TEST_P(MoreActivations, GeluBackwardMatchesTheFloat64Derivative) {
+  // GELU's backward (one kernel outside double backward) against its derivative evaluated here,
+  // both forms, every floating dtype, on a non-contiguous input and a broadcast gradient.
+  Tensor x = (randn({6, 11}, TensorOptions(kFloat64)) * 3).t();
+  Tensor g = randn({1, 6}, TensorOptions(kFloat64));
+  const double k = std::sqrt(2.0 / std::numbers::pi), a = 0.044715;
+  for (bool tanh_form : {false, true}) {
+    for (Dtype dt : {kFloat64, kFloat32, kBFloat16, kFloat16}) {
+      std::ostringstream what;
+      what << (tanh_form ? "tanh " : "none ") << dt;
+      SCOPED_TRACE(what.str());
+      // the reference from the values as rounded to dt
+      const Tensor xr = x.to(dt).to(kFloat64), gr = g.to(dt).to(kFloat64).expand({11, 6}).contiguous();
+      const auto xv = xr.contiguous().to_vector<double>(), gv = gr.to_vector<double>();
+      Tensor leaf = x.to(dev(), dt).detach().requires_grad_();
+      ASSERT_FALSE(leaf.is_contiguous());
+      F::gelu(leaf, tanh_form ? "tanh" : "none").backward(g.to(dev(), dt).expand({11, 6}));
+      ASSERT_EQ(leaf.grad().dtype(), dt);
+      const auto got = leaf.grad().cpu().to(kFloat64).contiguous().to_vector<double>();
+      const double tol = dt == kFloat64 ? 1e-12 : dt == kFloat32 ? 1e-5 : dt == kBFloat16 ? 2e-2 : 3e-3;
+      for (size_t i = 0; i < xv.size(); ++i) {
+        const double v = xv[i];
+        double d;
+        if (tanh_form) {
+          const double th = std::tanh(k * (v + a * v * v * v));
+          d = 0.5 * (1 + th) + 0.5 * v * (1 - th * th) * k * (1 + 3 * a * v * v);
+        } else {
+          d = 0.5 * (1 + std::erf(v / std::sqrt(2.0))) + v * std::exp(-0.5 * v * v) / std::sqrt(2 * std::numbers::pi);
+        }
+        const double want = gv[i] * d;
+        EXPECT_NEAR(got[i], want, tol * (1 + std::abs(want))) << "x = " << v;
+      }
+    }
   }
 }
 

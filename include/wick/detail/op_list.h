@@ -89,6 +89,9 @@
 //   BceLogits (x, t):            (1 - t) x - log(sigmoid(x))             computed stably
 //   BceLogitsPosWeight (x, t, p): (1 - t) x - (1 + (p - 1) t) log(sigmoid(x))
 //   BceLogitsBackward (x, t, g): (sigmoid(x) - t) g
+//   GeluBackward (g, x):         g (Phi(x) + x phi(x))                   (GELU's backward)
+//   GeluTanhBackward (g, x):     g ((1 + th) / 2 + x (1 - th^2) u' / 2), th = tanh(u),
+//                                u = sqrt(2 / pi) (x + 0.044715 x^3)     (approximate="tanh")
 #define WICK_POINTWISE_OPS(X)                                         \
   X(Pow, "pow")                                                       \
   X(Remainder, "remainder")                                           \
@@ -101,7 +104,9 @@
   X(MseBackward, "mse_loss_backward")                                 \
   X(BceLogits, "binary_cross_entropy_with_logits")                    \
   X(BceLogitsPosWeight, "binary_cross_entropy_with_logits")           \
-  X(BceLogitsBackward, "binary_cross_entropy_with_logits_backward")
+  X(BceLogitsBackward, "binary_cross_entropy_with_logits_backward") \
+  X(GeluBackward, "gelu_backward")                                    \
+  X(GeluTanhBackward, "gelu_backward")
 
 // ---- helpers the readers paste a column onto
 #define WICK_OP_UNARY_FUNCTION_Methods(name) Tensor name(const Tensor& t);

@@ -198,6 +198,24 @@ struct PointwiseFn {
     } else if constexpr (Op == PointwiseOp::MseLoss) {
       const M d = cast<M>(x) - cast<M>(y);
       return cast<T>(d * d);
+    } else if constexpr (Op == PointwiseOp::GeluBackward) {  // (g, x); floating dtypes only
+      if constexpr (is_float_v<T>) {
+        const M xm = cast<M>(y);
+        const M cdf = M(0.5) * (M(1) + m_erf(xm * M(0.70710678118654752440)));
+        const M pdf = m_exp(M(-0.5) * xm * xm) * M(0.39894228040143267794);  // 1 / sqrt(2 pi)
+        return cast<T>(cast<M>(x) * (cdf + xm * pdf));
+      } else {
+        return T(0);
+      }
+    } else if constexpr (Op == PointwiseOp::GeluTanhBackward) {  // (g, x); floating dtypes only
+      if constexpr (is_float_v<T>) {
+        const M xm = cast<M>(y), k = M(0.79788456080286535588), a = M(0.044715);  // sqrt(2 / pi)
+        const M x2 = xm * xm, th = m_tanh(k * (xm + a * x2 * xm));
+        return cast<T>(cast<M>(x) *
+                       (M(0.5) * (M(1) + th) + M(0.5) * xm * (M(1) - th * th) * k * (M(1) + M(3) * a * x2)));
+      } else {
+        return T(0);
+      }
     } else {  // BceLogits; core admits floating dtypes only
       if constexpr (is_float_v<T>)
         return cast<T>((M(1) - cast<M>(y)) * cast<M>(x) + neg_log_sigmoid(cast<M>(x)));
@@ -315,6 +333,9 @@ void pointwise(PointwiseOp op, const TensorIter& it) {
     if constexpr (is_float_v<T>) {  // atan2 and the two-operand loss pieces: floating dtypes only
       if (op == P::Atan2) return launch_elementwise<T, T, T>(name, p, PointwiseFn<T, P::Atan2>{});
       if (op == P::MseLoss) return launch_elementwise<T, T, T>(name, p, PointwiseFn<T, P::MseLoss>{});
+      if (op == P::GeluBackward) return launch_elementwise<T, T, T>(name, p, PointwiseFn<T, P::GeluBackward>{});
+      if (op == P::GeluTanhBackward)
+        return launch_elementwise<T, T, T>(name, p, PointwiseFn<T, P::GeluTanhBackward>{});
       return launch_elementwise<T, T, T>(name, p, PointwiseFn<T, P::BceLogits>{});
     }
     raise<TypeError>(name, "\"", name, "\" not implemented for '", it.dtype(), "'");
