@@ -305,6 +305,15 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
   WICK_CHECK(nd >= 0 && nd < 9223372036854775808.0, ValueError, "arange", "invalid size, possible overflow?");
   const int64_t n = int64_t(nd);
   (void)checked_nbytes({n}, o.dtype(), "arange");
+  if (!any_float && o.device().is_cuda()) {
+    // Integers on a GPU are made there (start + (i - 1) step from a running sum of ones, exact in
+    // int64): a copy from the host would make arange wait for the device, which a CUDA graph's
+    // capture cannot hold (a GPT's positions are an arange inside its captured step).
+    const int64_t si = start.to<int64_t>(), sti = step.to<int64_t>();
+    Tensor i = wick::ones({n}, TensorOptions(kInt64).device(o.device())).cumsum(0);
+    Tensor v = sti == 1 && si == 1 ? i : i * sti + (si - sti);
+    return finish_factory(o.dtype() == kInt64 ? v : v.to(o.dtype()), o);
+  }
   if (!any_float) {
     std::vector<int64_t> iv = host_buffer<int64_t>(n, "arange");
     int64_t si = start.to<int64_t>(), sti = step.to<int64_t>();
