@@ -103,9 +103,14 @@ struct GraphTask {
   bool capturing = false;
   // queue_callback's callbacks, run once every node has run.
   std::vector<std::function<void()>> final_callbacks;
-  // hand_over_grad_views's flat gradients (their storages, kept until the pass ends, so that an
-  // address is never another storage's) and how many views of each the formula returned.
-  std::vector<std::pair<wick::detail::Storage, size_t>> handed_over;
+  // hand_over_grad_views's flat gradients: each storage (kept until the pass ends, so that its
+  // address is never another storage's), how many views of it the formula returned, how many
+  // reached AccumulateGrad and how many of those it took.
+  struct HandedOver {
+    wick::detail::Storage storage;
+    size_t views = 0, arrived = 0, taken = 0;
+  };
+  std::vector<HandedOver> handed_over;
 };
 
 // What a graph task knows of one reachable node while it runs.
@@ -438,16 +443,31 @@ bool running_backward_pass() { return current_task != nullptr; }
 
 void hand_over_grad_views(const Tensor& flat, size_t views) {
   if (!running_backward_into_leaves() || !flat.defined() || views == 0) return;
-  current_task->handed_over.emplace_back(flat.impl()->storage(), views);
+  current_task->handed_over.push_back({flat.impl()->storage(), views, 0, 0});
 }
 
+namespace {
+GraphTask::HandedOver* handed_over_of(const Tensor& g) {
+  if (current_task == nullptr || current_task->handed_over.empty() || !g.defined()) return nullptr;
+  const auto* s = g.impl()->storage().get();
+  for (auto& h : current_task->handed_over)
+    if (h.storage.get() == s) return &h;
+  return nullptr;
+}
+}  // namespace
+
 bool grad_view_handed_over(const Tensor& g) {
-  if (current_task == nullptr || current_task->handed_over.empty() || !g.defined()) return false;
-  const wick::detail::Storage& s = g.impl()->storage();
-  for (const auto& [storage, views] : current_task->handed_over)
-    // the pass's own reference and the views: the node's (in flight or taken), no other
-    if (storage.get() == s.get()) return size_t(s.use_count()) <= views + 1;
-  return false;
+  GraphTask::HandedOver* h = handed_over_of(g);
+  if (h == nullptr) return false;
+  // What may refer to the storage: the pass, the views taken (now grad()s), and the views yet to
+  // arrive, g among them. One more is something else's, which a taken view would alias.
+  const size_t allowed = 1 + h->taken + (h->views > h->arrived ? h->views - h->arrived : 0);
+  ++h->arrived;
+  return size_t(h->storage.use_count()) <= allowed;
+}
+
+void grad_view_taken(const Tensor& g) {
+  if (GraphTask::HandedOver* h = handed_over_of(g)) ++h->taken;
 }
 
 void queue_callback(std::function<void()> callback) {

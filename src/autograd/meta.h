@@ -71,13 +71,14 @@ bool running_backward_pass();
 // Gradients handed over. A formula that makes one flat gradient and returns views of it, disjoint
 // and one an input (CudnnRnnBackward0: cuDNN's flat weight gradient, docs/design.md §18), calls
 // hand_over_grad_views(flat, views) in a backward pass into the leaves: AccumulateGrad may then
-// take such a view as a leaf's grad() while no more tensors than the views refer to flat's
-// storage, where another gradient sharing its storage is copied. Nothing happens outside such a
-// pass (autograd::grad hands its results to the caller).
+// take such a view as a leaf's grad(), where another gradient sharing its storage is copied, as
+// long as no more tensors refer to flat's storage than the views taken so far and those yet to
+// come. Nothing happens outside such a pass (autograd::grad hands its results to the caller).
 void hand_over_grad_views(const Tensor& flat, size_t views);
-// Whether g is a view of a gradient handed over in this pass with nothing else referring to
-// its storage.
+// For AccumulateGrad, on each gradient g it gets: whether g is a view handed over in this pass
+// that may be taken (counted as arrived either way); grad_view_taken(g) once it is taken.
 bool grad_view_handed_over(const Tensor& g);
+void grad_view_taken(const Tensor& g);
 
 // A new TensorImpl over t's storage and geometry, without autograd meta: what saved tensors
 // and detach() hold (sharing the storage keeps the version counter).

@@ -54,6 +54,8 @@ class AccumulateGrad final : public Node {
   variable_list apply(variable_list&& grads) override {
     Tensor g = std::move(grads[0]);
     if (!g.defined()) return {};
+    // a view of a flat gradient its formula handed over (autograd/meta.h), counted as it arrives
+    const bool handed_over = g.impl()->storage().use_count() != 1 && grad_view_handed_over(g);
     AutogradMeta& m = meta_or_create(leaf_);
     m.grad_destination_taken = false;
     if (GradMode::is_enabled()) [[unlikely]] {
@@ -69,9 +71,9 @@ class AccumulateGrad final : public Node {
       // the disjoint views of a flat gradient its formula handed over) or when it was written
       // into the leaf's gradient destination; else copy, so that zero_() or an optimizer's
       // in-place update never reaches another tensor.
-      bool owned = g.use_count() == 1 &&
-                   (g.impl()->storage().use_count() == 1 || grad_view_handed_over(g)) &&
+      bool owned = g.use_count() == 1 && (g.impl()->storage().use_count() == 1 || handed_over) &&
                    obeys_layout_contract(g, leaf_) && g.impl()->autograd_meta() == nullptr;
+      if (owned && handed_over) grad_view_taken(g);
       if (!owned && m.grad_destination.defined() && same_view(g, m.grad_destination) &&
           g.impl()->autograd_meta() == nullptr)
         m.grad = m.grad_destination;

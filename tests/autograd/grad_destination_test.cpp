@@ -2,6 +2,9 @@
 // gradient written by the backward formula into a given tensor (DDP's bucket views), which then
 // becomes its grad(). Values against the same model without a destination; on the CPU and,
 // where there is one, the GPU (where linear's weight gradient GEMM writes into it directly).
+// Gradients handed over (autograd::hand_over_grad_views): a formula's disjoint views of one flat
+// gradient become the leaves' grad() themselves, not copies, while nothing else holds the flat
+// gradient.
 #include <string>
 #include <vector>
 
@@ -9,6 +12,7 @@
 
 #include "gradcheck.h"
 #include "../nn/nn_test_util.h"
+#include "autograd/function.h"
 #include "autograd/meta.h"
 #include "wick/wick.h"
 
@@ -118,6 +122,68 @@ TEST(GradDestination, AutogradGradDoesNotUseIt) {
     EXPECT_EQ(w.grad().data_ptr(), dst.data_ptr());
     expect_equal(w.grad(), g[0], "backward's weight gradient");
   }
+}
+
+// out = sum(a) + sum(b) recorded with a formula that writes both gradients (2 * the incoming
+// one, so that they differ from a plain sum's) into one flat tensor and returns a view of it per
+// input; hand_over: whether it hands them over. keep: set to the flat gradient (a reference the
+// formula leaves behind).
+Tensor sum_by_flat_gradient(const Tensor& a, const Tensor& b, bool hand_over, Tensor* keep = nullptr) {
+  Tensor out;
+  {
+    NoGradGuard g;
+    out = a.sum() + b.sum();
+  }
+  const int64_t na = a.numel(), nb = b.numel();
+  const std::vector<int64_t> sa = a.sizes().vec(), sb = b.sizes().vec();
+  return autograd::record("FlatGradientBackward", {a, b}, out, {},
+                          [=](autograd::BackwardContext& c) -> autograd::variable_list {
+                            Tensor flat = c.grad().mul(2).expand({na + nb}).contiguous();
+                            autograd::variable_list r{flat.narrow(0, 0, na).view(sa), flat.narrow(0, na, nb).view(sb)};
+                            if (hand_over) autograd::hand_over_grad_views(flat, 2);
+                            if (keep) *keep = flat;
+                            return r;
+                          });
+}
+
+TEST(GradHandOver, ViewsBecomeTheGradients) {
+  const auto opt = TensorOptions(kFloat64);
+  Tensor a = randn({2, 3}, opt).requires_grad_(), b = randn({4}, opt).requires_grad_();
+  sum_by_flat_gradient(a, b, true).backward();
+  ASSERT_TRUE(a.grad().defined() && b.grad().defined());
+  EXPECT_EQ(a.grad().impl()->storage().get(), b.grad().impl()->storage().get());
+  EXPECT_EQ(static_cast<const double*>(b.grad().data_ptr()), static_cast<const double*>(a.grad().data_ptr()) + 6);
+  wick::testing::expect_close(a.grad(), full({2, 3}, 2.0, opt), 0, 0, "a");
+  wick::testing::expect_close(b.grad(), full({4}, 2.0, opt), 0, 0, "b");
+  // each its own part: zeroing one leaves the other
+  a.mutable_grad().zero_();
+  wick::testing::expect_close(b.grad(), full({4}, 2.0, opt), 0, 0, "b after a's zero_");
+  // a defined gradient accumulates in place, the other is taken again
+  b.mutable_grad() = Tensor();
+  const void* a_grad = a.grad().data_ptr();
+  sum_by_flat_gradient(a, b, true).backward();
+  EXPECT_EQ(a.grad().data_ptr(), a_grad);
+  wick::testing::expect_close(a.grad(), full({2, 3}, 2.0, opt), 0, 0, "a accumulated");
+  wick::testing::expect_close(b.grad(), full({4}, 2.0, opt), 0, 0, "b again");
+}
+
+TEST(GradHandOver, CopiedWithoutItOrWhenSomethingElseHoldsTheFlatGradient) {
+  const auto opt = TensorOptions(kFloat64);
+  Tensor a = randn({2, 3}, opt).requires_grad_(), b = randn({4}, opt).requires_grad_();
+  sum_by_flat_gradient(a, b, false).backward();
+  EXPECT_NE(a.grad().impl()->storage().get(), b.grad().impl()->storage().get());
+  a.mutable_grad() = Tensor();
+  b.mutable_grad() = Tensor();
+  Tensor kept;
+  sum_by_flat_gradient(a, b, true, &kept).backward();
+  EXPECT_NE(a.grad().impl()->storage().get(), kept.impl()->storage().get());
+  EXPECT_NE(b.grad().impl()->storage().get(), kept.impl()->storage().get());
+  wick::testing::expect_close(a.grad(), full({2, 3}, 2.0, opt), 0, 0, "a");
+  wick::testing::expect_close(b.grad(), full({4}, 2.0, opt), 0, 0, "b");
+  // autograd::grad: the views themselves, nothing accumulated
+  auto g = autograd::grad({sum_by_flat_gradient(a, b, true)}, {a, b});
+  EXPECT_EQ(g[0].impl()->storage().get(), g[1].impl()->storage().get());
+  wick::testing::expect_close(a.grad(), full({2, 3}, 2.0, opt), 0, 0, "a unchanged by grad");
 }
 
 }  // namespace
