@@ -19,7 +19,8 @@ constexpr int64_t kIntMax = 2147483647;
 // Whether cuDNN's RNN API may take cfg's layers with these weights in dtype dt on device: a CUDA
 // device, a dtype cuDNN's RNNs have, every weight of that dtype and device, sizes within
 // cuDNN's int, and a build with cuDNN.
-bool cudnn_rnn_takes_weights(const CudnnRnnConfig& cfg, Dtype dt, Device device, std::span<const Tensor> weights) {
+bool cudnn_rnn_takes_weights(const CudnnRnnConfig& cfg, Dtype dt, Device device,
+                             std::span<const Tensor> weights) {
   if (!device.is_cuda()) return false;
   if (dt != kFloat32 && dt != kFloat16 && dt != kBFloat16) return false;
   for (const Tensor& w : weights)
@@ -91,13 +92,15 @@ std::vector<Tensor> cudnn_rnn_weight_grads(const Tensor& dweight, const std::vec
   return grads;
 }
 
-std::optional<CudnnRnnWeightSpace> cudnn_rnn_weight_space(const CudnnRnnConfig& cfg, std::span<const Tensor> weights) {
+std::optional<CudnnRnnWeightSpace> cudnn_rnn_weight_space(const CudnnRnnConfig& cfg,
+                                                          std::span<const Tensor> weights) {
   if (weights.empty() || !weights[0].defined()) return std::nullopt;
   if (!cudnn_rnn_takes_weights(cfg, weights[0].dtype(), weights[0].device(), weights)) return std::nullopt;
   return cuda_cudnn_rnn_weight_space(cfg, weights[0].dtype(), weights[0].device());
 }
 
-bool cudnn_rnn_one_piece_each(std::span<const Tensor> weights, const std::vector<CudnnRnnWeightPiece>& pieces) {
+bool cudnn_rnn_one_piece_each(std::span<const Tensor> weights,
+                              const std::vector<CudnnRnnWeightPiece>& pieces) {
   if (pieces.size() != weights.size()) return false;
   std::vector<bool> seen(weights.size(), false);
   for (const CudnnRnnWeightPiece& p : pieces) {
@@ -116,7 +119,8 @@ bool cudnn_rnn_weights_flat(std::span<const Tensor> weights, int64_t space_numel
   if (s == nullptr || s->nbytes() != size_t(space_numel) * element_size(dt)) return false;
   for (const CudnnRnnWeightPiece& p : pieces) {
     const Tensor& w = weights[size_t(p.param)];
-    if (w.impl()->storage().get() != s || w.dtype() != dt || !w.is_contiguous() || w.storage_offset() != p.flat_offset)
+    if (w.impl()->storage().get() != s || w.dtype() != dt || !w.is_contiguous() ||
+        w.storage_offset() != p.flat_offset)
       return false;
   }
   return true;

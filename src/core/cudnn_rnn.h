@@ -66,7 +66,8 @@ struct CudnnRnnWeightSpace {
 bool cuda_cudnn_rnn_built();
 // The weight space of cfg's layers in dtype dt on device (cfg's batch sizes and dropout play no
 // part in it); nullopt when cuDNN refuses the layers.
-std::optional<CudnnRnnWeightSpace> cuda_cudnn_rnn_weight_space(const CudnnRnnConfig& cfg, Dtype dt, Device device);
+std::optional<CudnnRnnWeightSpace> cuda_cudnn_rnn_weight_space(const CudnnRnnConfig& cfg, Dtype dt,
+                                                               Device device);
 // x [rows, input_size] contiguous, hx/cx contiguous (cx undefined but for LSTM), weights as the
 // module registers them per layer and direction (w_ih, w_hh[, b_ih, b_hh][, w_hr]), all on one
 // CUDA device and of one dtype. Weights that are already cuDNN's weight space
@@ -101,10 +102,12 @@ std::vector<Tensor> cudnn_rnn_weight_grads(const Tensor& dweight, const std::vec
 // The weight space of cfg's layers for weights (the module's parameters, in its order) when
 // cuDNN would take them: a build with cuDNN, CUDA weights of one device and of a dtype cuDNN's
 // RNNs have, sizes within cuDNN's int; nullopt otherwise.
-std::optional<CudnnRnnWeightSpace> cudnn_rnn_weight_space(const CudnnRnnConfig& cfg, std::span<const Tensor> weights);
+std::optional<CudnnRnnWeightSpace> cudnn_rnn_weight_space(const CudnnRnnConfig& cfg,
+                                                          std::span<const Tensor> weights);
 // Whether each weight is one piece, whole: cuDNN keeps its elements together and in their own
 // order, so that the weight can be a view of the space.
-bool cudnn_rnn_one_piece_each(std::span<const Tensor> weights, const std::vector<CudnnRnnWeightPiece>& pieces);
+bool cudnn_rnn_one_piece_each(std::span<const Tensor> weights,
+                              const std::vector<CudnnRnnWeightPiece>& pieces);
 // Whether weights are the weight space already: one storage of exactly space_numel elements of
 // their dtype, each weight the contiguous view of it at its one piece's offset.
 bool cudnn_rnn_weights_flat(std::span<const Tensor> weights, int64_t space_numel,

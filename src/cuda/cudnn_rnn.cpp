@@ -285,7 +285,8 @@ Tensor bytes_on(Device device, size_t n) { return wick::empty({int64_t(n)}, Tens
 
 bool cuda_cudnn_rnn_built() { return true; }
 
-std::optional<CudnnRnnWeightSpace> cuda_cudnn_rnn_weight_space(const CudnnRnnConfig& layers, Dtype dt, Device device) {
+std::optional<CudnnRnnWeightSpace> cuda_cudnn_rnn_weight_space(const CudnnRnnConfig& layers, Dtype dt,
+                                                               Device device) {
   // The weight space depends on the layers alone: one sequence of one step, without dropout,
   // describes them.
   CudnnRnnConfig cfg = layers;

@@ -167,7 +167,7 @@ LayersOut run_layers_by_ops(Mode mode, const std::vector<CellWeights>& weights, 
 // The module's layers as cuDNN describes them (no batch sizes, no dropout).
 wick::detail::CudnnRnnConfig cudnn_layers(const RNNBaseImpl& m) {
   wick::detail::CudnnRnnConfig cfg;
-  cfg.mode = m.mode == Mode::RNN_RELU  ? wick::detail::CudnnRnnMode::RnnRelu
+  cfg.mode = m.mode == Mode::RNN_RELU   ? wick::detail::CudnnRnnMode::RnnRelu
              : m.mode == Mode::RNN_TANH ? wick::detail::CudnnRnnMode::RnnTanh
              : m.mode == Mode::LSTM     ? wick::detail::CudnnRnnMode::Lstm
                                         : wick::detail::CudnnRnnMode::Gru;
@@ -184,7 +184,8 @@ wick::detail::CudnnRnnConfig cudnn_layers(const RNNBaseImpl& m) {
 // parameter is after construction, .to() or being replaced by a new tensor.
 bool owns_storage(const Tensor& t) {
   const auto& s = t.impl()->storage();
-  return t.is_contiguous() && t.storage_offset() == 0 && s && s->nbytes() == size_t(t.numel() * t.element_size());
+  return t.is_contiguous() && t.storage_offset() == 0 && s &&
+         s->nbytes() == size_t(t.numel() * t.element_size());
 }
 
 // Makes the parameters (the module's, in registration order) views of one weight space laid out
@@ -215,7 +216,8 @@ bool flatten(const RNNBaseImpl& m, const std::vector<Tensor>& params, bool only_
   }
   auto space = wick::detail::cudnn_rnn_weight_space(cudnn_layers(m), params);
   if (!space || !wick::detail::cudnn_rnn_one_piece_each(params, space->pieces)) return false;
-  if (!only_fresh && wick::detail::cudnn_rnn_weights_flat(params, space->buf.numel(), space->pieces)) return true;
+  if (!only_fresh && wick::detail::cudnn_rnn_weights_flat(params, space->buf.numel(), space->pieces))
+    return true;
   NoGradGuard no_grad;
   const Tensor& buf = space->buf;
   for (const wick::detail::CudnnRnnWeightPiece& piece : space->pieces) {
@@ -225,7 +227,8 @@ bool flatten(const RNNBaseImpl& m, const std::vector<Tensor>& params, bool only_
   for (const wick::detail::CudnnRnnWeightPiece& piece : space->pieces) {
     const Tensor& p = params[size_t(piece.param)];
     p.impl()->set_storage(buf.impl()->storage());
-    p.impl()->set_geometry(DimVector(p.sizes()), wick::detail::contiguous_strides(p.sizes()), piece.flat_offset);
+    p.impl()->set_geometry(DimVector(p.sizes()), wick::detail::contiguous_strides(p.sizes()),
+                           piece.flat_offset);
   }
   return true;
 }

@@ -136,14 +136,14 @@ Tensor sum_by_flat_gradient(const Tensor& a, const Tensor& b, bool hand_over, Te
   }
   const int64_t na = a.numel(), nb = b.numel();
   const std::vector<int64_t> sa = a.sizes().vec(), sb = b.sizes().vec();
-  return autograd::record("FlatGradientBackward", {a, b}, out, {},
-                          [=](autograd::BackwardContext& c) -> autograd::variable_list {
-                            Tensor flat = c.grad().mul(2).expand({na + nb}).contiguous();
-                            autograd::variable_list r{flat.narrow(0, 0, na).view(sa), flat.narrow(0, na, nb).view(sb)};
-                            if (hand_over) autograd::hand_over_grad_views(flat, 2);
-                            if (keep) *keep = flat;
-                            return r;
-                          });
+  return autograd::record(
+      "FlatGradientBackward", {a, b}, out, {}, [=](autograd::BackwardContext& c) -> autograd::variable_list {
+        Tensor flat = c.grad().mul(2).expand({na + nb}).contiguous();
+        autograd::variable_list r{flat.narrow(0, 0, na).view(sa), flat.narrow(0, na, nb).view(sb)};
+        if (hand_over) autograd::hand_over_grad_views(flat, 2);
+        if (keep) *keep = flat;
+        return r;
+      });
 }
 
 TEST(GradHandOver, ViewsBecomeTheGradients) {
@@ -152,7 +152,8 @@ TEST(GradHandOver, ViewsBecomeTheGradients) {
   sum_by_flat_gradient(a, b, true).backward();
   ASSERT_TRUE(a.grad().defined() && b.grad().defined());
   EXPECT_EQ(a.grad().impl()->storage().get(), b.grad().impl()->storage().get());
-  EXPECT_EQ(static_cast<const double*>(b.grad().data_ptr()), static_cast<const double*>(a.grad().data_ptr()) + 6);
+  EXPECT_EQ(static_cast<const double*>(b.grad().data_ptr()),
+            static_cast<const double*>(a.grad().data_ptr()) + 6);
   wick::testing::expect_close(a.grad(), full({2, 3}, 2.0, opt), 0, 0, "a");
   wick::testing::expect_close(b.grad(), full({4}, 2.0, opt), 0, 0, "b");
   // each its own part: zeroing one leaves the other

@@ -363,7 +363,8 @@ void expect_pair_matches(LstmPair& pair, const std::string& when, uint64_t seed 
   auto rounded = [](Tensor t) { return t.to(kFloat32).to(kFloat64); };
   Tensor x = rounded(randn({T, B, pair.cpu->input_size}, TensorOptions(kFloat64)));
   Tensor h0 = rounded(randn({pair.cpu->num_layers * dirs, B, h_out}, TensorOptions(kFloat64)) * 0.5);
-  Tensor c0 = rounded(randn({pair.cpu->num_layers * dirs, B, pair.cpu->hidden_size}, TensorOptions(kFloat64)) * 0.5);
+  Tensor c0 =
+      rounded(randn({pair.cpu->num_layers * dirs, B, pair.cpu->hidden_size}, TensorOptions(kFloat64)) * 0.5);
   pair.cpu->zero_grad();
   pair.gpu->zero_grad();
   const Run want = run(pair.cpu, x, h0, c0, {}, false);
@@ -383,6 +384,32 @@ void expect_pair_matches(LstmPair& pair, const std::string& when, uint64_t seed 
     ASSERT_TRUE(got.grads.at(n).defined()) << when << ": " << n;
     expect_close(got.grads.at(n), g, kF32, kF32, when + ": grad " + n);
   }
+}
+
+// The checks that find parameters laid out as a weight space, on CPU tensors (they read only
+// storages, offsets and sizes): views of one storage of the space's size at their pieces'
+// offsets; not another size, offset, order, a weight in two pieces, its own storage or a
+// transposed view. A CPU module's flatten_parameters() does nothing.
+TEST(CudnnRnnWeights, FlatLayoutChecks) {
+  Tensor buf = zeros({20}, TensorOptions(kFloat32));
+  const std::vector<Tensor> w{buf.narrow(0, 0, 6).view({2, 3}), buf.narrow(0, 8, 4)};
+  using P = detail::CudnnRnnWeightPiece;
+  const std::vector<P> pieces{{0, 0, 0, 6}, {1, 0, 8, 4}};
+  EXPECT_TRUE(detail::cudnn_rnn_one_piece_each(w, pieces));
+  EXPECT_TRUE(detail::cudnn_rnn_weights_flat(w, 20, pieces));
+  EXPECT_FALSE(detail::cudnn_rnn_weights_flat(w, 19, pieces));
+  EXPECT_FALSE(detail::cudnn_rnn_weights_flat(w, 20, {{0, 0, 0, 6}, {1, 0, 10, 4}}));
+  EXPECT_FALSE(detail::cudnn_rnn_one_piece_each(w, {{0, 0, 0, 3}, {0, 3, 3, 3}, {1, 0, 8, 4}}));
+  EXPECT_FALSE(detail::cudnn_rnn_one_piece_each(w, {{0, 0, 0, 6}, {0, 0, 8, 4}}));
+  EXPECT_FALSE(detail::cudnn_rnn_weights_flat(std::vector<Tensor>{w[0], w[1].clone()}, 20, pieces));
+  EXPECT_FALSE(detail::cudnn_rnn_weights_flat(std::vector<Tensor>{buf.narrow(0, 0, 6).view({3, 2}).t(), w[1]},
+                                              20, pieces));
+
+  nn::LSTM cpu(nn::LSTMOptions(4, 6).num_layers(2));
+  cpu->flatten_parameters();
+  const auto cp = cpu->parameters();
+  for (size_t i = 1; i < cp.size(); ++i)
+    EXPECT_NE(cp[0].impl()->storage().get(), cp[i].impl()->storage().get());
 }
 
 // A forward flattens the parameters in place: the handles held before (the module's, an
@@ -415,14 +442,9 @@ TEST_F(CudnnRnn, LstmParametersFlattenedByForward) {
   }
 }
 
-// flatten_parameters() flattens without a forward on CUDA, and leaves a CPU module as it is;
-// GRU, RNN and LSTM with a projection flatten too.
+// flatten_parameters() flattens without a forward on CUDA; GRU, RNN and LSTM with a projection
+// flatten too.
 TEST_F(CudnnRnn, FlattenParametersExplicitly) {
-  nn::LSTM cpu(nn::LSTMOptions(4, 6).num_layers(2));
-  cpu->flatten_parameters();
-  const auto cp = cpu->parameters();
-  EXPECT_NE(cp[0].impl()->storage().get(), cp[1].impl()->storage().get());
-
   nn::LSTM lstm(nn::LSTMOptions(4, 6).num_layers(2).bidirectional(true).proj_size(3));
   nn::GRU gru(nn::GRUOptions(4, 6).num_layers(2));
   nn::RNN rnn(nn::RNNOptions(4, 6).bias(false).bidirectional(true));
@@ -547,7 +569,8 @@ TEST_F(CudnnRnn, LstmSharedAndFrozenParameters) {
     Tensor xf = randn({5, 3, 4}, TensorOptions(kFloat32).device(kCUDA));
     Tensor out = std::get<0>(frozen.gpu->forward(xf));
     EXPECT_FALSE(out.requires_grad());
-    expect_close(out, std::get<0>(frozen.cpu->forward(xf.to(Device(kCPU), kFloat64))), kF32, kF32, "all frozen");
+    expect_close(out, std::get<0>(frozen.cpu->forward(xf.to(Device(kCPU), kFloat64))), kF32, kF32,
+                 "all frozen");
   }
   EXPECT_TRUE(flattened(*frozen.gpu));
 }
