@@ -46,8 +46,7 @@ Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh_form) {
   // largest cost of GPT-2's step after the GEMMs (docs/performance.md).
   // On CUDA the kernel has not yet run on a GPU: taken there with WICK_NEW_CUDA_KERNELS=1 only
   // (docs/design.md §6).
-  if (!creating_graph() && is_floating_point(g.dtype()) && is_floating_point(x.dtype()) &&
-      (!g.is_cuda() || wick::detail::new_cuda_kernels()))
+  if (!creating_graph() && (!g.is_cuda() || wick::detail::new_cuda_kernels()))
     return wick::detail::loss_pointwise(
         tanh_form ? wick::detail::PointwiseOp::GeluTanhBackward : wick::detail::PointwiseOp::GeluBackward, {g, x},
         "gelu_backward");

@@ -310,8 +310,9 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
     // int64): a copy from the host would make arange wait for the device, which a CUDA graph's
     // capture cannot hold (a GPT's positions are an arange inside its captured step).
     const int64_t si = start.to<int64_t>(), sti = step.to<int64_t>();
-    Tensor i = wick::ones({n}, TensorOptions(kInt64).device(o.device())).cumsum(0);
-    Tensor v = sti == 1 && si == 1 ? i : i * sti + (si - sti);
+    Tensor v = wick::ones({n}, TensorOptions(kInt64).device(o.device())).cumsum(0);  // 1 .. n
+    if (sti != 1) v = v * sti;
+    if (si != sti) v = v + (si - sti);
     return finish_factory(o.dtype() == kInt64 ? v : v.to(o.dtype()), o);
   }
   if (!any_float) {

@@ -18,6 +18,7 @@
 #include "core/cudnn_rnn.h"
 #include "core/tensor_ops.h"
 #include "nn/repr.h"
+#include "nn/rnn_layers.h"
 #include "wick/nn/functional.h"
 #include "wick/nn/init.h"
 #include "wick/ops.h"
@@ -28,6 +29,21 @@ namespace F = functional;
 using detail::py_bool;
 using detail::py_float;
 using Mode = RNNBaseImpl::Mode;
+
+wick::detail::CudnnRnnConfig detail::cudnn_layers(const RNNBaseImpl& m) {
+  wick::detail::CudnnRnnConfig cfg;
+  cfg.mode = m.mode == Mode::RNN_RELU   ? wick::detail::CudnnRnnMode::RnnRelu
+             : m.mode == Mode::RNN_TANH ? wick::detail::CudnnRnnMode::RnnTanh
+             : m.mode == Mode::LSTM     ? wick::detail::CudnnRnnMode::Lstm
+                                        : wick::detail::CudnnRnnMode::Gru;
+  cfg.input_size = m.input_size;
+  cfg.hidden_size = m.hidden_size;
+  cfg.proj_size = m.proj_size;
+  cfg.num_layers = m.num_layers;
+  cfg.bidirectional = m.bidirectional;
+  cfg.bias = m.bias;
+  return cfg;
+}
 
 namespace {
 
@@ -165,21 +181,6 @@ LayersOut run_layers_by_ops(Mode mode, const std::vector<CellWeights>& weights, 
   return r;
 }
 
-// The module's layers as cuDNN describes them (no batch sizes, no dropout).
-wick::detail::CudnnRnnConfig cudnn_layers(const RNNBaseImpl& m) {
-  wick::detail::CudnnRnnConfig cfg;
-  cfg.mode = m.mode == Mode::RNN_RELU   ? wick::detail::CudnnRnnMode::RnnRelu
-             : m.mode == Mode::RNN_TANH ? wick::detail::CudnnRnnMode::RnnTanh
-             : m.mode == Mode::LSTM     ? wick::detail::CudnnRnnMode::Lstm
-                                        : wick::detail::CudnnRnnMode::Gru;
-  cfg.input_size = m.input_size;
-  cfg.hidden_size = m.hidden_size;
-  cfg.proj_size = m.proj_size;
-  cfg.num_layers = m.num_layers;
-  cfg.bidirectional = m.bidirectional;
-  cfg.bias = m.bias;
-  return cfg;
-}
 
 // Whether t owns its storage, whole: a contiguous tensor from offset 0 to the storage's end, as a
 // parameter is after construction, .to() or being replaced by a new tensor.
@@ -217,7 +218,7 @@ bool flatten(const RNNBaseImpl& m, const std::vector<Tensor>& params, bool only_
       storages.push_back(s);
     }
   }
-  auto space = wick::detail::cudnn_rnn_weight_space(cudnn_layers(m), params);
+  auto space = wick::detail::cudnn_rnn_weight_space(detail::cudnn_layers(m), params);
   if (!space || !wick::detail::cudnn_rnn_one_piece_each(params, space->pieces)) return false;
   if (!only_fresh && wick::detail::cudnn_rnn_weights_flat(params, space->buf.numel(), space->pieces))
     return true;
@@ -244,7 +245,7 @@ LayersOut run_layers(const RNNBaseImpl& m, const std::vector<CellWeights>& weigh
   const Mode mode = m.mode;
   const int64_t dirs = m.bidirectional ? 2 : 1;
   if (data.is_cuda()) {
-    wick::detail::CudnnRnnConfig cfg = cudnn_layers(m);
+    wick::detail::CudnnRnnConfig cfg = detail::cudnn_layers(m);
     cfg.dropout = training && m.num_layers > 1 ? m.dropout : 0.0;
     cfg.batch_sizes = steps.batch_sizes;
     std::vector<Tensor> flat;

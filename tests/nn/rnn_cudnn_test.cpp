@@ -18,6 +18,7 @@
 
 #include "core/backend_settings.h"
 #include "core/cudnn_rnn.h"
+#include "nn/rnn_layers.h"
 #include "nn_test_util.h"
 #include "wick/optim/sgd.h"
 #include "wick/wick.h"
@@ -303,29 +304,12 @@ TEST_F(CudnnRnn, LstmNoDoubleBackward) {
 
 // ---- flattened parameters
 
-// m's layers as cuDNN's weight space describes them.
-detail::CudnnRnnConfig layers_of(const nn::RNNBaseImpl& m) {
-  detail::CudnnRnnConfig cfg;
-  using Mode = nn::RNNBaseImpl::Mode;
-  cfg.mode = m.mode == Mode::RNN_RELU   ? detail::CudnnRnnMode::RnnRelu
-             : m.mode == Mode::RNN_TANH ? detail::CudnnRnnMode::RnnTanh
-             : m.mode == Mode::LSTM     ? detail::CudnnRnnMode::Lstm
-                                        : detail::CudnnRnnMode::Gru;
-  cfg.input_size = m.input_size;
-  cfg.hidden_size = m.hidden_size;
-  cfg.proj_size = m.proj_size;
-  cfg.num_layers = m.num_layers;
-  cfg.bidirectional = m.bidirectional;
-  cfg.bias = m.bias;
-  return cfg;
-}
-
 // Whether m's parameters are flattened: views of one storage, that storage the size of cuDNN's
 // weight space, each parameter contiguous at the offset cuDNN gives its piece, the pieces
 // disjoint and inside the storage.
 bool flattened(const nn::RNNBaseImpl& m) {
   const std::vector<Tensor> params = m.parameters();
-  auto space = detail::cudnn_rnn_weight_space(layers_of(m), params);
+  auto space = detail::cudnn_rnn_weight_space(nn::detail::cudnn_layers(m), params);
   if (!space) return false;
   const auto& storage = params[0].impl()->storage();
   const char* base = static_cast<const char*>(storage->data());
