@@ -23,6 +23,7 @@
 // sample: the model, its configuration and the tokenizer come from the checkpoint; the prompt
 // runs once and each new token costs one step of the model (the KV cache).
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -70,6 +71,7 @@ struct TrainConfig {
   std::string amp;
   std::string gpus_arg;
   bool distributed = false, graph = false;
+  bool phases = false;  // each step's host and device time, phase by phase (waits for the GPU each step)
   int zero = 0;  // 1: ZeRO-1 over the DDP processes
   double peak_tflops = 0;
   std::string plot, log, resume;
@@ -265,6 +267,60 @@ class ResumeSampler : public data::Sampler {
  private:
   std::shared_ptr<data::DistributedSampler> inner_;
   mutable int64_t skip_ = 0;  // indices() is const, as the loader calls it
+};
+
+// --phases: where a step's time goes. Each phase's host time (from its first call to its last
+// returning) beside its device time (CUDA events recorded at the same points). A phase whose host
+// time exceeds its device time keeps the GPU waiting. The host waits for the GPU at each step's
+// end, so that a phase's events measure that phase alone. The first three steps are left out.
+// With gradient accumulation, "forward" is the first micro-batch's, "backward" the rest.
+class PhaseClock {
+ public:
+  static constexpr const char* kNames[] = {"data", "forward", "backward", "clip", "optimizer"};
+  static constexpr int kPhases = 5;
+
+  explicit PhaseClock(bool cuda) : cuda_(cuda) {
+    if (cuda_)
+      for (int i = 0; i <= kPhases; ++i) events_.emplace_back(/*enable_timing=*/true);
+  }
+  // The start of phase i (kPhases: the end of the step).
+  void mark(int i) {
+    if (cuda_) events_[size_t(i)].record();
+    host_[size_t(i)] = Clock::now();
+  }
+  // After mark(kPhases): waits for the device, then adds this step (unless it is a warm-up one).
+  void end_step(bool counted) {
+    if (cuda_) events_[kPhases].synchronize();
+    const auto done = Clock::now();
+    if (!counted) return;
+    for (int i = 0; i < kPhases; ++i) {
+      host_ms_[size_t(i)] += std::chrono::duration<double, std::milli>(host_[size_t(i) + 1] - host_[size_t(i)]).count();
+      if (cuda_) device_ms_[size_t(i)] += events_[size_t(i)].elapsed_time(events_[size_t(i) + 1]);
+    }
+    wall_ms_ += std::chrono::duration<double, std::milli>(done - host_[0]).count();
+    ++steps_;
+  }
+  void print() const {
+    if (steps_ == 0) return;
+    const double n = double(steps_);
+    std::printf("phases (ms a step, mean of %lld steps):\n%-10s %8s %8s\n", (long long)steps_, "phase", "host",
+                cuda_ ? "device" : "");
+    for (int i = 0; i < kPhases; ++i)
+{
+      char device[32] = "";
+      if (cuda_) std::snprintf(device, sizeof device, "%.2f", device_ms_[size_t(i)] / n);
+      std::printf("%-10s %8.2f %8s\n", kNames[i], host_ms_[size_t(i)] / n, device);
+    }
+    std::printf("%-10s %8.2f\n", "step", wall_ms_ / n);
+  }
+
+ private:
+  bool cuda_;
+  std::vector<cuda::Event> events_;
+  std::array<Clock::time_point, kPhases + 1> host_{};
+  std::array<double, kPhases> host_ms_{}, device_ms_{};
+  double wall_ms_ = 0;
+  int64_t steps_ = 0;
 };
 
 // The training batches, epoch after epoch, with their position (epoch, batch within it) so that
@@ -595,13 +651,20 @@ int run_train(TrainConfig c) {
   int64_t span_steps = 0;
   bool span_clean = false;
   std::vector<Tensor> params = model->parameters();
+  std::optional<PhaseClock> phases;
+  if (c.phases && lead && !c.graph) phases.emplace(device.is_cuda());
+  const int64_t first_step = step;
   for (; step < end; ++step) {
     const double lr = optimizer->param_groups()[0].options().get_lr();
+    if (phases) phases->mark(0);
     Tensor loss_sum = zeros({}, TensorOptions(kFloat32).device(device));
     if (!graph) optimizer->zero_grad();
     for (int64_t micro = 0; micro < c.grad_accum; ++micro) {
       data::Example<>& b = batches.next();
-      Tensor xy = stack({b.data, b.target}, 1).to(device, /*non_blocking=*/true);
+      // Inputs and targets go over one by one from the loader's pinned memory, without the host
+      // waiting; stacked on the CPU, they would be a pageable tensor whose copy waits.
+      Tensor xy = stack({b.data.to(device, /*non_blocking=*/true), b.target.to(device, /*non_blocking=*/true)}, 1);
+      if (phases && micro == 0) phases->mark(1);
       if (c.graph) {
         if (!graph) {
           // Warm up on a side stream (allocations settle), then capture.
@@ -631,12 +694,19 @@ int run_train(TrainConfig c) {
       std::optional<nn::parallel::DistributedDataParallelImpl::NoSyncGuard> no_sync;
       if (ddp && micro + 1 < c.grad_accum) no_sync.emplace(*ddp);
       Tensor loss = loss_of(xy) / double(c.grad_accum);
+      if (phases && micro == 0) phases->mark(2);
       loss.backward();
       loss_sum += loss.detach();
     }
+    if (phases) phases->mark(3);
     const Tensor norm = nn::utils::clip_grad_norm_(params, c.clip);
+    if (phases) phases->mark(4);
     optimizer->step();
     scheduler.step();
+    if (phases) {
+      phases->mark(PhaseClock::kPhases);
+      phases->end_step(/*counted=*/step - first_step >= 3);
+    }
     if (c.distributed) distributed::all_reduce(loss_sum, distributed::ReduceOp::AVG);
 
     const bool last = step + 1 == end;
@@ -689,6 +759,7 @@ int run_train(TrainConfig c) {
   if (c.distributed) distributed::destroy_process_group();
   if (!lead) return 0;
   if (bar) bar->finish();
+  if (phases) phases->print();
   if (!c.plot.empty() && !curves.loss.empty()) {
     curves.title = "wick-gpt: " + c.model + " (" + std::to_string(model->num_parameters()) + " parameters), " + where;
     curves.epochs = int(c.max_steps);
@@ -792,6 +863,9 @@ int main(int argc, char** argv) {
                "one process of a run started by wick-launch, mpirun or srun: DistributedDataParallel");
   tr->add_option("--zero", t.zero, "1: ZeRO-1, the AdamW state sharded over the --distributed processes");
   tr->add_flag("--graph", t.graph, "replay the forward and backward pass as a CUDA graph");
+  tr->add_flag("--phases", t.phases,
+               "print where a step's time goes: host and GPU time of its data, forward, backward, clipping and "
+               "optimizer (waits for the GPU after each step)");
   tr->add_option("--peak-tflops", t.peak_tflops, "the device's peak TFLOP/s, for MFU");
   tr->add_option("--plot", t.plot, "write the training and validation losses to this SVG file");
   tr->add_option("--log", t.log, "append each step's loss, learning rate and gradient norm to this file");
