@@ -24,6 +24,14 @@ void check_stream_not_capturing(int d, cudaStream_t stream, const char* op, cons
              ". Do it before capture_begin() or after capture_end().");
 }
 
+bool stream_is_capturing(int d, cudaStream_t stream) {
+  if (g_captures[d].load(std::memory_order_relaxed) == 0 || stream == nullptr) [[likely]]
+    return false;
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  WICK_CUDA_CHECK(cudaStreamIsCapturing(stream, &status), "capture");
+  return status == cudaStreamCaptureStatusActive;
+}
+
 void check_device_not_capturing(int d, const char* op) {
   WICK_CHECK(g_captures[d].load(std::memory_order_relaxed) == 0, DeviceError, op, op,
              " cannot run while a CUDA graph is being captured on cuda:", d,

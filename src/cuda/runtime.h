@@ -46,6 +46,10 @@ inline std::atomic<int> g_captures[kMaxCudaDevices];
 // be captured (host copies, item()).
 void check_stream_not_capturing(int d, cudaStream_t stream, const char* op,
                                 const char* why = "it makes the host wait for the device");
+// Whether stream (of device d) is capturing a graph now. Checks whose answer the host would wait
+// for (indices in range, integer divisors not zero) run on the device instead while it is, and
+// stop the kernel there (a device-side assertion, as PyTorch's inside a graph; docs/design.md §8).
+bool stream_is_capturing(int d, cudaStream_t stream);
 // DeviceError "[op] ..." while any graph is being captured on device d: for calls that would
 // synchronize it.
 void check_device_not_capturing(int d, const char* op);

@@ -181,6 +181,59 @@ TEST(CudaGraph, CallsThatCannotBeCapturedRaiseAndTheCaptureGoesOn) {
   EXPECT_EQ(values(y)[0], 7.0f);
 }
 
+// Index checks cannot make the host wait inside a capture: they are captured as a kernel of
+// their own, so an embedding's forward and backward, gather, scatter_add and index_add replay
+// with new indices and give the eager results.
+TEST(CudaGraph, IndexedOpsAreCapturedAndFollowNewIndices) {
+  WICK_REQUIRE_CUDA();
+  WICK_REQUIRE_CACHING();
+  manual_seed(3);
+  nn::Embedding emb(50, 8);
+  emb->to(gpu());
+  Tensor idx = randint(0, 50, {4, 6}).to(gpu());
+  Tensor src = randn({20, 5}).to(gpu());
+  Tensor rows = randint(0, 20, {7}).to(gpu());
+  Tensor cols = randint(0, 5, {20, 3}).to(gpu());
+  auto run = [&] {
+    Tensor out = emb(idx);
+    (out * out).sum().backward();
+    Tensor picked = src.index_select(0, rows);
+    Tensor gathered = src.gather(1, cols);
+    Tensor added = zeros({20, 5}, TensorOptions().device(gpu())).index_add(0, rows, picked);
+    Tensor scattered = zeros({20, 5}, TensorOptions().device(gpu())).scatter_add(1, cols, gathered);
+    return std::vector<Tensor>{out.detach(), picked, gathered, added, scattered};
+  };
+  // warm-up on a side stream, then the capture
+  cuda::Stream side = cuda::Stream::create(0);
+  cuda::current_stream().synchronize();
+  {
+    cuda::StreamGuard guard(side);
+    emb->zero_grad();
+    (void)run();
+  }
+  cuda::current_stream().wait_stream(side);
+  emb->zero_grad();
+  std::vector<Tensor> captured;
+  cuda::Graph g;
+  {
+    cuda::GraphCapture capture(g);
+    captured = run();
+  }
+  for (int k = 0; k < 2; ++k) {
+    idx.copy_(randint(0, 50, {4, 6}).to(gpu()));
+    rows.copy_(randint(0, 20, {7}).to(gpu()));
+    cols.copy_(randint(0, 5, {20, 3}).to(gpu()));
+    emb->weight.grad().zero_();
+    g.replay();
+    const Tensor graph_grad = emb->weight.grad().clone();
+    emb->weight.grad().zero_();
+    const std::vector<Tensor> eager = run();
+    for (size_t i = 0; i < eager.size(); ++i)
+      EXPECT_TRUE(allclose(captured[i].cpu(), eager[i].cpu(), 1e-5, 1e-5)) << "output " << i << ", replay " << k;
+    EXPECT_TRUE(allclose(graph_grad.cpu(), emb->weight.grad().cpu(), 1e-5, 1e-5)) << "replay " << k;
+  }
+}
+
 TEST(CudaGraph, AdamStepRefusesToBeCaptured) {
   WICK_REQUIRE_CUDA();
   WICK_REQUIRE_CACHING();

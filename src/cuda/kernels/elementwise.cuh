@@ -338,14 +338,35 @@ struct FindBody {
   }
 };
 
+// find_any's body inside a graph capture: a bad value stops the kernel (the launch's error is
+// the next call's; the device's context is lost, as after PyTorch's device-side assertions).
+template <class Pred>
+struct TrapBody {
+  Pred bad;
+  template <int N>
+  __device__ __forceinline__ void operator()(char* const* ptrs, const int64_t (&off)[N]) const {
+    int64_t value = 0;
+    if (bad(ptrs, off, value)) {
+      printf("wick: a checked value (%lld) is out of range in a kernel captured in a CUDA graph\n",
+             static_cast<long long>(value));
+      __trap();
+    }
+  }
+};
+
 // Some value v for which bad(ptrs, offsets, v) held over the N operands of p, or nullopt.
-// Synchronizes with the current stream (the price of raising before anything is written).
+// Synchronizes with the current stream (the price of raising before anything is written). While
+// the stream captures a graph the host cannot wait: the check is captured as a kernel that stops
+// on a bad value, and the answer is nullopt.
 template <int N, class Pred>
 std::optional<int64_t> find_any(const char* op, const Plan& p, const Pred& bad) {
   if (p.numel == 0) return std::nullopt;
   CudaDeviceScope scope(p.device);
   cudaStream_t stream = current_cuda_stream(p.device);
-  check_stream_not_capturing(p.device, stream, op, "checking its indices makes the host wait for the device");
+  if (stream_is_capturing(p.device, stream)) {
+    launch_strided<N>(op, p, TrapBody<Pred>{bad});
+    return std::nullopt;
+  }
   Tensor flag = empty({2}, TensorOptions(kInt64).device(Device(kCUDA, p.device)));
   auto* found = static_cast<unsigned long long*>(flag.data_ptr());
   WICK_CUDA_CHECK(cudaMemsetAsync(found, 0, 16, stream), op);

@@ -61,7 +61,14 @@ __global__ void __launch_bounds__(kBlock) check_kernel(const I* ix, Geometry g, 
     int64_t po, ps, pi;
     element_offsets(g, i, po, ps, pi);
     const int64_t v = int64_t(ix[pi]);
-    if ((v < 0 || v >= size) && atomicCAS(found, 0ull, 1ull) == 0ull) found[1] = (unsigned long long)v;
+    if (v < 0 || v >= size) {
+      if (found == nullptr) {  // inside a graph capture (check_indices)
+        printf("wick: index %lld is out of bounds for dimension with size %lld in a kernel captured in a CUDA "
+               "graph\n", static_cast<long long>(v), static_cast<long long>(size));
+        __trap();
+      }
+      if (atomicCAS(found, 0ull, 1ull) == 0ull) found[1] = (unsigned long long)v;
+    }
   }
 }
 
@@ -183,7 +190,11 @@ __global__ void __launch_bounds__(kBlock) scatter_kernel(T* out, const T* src, c
 template <class I>
 void check_indices(const I* ix, const Geometry& g, int64_t n, int64_t size, int device, const char* op) {
   cudaStream_t stream = current_cuda_stream(device);
-  check_stream_not_capturing(device, stream, op, "checking its indices makes the host wait for the device");
+  if (stream_is_capturing(device, stream)) {  // the host cannot wait: the kernel stops on a bad index
+    check_kernel<I><<<grid_blocks(blocks_for(n), device), kBlock, 0, stream>>>(ix, g, n, size, nullptr);
+    WICK_CUDA_AFTER_LAUNCH(op, stream);
+    return;
+  }
   Tensor flag = empty({2}, TensorOptions(kInt64).device(Device(kCUDA, device)));
   auto* found = static_cast<unsigned long long*>(flag.data_ptr());
   WICK_CUDA_CHECK(cudaMemsetAsync(found, 0, 16, stream), op);
