@@ -10,7 +10,6 @@
 #include "autograd/function.h"
 #include "autograd/hooks.h"
 #include "autograd/meta.h"
-#include "core/backend_settings.h"
 #include "core/cudnn_rnn.h"
 #include "wick/ops.h"
 
@@ -59,8 +58,7 @@ void record_cudnn_rnn(const char* op, const wick::detail::CudnnRnnConfig& cfg, c
         r[states + i] = std::move(gw[i]);
         views += r[states + i].impl()->storage() == g.dweight.impl()->storage();
       }
-      // Not yet run on a GPU: taken with WICK_NEW_CUDA_KERNELS=1 only (docs/design.md §6).
-      if (wick::detail::new_cuda_kernels()) hand_over_grad_views(g.dweight, views);
+      hand_over_grad_views(g.dweight, views);
     }
     return r;
   };

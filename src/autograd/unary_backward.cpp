@@ -8,7 +8,6 @@
 
 #include "autograd/function.h"
 #include "autograd/hooks.h"
-#include "core/backend_settings.h"
 #include "core/kernel_table.h"
 #include "core/loss.h"
 #include "wick/ops.h"
@@ -44,9 +43,7 @@ Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh_form) {
   // One kernel (g and x read once); the composite below only where the backward is itself
   // recorded (double backward). Composed of a dozen elementwise ops, GELU's backward was the
   // largest cost of GPT-2's step after the GEMMs (docs/performance.md).
-  // On CUDA the kernel has not yet run on a GPU: taken there with WICK_NEW_CUDA_KERNELS=1 only
-  // (docs/design.md §6).
-  if (!creating_graph() && (!g.is_cuda() || wick::detail::new_cuda_kernels()))
+  if (!creating_graph())
     return wick::detail::loss_pointwise(
         tanh_form ? wick::detail::PointwiseOp::GeluTanhBackward : wick::detail::PointwiseOp::GeluBackward, {g, x},
         "gelu_backward");

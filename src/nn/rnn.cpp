@@ -13,7 +13,6 @@
 
 #include "autograd/meta.h"
 #include "core/as_op.h"
-#include "core/backend_settings.h"
 #include "core/checks.h"
 #include "core/cudnn_rnn.h"
 #include "core/tensor_ops.h"
@@ -205,8 +204,6 @@ bool owns_storage(const Tensor& t) {
 // the space (already, or now).
 bool flatten(const RNNBaseImpl& m, const std::vector<Tensor>& params, bool only_fresh) {
   if (params.empty() || !params[0].defined() || !params[0].is_cuda()) return false;
-  // Not yet run on a GPU: taken with WICK_NEW_CUDA_KERNELS=1 only (docs/design.md §6).
-  if (!wick::detail::new_cuda_kernels()) return false;
   std::vector<const void*> storages;
   for (const Tensor& p : params) {
     if (!p.defined() || !p.is_leaf()) return false;

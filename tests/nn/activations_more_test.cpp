@@ -12,7 +12,6 @@
 #include <gtest/gtest.h>
 
 #include "../autograd/gradcheck.h"
-#include "core/backend_settings.h"
 #include "nn_test_util.h"
 #include "wick/wick.h"
 
@@ -122,11 +121,7 @@ TEST_P(MoreActivations, GeluBackwardMatchesTheFloat64Derivative) {
   Tensor x = (randn({6, 11}, TensorOptions(kFloat64)) * 3).t();
   Tensor g = randn({1, 6}, TensorOptions(kFloat64));
   const double k = std::sqrt(2.0 / std::numbers::pi), a = 0.044715;
-  // CUDA's kernel is taken with WICK_NEW_CUDA_KERNELS=1 only (docs/design.md §6); without it the
-  // composed backward runs there, whose 16-bit roundings this tolerance is not meant for.
-  const bool fused = !dev().is_cuda() || detail::new_cuda_kernels();
-  std::vector<Dtype> dtypes{kFloat64, kFloat32};
-  if (fused) dtypes.insert(dtypes.end(), {kBFloat16, kFloat16});
+  const std::vector<Dtype> dtypes{kFloat64, kFloat32, kBFloat16, kFloat16};
   for (bool tanh_form : {false, true}) {
     for (Dtype dt : dtypes) {
       std::ostringstream what;

@@ -16,7 +16,6 @@
 
 #include <gtest/gtest.h>
 
-#include "core/backend_settings.h"
 #include "core/cudnn_rnn.h"
 #include "nn/rnn_layers.h"
 #include "nn_test_util.h"
@@ -39,16 +38,8 @@ class CudnnRnn : public ::testing::Test {
   }
 };
 
-// The flattened parameters and their handed-over gradients have not yet run on a GPU, so they
-// are taken only with WICK_NEW_CUDA_KERNELS=1 (docs/design.md §6): run these tests with it set.
-class CudnnRnnFlat : public CudnnRnn {
- protected:
-  void SetUp() override {
-    CudnnRnn::SetUp();
-    if (IsSkipped()) return;
-    if (!detail::new_cuda_kernels()) GTEST_SKIP() << "flattening is taken with WICK_NEW_CUDA_KERNELS=1 only";
-  }
-};
+// The flattened parameters and their handed-over gradients.
+class CudnnRnnFlat : public CudnnRnn {};
 
 // Fixed weights of t's shape for the loss sum(t * w): every element gets its own gradient.
 Tensor weights_like(const Tensor& t) {
