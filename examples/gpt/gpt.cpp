@@ -96,7 +96,16 @@ MLPImpl::MLPImpl(const GPTConfig& c) {
   dropout = register_module("dropout", nn::Dropout(c.dropout));
 }
 
-Tensor MLPImpl::forward(const Tensor& x) { return dropout(c_proj(F::gelu(c_fc(x), "tanh"))); }
+Tensor MLPImpl::forward(const Tensor& x) {
+  if (!c_fc->bias.defined()) return dropout(c_proj(F::gelu(c_fc(x), "tanh")));
+  // F::gelu(c_fc(x), "tanh") as one op: on a GPU one GEMM whose epilogue adds the bias and applies
+  // GELU, instead of a GEMM and a pass of GELU over the widest activation.
+  std::vector<int64_t> sizes = x.sizes().vec();
+  sizes.back() = c_fc->weight.size(0);
+  Tensor h = wick::_addmm_activation(c_fc->bias, x.reshape({-1, x.size(-1)}), c_fc->weight.t(), 1, 1,
+                                     /*use_gelu=*/true);
+  return dropout(c_proj(h.view(sizes)));
+}
 
 BlockImpl::BlockImpl(const GPTConfig& c) {
   ln_1 = register_module("ln_1", nn::LayerNorm(nn::LayerNormOptions({c.n_embd}).bias(c.bias)));

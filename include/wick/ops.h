@@ -223,6 +223,11 @@ Tensor mm(const Tensor& a, const Tensor& b);
 Tensor bmm(const Tensor& a, const Tensor& b);
 // beta * input + alpha * (a @ b), input broadcast to the result.
 Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta = 1, const Scalar& alpha = 1);
+// activation(beta * input + alpha * (a @ b)): GELU (its tanh form) with use_gelu, else ReLU, as
+// torch._addmm_activation. On a GPU, linear's case (input a bias row, beta 1) is one GEMM whose
+// epilogue adds the bias and applies GELU (docs/design.md §8, "GEMM").
+Tensor _addmm_activation(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta = 1,
+                         const Scalar& alpha = 1, bool use_gelu = false);
 // x @ weight.T + bias (bias may be undefined), as torch.nn.functional.linear.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {});
 

@@ -155,6 +155,11 @@ void record_matmul(const Tensor& a, const Tensor& b, const Tensor& out);
 void record_bmm(const Tensor& a, const Tensor& b, const Tensor& out);
 void record_addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Tensor& out,
                   const Scalar& beta, const Scalar& alpha);
+// _addmm_activation: out = activation(pre), pre = beta * input + alpha * (a @ b).
+void record_addmm_activation(const Tensor& input, const Tensor& a, const Tensor& b, const Tensor& out,
+                             const Tensor& pre, const Scalar& beta, const Scalar& alpha, bool use_gelu);
+// GELU's backward at x (unary_backward.cpp): one kernel outside double backward.
+Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh_form);
 
 // ---- softmax, selections, moments, norms (reduce_ops_backward.cpp)
 void record_softmax(const Tensor& t, const Tensor& out, int64_t dim);

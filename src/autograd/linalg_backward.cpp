@@ -4,6 +4,7 @@
 #include "autograd/function.h"
 #include "autograd/hooks.h"
 #include "core/linalg.h"
+#include "core/loss.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
 
@@ -93,36 +94,76 @@ void record_bmm(const Tensor& a, const Tensor& b, const Tensor& out) {
          });
 }
 
+namespace {
+
+// What addmm's gradients need beside the saved a (saved 0) and b (saved 1).
+struct AddmmShape {
+  Scalar beta, alpha;
+  bool a_cm, b_cm;  // a (b) stored column-major
+  DimVector in_sizes;
+  bool row;  // input is one row added to every row of the product (linear's bias)
+};
+
+AddmmShape addmm_shape(const Tensor& input, const Tensor& a, const Tensor& b, const Tensor& out, const Scalar& beta,
+                       const Scalar& alpha) {
+  return {beta,
+          alpha,
+          column_major(a),
+          column_major(b),
+          DimVector(input.sizes()),
+          input.dim() >= 1 && input.numel() == out.size(1) && input.size(-1) == out.size(1)};
+}
+
+// The gradients of input, a and b for the gradient g of beta * input + alpha * (a @ b).
+variable_list addmm_grads(BackwardContext& c, const Tensor& g, const AddmmShape& s) {
+  const double be = s.beta.to<double>(), al = s.alpha.to<double>();
+  variable_list r(3);
+  // linear's bias (one row added to every row of the product) and its weight: the bias
+  // gradient, g summed over the batch, with the weight gradient (one GEMM where the backend
+  // can, mm_with_sums).
+  if (s.row && be == 1 && al == 1 && c.needs(0) && c.needs(2) && g.dim() == 2 && !creating_graph()) {
+    Tensor sums;
+    // Straight into the weight's gradient destination when it has one (a DDP bucket).
+    Tensor dst = take_grad_destination(c.node(), 2);
+    r[2] = s.b_cm ? wick::detail::mm_with_sums(g.t(), c.saved(0), 1, sums, dst.defined() ? dst.t() : dst).t()
+                  : wick::detail::mm_with_sums(c.saved(0).t(), g, 2, sums, dst);
+    r[0] = sums.view(s.in_sizes);
+    if (c.needs(1)) r[1] = mm_a_grad(g, c.saved(1), s.a_cm);
+    return r;
+  }
+  if (c.needs(0)) r[0] = be == 1 ? g : g * be;
+  auto scaled = [al](Tensor t) { return al == 1 ? t : t * al; };
+  if (c.needs(1)) r[1] = scaled(mm_a_grad(g, c.saved(1), s.a_cm));
+  if (c.needs(2)) r[2] = scaled(mm_b_grad(g, c.saved(0), s.b_cm));
+  return r;
+}
+
+}  // namespace
+
 void record_addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Tensor& out,
                   const Scalar& beta, const Scalar& alpha) {
-  record(
-      "AddmmBackward0", {input, a, b}, out,
-      {if_needed(b.requires_grad(), a), if_needed(a.requires_grad(), b)},
-      [beta, alpha, a_cm = column_major(a), b_cm = column_major(b), in_sizes = DimVector(input.sizes()),
-       row = input.dim() >= 1 && input.numel() == out.size(1) &&
-             input.size(-1) == out.size(1)](BackwardContext& c) -> variable_list {
-        const double be = beta.to<double>(), al = alpha.to<double>();
-        Tensor g = c.grad();
-        variable_list r(3);
-        // linear's bias (one row added to every row of the product) and its weight: the bias
-        // gradient, g summed over the batch, with the weight gradient (one GEMM where the backend
-        // can, mm_with_sums).
-        if (row && be == 1 && al == 1 && c.needs(0) && c.needs(2) && g.dim() == 2 && !creating_graph()) {
-          Tensor sums;
-          // Straight into the weight's gradient destination when it has one (a DDP bucket).
-          Tensor dst = take_grad_destination(c.node(), 2);
-          r[2] = b_cm ? wick::detail::mm_with_sums(g.t(), c.saved(0), 1, sums, dst.defined() ? dst.t() : dst).t()
-                      : wick::detail::mm_with_sums(c.saved(0).t(), g, 2, sums, dst);
-          r[0] = sums.view(in_sizes);
-          if (c.needs(1)) r[1] = mm_a_grad(g, c.saved(1), a_cm);
-          return r;
-        }
-        if (c.needs(0)) r[0] = be == 1 ? g : g * be;
-        auto scaled = [al](Tensor t) { return al == 1 ? t : t * al; };
-        if (c.needs(1)) r[1] = scaled(mm_a_grad(g, c.saved(1), a_cm));
-        if (c.needs(2)) r[2] = scaled(mm_b_grad(g, c.saved(0), b_cm));
-        return r;
-      });
+  record("AddmmBackward0", {input, a, b}, out, {if_needed(b.requires_grad(), a), if_needed(a.requires_grad(), b)},
+         [s = addmm_shape(input, a, b, out, beta, alpha)](BackwardContext& c) -> variable_list {
+           return addmm_grads(c, c.grad(), s);
+         });
+}
+
+void record_addmm_activation(const Tensor& input, const Tensor& a, const Tensor& b, const Tensor& out,
+                             const Tensor& pre, const Scalar& beta, const Scalar& alpha, bool use_gelu) {
+  record("AddmmActivationBackward0", {input, a, b}, out,
+         {if_needed(b.requires_grad(), a), if_needed(a.requires_grad(), b), use_gelu ? pre : out},
+         [s = addmm_shape(input, a, b, out, beta, alpha), use_gelu](BackwardContext& c) -> variable_list {
+           // The value before the activation was made outside the graph (by the GEMM's epilogue
+           // on a GPU): its own gradient cannot be recorded.
+           if (creating_graph()) [[unlikely]]
+             wick::detail::raise<NotImplementedError>("_addmm_activation",
+                                                      "double backward is not implemented for "
+                                                      "AddmmActivationBackward0; compose addmm and the activation "
+                                                      "to differentiate twice");
+           const Tensor g = use_gelu ? gelu_backward(c.grad(), c.saved(2), /*tanh_form=*/true)
+                                     : wick::detail::threshold_backward(c.grad(), c.saved(2));
+           return addmm_grads(c, g, s);
+         });
 }
 
 }  // namespace wick::autograd

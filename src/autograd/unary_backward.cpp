@@ -39,6 +39,25 @@ void record_one(UnaryOp op, const Tensor& self, const Tensor& out, const Tensor&
          [f](BackwardContext& c) -> variable_list { return {f(c.grad(), c.saved(0))}; });
 }
 
+
+void record_clamp(const Tensor& t, const Tensor& out, const Scalar* min, const Scalar* max, const char* name) {
+  const std::string_view called = name ? name : "clamp";
+  std::optional<Scalar> lo, hi;
+  if (min) lo = *min;
+  if (max) hi = *max;
+  const char* node = called == "clamp_min" ? "ClampMinBackward0"
+                     : called == "clamp_max" ? "ClampMaxBackward0"
+                                             : "ClampBackward1";
+  record(node, {t}, out, {t}, [lo, hi](BackwardContext& c) -> variable_list {
+    Tensor x = c.saved(0), g = c.grad();
+    if (lo) g = zeros_where(x < *lo, g);
+    if (hi) g = zeros_where(x > *hi, g);
+    return {g};
+  });
+}
+
+}  // namespace
+
 Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh_form) {
   // One kernel (g and x read once); the composite below only where the backward is itself
   // recorded (double backward). Composed of a dozen elementwise ops, GELU's backward was the
@@ -60,24 +79,6 @@ Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh_form) {
   Tensor pdf = wick::exp(x * x * -0.5) * (1.0 / std::sqrt(2.0 * std::numbers::pi));
   return g * (cdf + x * pdf);
 }
-
-void record_clamp(const Tensor& t, const Tensor& out, const Scalar* min, const Scalar* max, const char* name) {
-  const std::string_view called = name ? name : "clamp";
-  std::optional<Scalar> lo, hi;
-  if (min) lo = *min;
-  if (max) hi = *max;
-  const char* node = called == "clamp_min" ? "ClampMinBackward0"
-                     : called == "clamp_max" ? "ClampMaxBackward0"
-                                             : "ClampBackward1";
-  record(node, {t}, out, {t}, [lo, hi](BackwardContext& c) -> variable_list {
-    Tensor x = c.saved(0), g = c.grad();
-    if (lo) g = zeros_where(x < *lo, g);
-    if (hi) g = zeros_where(x > *hi, g);
-    return {g};
-  });
-}
-
-}  // namespace
 
 void record_unary(UnaryOp op, const Tensor& self, const Tensor& out, const Scalar* a, const Scalar* b,
                   const char* name) {

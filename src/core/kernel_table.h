@@ -69,6 +69,12 @@ struct GemmArgs {
   int operand_sums = 0;
   Tensor sums = Tensor();
   bool* sums_done = nullptr;
+  // CUDA only, batch 1, with bias: when gelu_aux is defined (c's shape, contiguous), it receives
+  // the product plus bias and c its GELU (tanh form), by cuBLASLt's GELU_AUX_BIAS epilogue. The
+  // backend sets *gelu_done when it did; where the library has no such algorithm it writes
+  // neither and the caller computes them.
+  Tensor gelu_aux = Tensor();
+  bool* gelu_done = nullptr;
 };
 
 // A 2-D convolution's geometry: (h, w) pairs; weight [O, C / groups, kh, kw].

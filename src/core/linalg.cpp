@@ -238,6 +238,37 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
   return out;
 }
 
+namespace {
+
+void check_addmm_args(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta,
+                      const Scalar& alpha, const char* op) {
+  check_matmul_args(a, b, op);
+  check_same_device(input, a.device(), op, "self");
+  WICK_CHECK(input.dtype() == a.dtype(), TypeError, op, "self and mat2 must have the same dtype, but got ",
+             input.dtype(), " and ", a.dtype());
+  WICK_CHECK(is_floating_point(a.dtype()) || (!beta.is_floating_point() && !alpha.is_floating_point()),
+             ValueError, op, "For integral input tensors, argument beta and alpha must not be floating point numbers.");
+  WICK_CHECK(a.dim() == 2, ValueError, op, "mat1 must be a matrix, got ", a.dim(), "-D tensor");
+  WICK_CHECK(b.dim() == 2, ValueError, op, "mat2 must be a matrix, got ", b.dim(), "-D tensor");
+  WICK_CHECK(a.size(1) == b.size(0), ValueError, op, "mat1 and mat2 shapes cannot be multiplied (", a.size(0), "x",
+             a.size(1), " and ", b.size(0), "x", b.size(1), ")");
+  const int64_t n = a.size(0), m = b.size(1);
+  WICK_CHECK(IntArrayRef(broadcast_shapes(input.sizes(), {n, m}, op)).equals({n, m}), ValueError, op,
+             "self of shape ", input.sizes(), " can't be broadcast to the result's [", n, ", ", m, "]");
+}
+
+// Whether linear's case (a contiguous bias row, beta 1, a 16-bit or float32 product on a GPU)
+// can take the GEMM's bias epilogue.
+bool bias_epilogue(const Tensor& input, const Tensor& a, const Tensor& b, double beta) {
+  const int64_t n = a.size(0), m = b.size(1);
+  return a.is_cuda() && beta == 1 && n > 0 && m > 0 && a.size(1) > 0 && input.numel() == m && input.dim() >= 1 &&
+         input.size(-1) == m && input.is_contiguous() &&
+         (a.dtype() == kFloat32 || a.dtype() == kFloat16 || a.dtype() == kBFloat16) &&
+         reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 == 0;
+}
+
+}  // namespace
+
 // beta * input + alpha * (a @ b): input is broadcast into the result, which GEMM accumulates
 // into (beta == 0 ignores input, nan and inf included, as BLAS and PyTorch do).
 Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
@@ -249,24 +280,58 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
         Lower, Lower, "addmm",
         [&](const Tensor& i, const Tensor& x, const Tensor& y) { return addmm(i, x, y, beta, alpha); }, input,
         a, b);
-  check_matmul_args(a, b, "addmm");
-  check_same_device(input, a.device(), "addmm", "self");
-  WICK_CHECK(input.dtype() == a.dtype(), TypeError, "addmm",
-             "self and mat2 must have the same dtype, but got ", input.dtype(), " and ", a.dtype());
-  WICK_CHECK(is_floating_point(a.dtype()) || (!beta.is_floating_point() && !alpha.is_floating_point()),
-             ValueError, "addmm",
-             "For integral input tensors, argument beta and alpha must not be floating point numbers.");
-  WICK_CHECK(a.dim() == 2, ValueError, "addmm", "mat1 must be a matrix, got ", a.dim(), "-D tensor");
-  WICK_CHECK(b.dim() == 2, ValueError, "addmm", "mat2 must be a matrix, got ", b.dim(), "-D tensor");
-  WICK_CHECK(a.size(1) == b.size(0), ValueError, "addmm", "mat1 and mat2 shapes cannot be multiplied (",
-             a.size(0), "x", a.size(1), " and ", b.size(0), "x", b.size(1), ")");
-  const int64_t n = a.size(0), m = b.size(1);
-  WICK_CHECK(IntArrayRef(broadcast_shapes(input.sizes(), {n, m}, "addmm")).equals({n, m}), ValueError,
-             "addmm", "self of shape ", input.sizes(), " can't be broadcast to the result's [", n, ", ", m,
-             "]");
+  check_addmm_args(input, a, b, beta, alpha, "addmm");
   const bool grad = needs_grad(input, a, b);
   Tensor out = forward_once(grad, [&] { return addmm_impl(input, a, b, beta, alpha); });
   if (grad) [[unlikely]] autograd::record_addmm(input, a, b, out, beta, alpha);
+  return out;
+}
+
+// activation(addmm(...)). On a GPU, linear's case is one GEMM: cuBLASLt's GELU_AUX_BIAS epilogue
+// writes the activation and, for the backward, the value before it (docs/design.md §8, "GEMM");
+// elsewhere, or where the library has no such algorithm, addmm then the activation.
+// One node either way (AddmmActivationBackward0), which keeps the value before the activation.
+Tensor _addmm_activation(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta,
+                         const Scalar& alpha, bool use_gelu) {
+  constexpr const char* kOp = "_addmm_activation";
+  check_defined(input, kOp, "self");
+  check_defined(a, kOp, "mat1");
+  check_defined(b, kOp, "mat2");
+  if (autocast::active()) [[unlikely]]
+    return autocast::run(
+        Lower, Lower, kOp,
+        [&](const Tensor& i, const Tensor& x, const Tensor& y) {
+          return _addmm_activation(i, x, y, beta, alpha, use_gelu);
+        },
+        input, a, b);
+  check_addmm_args(input, a, b, beta, alpha, kOp);
+  WICK_CHECK(!use_gelu || is_floating_point(a.dtype()), TypeError, kOp,
+             "GELU needs a floating-point dtype, got ", a.dtype());
+  const bool grad = needs_grad(input, a, b);
+  Tensor pre, out;
+  wick::detail::as_op(kOp, [&] {
+    NoGradGuard no_grad;
+    const double be = beta.to<double>(), al = alpha.to<double>();
+    if (use_gelu && bias_epilogue(input, a, b, be)) {
+      const int64_t n = a.size(0), m = b.size(1);
+      Tensor c = empty_for({n, m}, a.options(), kOp), aux = empty_for({n, m}, a.options(), kOp);
+      bool done = false;
+      GemmOperand oa = gemm_operand(a), ob = gemm_operand(b);
+      GemmArgs g{oa.t, ob.t, c, 1, n, m, a.size(1), oa.ld, ob.ld, m, 0, 0, 0, oa.trans, ob.trans, al, 0, input};
+      g.gelu_aux = aux;
+      g.gelu_done = &done;
+      kernel<&KernelTable::gemm>(a.device(), "matmul")(g);
+      if (done) {
+        pre = aux;
+        out = c;
+        return 0;
+      }
+    }
+    pre = addmm_impl(input, a, b, beta, alpha);
+    out = use_gelu ? gelu(pre, "tanh") : relu(pre);
+    return 0;
+  });
+  if (grad) [[unlikely]] autograd::record_addmm_activation(input, a, b, out, pre, beta, alpha, use_gelu);
   return out;
 }
 
@@ -280,11 +345,7 @@ Tensor addmm_impl(const Tensor& input, const Tensor& a, const Tensor& b, const S
   const double be = beta.to<double>(), al = alpha.to<double>();
   // linear's case on a GPU: a bias row added by the GEMM's epilogue instead of copied into c
   // first (one kernel and one pass over c less per layer).
-  const bool epilogue = a.is_cuda() && be == 1 && n > 0 && m > 0 && a.size(1) > 0 && input.numel() == m &&
-                        input.dim() >= 1 && input.size(-1) == m && input.is_contiguous() &&
-                        (a.dtype() == kFloat32 || a.dtype() == kFloat16 || a.dtype() == kBFloat16) &&
-                        reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 == 0;
-  if (epilogue) {
+  if (bias_epilogue(input, a, b, be)) {
     GemmOperand oa = gemm_operand(a), ob = gemm_operand(b);
     GemmArgs g{oa.t, ob.t, c, 1, n, m, a.size(1), oa.ld, ob.ld, m, 0, 0, 0, oa.trans, ob.trans, al, 0, input};
     kernel<&KernelTable::gemm>(a.device(), "matmul")(g);

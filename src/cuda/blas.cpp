@@ -139,10 +139,12 @@ Plan make_plan(const PlanKey& key, cublasLtHandle_t h, size_t workspace_bytes) {
     WICK_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "matmul");
     WICK_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "matmul");
     if (key.bias) {  // 1: one value per row of cuBLASLt's column-major D (per column of ours);
-      // 2 (3): sums over k of cuBLASLt's B, our a (of its A, our b)
+      // 2 (3): sums over k of cuBLASLt's B, our a (of its A, our b); 4: 1, then GELU, the
+      // value before it kept in the auxiliary matrix
       const cublasLtEpilogue_t epilogue = key.bias == 1   ? CUBLASLT_EPILOGUE_BIAS
                                           : key.bias == 2 ? CUBLASLT_EPILOGUE_BGRADB
-                                                          : CUBLASLT_EPILOGUE_BGRADA;
+                                          : key.bias == 3 ? CUBLASLT_EPILOGUE_BGRADA
+                                                          : CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
       WICK_CUBLAS_CHECK(
           cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue), "matmul");
     }
@@ -239,7 +241,10 @@ void lt_gemm(const GemmArgs& g, int64_t batch, const char* a, const char* b, cha
               g.bias.defined() ? 1 : 0};
   const bool sums = g.operand_sums != 0 && batch == 1 && g.sums.defined() && !g.bias.defined() && g.beta == 0;
   if (sums) key.bias = 1 + g.operand_sums;
+  const bool gelu = g.gelu_aux.defined() && g.bias.defined() && batch == 1;
+  if (gelu) key.bias = 4;
   const Plan* pp = &cached_plan(key, h, ws.bytes);
+  if (gelu && !pp->op) return;  // no GELU epilogue for this problem: the caller applies it
   if (sums && !pp->op) {  // the library has no bias-gradient algorithm here: a plain GEMM
     key.bias = 0;
     pp = &cached_plan(key, h, ws.bytes);
@@ -258,6 +263,15 @@ void lt_gemm(const GemmArgs& g, int64_t batch, const char* a, const char* b, cha
     const void* bias = epilogue_ptr;
     WICK_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
                       "matmul");
+    if (gelu) {  // the auxiliary matrix is laid out as c
+      void* aux = g.gelu_aux.data_ptr();
+      const int64_t aux_ld = g.ldc;
+      WICK_CUBLAS_CHECK(
+          cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof aux), "matmul");
+      WICK_CUBLAS_CHECK(
+          cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &aux_ld, sizeof aux_ld),
+          "matmul");
+    }
     WICK_CUBLAS_CHECK(cublasLtMatmul(h, p.op, alpha, b, p.a, a, p.b, beta, c, p.c, c, p.c, &p.algo, ws.ptr,
                                      p.workspace, stream),
                       "matmul");
@@ -267,9 +281,13 @@ void lt_gemm(const GemmArgs& g, int64_t batch, const char* a, const char* b, cha
                       "matmul");
   }
   WICK_CUDA_AFTER_LAUNCH("matmul", stream);
-  if (key.bias >= 2) {
+  if (key.bias == 2 || key.bias == 3) {
     mark_initialized(g.sums.data_ptr(), size_t(g.sums.numel() * es), stream);
     if (g.sums_done) *g.sums_done = true;
+  }
+  if (gelu) {
+    mark_initialized(g.gelu_aux.data_ptr(), size_t(g.gelu_aux.numel() * es), stream);
+    if (g.gelu_done) *g.gelu_done = true;
   }
   // c's rows: n elements every ldc, batch items every sc. One range when they are dense.
   const int64_t rows = batch * g.m;
@@ -295,7 +313,7 @@ void gemm(const GemmArgs& g) {
   char* c = static_cast<char*>(g.c.data_ptr());
   // A broadcast operand (batch stride 0) is not a documented cuBLASLt layout: one call per item.
   const bool broadcast = g.batch > 1 && (g.stride_a == 0 || g.stride_b == 0);
-  if (gemm_small_f32(g)) return;  // small float32 products: wick's own kernel
+  if (!g.gelu_aux.defined() && gemm_small_f32(g)) return;  // small float32 products: wick's own kernel
   if (!broadcast) return lt_gemm(g, g.batch, a, b, c);
   const int64_t es = element_size(dt);
   for (int64_t i = 0; i < g.batch; ++i)
