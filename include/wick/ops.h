@@ -366,7 +366,7 @@ Tensor diag(const Tensor& t, int64_t diagonal = 0);
 // with "xy", the first two dims swapped; every result has all the tensors' sizes.
 std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors, std::string_view indexing = "ij");
 
-// ---- sorting, sampling and scattering (sort.cpp, scatter.cpp)
+// ---- sorting, sampling and scattering (sort.cpp, unique.cpp, scatter.cpp)
 // {values, indices (int64)} of t sorted along dim; NaN sorts as the largest value. Equal
 // elements always keep their order (the result of stable = true, whichever is asked).
 std::tuple<Tensor, Tensor> sort(const Tensor& t, int64_t dim = -1, bool descending = false, bool stable = false);
@@ -376,6 +376,27 @@ Tensor argsort(const Tensor& t, int64_t dim = -1, bool descending = false, bool 
 // false gives the same order); among equal values the lower index comes first.
 std::tuple<Tensor, Tensor> topk(const Tensor& t, int64_t k, int64_t dim = -1, bool largest = true,
                                 bool sorted = true);
+// torch.unique: {values, inverse, counts}. Without dim, the distinct values of the flattened t,
+// ascending (sorted = false gives that order too); inverse (int64, t's shape) holds each
+// element's index in values, counts (int64) how often each value occurs. With dim, the distinct
+// slices along dim in lexicographic order, inverse and counts of t.size(dim). NaN equals nothing:
+// each NaN (each slice holding one) is a value of its own. inverse and counts not asked for are
+// empty int64 tensors. Not differentiable.
+std::tuple<Tensor, Tensor, Tensor> unique(const Tensor& t, bool sorted = true, bool return_inverse = false,
+                                          bool return_counts = false, std::optional<int64_t> dim = std::nullopt);
+// As unique, without sorting: each run of equal consecutive elements (slices along dim) is one value.
+std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& t, bool return_inverse = false,
+                                                      bool return_counts = false,
+                                                      std::optional<int64_t> dim = std::nullopt);
+// LibTorch's spellings of unique and unique_consecutive: _unique ({values, inverse}) and _unique2
+// without dim, unique_dim and unique_dim_consecutive with one.
+std::tuple<Tensor, Tensor> _unique(const Tensor& t, bool sorted = true, bool return_inverse = false);
+std::tuple<Tensor, Tensor, Tensor> _unique2(const Tensor& t, bool sorted = true, bool return_inverse = false,
+                                            bool return_counts = false);
+std::tuple<Tensor, Tensor, Tensor> unique_dim(const Tensor& t, int64_t dim, bool sorted = true,
+                                              bool return_inverse = false, bool return_counts = false);
+std::tuple<Tensor, Tensor, Tensor> unique_dim_consecutive(const Tensor& t, int64_t dim, bool return_inverse = false,
+                                                          bool return_counts = false);
 // int64 category indices drawn from the rows of 1-D or 2-D non-negative weights probs (see
 // docs/design.md, "multinomial"): the same numbers on every device for one seed.
 Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement = false);
