@@ -23,6 +23,7 @@
 #include "wick/nn/padding.h"
 #include "wick/nn/pixelshuffle.h"
 #include "wick/nn/pooling.h"
+#include "wick/nn/pooling3d.h"
 #include "wick/nn/rnn.h"
 #include "wick/nn/transformer.h"
 #include "wick/nn/upsampling.h"
