@@ -6,6 +6,7 @@
 #include "core/as_op.h"
 #include "core/checks.h"
 #include "core/tensor_ops.h"
+#include "nn/conv_common.h"
 #include "nn/repr.h"
 #include "wick/nn/init.h"
 #include "wick/nn/pooling.h"
@@ -17,16 +18,16 @@ namespace {
 
 std::string pair_repr(functional::Pair p) { return detail::py_tuple({p.h, p.w}); }
 
-// The checks every convolution module makes of its channels and groups (PyTorch's _ConvNd).
+}  // namespace
+
+namespace detail {
+
 void check_groups(const char* op, int64_t in_channels, int64_t out_channels, int64_t groups) {
   WICK_CHECK(groups > 0, ValueError, op, "groups must be a positive integer");
   WICK_CHECK(in_channels % groups == 0, ValueError, op, "in_channels must be divisible by groups");
   WICK_CHECK(out_channels % groups == 0, ValueError, op, "out_channels must be divisible by groups");
 }
 
-// PyTorch's initialization of every convolution: weight kaiming_uniform_(a = sqrt(5)), bias
-// U(-1/sqrt(fan_in), 1/sqrt(fan_in)) with the weight's fan-in (a transposed convolution's
-// [in, out / groups, kh, kw] weight has fan-in (out / groups) kh kw).
 void reset_conv(Tensor& weight, Tensor& bias) {
   init::kaiming_uniform_(weight, std::sqrt(5.0));
   if (bias.defined()) {
@@ -36,11 +37,35 @@ void reset_conv(Tensor& weight, Tensor& bias) {
   }
 }
 
-}  // namespace
+std::vector<int64_t> transposed_output_padding(const Tensor& x, const std::vector<int64_t>& output_size,
+                                               const int64_t* kernel, const int64_t* stride,
+                                               const int64_t* padding, const int64_t* dilation, int dims,
+                                               const char* op) {
+  const int64_t lead = x.dim() - dims;
+  std::vector<int64_t> size = output_size;
+  if (int64_t(size.size()) == lead + dims) size.erase(size.begin(), size.begin() + lead);
+  WICK_CHECK(int64_t(size.size()) == dims, ValueError, op, "ConvTranspose", dims, "D: for ", x.dim(),
+             "D input, output_size must have ", dims, " or ", lead + dims, " elements (got ", output_size.size(),
+             ")");
+  const size_t nd = size_t(dims);
+  std::vector<int64_t> lo(nd), hi(nd), out(nd);
+  for (int i = 0; i < dims; ++i) {
+    lo[i] = (x.size(lead + i) - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kernel[i] - 1) + 1;
+    hi[i] = lo[i] + stride[i] - 1;
+  }
+  for (int i = 0; i < dims; ++i)
+    WICK_CHECK(size[i] >= lo[i] && size[i] <= hi[i], ValueError, op, "requested an output size of ",
+               IntArrayRef(size), ", but valid sizes range from ", IntArrayRef(lo), " to ", IntArrayRef(hi),
+               " (for an input of ", IntArrayRef(x.sizes().data() + lead, size_t(dims)), ")");
+  for (int i = 0; i < dims; ++i) out[i] = size[i] - lo[i];
+  return out;
+}
+
+}  // namespace detail
 
 Conv2dImpl::Conv2dImpl(const Conv2dOptions& options) : options(options) {
   const int64_t g = options.groups();
-  check_groups("Conv2d", options.in_channels(), options.out_channels(), g);
+  detail::check_groups("Conv2d", options.in_channels(), options.out_channels(), g);
   weight =
       register_parameter("weight", wick::detail::empty_for({options.out_channels(), options.in_channels() / g,
                                                             options.kernel_size().h, options.kernel_size().w},
@@ -50,7 +75,7 @@ Conv2dImpl::Conv2dImpl(const Conv2dOptions& options) : options(options) {
   reset_parameters();
 }
 
-void Conv2dImpl::reset_parameters() { reset_conv(weight, bias); }
+void Conv2dImpl::reset_parameters() { detail::reset_conv(weight, bias); }
 
 Tensor Conv2dImpl::forward(const Tensor& x) {
   return functional::conv2d(x, weight, bias, options.stride(), options.padding(), options.dilation(),
@@ -71,7 +96,7 @@ std::string Conv2dImpl::extra_repr() const {
 
 Conv1dImpl::Conv1dImpl(const Conv1dOptions& options) : options(options) {
   const int64_t g = options.groups();
-  check_groups("Conv1d", options.in_channels(), options.out_channels(), g);
+  detail::check_groups("Conv1d", options.in_channels(), options.out_channels(), g);
   weight = register_parameter(
       "weight", wick::detail::empty_for({options.out_channels(), options.in_channels() / g, options.kernel_size()},
                                         {}, "Conv1d"));
@@ -80,7 +105,7 @@ Conv1dImpl::Conv1dImpl(const Conv1dOptions& options) : options(options) {
   reset_parameters();
 }
 
-void Conv1dImpl::reset_parameters() { reset_conv(weight, bias); }
+void Conv1dImpl::reset_parameters() { detail::reset_conv(weight, bias); }
 
 Tensor Conv1dImpl::forward(const Tensor& x) {
   return functional::conv1d(x, weight, bias, options.stride(), options.padding(), options.dilation(),
@@ -102,7 +127,7 @@ std::string Conv1dImpl::extra_repr() const {
 
 ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& options) : options(options) {
   const int64_t g = options.groups();
-  check_groups("ConvTranspose2d", options.in_channels(), options.out_channels(), g);
+  detail::check_groups("ConvTranspose2d", options.in_channels(), options.out_channels(), g);
   weight = register_parameter(
       "weight", wick::detail::empty_for({options.in_channels(), options.out_channels() / g,
                                          options.kernel_size().h, options.kernel_size().w},
@@ -112,30 +137,16 @@ ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& options) 
   reset_parameters();
 }
 
-void ConvTranspose2dImpl::reset_parameters() { reset_conv(weight, bias); }
+void ConvTranspose2dImpl::reset_parameters() { detail::reset_conv(weight, bias); }
 
 Tensor ConvTranspose2dImpl::forward(const Tensor& x, const std::optional<std::vector<int64_t>>& output_size) {
   const ConvTranspose2dOptions& o = options;
   functional::Pair op = o.output_padding();
   if (output_size && x.defined() && (x.dim() == 3 || x.dim() == 4)) {
-    // The output padding that gives output_size, within the one stride of sizes that are valid.
-    const int64_t lead = x.dim() - 2;
-    std::vector<int64_t> size = *output_size;
-    if (int64_t(size.size()) == lead + 2) size.erase(size.begin(), size.begin() + lead);
-    WICK_CHECK(size.size() == 2, ValueError, "ConvTranspose2d", "ConvTranspose2D: for ", x.dim(),
-               "D input, output_size must have 2 or ", lead + 2, " elements (got ", output_size->size(), ")");
     const int64_t k[2] = {o.kernel_size().h, o.kernel_size().w}, s[2] = {o.stride().h, o.stride().w},
                   p[2] = {o.padding().h, o.padding().w}, d[2] = {o.dilation().h, o.dilation().w};
-    std::vector<int64_t> lo(2), hi(2);
-    for (int i = 0; i < 2; ++i) {
-      lo[i] = (x.size(lead + i) - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + 1;
-      hi[i] = lo[i] + s[i] - 1;
-    }
-    for (int i = 0; i < 2; ++i)
-      WICK_CHECK(size[i] >= lo[i] && size[i] <= hi[i], ValueError, "ConvTranspose2d",
-                 "requested an output size of ", IntArrayRef(size), ", but valid sizes range from ", IntArrayRef(lo),
-                 " to ", IntArrayRef(hi), " (for an input of ", IntArrayRef(x.sizes().data() + lead, 2), ")");
-    op = functional::Pair(size[0] - lo[0], size[1] - lo[1]);
+    const auto pad = detail::transposed_output_padding(x, *output_size, k, s, p, d, 2, "ConvTranspose2d");
+    op = functional::Pair(pad[0], pad[1]);
   }
   return functional::conv_transpose2d(x, weight, bias, o.stride(), o.padding(), op, o.groups(), o.dilation());
 }
@@ -270,7 +281,7 @@ Tensor functional::conv3d(const Tensor& x, const Tensor& weight, const Tensor& b
 
 Conv3dImpl::Conv3dImpl(const Conv3dOptions& options) : options(options) {
   const int64_t g = options.groups();
-  check_groups("Conv3d", options.in_channels(), options.out_channels(), g);
+  detail::check_groups("Conv3d", options.in_channels(), options.out_channels(), g);
   const auto& k = options.kernel_size();
   weight = register_parameter(
       "weight", wick::detail::empty_for({options.out_channels(), options.in_channels() / g, k.d, k.h, k.w}, {},
@@ -280,7 +291,7 @@ Conv3dImpl::Conv3dImpl(const Conv3dOptions& options) : options(options) {
   reset_parameters();
 }
 
-void Conv3dImpl::reset_parameters() { reset_conv(weight, bias); }
+void Conv3dImpl::reset_parameters() { detail::reset_conv(weight, bias); }
 
 Tensor Conv3dImpl::forward(const Tensor& x) {
   return functional::conv3d(x, weight, bias, options.stride(), options.padding(), options.dilation(),

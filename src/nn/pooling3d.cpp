@@ -7,14 +7,13 @@
 #include "wick/nn/pooling3d.h"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 
 #include "core/as_op.h"
 #include "core/checks.h"
 #include "core/tensor_ops.h"
+#include "nn/conv_common.h"
 #include "nn/repr.h"
-#include "wick/nn/init.h"
 #include "wick/ops.h"
 
 namespace wick::nn {
@@ -110,13 +109,6 @@ std::vector<int64_t> window_indices(const PoolGeometry& g) {
   return idx;
 }
 
-Tensor host_tensor(std::vector<int64_t> v, IntArrayRef sizes, Device device) {
-  return from_blob(v.data(), sizes, TensorOptions(kInt64)).clone().to(device);
-}
-
-Tensor host_tensor(std::vector<double> v, IntArrayRef sizes, const Tensor& like) {
-  return from_blob(v.data(), sizes, TensorOptions(kFloat64)).clone().to(like.dtype()).to(like.device());
-}
 
 std::tuple<Tensor, Tensor> max_pool3d_impl(const Tensor& x, Triple kernel_size, std::optional<Triple> stride,
                                            Triple padding, Triple dilation, bool ceil_mode, const char* op,
@@ -132,7 +124,7 @@ std::tuple<Tensor, Tensor> max_pool3d_impl(const Tensor& x, Triple kernel_size, 
       auto [values, local] = win.max(-1);
       Tensor indices;
       if (want_indices) {
-        Tensor table = host_tensor(window_indices(g), {od, oh, ow, kk}, x5.device());
+        Tensor table = tensor(window_indices(g), TensorOptions(kInt64)).view({od, oh, ow, kk}).to(x5.device());
         indices = table.expand({n, c, od, oh, ow, kk}).gather(-1, local.unsqueeze(-1)).squeeze(-1);
         indices = unbatch(indices, x);
       }
@@ -183,7 +175,7 @@ Tensor avg_pool3d(const Tensor& x, Triple kernel_size, std::optional<Triple> str
               div.push_back(double(count_include_pad ? pd : vd));
             }
           }
-      return unbatch(sums / host_tensor(std::move(div), {a[0].out, a[1].out, a[2].out}, sums), x);
+      return unbatch(sums / tensor(div, TensorOptions(kFloat64)).view({a[0].out, a[1].out, a[2].out}).to(sums.device(), sums.dtype()), x);
     });
   });
 }
@@ -236,9 +228,8 @@ std::tuple<Tensor, Tensor> adaptive_max_impl(const Tensor& x, Triple o, const ch
           for (int64_t z = z0; z < z1; ++z)
             for (int64_t y = y0; y < y1; ++y)
               for (int64_t q = x0; q < x1; ++q) flat.push_back((z * h + y) * w + q);
-          const int64_t cnt = int64_t(flat.size());
           idx_cells.push_back(
-              host_tensor(std::move(flat), {cnt}, x5.device()).index_select(0, local.reshape({-1})).reshape({n, c}));
+              tensor(flat, TensorOptions(kInt64)).to(x5.device()).index_select(0, local.reshape({-1})).reshape({n, c}));
         }
         return v;
       });
@@ -418,9 +409,7 @@ std::string AdaptiveMaxPool3dImpl::extra_repr() const {
 ConvTranspose3dImpl::ConvTranspose3dImpl(const ConvTranspose3dOptions& options) : options(options) {
   const int64_t g = options.groups();
   constexpr const char* op = "ConvTranspose3d";
-  WICK_CHECK(g > 0, ValueError, op, "groups must be a positive integer");
-  WICK_CHECK(options.in_channels() % g == 0, ValueError, op, "in_channels must be divisible by groups");
-  WICK_CHECK(options.out_channels() % g == 0, ValueError, op, "out_channels must be divisible by groups");
+  detail::check_groups(op, options.in_channels(), options.out_channels(), g);
   const auto& k = options.kernel_size();
   weight = register_parameter(
       "weight", wick::detail::empty_for({options.in_channels(), options.out_channels() / g, k.d, k.h, k.w}, {}, op));
@@ -428,41 +417,19 @@ ConvTranspose3dImpl::ConvTranspose3dImpl(const ConvTranspose3dOptions& options) 
   reset_parameters();
 }
 
-void ConvTranspose3dImpl::reset_parameters() {
-  // As every convolution's: fan-in from the weight's dim 1 ((out / groups) kd kh kw).
-  init::kaiming_uniform_(weight, std::sqrt(5.0));
-  if (bias.defined()) {
-    const int64_t fan_in = init::calculate_fan_in_and_fan_out(weight).first;
-    const double bound = fan_in > 0 ? 1.0 / std::sqrt(double(fan_in)) : 0.0;
-    init::uniform_(bias, -bound, bound);
-  }
-}
+void ConvTranspose3dImpl::reset_parameters() { detail::reset_conv(weight, bias); }
 
 Tensor ConvTranspose3dImpl::forward(const Tensor& x, const std::optional<std::vector<int64_t>>& output_size) {
   const ConvTranspose3dOptions& o = options;
   functional::Triple op = o.output_padding();
   if (output_size && x.defined() && (x.dim() == 4 || x.dim() == 5)) {
-    // The output padding that gives output_size, within the one stride of sizes that are valid.
-    const int64_t lead = x.dim() - 3;
-    std::vector<int64_t> size = *output_size;
-    if (int64_t(size.size()) == lead + 3) size.erase(size.begin(), size.begin() + lead);
-    WICK_CHECK(size.size() == 3, ValueError, "ConvTranspose3d", "ConvTranspose3D: for ", x.dim(),
-               "D input, output_size must have 3 or ", lead + 3, " elements (got ", output_size->size(), ")");
     const auto& K = o.kernel_size();
     const auto& S = o.stride();
     const auto& P = o.padding();
     const auto& D = o.dilation();
     const int64_t k[3] = {K.d, K.h, K.w}, s[3] = {S.d, S.h, S.w}, p[3] = {P.d, P.h, P.w}, d[3] = {D.d, D.h, D.w};
-    std::vector<int64_t> lo(3), hi(3);
-    for (int i = 0; i < 3; ++i) {
-      lo[i] = (x.size(lead + i) - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + 1;
-      hi[i] = lo[i] + s[i] - 1;
-    }
-    for (int i = 0; i < 3; ++i)
-      WICK_CHECK(size[i] >= lo[i] && size[i] <= hi[i], ValueError, "ConvTranspose3d", "requested an output size of ",
-                 IntArrayRef(size), ", but valid sizes range from ", IntArrayRef(lo), " to ", IntArrayRef(hi),
-                 " (for an input of ", IntArrayRef(x.sizes().data() + lead, 3), ")");
-    op = functional::Triple(size[0] - lo[0], size[1] - lo[1], size[2] - lo[2]);
+    const auto pad = detail::transposed_output_padding(x, *output_size, k, s, p, d, 3, "ConvTranspose3d");
+    op = functional::Triple(pad[0], pad[1], pad[2]);
   }
   return functional::conv_transpose3d(x, weight, bias, o.stride(), o.padding(), op, o.groups(), o.dilation());
 }
