@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../autograd/gradcheck.h"
 #include "nn_test_util.h"
 #include "wick/wick.h"
 
@@ -80,6 +81,23 @@ TEST_P(AddmmActivation, GradientsMatchAddmmThenTheActivation) {
       expect_close(w.grad(), wr.grad(), tol, tol, "w");
       expect_close(b.grad(), br.grad(), tol * 4, tol, "bias");
     }
+  }
+}
+
+TEST_P(AddmmActivation, Gradcheck) {
+  // float64 (the composed path on every device), a bias row and a full input, beta and alpha;
+  // inputs kept away from ReLU's kink
+  auto away = [](IntArrayRef sizes) {
+    Tensor t = randn(sizes, TensorOptions(kFloat64));
+    return (t + t.sign() * 0.1).requires_grad_();
+  };
+  for (bool gelu : {true, false}) {
+    SCOPED_TRACE(gelu ? "gelu" : "relu");
+    testing::gradcheck([gelu](const std::vector<Tensor>& t) { return _addmm_activation(t[0], t[1], t[2], 1, 1, gelu); },
+                       {away({5}), away({4, 3}), away({3, 5}) * 0.01}, dev());
+    testing::gradcheck(
+        [gelu](const std::vector<Tensor>& t) { return _addmm_activation(t[0], t[1], t[2].t(), 0.5, -2, gelu); },
+        {away({4, 5}), away({4, 3}), away({5, 3}) * 0.001}, dev());
   }
 }
 
