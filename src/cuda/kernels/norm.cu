@@ -23,6 +23,8 @@
 #include "cuda/kernels/elementwise.cuh"
 #include "cuda/kernels/op_kernels.h"
 
+#include <atomic>
+
 namespace wick::detail::gpu {
 
 namespace {
@@ -438,6 +440,23 @@ P* mut_or_null(const Tensor& t) {
 }
 bool aligned16(const void* p) { return uintptr_t(p) % 16 == 0; }
 
+// The blocks of kernel (kBlock threads, smem bytes of dynamic shared memory) resident on the
+// device at once: one full wave. Remembered per kernel for the last smem asked (the same on
+// every device of a build's one architecture).
+template <auto kernel>
+int64_t resident_blocks(size_t smem, int device, const char* op) {
+  static std::atomic<uint64_t> last{0};  // smem << 16 | blocks an SM, 0 before the first call
+  const uint64_t seen = last.load(std::memory_order_relaxed);
+  int per_sm = int(seen & 0xffff);
+  if (seen == 0 || (seen >> 16) != smem) {
+    int k = 0;
+    WICK_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&k, kernel, kBlock, smem), op);
+    per_sm = std::max(k, 1);
+    last.store(uint64_t(smem) << 16 | uint64_t(per_sm), std::memory_order_relaxed);
+  }
+  return int64_t(per_sm) * sm_count(device);
+}
+
 template <class T, class W>
 void forward_typed(bool rms, const Tensor& yt, const Tensor& meant, const Tensor& rstdt, const Tensor& xt,
                    const Tensor& wt, const Tensor& bt, double eps, const char* op) {
@@ -497,27 +516,34 @@ void backward_typed(bool rms, const Tensor& dxt, const Tensor& dwt, const Tensor
   const bool params = dwt.defined() || dbt.defined();
   const int R = n <= 32 * kCache * VEC ? kBlock / 32 : 1;
   const int64_t want = (m + R - 1) / R;
-  // With parameter gradients, a grid of a few blocks per SM keeps the partial rows few.
-  const int grid = params ? int(std::max<int64_t>(1, std::min<int64_t>(want, int64_t(sm_count(device)) * 4)))
-                          : grid_blocks(want, device, 4);
   Tensor part_w, part_b;  // freed after the launches: the allocator orders their reuse on this stream
   const TensorOptions acc = xt.options().dtype(std::is_same_v<M, double> ? kFloat64 : kFloat32);
-  if (dwt.defined()) part_w = empty({grid, n}, acc);
-  if (dbt.defined()) part_b = empty({grid, n}, acc);
-  M* pw = mut_or_null<M>(part_w);
-  M* pb = mut_or_null<M>(part_b);
+  int grid = 0;
+  // With parameter gradients the grid is one full wave of the kernel (every block resident at
+  // once, each walking its share of the rows), which also keeps the partial rows few. At a
+  // fixed four blocks an SM, the backward for rows of 768 bf16 values (80 registers, three
+  // blocks an SM) ran as a full wave and then a third of one: 132 blocks alone, one an SM.
+  // Without them, a grid of short blocks as the forward's.
+  auto launch_with = [&]<auto kernel>(size_t smem, auto... more) {
+    grid = params ? int(std::max<int64_t>(1, std::min<int64_t>(want, resident_blocks<kernel>(smem, device, op))))
+                  : grid_blocks(want, device, 4);
+    if (dwt.defined()) part_w = empty({grid, n}, acc);
+    if (dbt.defined()) part_b = empty({grid, n}, acc);
+    kernel<<<grid, kBlock, smem, stream>>>(dy, x, mean, rstd, w, dx, mut_or_null<M>(part_w), mut_or_null<M>(part_b), m,
+                                           n, rms, more...);
+  };
   const bool aligned = n % VEC == 0 && aligned16(x) && aligned16(dy) && (!dx || aligned16(dx)) && (!w || aligned16(w));
   // The group size G and the vectors U a thread holds, as compile-time constants.
   auto cached = [&]<int G>() {
     const int64_t u = (n + int64_t(G) * VEC - 1) / (int64_t(G) * VEC);
     auto launch = [&]<int U>() {
-      auto* kernel = backward_cached<T, W, G, U>;
+      constexpr auto kernel = backward_cached<T, W, G, U>;
       // The warps' partial sums (G = 32, with parameter gradients): beyond 48 KB (rows of more
       // than 768 16-bit floats) the kernel must ask for it.
       const size_t smem = G == 32 && params ? size_t(kBlock / 32) * 2 * size_t(n) * sizeof(M) : 0;
       if (smem > 48 * 1024)
         WICK_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), op);
-      kernel<<<grid, kBlock, smem, stream>>>(dy, x, mean, rstd, w, dx, pw, pb, m, n, rms, aligned);
+      launch_with.template operator()<kernel>(smem, aligned);
     };
     static_assert(kCache == 4);
     if (u <= 1) launch.template operator()<1>();
@@ -530,10 +556,12 @@ void backward_typed(bool rms, const Tensor& dxt, const Tensor& dwt, const Tensor
   } else if (n <= kBlock * kCache * VEC) {
     cached.template operator()<kBlock>();
   } else {
-    backward_loop<T, W><<<grid, kBlock, 0, stream>>>(dy, x, mean, rstd, w, dx, pw, pb, m, n, rms);
+    launch_with.template operator()<backward_loop<T, W>>(0);
   }
   WICK_CUDA_AFTER_LAUNCH(op, stream);
   if (params) {
+    M* pw = mut_or_null<M>(part_w);
+    M* pb = mut_or_null<M>(part_b);
     sum_parts<M, W><<<grid_blocks((n + kSumCols - 1) / kSumCols, device), kBlock, 0, stream>>>(
         pw, pb, mut_or_null<W>(dwt), mut_or_null<W>(dbt), grid, n);
     WICK_CUDA_AFTER_LAUNCH(op, stream);
