@@ -33,4 +33,9 @@ int get_num_threads();
 // to the system; tensors alive are untouched.
 void empty_cpu_cache();
 
+namespace backends::cudnn {
+// torch.backends.cudnn.is_available(): whether this build has cuDNN (a GPU may still be absent).
+bool is_available();
+}  // namespace backends::cudnn
+
 }  // namespace wick

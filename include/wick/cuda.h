@@ -25,6 +25,9 @@ namespace wick::cuda {
 // ---- devices
 bool is_available();
 int device_count();
+// LibTorch's torch::cuda::cudnn_is_available(): a GPU and a build with cuDNN
+// (is_available() && torch.backends.cudnn.is_available()).
+bool cudnn_is_available();
 int current_device();
 void set_device(int device);
 std::string get_device_name(int device = -1);
@@ -204,3 +207,8 @@ void manual_seed(uint64_t seed);      // the current device's generator
 void manual_seed_all(uint64_t seed);  // every device's
 
 }  // namespace wick::cuda
+
+namespace wick {
+// ATen's at::getNumGPUs(): cuda::device_count() (0 without CUDA).
+inline size_t getNumGPUs() { return size_t(cuda::device_count()); }
+}  // namespace wick

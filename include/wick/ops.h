@@ -255,6 +255,9 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
 Tensor transpose(const Tensor& t, int64_t d0, int64_t d1);
 // LibTorch's at::size(t, dim): t.size(dim).
 int64_t size(const Tensor& t, int64_t dim);
+// ATen's _unsafe_view(self, size): self.view(size) (ATen's node, UnsafeViewBackward0, also
+// passes the gradient through a reshape; wick's is ViewBackward0).
+Tensor _unsafe_view(const Tensor& t, IntArrayRef size);
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
 // int64 t of class indices -> int64 [..., num_classes] (-1: max(t) + 1).
 Tensor one_hot(const Tensor& t, int64_t num_classes = -1);

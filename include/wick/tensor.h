@@ -553,6 +553,8 @@ class Tensor {
   const Tensor& bernoulli_(const Tensor& p) const { return const_cast<Tensor&>(*this).bernoulli_(p); }
   // LibTorch's print(): "[CPUFloatType [2, 3]]" (the backend, the dtype, the sizes) on stderr.
   void print() const;
+  // LibTorch's toString(): the backend and dtype print() shows ("CPUFloatType"; "UndefinedType").
+  std::string toString() const;
 
   // ---- autograd (src/autograd; see wick/autograd.h)
   bool requires_grad() const { return checked("requires_grad")->requires_grad(); }
@@ -561,6 +563,9 @@ class Tensor {
   const Tensor& requires_grad_(bool requires_grad = true) const {
     return const_cast<Tensor&>(*this).requires_grad_(requires_grad);
   }
+  // LibTorch's set_requires_grad(r) (Python's `x.requires_grad = r`): requires_grad_(r).
+  Tensor& set_requires_grad(bool requires_grad) { return requires_grad_(requires_grad); }
+  const Tensor& set_requires_grad(bool requires_grad) const { return requires_grad_(requires_grad); }
   // The gradient accumulated by backward() (undefined until then).
   const Tensor& grad() const;
   Tensor& mutable_grad() const;

@@ -3,6 +3,7 @@
 // GEMM ignores the precision, as PyTorch's does).
 #include "core/backend_settings.h"
 #include "wick/backends.h"
+#include "wick/cuda.h"
 
 #include <atomic>
 #include <string>
@@ -13,6 +14,17 @@
 #include "wick/error.h"
 
 namespace wick {
+
+bool backends::cudnn::is_available() {
+#ifdef WICK_HAVE_CUDNN
+  return true;
+#else
+  return false;
+#endif
+}
+
+// Here rather than in src/cuda or src/no_cuda: one definition for both builds.
+bool cuda::cudnn_is_available() { return cuda::is_available() && backends::cudnn::is_available(); }
 
 namespace {
 std::atomic<int> g_level{0};

@@ -433,16 +433,20 @@ Tensor& Tensor::bernoulli_(const Tensor& p) {
 
 // ---- printing
 
+std::string Tensor::toString() const {
+  if (!defined()) return "UndefinedType";
+  static constexpr const char* kNames[] = {"Bool",  "Byte",     "Char",  "Short", "Int",
+                                           "Long",  "Half",     "BFloat16", "Float", "Double"};
+  const auto index = size_t(dtype());
+  return std::string(is_cuda() ? "CUDA" : "CPU") + (index < std::size(kNames) ? kNames[index] : "Unknown") + "Type";
+}
+
 void Tensor::print() const {
   if (!defined()) {
     std::cerr << "[UndefinedTensor]" << std::endl;
     return;
   }
-  static constexpr const char* kNames[] = {"Bool",  "Byte",     "Char",  "Short", "Int",
-                                           "Long",  "Half",     "BFloat16", "Float", "Double"};
-  const auto index = size_t(dtype());
-  std::cerr << "[" << (is_cuda() ? "CUDA" : "CPU") << (index < std::size(kNames) ? kNames[index] : "Unknown")
-            << "Type [";
+  std::cerr << "[" << toString() << " [";
   for (int64_t d = 0; d < dim(); ++d) std::cerr << (d ? ", " : "") << size(d);
   std::cerr << "]]" << std::endl;
 }

@@ -72,6 +72,11 @@ Tensor transpose(const Tensor& t, int64_t d0, int64_t d1) {
   detail::check_defined(t, "transpose");
   return t.transpose(d0, d1);
 }
+Tensor _unsafe_view(const Tensor& t, IntArrayRef size) {
+  detail::check_defined(t, "_unsafe_view", "self");
+  return as_op("_unsafe_view", [&] { return t.view(size); });
+}
+
 int64_t size(const Tensor& t, int64_t dim) {
   detail::check_defined(t, "size");
   return t.size(dim);

@@ -23,6 +23,18 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
                 int64_t ignore_index) {
   return nn::functional::nll_loss(input, target, weight, ignore_index, reduction_string(reduction, "nll_loss"));
 }
+Tensor nll_loss2d(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction::Reduction reduction,
+                  int64_t ignore_index) {
+  detail::check_defined(input, "nll_loss2d", "self");
+  WICK_CHECK(input.dim() == 4, ValueError, "nll_loss2d",
+             "only batches of spatial targets supported (4D tensors) but got input of size: ", input.sizes());
+  detail::check_defined(target, "nll_loss2d", "target");
+  WICK_CHECK(target.dim() == 3, ValueError, "nll_loss2d",
+             "only batches of spatial targets supported (3D tensors) but got targets of size: ", target.sizes());
+  return detail::as_op("nll_loss2d", [&] {
+    return nn::functional::nll_loss(input, target, weight, ignore_index, reduction_string(reduction, "nll_loss2d"));
+  });
+}
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction::Reduction reduction) {
   return nn::functional::mse_loss(input, target, reduction_string(reduction, "mse_loss"));
 }

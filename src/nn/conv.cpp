@@ -18,6 +18,22 @@ namespace {
 
 std::string pair_repr(functional::Pair p) { return detail::py_tuple({p.h, p.w}); }
 
+// PyTorch's check of a convolution's padding_mode, and its repr (printed when not "zeros").
+void check_padding_mode(const std::string& mode, const char* op) {
+  WICK_CHECK(mode == "zeros" || mode == "reflect" || mode == "replicate" || mode == "circular", ValueError, op,
+             "padding_mode must be one of {'zeros', 'reflect', 'replicate', 'circular'}, but got padding_mode='",
+             mode, "'");
+}
+std::string padding_mode_repr(const std::string& mode) { return mode == "zeros" ? "" : ", padding_mode=" + mode; }
+
+// A convolution's input padded by mode (reflect, replicate, circular) on both sides of each
+// spatial dim, last dim first (F::pad's order), as PyTorch's _conv_forward before a convolution
+// without padding.
+Tensor pad_for_mode(const Tensor& x, const std::vector<int64_t>& pad, const std::string& mode, const char* op) {
+  check_padding_mode(mode, op);
+  return wick::detail::as_op(op, [&] { return functional::pad(x, pad, mode); });
+}
+
 }  // namespace
 
 namespace detail {
@@ -66,6 +82,7 @@ std::vector<int64_t> transposed_output_padding(const Tensor& x, const std::vecto
 Conv2dImpl::Conv2dImpl(const Conv2dOptions& options) : options(options) {
   const int64_t g = options.groups();
   detail::check_groups("Conv2d", options.in_channels(), options.out_channels(), g);
+  check_padding_mode(options.padding_mode(), "Conv2d");
   weight =
       register_parameter("weight", wick::detail::empty_for({options.out_channels(), options.in_channels() / g,
                                                             options.kernel_size().h, options.kernel_size().w},
@@ -78,6 +95,11 @@ Conv2dImpl::Conv2dImpl(const Conv2dOptions& options) : options(options) {
 void Conv2dImpl::reset_parameters() { detail::reset_conv(weight, bias); }
 
 Tensor Conv2dImpl::forward(const Tensor& x) {
+  if (options.padding_mode() != "zeros") {
+    const functional::Pair p = options.padding();
+    return functional::conv2d(pad_for_mode(x, {p.w, p.w, p.h, p.h}, options.padding_mode(), "Conv2d"), weight, bias,
+                              options.stride(), 0, options.dilation(), options.groups());
+  }
   return functional::conv2d(x, weight, bias, options.stride(), options.padding(), options.dilation(),
                             options.groups());
 }
@@ -91,12 +113,13 @@ std::string Conv2dImpl::extra_repr() const {
   if (!(options.dilation() == functional::Pair(1))) s += ", dilation=" + pair_repr(options.dilation());
   if (options.groups() != 1) s += ", groups=" + std::to_string(options.groups());
   if (!bias.defined()) s += ", bias=False";
-  return s;
+  return s + padding_mode_repr(options.padding_mode());
 }
 
 Conv1dImpl::Conv1dImpl(const Conv1dOptions& options) : options(options) {
   const int64_t g = options.groups();
   detail::check_groups("Conv1d", options.in_channels(), options.out_channels(), g);
+  check_padding_mode(options.padding_mode(), "Conv1d");
   weight = register_parameter(
       "weight", wick::detail::empty_for({options.out_channels(), options.in_channels() / g, options.kernel_size()},
                                         {}, "Conv1d"));
@@ -108,6 +131,11 @@ Conv1dImpl::Conv1dImpl(const Conv1dOptions& options) : options(options) {
 void Conv1dImpl::reset_parameters() { detail::reset_conv(weight, bias); }
 
 Tensor Conv1dImpl::forward(const Tensor& x) {
+  if (options.padding_mode() != "zeros") {
+    const int64_t p = options.padding();
+    return functional::conv1d(pad_for_mode(x, {p, p}, options.padding_mode(), "Conv1d"), weight, bias,
+                              options.stride(), 0, options.dilation(), options.groups());
+  }
   return functional::conv1d(x, weight, bias, options.stride(), options.padding(), options.dilation(),
                             options.groups());
 }
@@ -120,7 +148,7 @@ std::string Conv1dImpl::extra_repr() const {
   if (options.dilation() != 1) s += ", dilation=" + one(options.dilation());
   if (options.groups() != 1) s += ", groups=" + std::to_string(options.groups());
   if (!bias.defined()) s += ", bias=False";
-  return s;
+  return s + padding_mode_repr(options.padding_mode());
 }
 
 // ---- transposed convolution
@@ -226,6 +254,16 @@ Tensor AdaptiveAvgPool1dImpl::forward(const Tensor& x) { return functional::adap
 std::string AdaptiveAvgPool1dImpl::extra_repr() const { return "output_size=" + std::to_string(output_size); }
 
 // ---- 3-D convolution
+
+int64_t functional::Pair::at(size_t i) const {
+  WICK_CHECK(i < 2, IndexError, "ExpandingArray", "index ", i, " is out of range for 2 values");
+  return (*this)[i];
+}
+
+int64_t functional::Triple::at(size_t i) const {
+  WICK_CHECK(i < 3, IndexError, "ExpandingArray", "index ", i, " is out of range for 3 values");
+  return (*this)[i];
+}
 
 functional::Triple::Triple(std::initializer_list<int64_t> l) {
   WICK_CHECK(l.size() == 1 || l.size() == 3, ValueError, "Triple", "expected 1 or 3 values, got ", l.size());

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "wick/nn/functional.h"
@@ -33,6 +34,9 @@ struct Conv2dOptions {
   WICK_ARG(ExpandingPair, dilation) = 1;
   WICK_ARG(int64_t, groups) = 1;
   WICK_ARG(bool, bias) = true;
+  // "zeros", "reflect", "replicate" or "circular" (or wick::kReflect ...): other modes pad the
+  // input with F::pad before a convolution without padding, as PyTorch's.
+  WICK_ARG(std::string, padding_mode) = "zeros";
 };
 
 class Conv2dImpl : public Module {
@@ -62,6 +66,8 @@ struct Conv1dOptions {
   WICK_ARG(int64_t, dilation) = 1;
   WICK_ARG(int64_t, groups) = 1;
   WICK_ARG(bool, bias) = true;
+  // as Conv2dOptions::padding_mode
+  WICK_ARG(std::string, padding_mode) = "zeros";
 };
 
 class Conv1dImpl : public Module {
@@ -117,6 +123,12 @@ struct Triple {
   Triple(int64_t d_, int64_t h_, int64_t w_) : d(d_), h(h_), w(w_) {}
   Triple(std::initializer_list<int64_t> l);
   bool operator==(const Triple& o) const { return d == o.d && h == o.h && w == o.w; }
+  // LibTorch's ExpandingArray<3> reads, as Pair's: k->at(0), (*k)[2], k->size().
+  int64_t operator[](size_t i) const { return i == 0 ? d : i == 1 ? h : w; }
+  int64_t at(size_t i) const;
+  static constexpr size_t size() { return 3; }
+  const Triple* operator->() const { return this; }
+  const Triple& operator*() const { return *this; }
 };
 // torch.nn.functional.conv3d. The depth taps are conv2d calls over the input's depth slices
 // folded into the batch, summed, so the autograd graph shows conv2d's nodes.

@@ -73,6 +73,12 @@ struct Pair {
     w = *(l.end() - 1);
   }
   bool operator==(const Pair& o) const { return h == o.h && w == o.w; }
+  // LibTorch's ExpandingArray<2> reads: options.kernel_size()->at(0), (*k)[1], k->size().
+  int64_t operator[](size_t i) const { return i == 0 ? h : w; }
+  int64_t at(size_t i) const;
+  static constexpr size_t size() { return 2; }
+  const Pair* operator->() const { return this; }
+  const Pair& operator*() const { return *this; }
 };
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, Pair stride = 1,
               Pair padding = 0, Pair dilation = 1, int64_t groups = 1);
@@ -619,6 +625,10 @@ using nn::functional::smooth_l1_loss;
 // at::nll_loss(self, target, weight, reduction, ignore_index): reduction before ignore_index.
 Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction::Reduction reduction,
                 int64_t ignore_index = -100);
+// at::nll_loss2d: nll_loss of a [N, C, H, W] input and its [N, H, W] target (other ranks raise
+// ValueError, as ATen's "only batches of spatial targets supported").
+Tensor nll_loss2d(const Tensor& input, const Tensor& target, const Tensor& weight = {},
+                  Reduction::Reduction reduction = Reduction::Mean, int64_t ignore_index = -100);
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction::Reduction reduction);
 Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction::Reduction reduction);
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction::Reduction reduction, double beta = 1.0);
