@@ -1,5 +1,9 @@
-// Sequential's forward and ModuleList's printing.
+// Sequential's forward, ModuleList's printing, ParameterList and ParameterDict.
 #include "wick/nn/container.h"
+
+#include <sstream>
+
+#include "core/as_op.h"
 
 namespace wick::nn {
 
@@ -13,6 +17,11 @@ Tensor SequentialImpl::forward(const Tensor& x) {
     y = calls_[i](*modules_[i], y);
   }
   return y;
+}
+
+void SequentialImpl::not_callable(const std::string& name, const Module& module) {
+  wick::detail::raise<TypeError>("Sequential", "module '", name, "' (", module.name(),
+                                 ") has no forward of one tensor; call it through seq[", name, "]->as<...>()");
 }
 
 void SequentialImpl::replacing_child(size_t index, const std::shared_ptr<Module>& replacement) {
@@ -116,5 +125,71 @@ void ModuleDictImpl::replacing_child(size_t index, const std::shared_ptr<Module>
   const size_t i = find(registered_children()[index].first);
   if (i < items_.size()) items_[i].second = replacement;
 }
+
+}  // namespace wick::nn
+
+// ---- ParameterList and ParameterDict
+
+namespace wick::nn {
+
+namespace {
+// Python's line for a parameter of a ParameterList or ParameterDict:
+// "  (key): Parameter containing: [torch.float32 of size 2x3 (cuda:0)]".
+std::string parameter_line(const std::string& key, const Tensor& p) {
+  if (!p.defined()) return "  (" + key + "): None";
+  std::ostringstream os;
+  os << "  (" << key << "): Parameter containing: [torch." << p.dtype() << " of size ";
+  for (int64_t d = 0; d < p.dim(); ++d) os << (d ? "x" : "") << p.size(d);
+  if (p.is_cuda()) os << " (" << p.device() << ")";
+  os << "]";
+  return os.str();
+}
+
+std::string parameter_lines(const NamedList<Tensor>& items) {
+  std::string s;
+  for (const auto& [key, p] : items) {
+    if (!s.empty()) s += '\n';
+    s += parameter_line(key, p);
+  }
+  return s;
+}
+}  // namespace
+
+void ParameterListImpl::append(const Tensor& param) {
+  const std::string key = std::to_string(items_.size());
+  Tensor& stored = wick::detail::as_op("ParameterList", [&]() -> Tensor& {
+    return register_parameter(key, param, param.defined() && param.requires_grad());
+  });
+  items_.emplace_back(key, stored);
+}
+
+Tensor& ParameterListImpl::at(size_t index) {
+  WICK_CHECK(index < items_.size(), IndexError, "ParameterList", "index ", index, " is out of range");
+  return items_[index].second;
+}
+
+const Tensor& ParameterListImpl::at(size_t index) const { return const_cast<ParameterListImpl&>(*this).at(index); }
+
+std::string ParameterListImpl::extra_repr() const { return parameter_lines(items_); }
+
+Tensor& ParameterDictImpl::insert(const std::string& key, const Tensor& param) {
+  return wick::detail::as_op("ParameterDict", [&]() -> Tensor& {
+    if (Tensor* p = items_.find(key)) return *p = replace_parameter(key, param);
+    Tensor& stored = register_parameter(key, param, param.defined() && param.requires_grad());
+    return items_.insert(key, stored);
+  });
+}
+
+Tensor& ParameterDictImpl::get(const std::string& key) {
+  Tensor* p = items_.find(key);
+  WICK_CHECK(p != nullptr, KeyError, "ParameterDict", "no parameter under key \"", key, "\"");
+  return *p;
+}
+
+const Tensor& ParameterDictImpl::get(const std::string& key) const {
+  return const_cast<ParameterDictImpl&>(*this).get(key);
+}
+
+std::string ParameterDictImpl::extra_repr() const { return parameter_lines(items_); }
 
 }  // namespace wick::nn

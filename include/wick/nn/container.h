@@ -1,15 +1,20 @@
-// Sequential and ModuleList: submodules named 0, 1, 2, ...; ModuleDict: submodules by name.
+// Sequential and ModuleList: submodules named 0, 1, 2, ...; ModuleDict: submodules by name;
+// ParameterList and ParameterDict: parameters named 0, 1, ... or by key.
 //
 //   wick::nn::Sequential seq(wick::nn::Linear(4, 8), wick::nn::ReLU(), wick::nn::Linear(8, 2));
 //   auto y = seq(x);                       // parameters: 0.weight, 0.bias, 2.weight, 2.bias
 //   wick::nn::ModuleList blocks;
 //   blocks->push_back(wick::nn::Linear(8, 8));
 //   for (auto& m : *blocks) ...            // std::shared_ptr<Module>
+//   wick::nn::ParameterList scales(wick::ones({4}, wick::requires_grad()));
+//   for (auto& p : *scales) p.value() ...  // p.key(): "0"
 #pragma once
 
+#include <concepts>
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <typeinfo>
 #include <utility>
 #include <vector>
@@ -18,8 +23,9 @@
 
 namespace wick::nn {
 
-// Runs its modules in order, each one's output the next one's input. Each module needs
-// Tensor forward(const Tensor&).
+// Runs its modules in order, each one's output the next one's input. A module without
+// Tensor forward(const Tensor&) (a block taking two tensors) may be held and called through
+// seq[i]->as<Block>(), as LibTorch's; forward() then raises TypeError when it reaches it.
 class SequentialImpl : public Module {
  public:
   SequentialImpl() = default;
@@ -39,7 +45,12 @@ class SequentialImpl : public Module {
     register_module(name, ptr);
     modules_.push_back(ptr);
     using Concrete = typename decltype(ptr)::element_type;
-    calls_.push_back([](Module& m, const Tensor& x) { return static_cast<Concrete&>(m).forward(x); });
+    if constexpr (requires(Concrete& m, const Tensor& x) {
+                    { m.forward(x) } -> std::convertible_to<Tensor>;
+                  })
+      calls_.push_back([](Module& m, const Tensor& x) { return Tensor(static_cast<Concrete&>(m).forward(x)); });
+    else
+      calls_.push_back([name](Module& m, const Tensor&) -> Tensor { not_callable(name, m); });
     classes_.push_back(&typeid(Concrete));
   }
 
@@ -47,6 +58,8 @@ class SequentialImpl : public Module {
   size_t size() const { return modules_.size(); }
   bool is_empty() const { return modules_.empty(); }
   std::shared_ptr<Module> operator[](size_t i) const { return checked_at(i); }
+  // TypeError "[Sequential] ...": module `name` has no forward of one tensor.
+  [[noreturn]] static void not_callable(const std::string& name, const Module& module);
   template <class M>
   std::shared_ptr<M> ptr(size_t i) const {
     return std::dynamic_pointer_cast<M>(checked_at(i));
@@ -187,5 +200,77 @@ class ModuleDictImpl : public Module {
   std::vector<Item> items_;
 };
 WICK_MODULE(ModuleDict);
+
+// Parameters in a list, registered as 0, 1, ... (torch.nn.ParameterList, LibTorch's spelling):
+// each keeps its own requires_grad, as LibTorch's (Python's makes every tensor a Parameter that
+// requires grad). Iterating yields (name, tensor) items with key() and value().
+class ParameterListImpl : public Module {
+ public:
+  ParameterListImpl() = default;
+  template <class... Ts>
+    requires(sizeof...(Ts) > 0 && (std::is_convertible_v<Ts, Tensor> && ...))
+  explicit ParameterListImpl(Ts&&... params) {
+    (append(Tensor(std::forward<Ts>(params))), ...);
+  }
+  void append(const Tensor& param);
+  // LibTorch's append of a named item (another list's or dict's): its tensor, named by index.
+  void append(const NamedList<Tensor>::Item& item) { append(item.second); }
+  template <class Container>
+  void extend(const Container& params) {
+    for (const auto& p : params) append(p);
+  }
+  // The parameter at index; IndexError "[ParameterList] ..." past the end.
+  Tensor& at(size_t index);
+  const Tensor& at(size_t index) const;
+  Tensor& operator[](size_t index) { return at(index); }
+  const Tensor& operator[](size_t index) const { return at(index); }
+  size_t size() const { return items_.size(); }
+  bool is_empty() const { return items_.empty(); }
+  auto begin() { return items_.begin(); }
+  auto end() { return items_.end(); }
+  auto begin() const { return items_.begin(); }
+  auto end() const { return items_.end(); }
+  // "(0): Parameter containing: [torch.float32 of size 2x3]" a line, as PyTorch prints it.
+  std::string extra_repr() const override;
+
+ private:
+  NamedList<Tensor> items_;
+};
+WICK_MODULE(ParameterList);
+
+// Parameters by key, in insertion order (torch.nn.ParameterDict, LibTorch's spelling): each
+// keeps its own requires_grad, as ParameterList's; inserting under a key that is there replaces
+// its parameter (Python's d[key] = p). Keys follow register_parameter's rules.
+class ParameterDictImpl : public Module {
+ public:
+  ParameterDictImpl() = default;
+  explicit ParameterDictImpl(const NamedList<Tensor>& params) { update(params); }
+  Tensor& insert(const std::string& key, const Tensor& param);
+  void update(const NamedList<Tensor>& params) {
+    for (const auto& [key, p] : params) insert(key, p);
+  }
+  // The parameter under key; KeyError "[ParameterDict] ..." when there is none.
+  Tensor& get(const std::string& key);
+  const Tensor& get(const std::string& key) const;
+  Tensor& operator[](const std::string& key) { return get(key); }
+  const Tensor& operator[](const std::string& key) const { return get(key); }
+  bool contains(const std::string& key) const { return items_.contains(key); }
+  size_t size() const { return items_.size(); }
+  bool empty() const { return items_.empty(); }
+  bool is_empty() const { return items_.empty(); }
+  std::vector<std::string> keys() const { return items_.keys(); }
+  std::vector<Tensor> values() const { return items_.values(); }
+  const NamedList<Tensor>& items() const { return items_; }
+  auto begin() { return items_.begin(); }
+  auto end() { return items_.end(); }
+  auto begin() const { return items_.begin(); }
+  auto end() const { return items_.end(); }
+  // "(key): Parameter containing: [torch.float32 of size 2x3]" a line, as PyTorch prints it.
+  std::string extra_repr() const override;
+
+ private:
+  NamedList<Tensor> items_;
+};
+WICK_MODULE(ParameterDict);
 
 }  // namespace wick::nn
