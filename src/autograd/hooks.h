@@ -318,6 +318,12 @@ void record_narrow(const Tensor& t, const Tensor& out, int64_t d, int64_t start,
 // out = t.unfold(d, size, step), d wrapped (0 for a 0-dim t).
 void record_unfold(const Tensor& t, const Tensor& out, int64_t d, int64_t size, int64_t step);
 void record_select(const Tensor& t, const Tensor& out, int64_t d, int64_t index);
+// outs = the pieces of t along d (split: "SplitBackward0", split with sizes:
+// "SplitWithSizesBackward0"), one node for all of them: their gradients concatenated, zeros
+// for a piece without one. d wrapped.
+void record_split(const Tensor& t, const std::vector<Tensor>& outs, int64_t d, const char* name);
+// outs = t.unbind(d), d wrapped: one "UnbindBackward0" node, the gradients stacked.
+void record_unbind(const Tensor& t, const std::vector<Tensor>& outs, int64_t d);
 void record_slice(const Tensor& t, const Tensor& out, int64_t d, std::optional<int64_t> start,
                   std::optional<int64_t> end, int64_t step);
 

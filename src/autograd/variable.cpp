@@ -343,7 +343,8 @@ bool any_recordable(std::initializer_list<Tensor> outputs, std::initializer_list
 bool is_view_node(const Node& n) {
   static const char* const kViews[] = {
       "ViewBackward0",      "SliceBackward0", "SelectBackward0",  "ExpandBackward0",  "PermuteBackward0",
-      "TransposeBackward0", "TBackward0",     "SqueezeBackward0", "SqueezeBackward1", "UnsqueezeBackward0"};
+      "TransposeBackward0", "TBackward0",     "SqueezeBackward0", "SqueezeBackward1", "UnsqueezeBackward0",
+      "SplitBackward0",     "SplitWithSizesBackward0", "UnbindBackward0"};
   const std::string name = n.name();
   return std::any_of(std::begin(kViews), std::end(kViews), [&](const char* v) { return name == v; });
 }
@@ -353,6 +354,16 @@ static void check_leaf_write(const Tensor& self, const char* op) {
   auto* m = meta(self);
   WICK_CHECK(m && m->grad_fn, ValueError, op,
              "a leaf Variable that requires grad is being used in an in-place operation.");
+  // A piece of split or unbind: PyTorch refuses the write whatever the base is, since one node
+  // stands for all the pieces and could not take the write of one.
+  if (self.is_view()) {
+    const std::string name = m->grad_fn->name();
+    WICK_CHECK(name != "SplitBackward0" && name != "SplitWithSizesBackward0" && name != "UnbindBackward0", ValueError,
+               op, "Output ", self.output_nr(), " of ", name,
+               " is a view and is being modified inplace. This view is the output of a function that returns "
+               "multiple views. Such functions do not allow the output views to be modified inplace. You should "
+               "replace the inplace operation by an out-of-place one.");
+  }
   // A view (through view ops only) of a leaf: the write would change the leaf.
   for (const Node* n = m->grad_fn.get(); n && n->num_inputs() == 1;) {
     if (!is_view_node(*n)) break;

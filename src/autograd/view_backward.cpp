@@ -118,6 +118,46 @@ void record_select(const Tensor& t, const Tensor& out, int64_t d, int64_t index)
          });
 }
 
+namespace {
+
+// One node for every piece of t (output i is outs[i]): join(grads) puts the pieces' gradients
+// back together, a piece without one (not used on the way to the loss) given zeros. One pass
+// over the input's gradient, where a node per piece wrote each into zeros of the whole and the
+// engine added them up.
+template <class Join>
+void record_pieces(const char* name, const Tensor& t, const std::vector<Tensor>& outs, Join join) {
+  if (outs.empty() || !detail::any_recordable({outs[0]}, {t})) return;
+  for (const Tensor& o : outs)
+    if (o.is_same(t)) return;
+  std::vector<DimVector> shapes;
+  shapes.reserve(outs.size());
+  for (const Tensor& o : outs) shapes.emplace_back(o.sizes());
+  auto formula = [shapes = std::move(shapes), join](BackwardContext& c) -> variable_list {
+    TensorOptions opts;
+    for (size_t i = 0; i < shapes.size(); ++i)
+      if (c.grad(i).defined()) opts = c.grad(i).options();
+    std::vector<Tensor> parts;
+    parts.reserve(shapes.size());
+    for (size_t i = 0; i < shapes.size(); ++i)
+      parts.push_back(c.grad(i).defined() ? c.grad(i) : wick::zeros(shapes[i], opts));
+    return {join(parts)};
+  };
+  auto node = std::make_shared<FunctionNode<decltype(formula)>>(name, std::move(formula));
+  node->num_outputs_ = uint32_t(outs.size());
+  detail::init_node(*node, {t});
+  for (size_t i = 0; i < outs.size(); ++i) set_history(outs[i], node, uint32_t(i));
+}
+
+}  // namespace
+
+void record_split(const Tensor& t, const std::vector<Tensor>& outs, int64_t d, const char* name) {
+  record_pieces(name, t, outs, [d](const std::vector<Tensor>& g) { return wick::cat(g, d); });
+}
+
+void record_unbind(const Tensor& t, const std::vector<Tensor>& outs, int64_t d) {
+  record_pieces("UnbindBackward0", t, outs, [d](const std::vector<Tensor>& g) { return wick::stack(g, d); });
+}
+
 void record_slice(const Tensor& t, const Tensor& out, int64_t d, std::optional<int64_t> start,
                   std::optional<int64_t> end, int64_t step) {
   record("SliceBackward0", {t}, out, {},

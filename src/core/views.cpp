@@ -472,7 +472,12 @@ std::vector<Tensor> Tensor::split(int64_t split_size, int64_t d) const {
     out.push_back(*this);
     return out;
   }
-  for (int64_t s = 0; s < n; s += split_size) out.push_back(narrow(d, s, std::min(split_size, n - s)));
+  const bool grad = needs_grad(*this);
+  {
+    NoGradGuard no_grad;  // one node for all the pieces, below
+    for (int64_t s = 0; s < n; s += split_size) out.push_back(narrow(d, s, std::min(split_size, n - s)));
+  }
+  if (grad) [[unlikely]] autograd::record_split(*this, out, d, "SplitBackward0");
   return out;
 }
 
@@ -492,11 +497,16 @@ std::vector<Tensor> Tensor::split(IntArrayRef sizes_, int64_t d) const {
              "split_with_sizes expects split_sizes to sum exactly to ", size(d),
              " (input tensor's size at dimension ", d, "), but got split_sizes=", sizes_);
   std::vector<Tensor> out;
-  int64_t s = 0;
-  for (int64_t len : sizes_) {
-    out.push_back(narrow(d, s, len));
-    s += len;
+  const bool grad = needs_grad(*this);
+  {
+    NoGradGuard no_grad;  // one node for all the pieces, below
+    int64_t s = 0;
+    for (int64_t len : sizes_) {
+      out.push_back(narrow(d, s, len));
+      s += len;
+    }
   }
+  if (grad) [[unlikely]] autograd::record_split(*this, out, d, "SplitWithSizesBackward0");
   return out;
 }
 
@@ -516,7 +526,12 @@ std::vector<Tensor> Tensor::unbind(int64_t d) const {
   WICK_CHECK(dim() > 0, IndexError, "unbind", "Dimension specified as ", d, " but tensor has no dimensions");
   d = wrap_dim(d, dim(), "unbind");
   std::vector<Tensor> out;
-  for (int64_t i = 0; i < size(d); ++i) out.push_back(select(d, i));
+  const bool grad = needs_grad(*this);
+  {
+    NoGradGuard no_grad;  // one node for all the pieces, below
+    for (int64_t i = 0; i < size(d); ++i) out.push_back(select(d, i));
+  }
+  if (grad) [[unlikely]] autograd::record_unbind(*this, out, d);
   return out;
 }
 
