@@ -4,7 +4,6 @@
 #include "autograd/hooks.h"
 #include "core/as_op.h"
 #include "core/autocast.h"
-#include "core/backend_settings.h"
 #include "core/kernel_table.h"
 #include "core/linalg.h"
 #include "core/checks.h"
@@ -313,9 +312,7 @@ Tensor _addmm_activation(const Tensor& input, const Tensor& a, const Tensor& b, 
   wick::detail::as_op(kOp, [&] {
     NoGradGuard no_grad;
     const double be = beta.to<double>(), al = alpha.to<double>();
-    // The epilogue's path has not yet run on a GPU: taken with WICK_NEW_CUDA_KERNELS=1 only
-    // (docs/design.md §6).
-    if (use_gelu && bias_epilogue(input, a, b, be) && new_cuda_kernels()) {
+    if (use_gelu && bias_epilogue(input, a, b, be)) {
       const int64_t n = a.size(0), m = b.size(1);
       Tensor c = empty_for({n, m}, a.options(), kOp), aux = empty_for({n, m}, a.options(), kOp);
       bool done = false;

@@ -6,7 +6,6 @@
 
 #include <gtest/gtest.h>
 
-#include "core/backend_settings.h"
 #include "cuda_test_util.h"
 #include "wick/cuda.h"
 #include "wick/nn/functional.h"
@@ -188,9 +187,6 @@ TEST(CudaGraph, CallsThatCannotBeCapturedRaiseAndTheCaptureGoesOn) {
 TEST(CudaGraph, IndexedOpsAreCapturedAndFollowNewIndices) {
   WICK_REQUIRE_CUDA();
   WICK_REQUIRE_CACHING();
-  // Not yet run on a GPU: the captured checks are taken with WICK_NEW_CUDA_KERNELS=1 only
-  // (docs/design.md §6).
-  if (!detail::new_cuda_kernels()) GTEST_SKIP() << "captured index checks are taken with WICK_NEW_CUDA_KERNELS=1";
   manual_seed(3);
   nn::Embedding emb(50, 8);
   emb->to(gpu());

@@ -365,10 +365,6 @@ std::optional<int64_t> find_any(const char* op, const Plan& p, const Pred& bad) 
   CudaDeviceScope scope(p.device);
   cudaStream_t stream = current_cuda_stream(p.device);
   if (stream_is_capturing(p.device, stream)) {
-    // Not yet run on a GPU: taken with WICK_NEW_CUDA_KERNELS=1 only (docs/design.md §6); without
-    // it the op is refused inside a capture, as before.
-    if (!new_cuda_kernels())
-      check_stream_not_capturing(p.device, stream, op, "checking its indices makes the host wait for the device");
     launch_strided<N>(op, p, TrapBody<Pred>{bad});
     return std::nullopt;
   }

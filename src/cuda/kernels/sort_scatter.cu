@@ -191,9 +191,6 @@ template <class I>
 void check_indices(const I* ix, const Geometry& g, int64_t n, int64_t size, int device, const char* op) {
   cudaStream_t stream = current_cuda_stream(device);
   if (stream_is_capturing(device, stream)) {  // the host cannot wait: the kernel stops on a bad index
-    // Not yet run on a GPU: taken with WICK_NEW_CUDA_KERNELS=1 only (docs/design.md §6).
-    if (!new_cuda_kernels())
-      check_stream_not_capturing(device, stream, op, "checking its indices makes the host wait for the device");
     check_kernel<I><<<grid_blocks(blocks_for(n), device), kBlock, 0, stream>>>(ix, g, n, size, nullptr);
     WICK_CUDA_AFTER_LAUNCH(op, stream);
     return;
