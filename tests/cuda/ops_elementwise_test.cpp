@@ -183,3 +183,48 @@ TEST(CudaOpsElementwise, SoftmaxEveryKernel) {
   auto col = full({8, 3}, -1e30, TensorOptions(kFloat32).device(Device("cuda")));
   for (double v : values(log_softmax(col, 0))) ASSERT_NEAR(v, -std::log(8.0), 1e-5);
 }
+
+// Views whose innermost dimension is unit-strided in every operand (a transpose of outer
+// dimensions, a slice of rows) take the strided kernel a 16-byte vector at a time
+// (WICK_NEW_CUDA_KERNELS=1), else one element at a time: copies, casts and binary ops on such
+// views against the same ops on the CPU, exactly; with rows that do not split into vectors, an
+// operand shifted off the vectors' alignment, a broadcast operand and bool and integer dtypes.
+TEST(CudaOpsElementwise, InnerContiguousViewsExactly) {
+  WICK_REQUIRE_CUDA();
+  std::mt19937 rng(57);
+  for (Dtype t : {kBFloat16, kFloat16, kFloat32, kFloat64, kInt64, kInt32, kInt8, kBool}) {
+    for (int64_t d : {64, 24, 7}) {
+      for (int64_t shift : {0, 1}) {
+        SCOPED_TRACE(::testing::Message() << t << " d " << d << " shift " << shift);
+        const Tensor x = random_cpu({3, 5, 6, d}, t, rng, -9, 9);
+        const Tensor y = random_cpu({3, 6, 5, d}, t, rng, -9, 9);
+        const Tensor gx = on_cuda(x, shift), gy = on_cuda(y, shift);
+        // [3, 5, 6, d] -> [3, 6, 5, d]: the transpose copied, and into a given output
+        EXPECT_TRUE(equal(gx.transpose(1, 2).contiguous().cpu(), x.transpose(1, 2).contiguous()));
+        Tensor into = empty({3, 6, 5, d}, TensorOptions(t).device("cuda"));
+        into.copy_(gx.transpose(1, 2));
+        EXPECT_TRUE(equal(into.cpu(), x.transpose(1, 2).contiguous()));
+        // a strided output: written through the transposed view
+        Tensor out = zeros({3, 5, 6, d}, TensorOptions(t).device("cuda"));
+        out.transpose(1, 2).copy_(gy);
+        EXPECT_TRUE(equal(out.cpu(), y.transpose(1, 2).contiguous()));
+        // casts of a transposed view
+        for (Dtype to : {kFloat32, kBFloat16, kInt64}) {
+          EXPECT_TRUE(equal(gx.transpose(1, 2).to(to).cpu(), x.transpose(1, 2).to(to))) << "to " << to;
+        }
+        if (t == kBool) continue;
+        // binary ops of two views, and of a view and a broadcast row
+        EXPECT_TRUE(equal((gx.transpose(1, 2) + gy).cpu(), x.transpose(1, 2) + y));
+        EXPECT_TRUE(equal((gx.narrow(2, 1, 4) * gx.narrow(2, 0, 4)).cpu(), x.narrow(2, 1, 4) * x.narrow(2, 0, 4)));
+        const Tensor row = random_cpu({1, 1, 1, d}, t, rng, -9, 9);
+        EXPECT_TRUE(equal((gx.transpose(1, 2) - row.cuda()).cpu(), x.transpose(1, 2) - row));
+        // an in-place op on a slice of rows
+        Tensor inplace = gx.clone();
+        inplace.narrow(1, 1, 3).add_(gx.narrow(1, 0, 3));
+        Tensor want = x.clone();
+        want.narrow(1, 1, 3).add_(x.narrow(1, 0, 3));
+        EXPECT_TRUE(equal(inplace.cpu(), want));
+      }
+    }
+  }
+}

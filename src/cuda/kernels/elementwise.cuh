@@ -227,6 +227,45 @@ struct ValuesBody {
   }
 };
 
+// The strided kernel's body for VEC consecutive elements of every operand at once (the
+// innermost dimension unit-strided in all of them): out = f(in...) over 16-byte vectors.
+template <int VEC, class Out, class F, class... In, size_t... I>
+__device__ __forceinline__ void apply_vec_at(const F& f, char* const* ptrs,
+                                             const int64_t (&off)[sizeof...(In) + 1], Types<In...>,
+                                             std::index_sequence<I...>);
+
+template <int VEC, class F, class Out, class... In>
+struct VecValuesBody {
+  F f;
+  __device__ __forceinline__ void operator()(char* const* ptrs,
+                                             const int64_t (&off)[sizeof...(In) + 1]) const {
+    apply_vec_at<VEC, Out>(f, ptrs, off, Types<In...>{}, std::index_sequence_for<In...>{});
+  }
+};
+
+// p seen in vectors of vec elements: when the innermost dimension is unit-strided in every
+// operand (elem[k] bytes an element) and splits into whole vectors, and every operand's
+// pointer and other strides keep each vector 16-byte aligned. A transpose made contiguous
+// (a [B, H, T, d] view copied to [B, T, H, d]) moves a 16-byte vector a thread instead of one
+// element, with one offset computation per vector.
+template <int N>
+bool vector_plan(const Plan& p, const size_t (&elem)[N], int vec, Plan& q) {
+  if (vec <= 1 || p.ndim < 1 || p.nops != N) return false;
+  const int in = p.ndim - 1;
+  if (p.shape[in] % vec != 0) return false;
+  for (int k = 0; k < N; ++k) {
+    const int64_t bytes = int64_t(elem[k]) * vec;
+    if (p.strides[k][in] != int64_t(elem[k]) || uintptr_t(p.ptrs[k]) % uint64_t(bytes) != 0) return false;
+    for (int d = 0; d < in; ++d)
+      if (p.strides[k][d] % bytes != 0) return false;
+  }
+  q = p;
+  q.shape[in] = p.shape[in] / vec;
+  q.numel = p.numel / vec;
+  for (int k = 0; k < N; ++k) q.strides[k][in] = int64_t(elem[k]) * vec;
+  return true;
+}
+
 // ---- the contiguous path
 
 // Vectors per thread in the contiguous kernel: a block covers kBlock * unroll consecutive
@@ -283,6 +322,18 @@ __device__ __forceinline__ void contiguous_body(int64_t n, const F& f, char* con
   }
 }
 
+template <int VEC, class Out, class F, class... In, size_t... I>
+__device__ __forceinline__ void apply_vec_at(const F& f, char* const* ptrs,
+                                             const int64_t (&off)[sizeof...(In) + 1], Types<In...>,
+                                             std::index_sequence<I...>) {
+  VecRegs<VEC, In...> r;
+  ((reg<I>(r) = *reinterpret_cast<const Vec<In, VEC>*>(ptrs[I + 1] + off[I + 1])), ...);
+  Vec<Out, VEC> o;
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) o.v[k] = f(reg<I>(r).v[k]...);
+  *reinterpret_cast<Vec<Out, VEC>*>(ptrs[0] + off[0]) = o;
+}
+
 template <int VEC, class F, class Out, class... In>
 __global__ void __launch_bounds__(kBlock) contiguous_kernel(int64_t n, F f, Operands<sizeof...(In) + 1> ops) {
   contiguous_body<VEC, Out>(n, f, ops.ptrs, Types<In...>{}, std::index_sequence_for<In...>{});
@@ -307,7 +358,12 @@ void launch_elementwise(const char* op, const Plan& p, const F& f) {
   constexpr int VEC = int(16 / widest);
   bool vectorizable = p.contiguous;
   for (int k = 0; k < N; ++k) vectorizable = vectorizable && uintptr_t(p.ptrs[k]) % (elem[k] * VEC) == 0;
-  if (!vectorizable) return launch_strided<N>(op, p, ValuesBody<F, Out, In...>{f});
+  if (!vectorizable) {
+    Plan q;
+    if (new_cuda_kernels() && vector_plan<N>(p, elem, VEC, q))
+      return launch_strided<N>(op, q, VecValuesBody<VEC, F, Out, In...>{f});
+    return launch_strided<N>(op, p, ValuesBody<F, Out, In...>{f});
+  }
   CudaDeviceScope scope(p.device);
   cudaStream_t stream = current_cuda_stream(p.device);
   Operands<N> ops;
