@@ -112,6 +112,18 @@ template <> constexpr Dtype dtype_of<double>() { return kFloat64; }
     ::wick::detail::raise<::wick::TypeError>(op, "not implemented for '", dtype, "'");      \
   }()
 
+// bool and the integer dtypes (the bitwise ops).
+#define WICK_DISPATCH_INTEGRAL(dtype, op, ...)                                               \
+  [&]() -> decltype(auto) {                                                                  \
+    auto&& wick_dispatch_f_ = (__VA_ARGS__);                                                 \
+    switch (dtype) {                                                                         \
+      WICK_DISPATCH_CASE_(kBool) WICK_DISPATCH_CASE_(kUInt8) WICK_DISPATCH_CASE_(kInt8)      \
+      WICK_DISPATCH_CASE_(kInt16) WICK_DISPATCH_CASE_(kInt32) WICK_DISPATCH_CASE_(kInt64)    \
+      default: break;                                                                        \
+    }                                                                                        \
+    ::wick::detail::raise<::wick::TypeError>(op, "not implemented for '", dtype, "'");      \
+  }()
+
 #define WICK_DISPATCH_FLOATING(dtype, op, ...)                                               \
   [&]() -> decltype(auto) {                                                                  \
     auto&& wick_dispatch_f_ = (__VA_ARGS__);                                                 \

@@ -199,6 +199,31 @@ Tensor clamp_max(const Tensor& t, const Tensor& max);
   Tensor operator op(const Scalar& a, const Tensor& b);
 WICK_COMPARE_OPS(WICK_X)
 #undef WICK_X
+// ---- logical ops: elements are true where not 0, results bool (wick/detail/op_list.h)
+#define WICK_X(Name, name) Tensor name(const Tensor& a, const Tensor& b);
+WICK_LOGICAL_OPS(WICK_X)
+#undef WICK_X
+Tensor logical_not(const Tensor& t);
+
+// ---- bitwise ops of bool and integer tensors (broadcasting, PyTorch's promotion; floating
+// operands raise TypeError), and the operators & | ^ ~ (wick/detail/op_list.h)
+#define WICK_X(Name, name)                        \
+  Tensor name(const Tensor& a, const Tensor& b); \
+  Tensor name(const Tensor& a, const Scalar& b); \
+  Tensor name(const Scalar& a, const Tensor& b);
+WICK_BITWISE_OPS(WICK_X)
+#undef WICK_X
+Tensor bitwise_not(const Tensor& t);
+#define WICK_X(op)                                      \
+  Tensor operator op(const Tensor& a, const Tensor& b); \
+  Tensor operator op(const Tensor& a, const Scalar& b); \
+  Tensor operator op(const Scalar& a, const Tensor& b);
+WICK_X(&)
+WICK_X(|)
+WICK_X(^)
+#undef WICK_X
+Tensor operator~(const Tensor& a);
+
 // torch.equal: whether a and b have the same sizes and equal elements (compared in the promoted
 // dtype; NaN equals nothing). DeviceError for tensors on different devices.
 bool equal(const Tensor& a, const Tensor& b);

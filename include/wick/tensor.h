@@ -282,6 +282,37 @@ class Tensor {
   Tensor name(const Scalar& other) const;
   WICK_COMPARE_OPS(WICK_X)
 #undef WICK_X
+  // logical_and logical_or logical_xor, logical_not; the in-place forms write 0 or 1 in this
+  // tensor's dtype (wick/detail/op_list.h)
+#define WICK_X(Name, name)                                                                                    \
+  Tensor name(const Tensor& other) const;                                                                     \
+  Tensor& name##_(const Tensor& other);                                                                       \
+  const Tensor& name##_(const Tensor& other) const { return const_cast<Tensor&>(*this).name##_(other); }
+  WICK_LOGICAL_OPS(WICK_X)
+#undef WICK_X
+  Tensor logical_not() const;
+  Tensor& logical_not_();
+  const Tensor& logical_not_() const { return const_cast<Tensor&>(*this).logical_not_(); }
+  // bitwise_and bitwise_or bitwise_xor and the shifts, for a tensor or scalar other; bitwise_not;
+  // &= |= ^= (bool and integer tensors; wick/detail/op_list.h)
+#define WICK_X(Name, name)                                                                                    \
+  Tensor name(const Tensor& other) const;                                                                     \
+  Tensor name(const Scalar& other) const;                                                                     \
+  Tensor& name##_(const Tensor& other);                                                                       \
+  Tensor& name##_(const Scalar& other);                                                                       \
+  const Tensor& name##_(const Tensor& other) const { return const_cast<Tensor&>(*this).name##_(other); }      \
+  const Tensor& name##_(const Scalar& other) const { return const_cast<Tensor&>(*this).name##_(other); }
+  WICK_BITWISE_OPS(WICK_X)
+#undef WICK_X
+  Tensor bitwise_not() const;
+  Tensor& bitwise_not_();
+  const Tensor& bitwise_not_() const { return const_cast<Tensor&>(*this).bitwise_not_(); }
+  Tensor& operator&=(const Tensor& other) { return bitwise_and_(other); }
+  Tensor& operator&=(const Scalar& other) { return bitwise_and_(other); }
+  Tensor& operator|=(const Tensor& other) { return bitwise_or_(other); }
+  Tensor& operator|=(const Scalar& other) { return bitwise_or_(other); }
+  Tensor& operator^=(const Tensor& other) { return bitwise_xor_(other); }
+  Tensor& operator^=(const Scalar& other) { return bitwise_xor_(other); }
   // self where cond is true, other elsewhere (torch.Tensor.where).
   Tensor where(const Tensor& cond, const Tensor& other) const;
   Tensor masked_fill(const Tensor& mask, const Scalar& value) const;

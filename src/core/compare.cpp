@@ -1,5 +1,6 @@
 // Comparisons (== != < <= > >=, to bool; generated from WICK_COMPARE_OPS in
-// wick/detail/op_list.h), where and masked_fill. Comparisons promote their operands to a
+// wick/detail/op_list.h), the logical ops (WICK_LOGICAL_OPS, comparisons of x != 0), where and
+// masked_fill. Comparisons promote their operands to a
 // common dtype first, as PyTorch does; where's condition and masked_fill's mask
 // must be bool and are read as bool by the kernel (no cast).
 #include "autograd/hooks.h"
@@ -21,37 +22,58 @@ constexpr CompareOp mirror(CompareOp op) {
   case CompareOp::Name: return CompareOp::Mirror;
     WICK_COMPARE_OPS(WICK_X)
 #undef WICK_X
+#define WICK_X(Name, name) \
+  case CompareOp::Name: return op;  // symmetric
+    WICK_LOGICAL_OPS(WICK_X)
+#undef WICK_X
   }
   return op;
 }
 
-Tensor compare(CompareOp op, const Tensor& a, const Tensor& b) {
+// out undefined: a new bool result; out given (the logical ops' in-place forms): written there,
+// cast to its dtype. name: the op as called, when it is not op_name(op).
+Tensor compare(CompareOp op, const Tensor& a, const Tensor& b, const Tensor& out = {}, const char* name = nullptr) {
   IterConfig cfg;
-  cfg.op = op_name(op);
+  cfg.op = name ? name : op_name(op);
   cfg.out_dtype = kBool;
-  if (TensorIter::can_build_flat({}, a, &b, cfg)) {  // contiguous, one dtype and shape
+  if (!out.defined() && TensorIter::can_build_flat({}, a, &b, cfg)) {  // contiguous, one dtype and shape
     auto it = TensorIter::build_flat({}, a, &b, cfg);
     kernel<&KernelTable::compare>(it.device(), cfg.op)(op, it, nullptr);
     return it.take_result();
   }
-  auto it = TensorIter::build({}, {a, b}, cfg);
+  auto it = TensorIter::build(out, {a, b}, cfg);
   kernel<&KernelTable::compare>(it.device(), cfg.op)(op, it, nullptr);
+  it.finish();
+  if (out.defined()) bump_version(out);
   return it.take_result();
 }
 
-Tensor compare(CompareOp op, const Tensor& a, const Scalar& b) {
+Tensor compare(CompareOp op, const Tensor& a, const Scalar& b, const Tensor& out = {}, const char* name = nullptr) {
   IterConfig cfg;
-  cfg.op = op_name(op);
+  cfg.op = name ? name : op_name(op);
   cfg.out_dtype = kBool;
   cfg.scalar = &b;
-  if (TensorIter::can_build_flat({}, a, nullptr, cfg)) {
+  if (!out.defined() && TensorIter::can_build_flat({}, a, nullptr, cfg)) {
     auto it = TensorIter::build_flat({}, a, nullptr, cfg);
     kernel<&KernelTable::compare>(it.device(), cfg.op)(op, it, &b);
     return it.take_result();
   }
-  auto it = TensorIter::build({}, {a}, cfg);
+  auto it = TensorIter::build(out, {a}, cfg);
   kernel<&KernelTable::compare>(it.device(), cfg.op)(op, it, &b);
+  it.finish();
+  if (out.defined()) bump_version(out);
   return it.take_result();
+}
+
+// self.op_(other) of a logical op: the bool result written into self as 0 or 1; with grad,
+// the value adopted by self as other in-place ops do (the result has no gradient).
+template <class F>
+Tensor& logical_inplace(Tensor& self, const char* name, F&& value) {
+  check_defined(self, name, "self");
+  if (needs_grad(self)) [[unlikely]]
+    return autograd::inplace(self, name, [&](const Tensor& t) { return value(t, Tensor()).to(t.dtype()); });
+  value(self, self);
+  return self;
 }
 
 // cond ? a : b in dtype, into out (undefined: a new tensor).
@@ -100,6 +122,34 @@ Tensor masked_value(const Tensor& value, const Tensor& self, const char* op) {
   Tensor Tensor::name(const Scalar& o) const { return compare(CompareOp::Name, *this, o); }
 WICK_COMPARE_OPS(WICK_X)
 #undef WICK_X
+
+// The functions and methods of each line of WICK_LOGICAL_OPS, and logical_not (x == 0).
+#define WICK_X(Name, name)                                                                          \
+  Tensor name(const Tensor& a, const Tensor& b) {                                                   \
+    check_defined(a, #name, "self");                                                                \
+    check_defined(b, #name, "other");                                                               \
+    return compare(CompareOp::Name, a, b);                                                          \
+  }                                                                                                 \
+  Tensor Tensor::name(const Tensor& o) const { return wick::name(*this, o); }                      \
+  Tensor& Tensor::name##_(const Tensor& o) {                                                        \
+    check_defined(o, #name "_", "other");                                                           \
+    return logical_inplace(*this, #name "_", [&](const Tensor& t, const Tensor& out) {           \
+      return compare(CompareOp::Name, t, o, out, #name "_");                                        \
+    });                                                                                             \
+  }
+WICK_LOGICAL_OPS(WICK_X)
+#undef WICK_X
+
+Tensor logical_not(const Tensor& t) {
+  check_defined(t, "logical_not", "self");
+  return compare(CompareOp::Eq, t, Scalar(false), {}, "logical_not");
+}
+Tensor Tensor::logical_not() const { return wick::logical_not(*this); }
+Tensor& Tensor::logical_not_() {
+  return logical_inplace(*this, "logical_not_", [](const Tensor& t, const Tensor& out) {
+    return compare(CompareOp::Eq, t, Scalar(false), out, "logical_not_");
+  });
+}
 
 // ---- where
 

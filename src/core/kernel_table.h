@@ -34,7 +34,8 @@ enum class ScatterOp : uint8_t { Write, Add, Prod, Max, Min };
 #define WICK_X(Name, ...) Name,
 enum class UnaryOp : uint8_t { WICK_UNARY_OPS(WICK_X) };
 enum class BinaryOp : uint8_t { WICK_BINARY_OPS(WICK_X) };
-enum class CompareOp : uint8_t { WICK_COMPARE_OPS(WICK_X) };
+enum class CompareOp : uint8_t { WICK_COMPARE_OPS(WICK_X) WICK_LOGICAL_OPS(WICK_X) };
+enum class BitwiseOp : uint8_t { WICK_BITWISE_OPS(WICK_X) Not };
 enum class PointwiseOp : uint8_t { WICK_POINTWISE_OPS(WICK_X) };
 #undef WICK_X
 
@@ -45,6 +46,7 @@ enum class LossReduction : uint8_t { None, Mean, Sum };
 // list (src/core/op_names.cpp): the one table that core and every backend ask.
 const char* op_name(BinaryOp op);
 const char* op_name(CompareOp op);
+const char* op_name(BitwiseOp op);
 const char* op_name(UnaryOp op);  // Gelu and GeluTanh are "gelu"; Pow and RPow "pow"
 const char* op_name(PointwiseOp op);
 const char* op_name(ReduceOp op);
@@ -148,7 +150,11 @@ struct KernelTable {
   // (x, y), Clamp takes (x, lo, hi). Integer Remainder throws on a zero divisor before writing.
   void (*pointwise)(PointwiseOp op, const TensorIter& it);
   // it.output (bool) = a op b, or a op scalar when it has one input; inputs share it.dtype().
+  // The logical ops are among them: a op b of (a != 0) and (b != 0).
   void (*compare)(CompareOp op, const TensorIter& it, const Scalar* scalar);
+  // it.output = a op b, or a op scalar when it has one input (Not: ~a, one input, no scalar);
+  // every operand of it.dtype(), bool or an integer (core rejects the rest, and bool shifts).
+  void (*bitwise)(BitwiseOp op, const TensorIter& it, const Scalar* scalar);
   // it.output = cond ? a : b for inputs (cond, a, b): cond is bool, a and b share it.dtype().
   void (*where)(const TensorIter& it);
   // out = softmax (or log_softmax) of contiguous in [outer, n, inner] over n; same dtype.

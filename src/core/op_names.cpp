@@ -20,9 +20,21 @@ const char* op_name(CompareOp op) {
 #define WICK_X(Name, name, ...) \
   case CompareOp::Name: return #name;
     WICK_COMPARE_OPS(WICK_X)
+    WICK_LOGICAL_OPS(WICK_X)
 #undef WICK_X
   }
   return "compare";
+}
+
+const char* op_name(BitwiseOp op) {
+  switch (op) {
+#define WICK_X(Name, name) \
+  case BitwiseOp::Name: return #name;
+    WICK_BITWISE_OPS(WICK_X)
+#undef WICK_X
+    case BitwiseOp::Not: return "bitwise_not";
+  }
+  return "bitwise";
 }
 
 const char* op_name(UnaryOp op) {

@@ -211,6 +211,7 @@ const KernelTable& cpu_kernels() {
       .unary = cpu::unary,
       .pointwise = cpu::pointwise,
       .compare = cpu::compare,
+      .bitwise = cpu::bitwise,
       .where = cpu::where,
       .softmax = cpu::softmax,
       .softmax_backward = cpu::softmax_backward,

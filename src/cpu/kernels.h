@@ -10,6 +10,7 @@ void gemm(const GemmArgs& args);
 void unary(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b);
 void pointwise(PointwiseOp op, const TensorIter& it);
 void compare(CompareOp op, const TensorIter& it, const Scalar* scalar);
+void bitwise(BitwiseOp op, const TensorIter& it, const Scalar* scalar);
 void where(const TensorIter& it);
 void softmax(bool log, const Tensor& out, const Tensor& in);
 void softmax_backward(bool log, const Tensor& grad_input, const Tensor& grad, const Tensor& result);

@@ -21,6 +21,7 @@ const KernelTable& cuda_kernels() {
       .unary = &gpu::unary,
       .pointwise = &gpu::pointwise,
       .compare = &gpu::compare,
+      .bitwise = &gpu::bitwise,
       .where = &gpu::where,
       .softmax = &gpu::softmax,
       .softmax_backward = &gpu::softmax_backward,

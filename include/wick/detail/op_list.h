@@ -79,6 +79,26 @@
   X(Gt, gt, >, Lt)          \
   X(Ge, ge, >=, Le)
 
+// ---- logical ops, to bool: X(Name, name). Operands of any dtypes are promoted together and
+// each element is true where it is not 0 (NaN is true). Each line declares name(a, b),
+// t.name(b) and t.name_(b) (in place: 0 or 1 in t's dtype). logical_not is written by hand.
+#define WICK_LOGICAL_OPS(X)  \
+  X(LogicalAnd, logical_and) \
+  X(LogicalOr, logical_or)   \
+  X(LogicalXor, logical_xor)
+
+// ---- bitwise ops of bool and integer tensors: X(Name, name). Operands are promoted as for +;
+// a floating result raises TypeError, as does a bool one for the shifts. Each line declares
+// name(a, b) for a tensor or scalar a or b, t.name(b) and t.name_(b); & | ^ &= |= ^= and ~
+// (bitwise_not) are written by hand. Shifts are PyTorch's: a count below 0 or at least the
+// width gives 0 (left) or the sign's fill (right).
+#define WICK_BITWISE_OPS(X)               \
+  X(And, bitwise_and)                     \
+  X(Or, bitwise_or)                       \
+  X(Xor, bitwise_xor)                     \
+  X(LeftShift, bitwise_left_shift)        \
+  X(RightShift, bitwise_right_shift)
+
 // ---- elementwise ops of two or three tensors beyond + - * /: X(Name, "name"). The first are
 // the tensor forms of pow, remainder and clamp, and atan2 (floating: integer inputs give the
 // default float); the others are the pieces of the fused losses

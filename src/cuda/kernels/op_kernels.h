@@ -31,6 +31,7 @@ void random(RandomOp op, const Tensor& out, uint64_t seed, uint64_t offset, doub
 void unary(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b);
 void pointwise(PointwiseOp op, const TensorIter& it);
 void compare(CompareOp op, const TensorIter& it, const Scalar* scalar);
+void bitwise(BitwiseOp op, const TensorIter& it, const Scalar* scalar);
 void where(const TensorIter& it);
 // scan.cu: cumulative sums and products along the middle dim.
 void scan(ScanOp op, const Tensor& out, const Tensor& in, bool reverse);
