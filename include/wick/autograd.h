@@ -78,6 +78,7 @@ using GradMode = wick::GradMode;
 using variable_list = std::vector<Tensor>;
 using tensor_list = variable_list;  // LibTorch's other name of it
 class Node;
+struct TensorGradHooks;
 
 // Where a gradient goes: input input_nr of function (none when the input needs no grad).
 struct Edge {
@@ -136,11 +137,19 @@ class Node : public std::enable_shared_from_this<Node> {
   // input_ready_[output_nr], before apply. The stream's tail at apply time can be far later.
   bool wants_input_events_ = false;
   std::vector<std::vector<cuda::Event>> input_ready_;
+  // Tensor::register_hook's hooks on the gradients of outputs (a leaf's on its AccumulateGrad):
+  // (output_nr, that tensor's hooks), run by the engine on the summed gradient before apply.
+  std::vector<std::pair<uint32_t, std::shared_ptr<TensorGradHooks>>> tensor_pre_hooks_;
   // Gradients of outputs captured for retain_grad(): (output_nr, where to accumulate).
   std::vector<std::pair<uint32_t, std::shared_ptr<Tensor>>> retained_;
 
  private:
   uint64_t sequence_nr_;
+};
+
+// One tensor's register_hook hooks, by position (a removed one is empty).
+struct TensorGradHooks {
+  std::vector<std::function<Tensor(const Tensor&)>> hooks;
 };
 
 // The gradient edge of a tensor: its grad_fn, its leaf accumulator, or none.

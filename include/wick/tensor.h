@@ -6,6 +6,7 @@
 //   float v = c.item<float>();
 #pragma once
 
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <optional>
@@ -620,6 +621,24 @@ class Tensor {
   bool retains_grad() const;
   bool is_leaf() const;
   int64_t output_nr() const;
+  // Tensor.register_hook: hook(grad) runs each time a gradient of this tensor is computed,
+  // before it is used (a leaf's before it is accumulated into grad(); a non-leaf's, summed over
+  // its uses, before its grad_fn runs and before retain_grad() keeps it), hooks in registration
+  // order. A hook returning a Tensor replaces the gradient with it (same sizes); one returning
+  // void, or an undefined tensor, keeps it. Returns the hook's position for remove_hook, as
+  // LibTorch. ValueError when this tensor does not require grad.
+  template <class F>
+  unsigned register_hook(F&& hook) const {
+    if constexpr (std::is_void_v<std::invoke_result_t<F&, const Tensor&>>)
+      return add_grad_hook([h = std::forward<F>(hook)](const Tensor& g) mutable {
+        h(g);
+        return Tensor();
+      });
+    else
+      return add_grad_hook(std::function<Tensor(const Tensor&)>(std::forward<F>(hook)));
+  }
+  // Unregisters the hook at pos (ValueError when there is none there).
+  void remove_hook(unsigned pos) const;
 
   // ---- factories keeping this tensor's dtype and device
   Tensor new_empty(IntArrayRef sizes, TensorOptions o = {}) const;
@@ -631,6 +650,7 @@ class Tensor {
 
  private:
   TensorOptions merge(TensorOptions o) const;
+  unsigned add_grad_hook(std::function<Tensor(const Tensor&)> hook) const;  // register_hook's
   Impl* checked(const char* op) const {
     if (!impl_) [[unlikely]]
       detail::raise_undefined(op);

@@ -76,6 +76,25 @@ void accumulate(Tensor& slot, Tensor g) {
   slot = slot.defined() ? slot + g : std::move(g);
 }
 
+// Tensor::register_hook's hooks of node's outputs, in registration order on each summed
+// gradient (on the node's stream): a hook's defined result replaces the gradient.
+void run_tensor_hooks(const Node& node, variable_list& grads) {
+  std::optional<cuda::StreamGuard> guard;
+  if (node.stream_) guard.emplace(*node.stream_);
+  for (const auto& [nr, hooks] : node.tensor_pre_hooks_) {
+    if (nr >= grads.size()) continue;
+    for (size_t i = 0; i < hooks->hooks.size(); ++i) {  // a hook may register another
+      const auto hook = hooks->hooks[i];
+      if (!hook || !grads[nr].defined()) continue;
+      Tensor r = hook(grads[nr]);
+      if (!r.defined()) continue;
+      WICK_CHECK(r.sizes() == grads[nr].sizes(), ValueError, "register_hook", "hook ", i,
+                 " returned a gradient of shape ", r.sizes(), " for a gradient of shape ", grads[nr].sizes());
+      grads[nr] = std::move(r);
+    }
+  }
+}
+
 // A gradient delivered from another stream: the point its producer had reached, waited for
 // on the consumer's stream only when the consumer runs. Waiting at delivery would put the wait
 // into the consumer's stream at the engine's host order, which can be far ahead of where the
@@ -349,6 +368,7 @@ void execute(const std::vector<Edge>& roots, const variable_list& root_grads, Gr
       pending.clear();
     }
     variable_list grads = std::move(sc.buffer_of(k));
+    if (!node->tensor_pre_hooks_.empty()) run_tensor_hooks(*node, grads);
 
     if (task.capturing) {
       for (uint32_t c = sc.states[k].captures_begin; c < sc.states[k].captures_end; ++c)

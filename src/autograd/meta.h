@@ -25,6 +25,9 @@ struct AutogradMeta : detail::AutogradMetaBase {
   uint32_t output_nr = 0;                // which output of grad_fn this tensor is
   std::shared_ptr<Tensor> retained;      // non-leaves after retain_grad(): the slot grad() reads
   std::shared_ptr<PostAccumulateGradHooks> post_accumulate_hooks;  // leaves: run by AccumulateGrad
+  // Leaves: register_hook's hooks, attached to each AccumulateGrad made for the leaf (a
+  // non-leaf's live on its grad_fn: Node::tensor_pre_hooks_).
+  std::shared_ptr<TensorGradHooks> leaf_hooks;
   // Leaves: where a backward formula may write this leaf's gradient when grad() is undefined
   // (take_grad_destination); taken by one formula per pass, given back by AccumulateGrad.
   Tensor grad_destination;
@@ -41,6 +44,10 @@ AutogradMeta& meta_or_create(const Tensor& t);
 
 // The AccumulateGrad node of a leaf that requires grad (one per leaf while a graph uses it).
 std::shared_ptr<Node> grad_accumulator(const Tensor& leaf);
+
+// t's register_hook hooks (t requires grad): a leaf's, or those of its output of grad_fn; made
+// on first use when create, else null when there are none.
+TensorGradHooks* grad_hooks(const Tensor& t, bool create);
 
 // Makes t output output_nr of fn: sets grad_fn and requires_grad.
 void set_history(const Tensor& t, const std::shared_ptr<Node>& fn, uint32_t output_nr = 0);

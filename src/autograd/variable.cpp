@@ -199,8 +199,25 @@ std::shared_ptr<Node> grad_accumulator(const Tensor& leaf) {
   acc->device_ = leaf.device();
   acc->input_metadata_.push_back({DimVector(leaf.sizes()), leaf.dtype(), leaf.device()});
   if (leaf.is_cuda()) acc->stream_ = cuda::current_stream(leaf.device().index());
+  if (m.leaf_hooks) acc->tensor_pre_hooks_.emplace_back(0, m.leaf_hooks);
   m.grad_accumulator = acc;
   return acc;
+}
+
+TensorGradHooks* grad_hooks(const Tensor& t, bool create) {
+  AutogradMeta& m = meta_or_create(t);
+  if (m.grad_fn) {
+    for (auto& [nr, hooks] : m.grad_fn->tensor_pre_hooks_)
+      if (nr == m.output_nr) return hooks.get();
+    if (!create) return nullptr;
+    return m.grad_fn->tensor_pre_hooks_.emplace_back(m.output_nr, std::make_shared<TensorGradHooks>()).second.get();
+  }
+  if (!m.leaf_hooks) {
+    if (!create) return nullptr;
+    m.leaf_hooks = std::make_shared<TensorGradHooks>();
+    if (auto acc = m.grad_accumulator.lock()) acc->tensor_pre_hooks_.emplace_back(0, m.leaf_hooks);
+  }
+  return m.leaf_hooks.get();
 }
 
 void HookHandle::remove() {
@@ -538,6 +555,23 @@ void Tensor::retain_grad() const {
   if (!m.grad_fn || m.retained) return;  // leaves keep their grad anyway
   m.retained = std::make_shared<Tensor>();
   m.grad_fn->retained_.emplace_back(m.output_nr, m.retained);
+}
+
+unsigned Tensor::add_grad_hook(std::function<Tensor(const Tensor&)> hook) const {
+  detail::check_defined(*this, "register_hook", "self");
+  WICK_CHECK(requires_grad(), ValueError, "register_hook",
+             "cannot register a hook on a tensor that doesn't require gradient");
+  auto& hooks = autograd::grad_hooks(*this, true)->hooks;
+  hooks.push_back(std::move(hook));
+  return unsigned(hooks.size() - 1);
+}
+
+void Tensor::remove_hook(unsigned pos) const {
+  detail::check_defined(*this, "remove_hook", "self");
+  auto* hooks = requires_grad() ? autograd::grad_hooks(*this, false) : nullptr;
+  WICK_CHECK(hooks && pos < hooks->hooks.size() && hooks->hooks[pos], ValueError, "remove_hook",
+             "Invalid index, no hook at position ", pos);
+  hooks->hooks[pos] = nullptr;
 }
 
 bool Tensor::retains_grad() const {
