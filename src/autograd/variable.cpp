@@ -356,14 +356,20 @@ bool any_recordable(std::initializer_list<Tensor> outputs, std::initializer_list
 
 }  // namespace detail
 
+// Whether a node's name is that of a view op with one node for several output views (split,
+// unbind): PyTorch refuses an in-place write to any of those views.
+static bool is_multi_view_name(const std::string& name) {
+  return name == "SplitBackward0" || name == "SplitWithSizesBackward0" || name == "UnbindBackward0";
+}
+
 // Whether a node is the backward of a view op (its output shares its input's storage).
 bool is_view_node(const Node& n) {
   static const char* const kViews[] = {
       "ViewBackward0",      "SliceBackward0", "SelectBackward0",  "ExpandBackward0",  "PermuteBackward0",
-      "TransposeBackward0", "TBackward0",     "SqueezeBackward0", "SqueezeBackward1", "UnsqueezeBackward0",
-      "SplitBackward0",     "SplitWithSizesBackward0", "UnbindBackward0"};
+      "TransposeBackward0", "TBackward0",     "SqueezeBackward0", "SqueezeBackward1", "UnsqueezeBackward0"};
   const std::string name = n.name();
-  return std::any_of(std::begin(kViews), std::end(kViews), [&](const char* v) { return name == v; });
+  return is_multi_view_name(name) ||
+         std::any_of(std::begin(kViews), std::end(kViews), [&](const char* v) { return name == v; });
 }
 
 // A leaf that requires grad, or a view of one (through view ops only), may not be written.
@@ -375,8 +381,7 @@ static void check_leaf_write(const Tensor& self, const char* op) {
   // stands for all the pieces and could not take the write of one.
   if (self.is_view()) {
     const std::string name = m->grad_fn->name();
-    WICK_CHECK(name != "SplitBackward0" && name != "SplitWithSizesBackward0" && name != "UnbindBackward0", ValueError,
-               op, "Output ", self.output_nr(), " of ", name,
+    WICK_CHECK(!is_multi_view_name(name), ValueError, op, "Output ", self.output_nr(), " of ", name,
                " is a view and is being modified inplace. This view is the output of a function that returns "
                "multiple views. Such functions do not allow the output views to be modified inplace. You should "
                "replace the inplace operation by an out-of-place one.");
