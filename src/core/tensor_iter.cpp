@@ -276,11 +276,12 @@ TensorIter TensorIter::build(const Tensor& out, std::initializer_list<Tensor> in
   }
 
   // 5. Coalesce: drop size-1 dims, merge d-1 into d when every operand steps evenly across both.
-  //    Dims go in the order of the output's strides when the plan made the output in another
-  //    order than row-major (a transposed input's result is then one flat run, as its input).
+  //    Dims go in the order of the output's strides when it is not row-major, whether the plan
+  //    made it so or the caller's output is (a transposed input's result, or a copy between two
+  //    transposed tensors, is then one flat run, as TensorIterator makes it).
   DimVector order(nd, 0);
   for (size_t d = 0; d < nd; ++d) order[d] = int64_t(d);
-  if (!out.defined() && !it.ops_[0].impl()->is_contiguous()) {
+  if (!it.ops_[0].impl()->is_contiguous()) {
     const DimVector perm = stride_order(shape, &it.strides_[0], 1);
     for (size_t d = 0; d < nd; ++d) order[d] = perm[nd - 1 - d];
   }
