@@ -62,6 +62,11 @@ void record_matmul(const Tensor& a, const Tensor& b, const Tensor& out) {
            if (da == 2 && db == 2)
              return {c.needs(0) ? mm_a_grad(g, c.saved(1), a_cm) : Tensor(),
                      c.needs(1) ? mm_b_grad(g, c.saved(0), b_cm) : Tensor()};
+           if (da >= 3 && db == 2) {  // the forward's folded GEMM: the batch dims are rows
+             Tensor g2 = g.reshape({-1, g.size(-1)});
+             return {c.needs(0) ? mm_a_grad(g2, c.saved(1), false).reshape(sa) : Tensor(),
+                     c.needs(1) ? mm_b_grad(g2, c.saved(0).reshape({-1, sa.back()}), b_cm) : Tensor()};
+           }
            // Work with both operands at least 2-D, as the forward did.
            if (da == 1) g = g.unsqueeze(db == 1 ? 0 : -2);
            if (db == 1) g = g.unsqueeze(-1);

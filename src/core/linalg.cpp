@@ -156,6 +156,14 @@ Tensor matmul_impl(const Tensor& a, const Tensor& b) {
   if (da == 2 && db == 1) return mm_impl(a, b.unsqueeze(1), "matmul").squeeze(1);
   if (da == 1 && db == 2) return mm_impl(a.unsqueeze(0), b, "matmul").squeeze(0);
   if (da == 2 && db == 2) return mm_impl(a, b, "matmul");
+  // A batch of matrices times one matrix, as PyTorch folds it: the batch dims become rows of one
+  // GEMM (linear without a bias on [B, T, C]). A batched GEMM of the broadcast matrix would give
+  // b's gradient as one matrix per batch item, summed afterwards.
+  if (da >= 3 && db == 2) {
+    DimVector out_sizes(a.sizes().begin(), a.sizes().end() - 1);
+    out_sizes.push_back(b.size(1));
+    return mm_impl(a.reshape({-1, a.size(-1)}), b, "matmul").view(out_sizes);
+  }
 
   // Batched: broadcast the batch dims, then one strided-batched GEMM.
   Tensor A = da == 1 ? a.unsqueeze(0) : a;

@@ -69,6 +69,9 @@ TEST_P(GradcheckCore, MatrixProducts) {
   gradcheck([](const T& x) { return matmul(x[0], x[1]); }, {rnd({2, 3}), rnd({3})}, dev());
   gradcheck([](const T& x) { return matmul(x[0], x[1]); }, {rnd({3}), rnd({3, 2})}, dev());
   gradcheck([](const T& x) { return matmul(x[0], x[1]); }, {rnd({2, 2, 3}), rnd({3, 2})}, dev());
+  // folded into one GEMM (a batch of matrices times one matrix), with views on both sides
+  gradcheck([](const T& x) { return matmul(x[0].transpose(0, 1), x[1].t()); }, {rnd({3, 2, 4}), rnd({2, 4})}, dev());
+  gradcheck([](const T& x) { return matmul(x[0], x[1]); }, {rnd({2, 1, 2, 3}), rnd({3, 2})}, dev());
   gradcheck([](const T& x) { return matmul(x[0], x[1]); }, {rnd({2, 3}), rnd({2, 3, 2})}, dev());
   gradcheck([](const T& x) { return matmul(x[0], x[1]); }, {rnd({2, 1, 2, 3}), rnd({3, 3, 2})}, dev());
   gradcheck([](const T& x) { return matmul(x[0], x[1]); }, {rnd({3}), rnd({2, 3, 2})}, dev());
