@@ -34,7 +34,6 @@
 #include <type_traits>
 #include <utility>
 
-#include "core/backend_settings.h"
 #include "core/op_math.h"
 #include "cuda/cuda_check.h"
 #include "cuda/kernels/plan.h"
@@ -360,7 +359,7 @@ void launch_elementwise(const char* op, const Plan& p, const F& f) {
   for (int k = 0; k < N; ++k) vectorizable = vectorizable && uintptr_t(p.ptrs[k]) % (elem[k] * VEC) == 0;
   if (!vectorizable) {
     Plan q;
-    if (new_cuda_kernels() && vector_plan<N>(p, elem, VEC, q))
+    if (vector_plan<N>(p, elem, VEC, q))
       return launch_strided<N>(op, q, VecValuesBody<VEC, F, Out, In...>{f});
     return launch_strided<N>(op, p, ValuesBody<F, Out, In...>{f});
   }
