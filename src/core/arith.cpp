@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "autograd/hooks.h"
+#include "core/backend_settings.h"
 #include "core/kernel_table.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
@@ -57,6 +58,20 @@ bool flat_kernel_fits(const Tensor& a) {
   return a.impl()->numel() <= kFlatKernelMax && a.impl()->device().is_cpu();
 }
 
+// On CUDA, a float32 tensor with a float16 or bfloat16 one (autocast's residual stream,
+// x + attn(x)) is computed without a cast of the 16-bit operand first: the kernel reads it as it
+// is and computes in float32, the values the cast would give. Both operands have dims (a 0-d one
+// would leave the 16-bit dtype the result's); an output, if given, is float32.
+uint8_t mixed_float_operands(const Tensor& out, const Tensor& a, const Tensor& b) {
+  const Dtype da = a.dtype(), db = b.dtype();
+  if (da == db || !a.is_cuda() || a.device() != b.device() || a.dim() == 0 || b.dim() == 0) return 0;
+  if (out.defined() && out.dtype() != kFloat32) return 0;
+  auto half = [](Dtype d) { return d == kBFloat16 || d == kFloat16; };
+  if (!((da == kFloat32 && half(db)) || (db == kFloat32 && half(da)))) return 0;
+  if (!new_cuda_kernels()) return 0;  // until its GPU tests have run (docs/design.md, section 6)
+  return da == kFloat32 ? 2 : 1;  // the 16-bit input keeps its dtype
+}
+
 // out undefined: a new result; out == a: in place.
 // name: the op as called, when it is not op_name(op) (the in-place forms, "add_").
 // Inputs of one dtype, shape and device, contiguous (the common case), take build_flat's plan.
@@ -71,6 +86,7 @@ Tensor binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, 
     auto it = TensorIter::build_flat(out, a, &b, cfg);
     return run(op, it, out, nullptr, alpha, cfg.op);
   }
+  cfg.keep_dtype = mixed_float_operands(out, a, b);
   auto it = TensorIter::build(out, {a, b}, cfg);
   return run(op, it, out, nullptr, alpha, cfg.op);
 }

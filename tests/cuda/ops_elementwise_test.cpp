@@ -186,7 +186,7 @@ TEST(CudaOpsElementwise, SoftmaxEveryKernel) {
 
 // Views whose innermost dimension is unit-strided in every operand (a transpose of outer
 // dimensions, a slice of rows) take the strided kernel a 16-byte vector at a time
-// (WICK_NEW_CUDA_KERNELS=1), else one element at a time: copies, casts and binary ops on such
+// instead of one element at a time: copies, casts and binary ops on such
 // views against the same ops on the CPU, exactly; with rows that do not split into vectors, an
 // operand shifted off the vectors' alignment, a broadcast operand and bool and integer dtypes.
 TEST(CudaOpsElementwise, InnerContiguousViewsExactly) {
@@ -226,5 +226,49 @@ TEST(CudaOpsElementwise, InnerContiguousViewsExactly) {
         EXPECT_TRUE(equal(inplace.cpu(), want));
       }
     }
+  }
+}
+
+// A float32 tensor with a float16 or bfloat16 one (autocast's residual stream): the result is
+// float32 and has exactly the values of casting the 16-bit operand to float32 first, on either
+// side, for + - * / and alpha, contiguous, broadcast, transposed, into a float32 output in place,
+// and with a 0-d operand (whose dtype does not count: the result stays 16-bit). With
+// WICK_NEW_CUDA_KERNELS=1 the kernel reads the 16-bit operand as it is.
+TEST(CudaOpsElementwise, FloatWithSixteenBitOperandsExactly) {
+  WICK_REQUIRE_CUDA();
+  std::mt19937 rng(58);
+  for (Dtype h : {kBFloat16, kFloat16}) {
+    SCOPED_TRACE(::testing::Message() << h);
+    const Tensor f = random_cpu({4, 33, 40}, kFloat32, rng, -3, 3).cuda();
+    const Tensor s = random_cpu({4, 33, 40}, h, rng, 0.5, 3).cuda();
+    const Tensor st = random_cpu({4, 40, 33}, h, rng, 0.5, 3).cuda().transpose(1, 2);
+    const Tensor row = random_cpu({40}, h, rng, 0.5, 3).cuda();
+    auto same = [](const Tensor& got, const Tensor& want) {
+      EXPECT_EQ(got.dtype(), want.dtype());
+      EXPECT_EQ(got.sizes(), want.sizes());
+      EXPECT_TRUE(equal(got.cpu(), want.cpu()));
+    };
+    for (const Tensor* o : {&s, &st, &row}) {
+      const Tensor of = o->to(kFloat32);
+      same(f + *o, f + of);
+      same(*o + f, of + f);
+      same(f - *o, f - of);
+      same(*o - f, of - f);
+      same(f * *o, f * of);
+      same(f / *o, f / of);
+      same(*o / f, of / f);
+      same(add(f, *o, 0.25), add(f, of, 0.25));
+      same(sub(*o, f, 3), sub(of, f, 3));
+      Tensor in_place = f.clone(), want = f.clone();
+      in_place += *o;
+      want += of;
+      same(in_place, want);
+    }
+    // a transposed float32 operand with a contiguous 16-bit one
+    same(f.transpose(0, 2) + s.transpose(0, 2), f.transpose(0, 2) + s.transpose(0, 2).to(kFloat32));
+    // 0-d operands: the one with dims decides the dtype
+    const Tensor f0 = full({}, 1.5, TensorOptions(kFloat32).device("cuda"));
+    same(f0 + s, f0.to(h) + s);
+    same(f + full({}, 1.5, TensorOptions(h).device("cuda")), f + 1.5);
   }
 }

@@ -39,11 +39,33 @@ struct BinaryScalarFn {
   }
 };
 
+// A float32 result of a float32 and a 16-bit float operand, read as they are (arith.cpp keeps
+// the 16-bit one uncast): the values of casting it to float32 first.
+template <class A, class B>
+struct MixedBinaryFn {
+  BinaryOp op;
+  float alpha;
+  __device__ float operator()(A a, B b) const { return binary_op<float>(op, cast<float>(a), cast<float>(b), alpha); }
+};
+
 }  // namespace
 
 void binary(BinaryOp op, const TensorIter& it, const Scalar* scalar, const Scalar& alpha) {
   const char* name = op_name(op);
   const Plan p = make_plan(it, name);
+  if (!scalar && (it.input(0).dtype() != it.dtype() || it.input(1).dtype() != it.dtype())) {
+    const Dtype da = it.input(0).dtype(), db = it.input(1).dtype();
+    WICK_CHECK(it.dtype() == kFloat32, TypeError, name, "mixed operands ", da, " and ", db, " computed in ",
+               it.dtype(), " (expected float32)");
+    const float al = alpha.to<float>();
+    auto mixed = [&]<class A, class B>() { launch_elementwise<float, A, B>(name, p, MixedBinaryFn<A, B>{op, al}); };
+    if (da == kFloat32 && db == kBFloat16) mixed.template operator()<float, BFloat16>();
+    else if (da == kBFloat16 && db == kFloat32) mixed.template operator()<BFloat16, float>();
+    else if (da == kFloat32 && db == kFloat16) mixed.template operator()<float, Half>();
+    else if (da == kFloat16 && db == kFloat32) mixed.template operator()<Half, float>();
+    else raise<TypeError>(name, "no kernel for the mixed operands ", da, " and ", db);
+    return;
+  }
   auto body = [&]<class T>() {
     using M = opmath_t<T>;
     const M a = alpha.to<M>();
