@@ -2,12 +2,47 @@
 // they write (docs/design.md, "The cuDNN attention path").
 #include "core/cudnn_attention.h"
 
+#include <algorithm>
+
+#include "core/backend_settings.h"
 #include "core/flash_attention.h"
 #include "wick/ops.h"
 
 namespace wick::detail {
 
+void matching_strides(const int64_t (&strides)[4], const int64_t (&sizes)[4], int64_t (&out)[4]) {
+  int order[3] = {0, 1, 2};  // outermost first
+  if (new_cuda_kernels())
+    std::stable_sort(order, order + 3, [&](int a, int b) { return strides[a] > strides[b]; });
+  out[3] = 1;
+  int64_t packed = sizes[3];
+  for (int i = 2; i >= 0; --i) {
+    out[order[i]] = packed;
+    packed *= sizes[order[i]];
+  }
+}
+
 namespace {
+
+// The layouts of out and the gradients, from q's, k's and v's.
+void output_layouts(CudnnAttentionProblem& p) {
+  const int64_t qs[4] = {p.B, p.H, p.L, p.E}, ks[4] = {p.B, p.Hkv, p.S, p.E};
+  matching_strides(p.q_strides, qs, p.o_strides);
+  matching_strides(p.q_strides, qs, p.dq_strides);
+  matching_strides(p.k_strides, ks, p.dk_strides);
+  matching_strides(p.v_strides, ks, p.dv_strides);
+}
+
+Tensor empty_as(const Tensor& like, IntArrayRef sizes, const int64_t (&strides)[4]) {
+  return wick::empty_strided(sizes, IntArrayRef(strides, 4), TensorOptions(like.dtype()).device(like.device()));
+}
+
+// Whether t has these strides wherever its size is not 1.
+bool has_strides(const Tensor& t, const int64_t (&strides)[4]) {
+  for (int64_t d = 0; d < 4; ++d)
+    if (t.size(d) != 1 && t.stride(d) != strides[d]) return false;
+  return true;
+}
 
 // The problem of q, k, v once fused_attention_operand has made them readable: their own strides
 // where they are, a contiguous copy's where not (the copy made then is contiguous).
@@ -33,6 +68,7 @@ CudnnAttentionProblem problem_of(const Tensor& q, const Tensor& k, const Tensor&
   strides(q, p.q_strides);
   strides(k, p.k_strides);
   strides(v, p.v_strides);
+  output_layouts(p);
   return p;
 }
 
@@ -62,6 +98,7 @@ std::string cudnn_attention_unusable_repeated(const Tensor& q, const Tensor& k, 
     st[1] = p.S * p.E;
     st[0] = p.H * p.S * p.E;
   }
+  output_layouts(p);
   return cuda_cudnn_attention_unusable(p, true);
 }
 
@@ -69,7 +106,7 @@ CudnnAttentionForward cudnn_attention_forward(const Tensor& q, const Tensor& k, 
                                               bool causal) {
   CudnnAttentionArgs a = operands(q, k, v, scale, causal);
   const int64_t B = q.size(0), H = q.size(1), L = q.size(2), E = q.size(3);
-  a.out = wick::empty({B, H, L, E}, TensorOptions(q.dtype()).device(q.device()));
+  a.out = empty_as(q, {B, H, L, E}, a.problem.o_strides);
   a.stats = wick::empty({B, H, L, 1}, TensorOptions(kFloat32).device(q.device()));
   cuda_cudnn_attention_forward(a);
   return {a.out, a.stats};
@@ -81,11 +118,15 @@ std::tuple<Tensor, Tensor, Tensor> cudnn_attention_backward(const Tensor& dout, 
   CudnnAttentionArgs a = operands(q, k, v, scale, causal);
   a.out = out;
   a.stats = stats;
-  a.dout = (dout.dtype() == q.dtype() ? dout : dout.to(q.dtype())).contiguous();
-  const TensorOptions opts = TensorOptions(q.dtype()).device(q.device());
-  a.dq = wick::empty(q.sizes(), opts);
-  a.dk = wick::empty(k.sizes(), opts);
-  a.dv = wick::empty(v.sizes(), opts);
+  a.dout = dout;
+  if (dout.dtype() != q.dtype() || !has_strides(dout, a.problem.o_strides) ||
+      uintptr_t(dout.data_ptr()) % 16 != 0) {
+    a.dout = empty_as(q, out.sizes(), a.problem.o_strides);
+    a.dout.copy_(dout);
+  }
+  a.dq = empty_as(q, q.sizes(), a.problem.dq_strides);
+  a.dk = empty_as(q, k.sizes(), a.problem.dk_strides);
+  a.dv = empty_as(q, v.sizes(), a.problem.dv_strides);
   cuda_cudnn_attention_backward(a);
   return {a.dq, a.dk, a.dv};
 }

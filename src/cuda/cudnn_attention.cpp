@@ -10,6 +10,7 @@
 #ifdef WICK_HAVE_CUDNN
 
 #include <cmath>
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -257,7 +258,7 @@ Dims transposed(const Dims& s) { return {s[0], s[1], s[3], s[2]}; }
 struct Shapes {
   cudnnDataType_t io;
   Dims q, k, v, o, kt, vt, scores, rows;
-  Dims qs, ks, vs, os, kts, vts, rows_s;
+  Dims qs, ks, vs, os, dqs, dks, dvs, kts, vts, rows_s;
   explicit Shapes(const CudnnAttentionProblem& p) : io(gpu::cudnn_data_type(p.dtype)) {
     q = {p.B, p.H, p.L, p.E};
     k = {p.B, p.Hkv, p.S, p.E};
@@ -270,7 +271,10 @@ struct Shapes {
     qs = strides_of(p.q_strides, q);
     ks = strides_of(p.k_strides, k);
     vs = strides_of(p.v_strides, v);
-    os = packed_strides(o);
+    os = strides_of(p.o_strides, o);
+    dqs = strides_of(p.dq_strides, q);
+    dks = strides_of(p.dk_strides, k);
+    dvs = strides_of(p.dv_strides, v);
     kts = transposed(ks);
     vts = transposed(vs);
     rows_s = packed_strides(rows);
@@ -338,9 +342,8 @@ std::unique_ptr<Plan> build_backward(cudnnHandle_t h, const CudnnAttentionProble
                            vt = g.tensor(kV, s.io, s.vt, s.vts), o = g.tensor(kO, s.io, s.o, s.os),
                            dout = g.tensor(kDO, s.io, s.o, s.os),
                            stats = g.tensor(kStats, CUDNN_DATA_FLOAT, s.rows, s.rows_s),
-                           dq = g.tensor(kDQ, s.io, s.q, packed_strides(s.q)),
-                           dk = g.tensor(kDK, s.io, s.k, packed_strides(s.k)),
-                           dv = g.tensor(kDV, s.io, s.v, packed_strides(s.v)),
+                           dq = g.tensor(kDQ, s.io, s.q, s.dqs), dk = g.tensor(kDK, s.io, s.k, s.dks),
+                           dv = g.tensor(kDV, s.io, s.v, s.dvs),
                            delta = g.tensor(kDelta, CUDNN_DATA_FLOAT, s.rows, s.rows_s),
                            dq_accum = g.tensor(kDQAccum, CUDNN_DATA_FLOAT, s.q, packed_strides(s.q));
   // delta
@@ -381,7 +384,9 @@ struct Key {
   auto tie() const {
     return std::make_tuple(p.B, p.H, p.Hkv, p.L, p.S, p.E, p.q_strides[0], p.q_strides[1], p.q_strides[2],
                            p.k_strides[0], p.k_strides[1], p.k_strides[2], p.v_strides[0], p.v_strides[1],
-                           p.v_strides[2], int(p.dtype), p.device, p.causal, backward);
+                           p.v_strides[2], std::to_array(p.o_strides), std::to_array(p.dq_strides),
+                           std::to_array(p.dk_strides), std::to_array(p.dv_strides), int(p.dtype), p.device,
+                           p.causal, backward);
   }
   bool operator<(const Key& o) const { return tie() < o.tie(); }
 };

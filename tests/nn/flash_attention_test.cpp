@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/backend_settings.h"
 #include "core/cudnn_attention.h"
 #include "core/flash_attention.h"
 #include "core/generator.h"
@@ -350,6 +351,52 @@ TEST_F(CudnnAttention, StridedInputsAndScale) {
   Tensor got = F::scaled_dot_product_attention(h, h, h, {}, 0, false, 0.5);
   EXPECT_EQ(*last_sdpa_backend(), SDPBackend::CuDNNAttention);
   EXPECT_LE(max_err(got, want), 5e-3);
+}
+
+TEST_F(CudnnAttention, OutputAndGradientsInTheLayoutOfTheirOperands) {
+  // q, k, v split from one [B, L, 3 H E] projection and viewed as heads (a GPT's attention): the
+  // output and the gradients are laid out as their operands (with WICK_NEW_CUDA_KERNELS=1; else
+  // row-major), so out.transpose(1, 2) is contiguous; the values are what contiguous operands
+  // give, against the float64 math path
+  const Device gpu(kCUDA, 0);
+  const int64_t B = 2, L = 128, H = 4, E = 64, C = H * E;
+  const Tensor qkv = randn({B, L, 3 * C}), g = randn({B, L, C});
+  struct Result {
+    Tensor out, dqkv;
+  };
+  auto step = [&](Dtype dt, SDPBackend b, bool contiguous_heads) {
+    Tensor x = qkv.to(dt).to(b == SDPBackend::Math && dt == kFloat64 ? Device(kCPU) : gpu).requires_grad_(true);
+    std::vector<Tensor> parts = x.split(C, -1);
+    auto heads = [&](const Tensor& t) {
+      Tensor h = t.view({B, L, H, E}).transpose(1, 2);
+      return contiguous_heads ? h.contiguous() : h;
+    };
+    sdpa_kernel only(b);
+    Tensor o = F::scaled_dot_product_attention(heads(parts[0]), heads(parts[1]), heads(parts[2]), {}, 0, true);
+    EXPECT_EQ(*last_sdpa_backend(), b);
+    o.transpose(1, 2).contiguous().view({B, L, C}).backward(g.to(dt).to(x.device()));
+    return Result{o, x.grad()};
+  };
+  const Result ref = step(kFloat64, SDPBackend::Math, false);
+  const Result base = step(kBFloat16, SDPBackend::CuDNNAttention, true);
+  const Result got = step(kBFloat16, SDPBackend::CuDNNAttention, false);
+  if (detail::new_cuda_kernels()) EXPECT_TRUE(got.out.transpose(1, 2).is_contiguous()) << got.out.strides();
+  else EXPECT_TRUE(got.out.is_contiguous()) << got.out.strides();
+  EXPECT_LE(max_err(got.out, ref.out), 2 * max_err(base.out, ref.out) + 1e-2);
+  EXPECT_LE(max_err(got.dqkv, ref.dqkv), 2 * max_err(base.dqkv, ref.dqkv) + 1e-2);
+  // a gradient for out in another layout than out's is copied into it first
+  const Tensor go = randn({B, H, L, E}).to(kBFloat16);
+  auto dq = [&](const Tensor& q) {
+    Tensor leaf = q.detach().requires_grad_(true);
+    sdpa_kernel only(SDPBackend::CuDNNAttention);
+    F::scaled_dot_product_attention(leaf, leaf, leaf, {}, 0, true).backward(go.to(leaf.device()));
+    EXPECT_EQ(*last_sdpa_backend(), SDPBackend::CuDNNAttention);
+    return leaf.grad();
+  };
+  const Tensor q = qkv.to(kBFloat16).to(gpu).narrow(-1, 0, C).view({B, L, H, E}).transpose(1, 2);
+  Tensor q64 = q.to(kFloat64).cpu().requires_grad_(true);
+  F::scaled_dot_product_attention(q64, q64, q64, {}, 0, true).backward(go.to(kFloat64));
+  EXPECT_LE(max_err(dq(q), q64.grad()), 2 * max_err(dq(q.contiguous()), q64.grad()) + 1e-2);
 }
 
 TEST_F(CudnnAttention, TakenByDefaultAndRepeatable) {
