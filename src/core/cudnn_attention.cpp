@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "core/backend_settings.h"
 #include "core/flash_attention.h"
 #include "wick/ops.h"
 
@@ -12,8 +11,7 @@ namespace wick::detail {
 
 void matching_strides(const int64_t (&strides)[4], const int64_t (&sizes)[4], int64_t (&out)[4]) {
   int order[3] = {0, 1, 2};  // outermost first
-  if (new_cuda_kernels())
-    std::stable_sort(order, order + 3, [&](int a, int b) { return strides[a] > strides[b]; });
+  std::stable_sort(order, order + 3, [&](int a, int b) { return strides[a] > strides[b]; });
   out[3] = 1;
   int64_t packed = sizes[3];
   for (int i = 2; i >= 0; --i) {

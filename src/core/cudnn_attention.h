@@ -55,10 +55,9 @@ struct CudnnAttentionProblem {
   int device = 0;
   bool causal = false;
 };
-// The layout of an output of an operand's shape: with WICK_NEW_CUDA_KERNELS=1 (until its GPU
-// tests have run: docs/design.md, section 6), the operand's dims in the order of its strides
+// The layout of an output of an operand's shape: the operand's dims in the order of its strides
 // (largest outside, the last dim innermost), packed, as PyTorch lays out cuDNN attention's
-// output and gradients; else row-major. For q a [B, H, L, E] view of a [B, L, 3, H, E]
+// output and gradients. For q a [B, H, L, E] view of a [B, L, 3, H, E]
 // projection, out is [B, L, H, E] in memory: out.transpose(1, 2) is contiguous, and the
 // gradient that arrives for it is already in out's layout.
 void matching_strides(const int64_t (&strides)[4], const int64_t (&sizes)[4], int64_t (&out)[4]);

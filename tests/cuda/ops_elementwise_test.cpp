@@ -232,8 +232,8 @@ TEST(CudaOpsElementwise, InnerContiguousViewsExactly) {
 // A float32 tensor with a float16 or bfloat16 one (autocast's residual stream): the result is
 // float32 and has exactly the values of casting the 16-bit operand to float32 first, on either
 // side, for + - * / and alpha, contiguous, broadcast, transposed, into a float32 output in place,
-// and with a 0-d operand (whose dtype does not count: the result stays 16-bit). With
-// WICK_NEW_CUDA_KERNELS=1 the kernel reads the 16-bit operand as it is.
+// and with a 0-d operand (whose dtype does not count: the result stays 16-bit). The kernel reads
+// the 16-bit operand as it is.
 TEST(CudaOpsElementwise, FloatWithSixteenBitOperandsExactly) {
   WICK_REQUIRE_CUDA();
   std::mt19937 rng(58);

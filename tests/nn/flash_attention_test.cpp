@@ -12,7 +12,6 @@
 
 #include <gtest/gtest.h>
 
-#include "core/backend_settings.h"
 #include "core/cudnn_attention.h"
 #include "core/flash_attention.h"
 #include "core/generator.h"
@@ -355,9 +354,8 @@ TEST_F(CudnnAttention, StridedInputsAndScale) {
 
 TEST_F(CudnnAttention, OutputAndGradientsInTheLayoutOfTheirOperands) {
   // q, k, v split from one [B, L, 3 H E] projection and viewed as heads (a GPT's attention): the
-  // output and the gradients are laid out as their operands (with WICK_NEW_CUDA_KERNELS=1; else
-  // row-major), so out.transpose(1, 2) is contiguous; the values are what contiguous operands
-  // give, against the float64 math path
+  // output and the gradients are laid out as their operands, so out.transpose(1, 2) is
+  // contiguous; the values are what contiguous operands give, against the float64 math path
   const Device gpu(kCUDA, 0);
   const int64_t B = 2, L = 128, H = 4, E = 64, C = H * E;
   const Tensor qkv = randn({B, L, 3 * C}), g = randn({B, L, C});
@@ -380,8 +378,7 @@ TEST_F(CudnnAttention, OutputAndGradientsInTheLayoutOfTheirOperands) {
   const Result ref = step(kFloat64, SDPBackend::Math, false);
   const Result base = step(kBFloat16, SDPBackend::CuDNNAttention, true);
   const Result got = step(kBFloat16, SDPBackend::CuDNNAttention, false);
-  if (detail::new_cuda_kernels()) EXPECT_TRUE(got.out.transpose(1, 2).is_contiguous()) << got.out.strides();
-  else EXPECT_TRUE(got.out.is_contiguous()) << got.out.strides();
+  EXPECT_TRUE(got.out.transpose(1, 2).is_contiguous()) << got.out.strides();
   EXPECT_LE(max_err(got.out, ref.out), 2 * max_err(base.out, ref.out) + 1e-2);
   EXPECT_LE(max_err(got.dqkv, ref.dqkv), 2 * max_err(base.dqkv, ref.dqkv) + 1e-2);
   // a gradient for out in another layout than out's is copied into it first
