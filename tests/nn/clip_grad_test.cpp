@@ -135,4 +135,66 @@ TEST(ClipGradCuda, MatchesCpu) {
   }
 }
 
+// The multi-tensor path on CUDA (foreach unset; WICK_NEW_CUDA_KERNELS=1 until its GPU test has
+// run) against foreach=false and the float64 reference: float32 and bfloat16 gradients in one
+// call (two groups), large ones cut into many chunks, a non-contiguous one (its own kernels),
+// norm 2 and inf; the scaled gradients; NaN and inf reach the total; error_if_nonfinite.
+TEST(ClipGradCuda, ForeachMatchesPerGradientKernels) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const Device gpu("cuda");
+  auto make = [&](std::vector<Tensor>& ps) {
+    manual_seed(5);
+    const std::vector<std::pair<std::vector<int64_t>, Dtype>> specs = {
+        {{3000, 700}, kFloat32}, {{5}, kFloat32}, {{257, 33}, kBFloat16}, {{4097}, kFloat32},
+        {{1}, kBFloat16},       {{0}, kFloat32}, {{70000}, kBFloat16}};
+    for (const auto& [shape, dt] : specs) {
+      Tensor p = zeros(shape, TensorOptions(dt).device(gpu)).requires_grad_();
+      p.set_grad((randn(shape) * 2.0).to(dt).to(gpu));
+      ps.push_back(p);
+    }
+    Tensor t = zeros({40, 30}, TensorOptions(kFloat32).device(gpu)).requires_grad_();
+    t.set_grad((randn({30, 40}) * 2.0).to(gpu).t());  // non-contiguous
+    ps.push_back(t);
+  };
+  for (double p : {2.0, double(INFINITY)}) {
+    SCOPED_TRACE(p);
+    std::vector<Tensor> a, b;
+    make(a);
+    make(b);
+    const double want = reference_norm(a, p);
+    const Tensor ta = nn::utils::clip_grad_norm_(a, 1.0, p, false, std::nullopt);
+    const Tensor tb = nn::utils::clip_grad_norm_(b, 1.0, p, false, false);
+    EXPECT_TRUE(ta.is_cuda());
+    EXPECT_EQ(ta.dtype(), tb.dtype());
+    EXPECT_NEAR(ta.item<double>(), want, 1e-3 * want);
+    EXPECT_NEAR(tb.item<double>(), want, 1e-3 * want);
+    for (size_t i = 0; i < a.size(); ++i) {
+      SCOPED_TRACE(i);
+      const std::vector<double> x = values(a[i].grad()), y = values(b[i].grad());
+      const double tol = a[i].grad().dtype() == kBFloat16 ? 1e-2 : 1e-5;
+      for (size_t j = 0; j < x.size(); j += 97) EXPECT_NEAR(x[j], y[j], tol * (1 + std::abs(y[j])));
+    }
+  }
+  // a NaN or an inf in one gradient of a group: the total is NaN / inf, as the per-gradient path's
+  for (double bad : {double(NAN), double(INFINITY)}) {
+    for (double p : {2.0, double(INFINITY)}) {
+      std::vector<Tensor> a, b;
+      make(a);
+      make(b);
+      a[0].grad().view({-1}).narrow(0, 123456, 1).fill_(bad);
+      b[0].grad().view({-1}).narrow(0, 123456, 1).fill_(bad);
+      const double ta = nn::utils::clip_grad_norm_(a, 1.0, p).item<double>();
+      const double tb = nn::utils::clip_grad_norm_(b, 1.0, p, false, false).item<double>();
+      EXPECT_EQ(std::isnan(ta), std::isnan(tb)) << bad << " " << p;
+      EXPECT_EQ(std::isinf(ta), std::isinf(tb)) << bad << " " << p;
+      std::vector<Tensor> c;
+      make(c);
+      c[2].grad().view({-1}).narrow(0, 7, 1).fill_(bad);
+      const Tensor before = c[2].grad().clone();
+      EXPECT_THROW(nn::utils::clip_grad_norm_(c, 1.0, p, true), ValueError);
+      EXPECT_TRUE(equal(c[2].grad(), before));
+    }
+  }
+}
+
 }  // namespace

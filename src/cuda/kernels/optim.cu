@@ -16,7 +16,9 @@
 #include <algorithm>
 #include <array>
 
+#include "core/foreach_norm.h"
 #include "core/optim_math.h"
+#include "cuda/kernels/block_reduce.cuh"
 #include "cuda/kernels/elementwise.cuh"
 #include "cuda/kernels/op_kernels.h"
 
@@ -76,16 +78,22 @@ __global__ void __launch_bounds__(kThreads) multi_tensor_kernel(TensorTable<N> t
   }
 }
 
-// Launches f over lists (N parallel lists of contiguous tensors of dtype T), one launch per
-// full table.
-template <class T, int N, class F>
-void launch_lists(const std::array<std::span<const Tensor>, N>& lists, const F& f, cudaStream_t stream) {
-  TensorTable<N> table;
+// The chunk of a list's launch (0 when it has no element): about two blocks per SM.
+int64_t chunk_of(std::span<const Tensor> list) {
   int64_t total = 0;
-  for (const Tensor& t : lists[0]) total += t.numel();
-  if (total == 0) return;
-  const int64_t want = total / (2 * int64_t(sm_count(lists[0][0].device().index())));
-  table.chunk = std::min(kMaxChunk, std::max(kMinChunk, (want + kMinChunk - 1) / kMinChunk * kMinChunk));
+  for (const Tensor& t : list) total += t.numel();
+  if (total == 0) return 0;
+  const int64_t want = total / (2 * int64_t(sm_count(list[0].device().index())));
+  return std::min(kMaxChunk, std::max(kMinChunk, (want + kMinChunk - 1) / kMinChunk * kMinChunk));
+}
+
+// Fills tables for lists (N parallel lists of contiguous tensors) and calls launch(table, nb)
+// for each full one and the last; blocks are numbered in the lists' order across the tables.
+template <int N, class Launch>
+void for_each_table(const std::array<std::span<const Tensor>, N>& lists, const Launch& launch) {
+  TensorTable<N> table;
+  table.chunk = chunk_of(lists[0]);
+  if (table.chunk == 0) return;
   const int64_t chunk = table.chunk;
   int nt = 0, nb = 0;
   for (size_t i = 0; i < lists[0].size(); ++i) {
@@ -100,7 +108,7 @@ void launch_lists(const std::array<std::span<const Tensor>, N>& lists, const F& 
       ++nb;
       const bool last_chunk = c == chunks - 1;
       if (nb == kMaxBlocks || (last_chunk && nt + 1 == kMaxTensors)) {
-        multi_tensor_kernel<T, N, F><<<nb, kThreads, 0, stream>>>(table, f);
+        launch(table, nb);
         nb = 0;
         if (last_chunk) {
           nt = -1;  // the next tensor takes slot 0
@@ -113,7 +121,55 @@ void launch_lists(const std::array<std::span<const Tensor>, N>& lists, const F& 
     }
     ++nt;
   }
-  if (nb > 0) multi_tensor_kernel<T, N, F><<<nb, kThreads, 0, stream>>>(table, f);
+  if (nb > 0) launch(table, nb);
+}
+
+// Launches f over lists (N parallel lists of contiguous tensors of dtype T), one launch per
+// full table.
+template <class T, int N, class F>
+void launch_lists(const std::array<std::span<const Tensor>, N>& lists, const F& f, cudaStream_t stream) {
+  for_each_table<N>(lists, [&](const TensorTable<N>& table, int nb) {
+    multi_tensor_kernel<T, N, F><<<nb, kThreads, 0, stream>>>(table, f);
+  });
+}
+
+// The max of two magnitudes, NaN if either is (as the inf norm of a tensor holding a NaN).
+template <class M>
+__device__ __forceinline__ M max_or_nan(M a, M b) {
+  return a != a ? a : (b != b || b > a) ? b : a;
+}
+
+// Block b of a table writes out[first + b]: the sum of the squares (Inf: the max of the
+// magnitudes) of its chunk, in opmath_t.
+template <class T, bool Inf>
+__global__ void __launch_bounds__(kThreads) norm_partials_kernel(TensorTable<1> table, opmath_t<T>* out,
+                                                                 int64_t first) {
+  using M = opmath_t<T>;
+  const int t = table.block_tensor[blockIdx.x];
+  const int64_t begin = int64_t(table.block_chunk[blockIdx.x]) * table.chunk;
+  const int64_t rest = table.numel[t] - begin;
+  const int64_t n = rest < table.chunk ? rest : table.chunk;
+  const T* p = static_cast<const T*>(table.ptr[0][t]) + begin;
+  M acc[kIlp];
+#pragma unroll
+  for (int j = 0; j < kIlp; ++j) acc[j] = M(0);
+  for (int64_t base = 0; base < n; base += int64_t(kThreads) * kIlp) {
+#pragma unroll
+    for (int j = 0; j < kIlp; ++j) {
+      const int64_t i = base + threadIdx.x + int64_t(j) * kThreads;
+      if (i < n) {
+        const M v = cast<M>(p[i]);
+        if constexpr (Inf) acc[j] = max_or_nan(acc[j], v < M(0) ? -v : v);
+        else acc[j] += v * v;
+      }
+    }
+  }
+  M s = acc[0];
+#pragma unroll
+  for (int j = 1; j < kIlp; ++j) s = Inf ? max_or_nan(s, acc[j]) : s + acc[j];
+  s = block_reduce(
+      s, [](M& a, const M& b) { a = Inf ? max_or_nan(a, b) : a + b; }, M(0));
+  if (threadIdx.x == 0) out[first + blockIdx.x] = s;
 }
 
 template <class M, int N>
@@ -201,3 +257,33 @@ void adam_step(std::span<const Tensor> params, std::span<const Tensor> grads,
 }
 
 }  // namespace wick::detail::gpu
+
+namespace wick::detail {
+
+Tensor cuda_foreach_norm_partials(std::span<const Tensor> tensors, bool inf_norm) {
+  const Device dev = tensors[0].device();
+  const Dtype dt = tensors[0].dtype();
+  const int64_t chunk = gpu::chunk_of(tensors);
+  int64_t blocks = 0;
+  if (chunk > 0)
+    for (const Tensor& t : tensors) blocks += (t.numel() + chunk - 1) / chunk;
+  const TensorOptions o = TensorOptions(dt == kFloat64 ? kFloat64 : kFloat32).device(dev);
+  if (blocks == 0) return wick::zeros({1}, o);
+  Tensor out = wick::empty({blocks}, o);  // every block writes its element
+  CudaDeviceScope scope(dev.index());
+  cudaStream_t stream = gpu::current_cuda_stream(dev.index());
+  WICK_DISPATCH_FLOATING(dt, "clip_grad_norm_", [&]<class T>() {
+    using M = opmath_t<T>;
+    M* partials = static_cast<M*>(out.data_ptr());
+    int64_t first = 0;
+    gpu::for_each_table<1>({tensors}, [&](const gpu::TensorTable<1>& table, int nb) {
+      if (inf_norm) gpu::norm_partials_kernel<T, true><<<nb, gpu::kThreads, 0, stream>>>(table, partials, first);
+      else gpu::norm_partials_kernel<T, false><<<nb, gpu::kThreads, 0, stream>>>(table, partials, first);
+      first += nb;
+    });
+  });
+  WICK_CUDA_AFTER_LAUNCH("clip_grad_norm_", stream);
+  return out;
+}
+
+}  // namespace wick::detail

@@ -18,7 +18,10 @@ namespace wick::nn::utils {
 // norm before clipping as a 0-d tensor on the gradients' device (0 with no gradients).
 // Parameters without a gradient are skipped. Nothing waits for the device unless
 // error_if_nonfinite, which throws when the total norm is NaN or infinite (gradients left as
-// they were). foreach: accepted for PyTorch's signature; the per-device passes are the same.
+// they were). foreach (as PyTorch's: unset means true where it can): on CUDA, for norm_type 2
+// and inf, the norm and the scaling of each device's and dtype's contiguous gradients are one
+// multi-tensor pass each; false gives every gradient its own kernels (the same values up to
+// rounding).
 Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type = 2.0,
                        bool error_if_nonfinite = false, std::optional<bool> foreach = std::nullopt);
 Tensor clip_grad_norm_(const Tensor& parameter, double max_norm, double norm_type = 2.0,
