@@ -190,9 +190,11 @@ TEST(ClipGradCuda, ForeachMatchesPerGradientKernels) {
       std::vector<Tensor> c;
       make(c);
       c[2].grad().view({-1}).narrow(0, 7, 1).fill_(bad);
-      const Tensor before = c[2].grad().clone();
+      const Tensor before = c[0].grad().clone(), before_bad = c[2].grad().clone();
       EXPECT_THROW(nn::utils::clip_grad_norm_(c, 1.0, p, true), ValueError);
-      EXPECT_TRUE(equal(c[2].grad(), before));
+      EXPECT_TRUE(equal(c[0].grad(), before));  // nothing scaled
+      EXPECT_TRUE(equal(c[2].grad().isnan(), before_bad.isnan()));
+      EXPECT_TRUE(equal(where(before_bad.isnan(), 0.0, c[2].grad()), where(before_bad.isnan(), 0.0, before_bad)));
     }
   }
 }
