@@ -15,7 +15,6 @@
 #include <sstream>
 #include <utility>
 
-#include "core/backend_settings.h"
 #include "core/foreach_norm.h"
 #include "core/kernel_table.h"
 
@@ -73,10 +72,8 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
   const std::vector<Tensor> grads = grads_of(parameters);
   if (grads.empty()) return zeros({});
   const Device first = grads.front().device();
-  // The multi-tensor norm runs behind WICK_NEW_CUDA_KERNELS until its GPU test has (docs/design.md, section 6)
   const bool inf = std::isinf(norm_type) && norm_type > 0;
-  const Groups groups =
-      group(grads, foreach.value_or(true) && (norm_type == 2 || inf) && detail::new_cuda_kernels());
+  const Groups groups = group(grads, foreach.value_or(true) && (norm_type == 2 || inf));
   std::vector<Tensor> norms;
   norms.reserve(groups.lists.size() + groups.rest.size());
   for (const std::vector<Tensor>& list : groups.lists) {

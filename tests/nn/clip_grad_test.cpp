@@ -135,8 +135,7 @@ TEST(ClipGradCuda, MatchesCpu) {
   }
 }
 
-// The multi-tensor path on CUDA (foreach unset; WICK_NEW_CUDA_KERNELS=1 until its GPU test has
-// run) against foreach=false and the float64 reference: float32 and bfloat16 gradients in one
+// The multi-tensor path on CUDA (foreach unset) against foreach=false and the float64 reference: float32 and bfloat16 gradients in one
 // call (two groups), large ones cut into many chunks, a non-contiguous one (its own kernels),
 // norm 2 and inf; the scaled gradients; NaN and inf reach the total; error_if_nonfinite.
 TEST(ClipGradCuda, ForeachMatchesPerGradientKernels) {
