@@ -6,6 +6,7 @@
 
 #include "wick/enums.h"
 #include "wick/nn/activation.h"
+#include "wick/nn/activation_more.h"
 #include "wick/nn/attention.h"
 #include "wick/nn/container.h"
 #include "wick/nn/data_parallel.h"
@@ -18,6 +19,7 @@
 #include "wick/nn/init.h"
 #include "wick/nn/linear.h"
 #include "wick/nn/loss.h"
+#include "wick/nn/loss_more.h"
 #include "wick/nn/module.h"
 #include "wick/nn/normalization.h"
 #include "wick/nn/padding.h"
