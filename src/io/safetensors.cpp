@@ -74,8 +74,9 @@ struct Entry {
   Tensor data;  // contiguous, on the CPU
 };
 
-void write_file(std::vector<Entry> entries, const std::string& path,
-                const std::map<std::string, std::string>& metadata) {
+// The padded header of entries, which it sorts into the order their data is written in.
+std::string header_text(std::vector<Entry>& entries, const std::string& path,
+                        const std::map<std::string, std::string>& metadata) {
   std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
     if (a.data.element_size() != b.data.element_size()) return a.data.element_size() > b.data.element_size();
     return a.name < b.name;
@@ -102,7 +103,12 @@ void write_file(std::vector<Entry> entries, const std::string& path,
                               "' was not written");
   }
   text.append((8 - (8 + text.size()) % 8) % 8, ' ');
+  return text;
+}
 
+void write_file(std::vector<Entry> entries, const std::string& path,
+                const std::map<std::string, std::string>& metadata) {
+  const std::string text = header_text(entries, path, metadata);
   // Through a temporary file that is synced and renamed over path: a crash or a failed write
   // leaves the previous file whole.
   detail::AtomicFile out(path, "save");
@@ -416,6 +422,26 @@ TensorMap load_safetensors_bytes(std::string_view bytes, const std::string& name
 std::map<std::string, std::string> load_safetensors_metadata_bytes(std::string_view bytes,
                                                                    const std::string& name) {
   return metadata_bytes(Bytes{bytes.data(), bytes.size(), nullptr}, name);
+}
+
+std::string save_checkpoint_bytes(const Checkpoint& checkpoint, const std::string& name) {
+  std::vector<Entry> entries;
+  for (const auto& [n, t] : checkpoint.tensors) entries.push_back(host_entry(n, t));
+  const std::string text = header_text(entries, name, checkpoint.metadata);
+  const uint64_t n = text.size();
+  std::string out(reinterpret_cast<const char*>(&n), 8);
+  out += text;
+  for (const Entry& e : entries)
+    if (e.data.nbytes()) out.append(static_cast<const char*>(e.data.data_ptr()), size_t(e.data.nbytes()));
+  return out;
+}
+
+Checkpoint load_checkpoint_bytes(std::string_view bytes, const std::string& name, Device device) {
+  const Bytes in{bytes.data(), bytes.size(), nullptr};
+  Checkpoint c;
+  c.tensors = load_bytes(in, name, device);
+  c.metadata = metadata_bytes(in, name);
+  return c;
 }
 
 }  // namespace detail

@@ -2,10 +2,14 @@
 // .safetensors file each, with the metadata key "wick.kind" naming what it holds.
 #include "wick/serialize.h"
 
+#include <istream>
+#include <iterator>
 #include <map>
+#include <ostream>
 #include <string>
 
 #include "core/as_op.h"
+#include "io/safetensors_internal.h"
 
 namespace wick {
 
@@ -38,6 +42,18 @@ Checkpoint read(const std::string& path) {
   return detail::as_op("load", [&] { return load_checkpoint(path); });
 }
 
+// The same, to and from a stream ("<stream>" stands for the path in messages).
+void write(const Checkpoint& c, std::ostream& stream) {
+  const std::string bytes = detail::as_op("save", [&] { return detail::save_checkpoint_bytes(c, "<stream>"); });
+  stream.write(bytes.data(), std::streamsize(bytes.size()));
+  WICK_CHECK(stream.good(), ValueError, "save", "writing ", bytes.size(), " bytes to the stream failed");
+}
+Checkpoint read(std::istream& stream) {
+  std::string bytes((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
+  WICK_CHECK(!stream.bad(), ValueError, "load", "reading the stream failed");
+  return detail::as_op("load", [&] { return detail::load_checkpoint_bytes(bytes, "<stream>"); });
+}
+
 Checkpoint tensors_file(const std::vector<Tensor>& tensors, const char* kind) {
   Checkpoint c;
   c.metadata[kKind] = kind;
@@ -59,30 +75,28 @@ Tensor placed(const Tensor& t, const std::map<std::string, std::string>& metadat
 
 }  // namespace
 
-void save(const Tensor& tensor, const std::string& path) {
+namespace {
+
+template <class Sink>
+void save_tensor(const Tensor& tensor, Sink& sink) {
   WICK_CHECK(tensor.defined(), ValueError, "save", "the tensor is undefined");
-  write(tensors_file({tensor}, "tensor"), path);
+  write(tensors_file({tensor}, "tensor"), sink);
 }
 
-void save(const std::vector<Tensor>& tensors, const std::string& path) {
-  write(tensors_file(tensors, "tensors"), path);
-}
-
-void save(const nn::Module& module, const std::string& path) {
+Checkpoint module_file(const nn::Module& module) {
   Checkpoint c;
   c.metadata[kKind] = "module";
   for (const auto& [name, t] : module.state_dict()) c.tensors[name] = t;
-  write(c, path);
+  return c;
 }
 
-void save(const optim::Optimizer& optimizer, const std::string& path) {
+Checkpoint optimizer_file(const optim::Optimizer& optimizer) {
   Checkpoint c = optimizer.state_dict();
   c.metadata[kKind] = "optimizer";
-  write(c, path);
+  return c;
 }
 
-void load(Tensor& tensor, const std::string& path, std::optional<Device> device) {
-  Checkpoint c = read(path);
+void tensor_from(Checkpoint c, Tensor& tensor, const std::string& path, std::optional<Device> device) {
   check_kind(c.metadata, path, "tensor");
   WICK_CHECK(c.tensors.size() == 1, ValueError, "load", "'", path, "' holds ", c.tensors.size(),
              " tensors, not one");
@@ -90,8 +104,7 @@ void load(Tensor& tensor, const std::string& path, std::optional<Device> device)
   tensor = placed(t, c.metadata, name, device);
 }
 
-void load(std::vector<Tensor>& tensors, const std::string& path, std::optional<Device> device) {
-  Checkpoint c = read(path);
+void tensors_from(Checkpoint c, std::vector<Tensor>& tensors, const std::string& path, std::optional<Device> device) {
   check_kind(c.metadata, path, "tensors");
   std::vector<Tensor> out(c.tensors.size());
   for (size_t i = 0; i < out.size(); ++i) {
@@ -104,18 +117,46 @@ void load(std::vector<Tensor>& tensors, const std::string& path, std::optional<D
   tensors = std::move(out);
 }
 
-void load(nn::Module& module, const std::string& path) {
-  Checkpoint c = read(path);
+void module_from(Checkpoint c, nn::Module& module, const std::string& path) {
   check_kind(c.metadata, path, "module");
   detail::as_op("load", [&] { module.load_state_dict(c.tensors); });
 }
 
-void load(optim::Optimizer& optimizer, const std::string& path) {
-  Checkpoint c = read(path);
+void optimizer_from(Checkpoint c, optim::Optimizer& optimizer, const std::string& path) {
   check_kind(c.metadata, path, "optimizer");
   WICK_CHECK(c.metadata.count(kKind), ValueError, "load", "'", path, "' holds no optimizer state");
   c.metadata.erase(kKind);
   detail::as_op("load", [&] { optimizer.load_state_dict(c); });
 }
+
+}  // namespace
+
+void save(const Tensor& tensor, const std::string& path) { save_tensor(tensor, path); }
+void save(const std::vector<Tensor>& tensors, const std::string& path) { write(tensors_file(tensors, "tensors"), path); }
+void save(const nn::Module& module, const std::string& path) { write(module_file(module), path); }
+void save(const optim::Optimizer& optimizer, const std::string& path) { write(optimizer_file(optimizer), path); }
+
+void load(Tensor& tensor, const std::string& path, std::optional<Device> device) {
+  tensor_from(read(path), tensor, path, device);
+}
+void load(std::vector<Tensor>& tensors, const std::string& path, std::optional<Device> device) {
+  tensors_from(read(path), tensors, path, device);
+}
+void load(nn::Module& module, const std::string& path) { module_from(read(path), module, path); }
+void load(optim::Optimizer& optimizer, const std::string& path) { optimizer_from(read(path), optimizer, path); }
+
+void save(const Tensor& tensor, std::ostream& stream) { save_tensor(tensor, stream); }
+void save(const std::vector<Tensor>& tensors, std::ostream& stream) { write(tensors_file(tensors, "tensors"), stream); }
+void save(const nn::Module& module, std::ostream& stream) { write(module_file(module), stream); }
+void save(const optim::Optimizer& optimizer, std::ostream& stream) { write(optimizer_file(optimizer), stream); }
+
+void load(Tensor& tensor, std::istream& stream, std::optional<Device> device) {
+  tensor_from(read(stream), tensor, "<stream>", device);
+}
+void load(std::vector<Tensor>& tensors, std::istream& stream, std::optional<Device> device) {
+  tensors_from(read(stream), tensors, "<stream>", device);
+}
+void load(nn::Module& module, std::istream& stream) { module_from(read(stream), module, "<stream>"); }
+void load(optim::Optimizer& optimizer, std::istream& stream) { optimizer_from(read(stream), optimizer, "<stream>"); }
 
 }  // namespace wick

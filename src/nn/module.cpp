@@ -415,3 +415,73 @@ std::shared_ptr<Module> Module::replicate() const {
 }
 
 }  // namespace wick::nn
+
+// ---- cloning (docs/design.md, "Cloning modules")
+
+namespace wick::nn {
+
+std::shared_ptr<Module> Module::clone(const std::optional<Device>& device) const {
+  // A module replicate() can rebuild (made through a holder from copyable arguments, or a
+  // container that rebuilds its children) is cloned from that rebuild; any other is LibTorch's
+  // plain Module, which cannot clone.
+  std::shared_ptr<Module> copy;
+  try {
+    copy = replicate();
+  } catch (const ValueError&) {
+    wick::detail::raise<NotImplementedError>("clone", "clone() has not been implemented for ", name(),
+                                             ". Subclass wick::nn::Cloneable<", name(),
+                                             "> instead of wick::nn::Module to inherit the ability to clone.");
+  }
+  copy->clone_state_from(*this, device);
+  return copy;
+}
+
+void Module::clone_state_from(const Module& original, const std::optional<Device>& device) {
+  NoGradGuard no_grad;
+  // Both trees are walked together; the structure is checked module by module before that
+  // module's tensors are given their copies.
+  auto names = [](const auto& list) {
+    std::vector<std::string> out;
+    for (const auto& [n, v] : list) out.push_back(n);
+    return out;
+  };
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& n : v) s += (s.empty() ? "" : ", ") + n;
+    return "(" + s + ")";
+  };
+  auto visit = [&](auto&& self, Module& copy, const Module& orig, const std::string& path) -> void {
+    auto same = [&](const char* what, const std::vector<std::string>& c, const std::vector<std::string>& o,
+                    const char* registrar) {
+      const std::string where = path.empty() ? "" : " at '" + path.substr(0, path.size() - 1) + "'";
+      WICK_CHECK(c == o, ValueError, "clone", "the clone of ", orig.name(), where, " has the ", what, " ", join(c), " after reset(), where the original has ",
+                 join(o), ": reset() must call ", registrar, " for each of them (not the constructor)");
+    };
+    same("parameters", names(copy.parameters_), names(orig.parameters_), "register_parameter()");
+    same("buffers", names(copy.buffers_), names(orig.buffers_), "register_buffer()");
+    same("submodules", names(copy.children_), names(orig.children_), "register_module()");
+    auto give = [&](const Tensor& c, const Tensor& o, const std::string& n) {
+      WICK_CHECK(c.defined() == o.defined(), ValueError, "clone", "the clone's tensor '", path, n, "' is ",
+                 c.defined() ? "defined" : "undefined", " after reset(), where the original's is not");
+      if (!o.defined()) return;
+      Tensor value = device && o.device() != *device ? o.detach().to(*device) : o.detach().clone();
+      swap_in(c, value);
+      Tensor(c).requires_grad_(o.requires_grad());
+    };
+    for (size_t i = 0; i < orig.parameters_.size(); ++i)
+      give(copy.parameters_[i].second, orig.parameters_[i].second, orig.parameters_[i].first);
+    for (size_t i = 0; i < orig.buffers_.size(); ++i)
+      give(copy.buffers_[i].second, orig.buffers_[i].second, orig.buffers_[i].first);
+    copy.training_ = orig.training_;
+    for (size_t i = 0; i < orig.children_.size(); ++i) {
+      const auto& [n, o] = orig.children_[i];
+      const auto& c = copy.children_[i].second;
+      WICK_CHECK(bool(c) == bool(o), ValueError, "clone", "the clone's submodule '", path, n, "' is ",
+                 c ? "a module" : "None", " after reset(), where the original's is not");
+      if (o) self(self, *c, *o, path + n + ".");
+    }
+  };
+  visit(visit, *this, original, "");
+}
+
+}  // namespace wick::nn

@@ -14,6 +14,7 @@
 #include <iosfwd>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -23,6 +24,11 @@
 
 #include "wick/ordered_dict.h"
 #include "wick/tensor.h"
+
+namespace wick::serialize {
+class OutputArchive;
+class InputArchive;
+}  // namespace wick::serialize
 
 namespace wick::nn {
 
@@ -136,6 +142,20 @@ class Module : public std::enable_shared_from_this<Module> {
   // of the module). strict: missing or unexpected keys throw, naming them all.
   void load_state_dict(const StateDict& state, bool strict = true);
   void load_state_dict(const std::map<std::string, Tensor>& state, bool strict = true);
+  // LibTorch's archives (wick/serialize.h): save writes this module's parameters and buffers
+  // under their names and each submodule as a nested archive under its name (the keys of
+  // state_dict()); load copies them back into the registered tensors (dtypes and devices stay).
+  // load checks the whole tree first, so that a missing key (KeyError "[load] ...") or a shape
+  // mismatch (ValueError) changes nothing; tensors the module lacks are ignored, as LibTorch's.
+  virtual void save(serialize::OutputArchive& archive) const;
+  virtual void load(serialize::InputArchive& archive);
+
+  // LibTorch's clone: a deep copy (parameters and buffers of its own, same values, same
+  // requires_grad and training mode), optionally onto device. nn::Cloneable<Derived> gives it
+  // to a module class; a module made through a holder from copyable arguments (nn::Linear(3, 2),
+  // a Sequential of such) is rebuilt as replicate() rebuilds it. Any other module raises
+  // NotImplementedError "[clone] clone() has not been implemented for Net...", as LibTorch's.
+  virtual std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const;
 
   // ---- printing: "Name(extra_repr)" or "Name(extra_repr\n  (child): ...\n)", as PyTorch
   virtual std::string extra_repr() const { return ""; }
@@ -162,6 +182,10 @@ class Module : public std::enable_shared_from_this<Module> {
   virtual void replacing_child(size_t index, const std::shared_ptr<Module>& replacement) {
     (void)index, (void)replacement;
   }
+  // Gives this module (freshly built with the same structure) copies of original's parameters
+  // and buffers, their requires_grad and every module's training mode, moved onto device when
+  // given: the second half of clone(). ValueError "[clone] ..." when the structures differ.
+  void clone_state_from(const Module& original, const std::optional<Device>& device);
 
  private:
   void add_child(std::string name, std::shared_ptr<Module> module);
@@ -179,6 +203,38 @@ class Module : public std::enable_shared_from_this<Module> {
 };
 
 std::ostream& operator<<(std::ostream& os, const Module& m);
+
+// LibTorch's Cloneable: the base of a module class that can be deep-copied. reset() builds
+// (registers) every parameter, buffer and submodule; the constructor calls it. clone() makes a
+// new Derived by copying this one (its plain members: options, sizes), calls reset() on it and
+// then copies every parameter and buffer into it by name (docs/design.md, "Cloning modules").
+//
+//   struct NetImpl : wick::nn::Cloneable<NetImpl> {
+//     explicit NetImpl(int64_t n) : n(n) { reset(); }
+//     void reset() override { fc = register_module("fc", wick::nn::Linear(n, 2)); }
+//     int64_t n;
+//     wick::nn::Linear fc{nullptr};
+//   };
+//   WICK_MODULE(Net);
+//   auto copy = std::dynamic_pointer_cast<NetImpl>(net->clone());
+template <class Derived>
+class Cloneable : public Module {
+ public:
+  using Module::Module;
+  Cloneable() = default;
+  // The copy clone() starts from: Derived's members copied, no parameters, buffers or
+  // submodules registered yet (reset() registers them).
+  Cloneable(const Cloneable& other) : Module(other.name()) { training_ = other.training_; }
+
+  virtual void reset() = 0;
+
+  std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const override {
+    auto copy = std::make_shared<Derived>(static_cast<const Derived&>(*this));
+    copy->reset();
+    copy->clone_state_from(*this, device);
+    return copy;
+  }
+};
 
 namespace detail {
 // Whether a module made from these arguments can be made again from copies of them: no

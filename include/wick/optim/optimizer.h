@@ -15,6 +15,11 @@
 #include "wick/io/safetensors.h"
 #include "wick/tensor.h"
 
+namespace wick::serialize {
+class OutputArchive;
+class InputArchive;
+}  // namespace wick::serialize
+
 namespace wick::optim {
 
 // Options common to every optimizer: the learning rate (schedulers change it).
@@ -92,6 +97,12 @@ class Optimizer {
   // parameters, a missing or unexpected key, a state tensor of another shape or dtype than its
   // parameter, an invalid hyperparameter) leaves the optimizer as it was.
   virtual void load_state_dict(const Checkpoint& state);
+  // LibTorch's archives (wick/serialize.h): save writes state_dict() into archive (its tensors
+  // under their dotted names, its metadata as string values); load reads them back through
+  // load_state_dict, with its checks (nothing changes when one fails). Give the optimizer an
+  // archive of its own (or a nested one): load takes every tensor and value it holds.
+  virtual void save(serialize::OutputArchive& archive) const;
+  virtual void load(serialize::InputArchive& archive);
 
   // State of a parameter (created empty on first use).
   ParamState& state(const Tensor& param);
