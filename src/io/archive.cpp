@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "core/as_op.h"
+#include "io/archive_internal.h"
 #include "io/safetensors_internal.h"
 #include "wick/autograd.h"
 #include "wick/serialize.h"
@@ -82,6 +83,11 @@ struct InputArchive::Contents {
 // What Module's and Optimizer's archive forms need beyond the public interface.
 struct ArchiveAccess {
   static std::shared_ptr<const InputArchive::Contents> build(const Checkpoint& c, std::optional<Device> device);
+  static InputArchive from(const Checkpoint& c) {
+    InputArchive a;
+    a.contents_ = build(c, std::nullopt);
+    return a;
+  }
   // A tensor under a dotted path (the optimizer's "state.0.exp_avg"), each nested archive on
   // the way recorded.
   static void put(OutputArchive& a, const std::string& path, const Tensor& t) {
@@ -348,6 +354,14 @@ std::vector<std::string> InputArchive::keys() {
 }
 
 }  // namespace wick::serialize
+
+namespace wick::detail {
+
+serialize::InputArchive input_archive(const Checkpoint& checkpoint) {
+  return serialize::ArchiveAccess::from(checkpoint);
+}
+
+}  // namespace wick::detail
 
 // ---- Module and Optimizer
 

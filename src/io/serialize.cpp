@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/as_op.h"
+#include "io/archive_internal.h"
 #include "io/safetensors_internal.h"
 
 namespace wick {
@@ -21,7 +22,7 @@ std::string device_key(const std::string& name) { return "wick.device." + name; 
 
 std::string phrase(const std::string& kind) {
   if (kind == "tensors") return "a list of tensors";
-  return (kind == "optimizer" ? "an " : "a ") + kind;
+  return (kind == "optimizer" || kind == "archive" ? "an " : "a ") + kind;
 }
 
 // ValueError "[load] 'path' holds a module, not a tensor" when the file says it holds another
@@ -117,12 +118,27 @@ void tensors_from(Checkpoint c, std::vector<Tensor>& tensors, const std::string&
   tensors = std::move(out);
 }
 
+// An OutputArchive's file (a module's or an optimizer's save(archive)): loaded through an
+// InputArchive, as LibTorch's torch::load does.
+bool is_archive(const Checkpoint& c) {
+  auto it = c.metadata.find(kKind);
+  return it != c.metadata.end() && it->second == "archive";
+}
+
 void module_from(Checkpoint c, nn::Module& module, const std::string& path) {
+  if (is_archive(c)) {
+    serialize::InputArchive archive = detail::input_archive(c);
+    return module.load(archive);
+  }
   check_kind(c.metadata, path, "module");
   detail::as_op("load", [&] { module.load_state_dict(c.tensors); });
 }
 
 void optimizer_from(Checkpoint c, optim::Optimizer& optimizer, const std::string& path) {
+  if (is_archive(c)) {
+    serialize::InputArchive archive = detail::input_archive(c);
+    return optimizer.load(archive);
+  }
   check_kind(c.metadata, path, "optimizer");
   WICK_CHECK(c.metadata.count(kKind), ValueError, "load", "'", path, "' holds no optimizer state");
   c.metadata.erase(kKind);

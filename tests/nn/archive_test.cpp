@@ -282,6 +282,36 @@ TEST(ArchiveModule, ReadsTheFilesOfWickSave) {
   fs::remove(path);
 }
 
+TEST(ArchiveModule, WickLoadReadsAnArchivesFile) {
+  // LibTorch's torch::load(model, path) reads what model->save(archive) and save_to wrote.
+  Net net;
+  serialize::OutputArchive out;
+  net->save(out);
+  const std::string path = temp_file("m.pt");
+  out.save_to(path);
+  Net other;
+  load(other, path);
+  expect_same_state(*net, *other);
+
+  Tensor x;
+  const std::string msg = error_of([&] { load(x, path); });
+  EXPECT_TRUE(starts(msg, "[load] '" + path + "' holds an archive, not a tensor")) << msg;
+
+  nn::Linear lin(3, 1);
+  optim::SGD opt(lin->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  lin(randn({2, 3})).sum().backward();
+  opt.step();
+  serialize::OutputArchive opt_out;
+  opt.save(opt_out);
+  std::stringstream s;
+  opt_out.save_to(s);
+  optim::SGD back(lin->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  load(back, s);
+  const Tensor& w = lin->weight;
+  EXPECT_EQ(values(back.state(w).tensors.at("momentum_buffer")), values(opt.state(w).tensors.at("momentum_buffer")));
+  fs::remove(path);
+}
+
 TEST(ArchiveModule, FailedLoadsChangeNothing) {
   Net small(4), wide(5);
   serialize::OutputArchive out;
