@@ -225,3 +225,52 @@ Tensor MultiLabelSoftMarginLossImpl::forward(const Tensor& input, const Tensor& 
 }
 
 }  // namespace wick::nn
+
+namespace wick {
+
+namespace {
+// Python's reduction string of ATen's enum value, or ValueError "[op] ..." as Python's
+// _Reduction words it.
+std::string reduction_of(Reduction::Reduction r, const char* op) {
+  switch (r) {
+    case Reduction::None: return "none";
+    case Reduction::Mean: return "mean";
+    case Reduction::Sum: return "sum";
+  }
+  detail::raise<ValueError>(op, int64_t(r), " is not a valid value for reduction");
+}
+}  // namespace
+
+Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target, double margin,
+                           Reduction::Reduction reduction) {
+  return nn::functional::margin_ranking_loss(input1, input2, target, margin,
+                                             reduction_of(reduction, "margin_ranking_loss"));
+}
+
+Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative, double margin,
+                           double p, double eps, bool swap, Reduction::Reduction reduction) {
+  return nn::functional::triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
+                                             reduction_of(reduction, "triplet_margin_loss"));
+}
+
+Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target, double margin,
+                             Reduction::Reduction reduction) {
+  return nn::functional::cosine_embedding_loss(input1, input2, target, margin,
+                                               reduction_of(reduction, "cosine_embedding_loss"));
+}
+
+Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, bool log_input, bool full, double eps,
+                        Reduction::Reduction reduction) {
+  return nn::functional::poisson_nll_loss(input, target, log_input, full, eps,
+                                          reduction_of(reduction, "poisson_nll_loss"));
+}
+
+Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target, double margin, Reduction::Reduction reduction) {
+  return nn::functional::hinge_embedding_loss(input, target, margin, reduction_of(reduction, "hinge_embedding_loss"));
+}
+
+Tensor soft_margin_loss(const Tensor& input, const Tensor& target, Reduction::Reduction reduction) {
+  return nn::functional::soft_margin_loss(input, target, reduction_of(reduction, "soft_margin_loss"));
+}
+
+}  // namespace wick

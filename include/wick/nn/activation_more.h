@@ -9,6 +9,7 @@
 #include <string>
 
 #include "wick/nn/dropout.h"
+#include "wick/nn/functional.h"
 #include "wick/nn/module.h"
 #include "wick/nn/options.h"
 #include "wick/tensor.h"
@@ -71,12 +72,8 @@ inline Tensor glu(const Tensor& x, const GLUFuncOptions& o) { return glu(x, o.di
 // [C, D, H, W] ones (dropout3d): one draw per channel, kept ones scaled by 1 / (1 - p).
 Tensor dropout1d(const Tensor& x, double p = 0.5, bool training = true);
 Tensor dropout3d(const Tensor& x, double p = 0.5, bool training = true);
-struct Dropout1dFuncOptions {
-  WICK_ARG(double, p) = 0.5;
-  WICK_ARG(bool, training) = true;
-  WICK_ARG(bool, inplace) = false;
-};
-using Dropout3dFuncOptions = Dropout1dFuncOptions;
+using Dropout1dFuncOptions = DropoutFuncOptions;
+using Dropout3dFuncOptions = DropoutFuncOptions;
 inline Tensor dropout1d(const Tensor& x, const Dropout1dFuncOptions& o) { return dropout1d(x, o.p(), o.training()); }
 inline Tensor dropout3d(const Tensor& x, const Dropout3dFuncOptions& o) { return dropout3d(x, o.p(), o.training()); }
 
@@ -99,6 +96,18 @@ inline Tensor local_response_norm(const Tensor& x, const LocalResponseNormFuncOp
 Tensor channel_shuffle(const Tensor& x, int64_t groups);
 
 }  // namespace functional
+
+}  // namespace wick::nn
+
+// ATen's functions of these names in namespace wick, as LibTorch's torch::hardshrink,
+// torch::glu and torch::channel_shuffle.
+namespace wick {
+using nn::functional::channel_shuffle;
+using nn::functional::glu;
+using nn::functional::hardshrink;
+}  // namespace wick
+
+namespace wick::nn {
 
 // Printed Hardshrink(0.5), as PyTorch's.
 class HardshrinkImpl : public Module {

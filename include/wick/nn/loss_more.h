@@ -11,6 +11,7 @@
 
 #include <string>
 
+#include "wick/enums.h"
 #include "wick/nn/module.h"
 #include "wick/nn/options.h"
 #include "wick/tensor.h"
@@ -143,6 +144,32 @@ inline Tensor multilabel_soft_margin_loss(const Tensor& input, const Tensor& tar
 }
 
 }  // namespace functional
+
+}  // namespace wick::nn
+
+// ATen's functions of these names in namespace wick, as LibTorch's torch::margin_ranking_loss
+// ...: the nn::functional ones, whose reduction is also taken as LibTorch's enum
+// (wick::Reduction::Sum) in ATen's argument order.
+namespace wick {
+using nn::functional::cosine_embedding_loss;
+using nn::functional::hinge_embedding_loss;
+using nn::functional::margin_ranking_loss;
+using nn::functional::poisson_nll_loss;
+using nn::functional::soft_margin_loss;
+using nn::functional::triplet_margin_loss;
+Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target, double margin,
+                           Reduction::Reduction reduction);
+Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative, double margin,
+                           double p, double eps, bool swap, Reduction::Reduction reduction);
+Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target, double margin,
+                             Reduction::Reduction reduction);
+Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, bool log_input, bool full, double eps,
+                        Reduction::Reduction reduction);
+Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target, double margin, Reduction::Reduction reduction);
+Tensor soft_margin_loss(const Tensor& input, const Tensor& target, Reduction::Reduction reduction);
+}  // namespace wick
+
+namespace wick::nn {
 
 class MarginRankingLossImpl : public Module {
  public:
