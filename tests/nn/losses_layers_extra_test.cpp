@@ -567,3 +567,72 @@ TEST(ExtraLayers, ChannelShuffle) {
 }
 
 }  // namespace
+
+namespace {
+
+// Every function on float32, float16 and bfloat16 inputs: the input's dtype out, values close
+// to float64's of the same (rounded) inputs.
+TEST(ExtraLosses, FloatingDtypes) {
+  using Fn = std::function<Tensor(const TL&)>;
+  const std::vector<std::pair<std::string, Fn>> fns{
+      {"margin_ranking_loss", [](const TL& v) { return F::margin_ranking_loss(v[0], v[1], v[2].sign(), 0.1, "none"); }},
+      {"triplet_margin_loss", [](const TL& v) { return F::triplet_margin_loss(v[0], v[1], v[2], 1.0, 2.0, 1e-6, true, "none"); }},
+      {"cosine_embedding_loss", [](const TL& v) { return F::cosine_embedding_loss(v[0], v[1], v[2].select(1, 0).sign(), 0.0, "none"); }},
+      {"poisson_nll_loss", [](const TL& v) { return F::poisson_nll_loss(v[0], v[1].abs() * 3, true, true, 1e-8, "none"); }},
+      {"gaussian_nll_loss", [](const TL& v) { return F::gaussian_nll_loss(v[0], v[1], v[2].abs() + 0.5, true, 1e-6, "none"); }},
+      {"hinge_embedding_loss", [](const TL& v) { return F::hinge_embedding_loss(v[0], v[1].sign(), 1.0, "none"); }},
+      {"soft_margin_loss", [](const TL& v) { return F::soft_margin_loss(v[0], v[1].sign(), "none"); }},
+      {"multilabel_soft_margin_loss", [](const TL& v) { return F::multilabel_soft_margin_loss(v[0], (v[1] > 0).to(v[1].dtype()), v[2].abs().select(0, 0), "none"); }},
+      {"hardshrink", [](const TL& v) { return F::hardshrink(v[0], 0.5); }},
+      {"softmin", [](const TL& v) { return F::softmin(v[0], 1); }},
+      {"glu", [](const TL& v) { return F::glu(v[0], 1); }},
+      {"local_response_norm", [](const TL& v) { return F::local_response_norm(v[0].unsqueeze(0), 3, 0.5, 0.75, 1.0); }},
+      {"channel_shuffle", [](const TL& v) { return F::channel_shuffle(v[0].unsqueeze(0), 2); }},
+  };
+  for (Device d : test_devices()) {
+    for (Dtype dt : {kFloat32, kFloat16, kBFloat16}) {
+      manual_seed(11);
+      TL low{randn({4, 6}).to(dt), randn({4, 6}).to(dt), randn({4, 6}).to(dt)};
+      TL ref;
+      for (const Tensor& t : low) ref.push_back(t.to(kFloat64));
+      const double tol = dt == kFloat32 ? 1e-5 : dt == kFloat16 ? 1e-2 : 5e-2;
+      for (const auto& [name, fn] : fns) {
+        SCOPED_TRACE(::testing::Message() << name << " " << dt << " " << d.str());
+        TL args;
+        for (const Tensor& t : low) args.push_back(t.to(d));
+        Tensor got = fn(args);
+        EXPECT_EQ(got.dtype(), dt);
+        expect_close(got, fn(ref), tol, tol);
+      }
+    }
+  }
+}
+
+// ATen's forms in namespace wick, with LibTorch's reduction enum.
+TEST(ExtraLosses, AtenForms) {
+  manual_seed(12);
+  Tensor a = randn({3, 4}, kFloat64), b = randn({3, 4}, kFloat64), c = randn({3, 4}, kFloat64);
+  Tensor y = signs({3, 4}), y1 = signs({3});
+  auto same = [](const Tensor& x, const Tensor& z) { expect_close(x, z, 0.0, 0.0); };
+  same(wick::margin_ranking_loss(a, b, y, 0.2, Reduction::Sum), F::margin_ranking_loss(a, b, y, 0.2, "sum"));
+  same(wick::margin_ranking_loss(a, b, y), F::margin_ranking_loss(a, b, y));
+  same(wick::triplet_margin_loss(a, b, c, 0.5, 1.0, 1e-6, true, Reduction::None),
+       F::triplet_margin_loss(a, b, c, 0.5, 1.0, 1e-6, true, "none"));
+  same(wick::cosine_embedding_loss(a, b, y1, 0.1, Reduction::Mean), F::cosine_embedding_loss(a, b, y1, 0.1));
+  same(wick::poisson_nll_loss(a, c.abs(), true, true, 1e-8, Reduction::Sum),
+       F::poisson_nll_loss(a, c.abs(), true, true, 1e-8, "sum"));
+  same(wick::hinge_embedding_loss(a, y, 0.5, Reduction::None), F::hinge_embedding_loss(a, y, 0.5, "none"));
+  same(wick::soft_margin_loss(a, y, Reduction::Sum), F::soft_margin_loss(a, y, "sum"));
+  same(wick::hardshrink(a, 0.3), F::hardshrink(a, 0.3));
+  same(wick::glu(a, 1), F::glu(a, 1));
+  same(wick::channel_shuffle(a.view({1, 3, 4}), 3), F::channel_shuffle(a.view({1, 3, 4}), 3));
+  EXPECT_EQ(error_of([&] { wick::soft_margin_loss(a, y, Reduction::Reduction(7)); }),
+            "[soft_margin_loss] 7 is not a valid value for reduction");
+  // LibTorch's option structs of the functional dropouts are DropoutFuncOptions.
+  F::DropoutFuncOptions o;
+  Tensor x = randn({2, 3, 4});
+  EXPECT_TRUE(F::dropout1d(x, o.training(false)).equal(x));
+  EXPECT_TRUE(F::dropout3d(x.view({1, 2, 3, 2, 2}), F::Dropout3dFuncOptions().p(0.3).training(false)).equal(x.view({1, 2, 3, 2, 2})));
+}
+
+}  // namespace
