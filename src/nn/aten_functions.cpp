@@ -2,26 +2,14 @@
 // constant_pad_nd, over the nn::functional ones (include/wick/nn/functional.h).
 #include "core/as_op.h"
 #include "core/checks.h"
+#include "nn/reduction_string.h"
 #include "wick/nn/functional.h"
 
 namespace wick {
 
-namespace {
-// The string of Python's API for ATen's reduction value, or ValueError "[op] ..." as Python's
-// _Reduction words it.
-std::string reduction_string(Reduction::Reduction r, const char* op) {
-  switch (r) {
-    case Reduction::None: return "none";
-    case Reduction::Mean: return "mean";
-    case Reduction::Sum: return "sum";
-  }
-  detail::raise<ValueError>(op, int64_t(r), " is not a valid value for reduction");
-}
-}  // namespace
-
 Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction::Reduction reduction,
                 int64_t ignore_index) {
-  return nn::functional::nll_loss(input, target, weight, ignore_index, reduction_string(reduction, "nll_loss"));
+  return nn::functional::nll_loss(input, target, weight, ignore_index, detail::reduction_string(reduction, "nll_loss"));
 }
 Tensor nll_loss2d(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction::Reduction reduction,
                   int64_t ignore_index) {
@@ -32,22 +20,22 @@ Tensor nll_loss2d(const Tensor& input, const Tensor& target, const Tensor& weigh
   WICK_CHECK(target.dim() == 3, ValueError, "nll_loss2d",
              "only batches of spatial targets supported (3D tensors) but got targets of size: ", target.sizes());
   return detail::as_op("nll_loss2d", [&] {
-    return nn::functional::nll_loss(input, target, weight, ignore_index, reduction_string(reduction, "nll_loss2d"));
+    return nn::functional::nll_loss(input, target, weight, ignore_index, detail::reduction_string(reduction, "nll_loss2d"));
   });
 }
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction::Reduction reduction) {
-  return nn::functional::mse_loss(input, target, reduction_string(reduction, "mse_loss"));
+  return nn::functional::mse_loss(input, target, detail::reduction_string(reduction, "mse_loss"));
 }
 Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction::Reduction reduction) {
-  return nn::functional::l1_loss(input, target, reduction_string(reduction, "l1_loss"));
+  return nn::functional::l1_loss(input, target, detail::reduction_string(reduction, "l1_loss"));
 }
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction::Reduction reduction, double beta) {
-  return nn::functional::smooth_l1_loss(input, target, reduction_string(reduction, "smooth_l1_loss"), beta);
+  return nn::functional::smooth_l1_loss(input, target, detail::reduction_string(reduction, "smooth_l1_loss"), beta);
 }
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
                             Reduction::Reduction reduction) {
   return nn::functional::binary_cross_entropy(input, target, weight,
-                                              reduction_string(reduction, "binary_cross_entropy"));
+                                              detail::reduction_string(reduction, "binary_cross_entropy"));
 }
 
 Tensor constant_pad_nd(const Tensor& input, IntArrayRef pad, const Scalar& value) {

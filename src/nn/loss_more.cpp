@@ -8,6 +8,7 @@
 
 #include "core/as_op.h"
 #include "core/checks.h"
+#include "nn/reduction_string.h"
 #include "core/loss.h"
 #include "wick/nn/functional.h"
 #include "wick/nn/loss_more.h"
@@ -228,49 +229,36 @@ Tensor MultiLabelSoftMarginLossImpl::forward(const Tensor& input, const Tensor& 
 
 namespace wick {
 
-namespace {
-// Python's reduction string of ATen's enum value, or ValueError "[op] ..." as Python's
-// _Reduction words it.
-std::string reduction_of(Reduction::Reduction r, const char* op) {
-  switch (r) {
-    case Reduction::None: return "none";
-    case Reduction::Mean: return "mean";
-    case Reduction::Sum: return "sum";
-  }
-  detail::raise<ValueError>(op, int64_t(r), " is not a valid value for reduction");
-}
-}  // namespace
-
 Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target, double margin,
                            Reduction::Reduction reduction) {
   return nn::functional::margin_ranking_loss(input1, input2, target, margin,
-                                             reduction_of(reduction, "margin_ranking_loss"));
+                                             detail::reduction_string(reduction, "margin_ranking_loss"));
 }
 
 Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative, double margin,
                            double p, double eps, bool swap, Reduction::Reduction reduction) {
   return nn::functional::triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
-                                             reduction_of(reduction, "triplet_margin_loss"));
+                                             detail::reduction_string(reduction, "triplet_margin_loss"));
 }
 
 Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target, double margin,
                              Reduction::Reduction reduction) {
   return nn::functional::cosine_embedding_loss(input1, input2, target, margin,
-                                               reduction_of(reduction, "cosine_embedding_loss"));
+                                               detail::reduction_string(reduction, "cosine_embedding_loss"));
 }
 
 Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, bool log_input, bool full, double eps,
                         Reduction::Reduction reduction) {
   return nn::functional::poisson_nll_loss(input, target, log_input, full, eps,
-                                          reduction_of(reduction, "poisson_nll_loss"));
+                                          detail::reduction_string(reduction, "poisson_nll_loss"));
 }
 
 Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target, double margin, Reduction::Reduction reduction) {
-  return nn::functional::hinge_embedding_loss(input, target, margin, reduction_of(reduction, "hinge_embedding_loss"));
+  return nn::functional::hinge_embedding_loss(input, target, margin, detail::reduction_string(reduction, "hinge_embedding_loss"));
 }
 
 Tensor soft_margin_loss(const Tensor& input, const Tensor& target, Reduction::Reduction reduction) {
-  return nn::functional::soft_margin_loss(input, target, reduction_of(reduction, "soft_margin_loss"));
+  return nn::functional::soft_margin_loss(input, target, detail::reduction_string(reduction, "soft_margin_loss"));
 }
 
 }  // namespace wick
