@@ -5,30 +5,27 @@
 #include <algorithm>
 
 #include "core/flash_attention.h"
+#include "core/tensor_ops.h"
 #include "wick/ops.h"
 
 namespace wick::detail {
 
-void matching_strides(const int64_t (&strides)[4], const int64_t (&sizes)[4], int64_t (&out)[4]) {
-  int order[3] = {0, 1, 2};  // outermost first
-  std::stable_sort(order, order + 3, [&](int a, int b) { return strides[a] > strides[b]; });
-  out[3] = 1;
-  int64_t packed = sizes[3];
-  for (int i = 2; i >= 0; --i) {
-    out[order[i]] = packed;
-    packed *= sizes[order[i]];
-  }
-}
-
 namespace {
+
+// The layout of an output of an operand's shape: PyTorch's matching layout for cuDNN attention's
+// output and gradients, its dense strides in the operand's stride order (core/tensor_ops.h).
+void dense_like(const int64_t (&strides)[4], const int64_t (&sizes)[4], int64_t (&out)[4]) {
+  const DimVector d = infer_dense_strides(IntArrayRef(sizes, 4), IntArrayRef(strides, 4));
+  std::copy(d.begin(), d.end(), out);
+}
 
 // The layouts of out and the gradients, from q's, k's and v's.
 void output_layouts(CudnnAttentionProblem& p) {
   const int64_t qs[4] = {p.B, p.H, p.L, p.E}, ks[4] = {p.B, p.Hkv, p.S, p.E};
-  matching_strides(p.q_strides, qs, p.o_strides);
-  matching_strides(p.q_strides, qs, p.dq_strides);
-  matching_strides(p.k_strides, ks, p.dk_strides);
-  matching_strides(p.v_strides, ks, p.dv_strides);
+  dense_like(p.q_strides, qs, p.o_strides);
+  dense_like(p.q_strides, qs, p.dq_strides);
+  dense_like(p.k_strides, ks, p.dk_strides);
+  dense_like(p.v_strides, ks, p.dv_strides);
 }
 
 Tensor empty_as(const Tensor& like, IntArrayRef sizes, const int64_t (&strides)[4]) {

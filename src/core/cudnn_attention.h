@@ -16,7 +16,7 @@ namespace wick::detail {
 // 128, every operand's last dim of stride 1, its other strides multiples of 8 elements and its
 // data 16-byte aligned (made so by a copy where not).
 struct CudnnAttentionForward {
-  Tensor out;    // [B, H, L, E], laid out as matching_strides says
+  Tensor out;    // [B, H, L, E], laid out as q is (CudnnAttentionProblem)
   Tensor stats;  // float32 [B, H, L, 1]: each row's log-sum-exp of its scaled scores
 };
 
@@ -35,7 +35,7 @@ std::string cudnn_attention_unusable_repeated(const Tensor& q, const Tensor& k, 
 CudnnAttentionForward cudnn_attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, double scale,
                                               bool causal);
 
-// The gradients wrt q, k, v (of their shapes and dtype, laid out as matching_strides says) of the
+// The gradients wrt q, k, v (of their shapes and dtype, laid out as the problem says) of the
 // forward above from dout.
 std::tuple<Tensor, Tensor, Tensor> cudnn_attention_backward(const Tensor& dout, const Tensor& q, const Tensor& k,
                                                             const Tensor& v, const Tensor& out, const Tensor& stats,
@@ -46,7 +46,10 @@ std::tuple<Tensor, Tensor, Tensor> cudnn_attention_backward(const Tensor& dout, 
 //
 // A problem as the graphs see it: sizes, the operands' strides (last dim stride 1), dtype,
 // device, causal. The graphs are built once per problem and kept.
-// out (and dout) and dq, dk, dv are laid out as matching_strides gives.
+// out (and dout) and dq, dk, dv are laid out as their operand is: its dims in its stride order,
+// packed (PyTorch's matching layout). For q a [B, H, L, E] view of a [B, L, 3, H, E] projection,
+// out is [B, L, H, E] in memory: out.transpose(1, 2) is contiguous, and the gradient that
+// arrives for it is already in out's layout.
 struct CudnnAttentionProblem {
   int64_t B = 0, H = 0, Hkv = 0, L = 0, S = 0, E = 0;
   int64_t q_strides[4] = {}, k_strides[4] = {}, v_strides[4] = {};
@@ -55,13 +58,6 @@ struct CudnnAttentionProblem {
   int device = 0;
   bool causal = false;
 };
-// The layout of an output of an operand's shape: the operand's dims in the order of its strides
-// (largest outside, the last dim innermost), packed, as PyTorch lays out cuDNN attention's
-// output and gradients. For q a [B, H, L, E] view of a [B, L, 3, H, E]
-// projection, out is [B, L, H, E] in memory: out.transpose(1, 2) is contiguous, and the
-// gradient that arrives for it is already in out's layout.
-void matching_strides(const int64_t (&strides)[4], const int64_t (&sizes)[4], int64_t (&out)[4]);
-
 // Operands already as the graphs take them (their strides the problem's); outputs allocated.
 struct CudnnAttentionArgs {
   CudnnAttentionProblem problem;
