@@ -9,7 +9,12 @@
 #include "wick/ops.h"
 #include "wick/optim/adagrad.h"
 #include "wick/optim/adam.h"
+#include "wick/optim/adamax.h"
+#include "wick/optim/asgd.h"
+#include "wick/optim/nadam.h"
+#include "wick/optim/radam.h"
 #include "wick/optim/rmsprop.h"
+#include "wick/optim/rprop.h"
 #include "wick/optim/sgd.h"
 
 namespace wick::detail {
@@ -25,6 +30,18 @@ std::vector<optim::OptimizerParamGroup> nonempty_param_groups(std::vector<optim:
   WICK_CHECK(!groups.empty(), ValueError, op, "optimizer got an empty parameter list");
   return groups;
 }
+
+namespace {
+// The checks of Adam's constructor, which Adamax, NAdam and RAdam make too.
+void check_adam_like(double lr, double eps, std::tuple<double, double> betas, double weight_decay, const char* op) {
+  WICK_CHECK(lr >= 0, ValueError, op, "Invalid learning rate: ", lr);
+  WICK_CHECK(eps >= 0, ValueError, op, "Invalid epsilon value: ", eps);
+  const auto [b1, b2] = betas;
+  WICK_CHECK(b1 >= 0 && b1 < 1, ValueError, op, "Invalid beta parameter at index 0: ", b1);
+  WICK_CHECK(b2 >= 0 && b2 < 1, ValueError, op, "Invalid beta parameter at index 1: ", b2);
+  WICK_CHECK(weight_decay >= 0, ValueError, op, "Invalid weight_decay value: ", weight_decay);
+}
+}  // namespace
 
 void check_hyperparameters(const optim::OptimizerOptions& options, const char* op) {
   using namespace optim;
@@ -54,12 +71,63 @@ void check_hyperparameters(const optim::OptimizerOptions& options, const char* o
     WICK_CHECK(o->initial_accumulator_value() >= 0, ValueError, op,
                "Invalid initial_accumulator_value value: ", o->initial_accumulator_value());
     WICK_CHECK(o->eps() >= 0, ValueError, op, "Invalid epsilon value: ", o->eps());
+  } else if (const auto* o = dynamic_cast<const AdamaxOptions*>(&options)) {
+    check_adam_like(o->lr(), o->eps(), o->betas(), o->weight_decay(), op);
+  } else if (const auto* o = dynamic_cast<const NAdamOptions*>(&options)) {
+    check_adam_like(o->lr(), o->eps(), o->betas(), o->weight_decay(), op);
+    WICK_CHECK(o->momentum_decay() >= 0, ValueError, op, "Invalid momentum_decay value: ", o->momentum_decay());
+  } else if (const auto* o = dynamic_cast<const RAdamOptions*>(&options)) {
+    check_adam_like(o->lr(), o->eps(), o->betas(), o->weight_decay(), op);
+  } else if (const auto* o = dynamic_cast<const RpropOptions*>(&options)) {
+    WICK_CHECK(o->lr() >= 0, ValueError, op, "Invalid learning rate: ", o->lr());
+    const auto [minus, plus] = o->etas();
+    WICK_CHECK(0 < minus && minus < 1 && 1 < plus, ValueError, op, "Invalid eta values: ", minus, ", ", plus);
+  } else if (const auto* o = dynamic_cast<const ASGDOptions*>(&options)) {
+    WICK_CHECK(o->lr() >= 0, ValueError, op, "Invalid learning rate: ", o->lr());
+    WICK_CHECK(o->weight_decay() >= 0, ValueError, op, "Invalid weight_decay value: ", o->weight_decay());
   }
 }
 
 bool foreach_fits(const Tensor& t, const Tensor& p) {
   return t.defined() && t.is_contiguous() && t.dtype() == p.dtype() && t.device() == p.device() &&
          t.numel() == p.numel();
+}
+
+bool has_betas(const optim::OptimizerOptions& o) {
+  using namespace optim;
+  return dynamic_cast<const AdamOptions*>(&o) || dynamic_cast<const AdamaxOptions*>(&o) ||
+         dynamic_cast<const NAdamOptions*>(&o) || dynamic_cast<const RAdamOptions*>(&o);
+}
+
+bool has_momentum(const optim::OptimizerOptions& o) {
+  return dynamic_cast<const optim::SGDOptions*>(&o) || dynamic_cast<const optim::RMSpropOptions*>(&o);
+}
+
+void set_momentum_or_beta1(optim::OptimizerOptions& o, double value) {
+  using namespace optim;
+  auto beta1 = [&](auto* opts) { opts->betas({value, std::get<1>(opts->betas())}); };
+  if (auto* a = dynamic_cast<AdamOptions*>(&o)) beta1(a);
+  else if (auto* x = dynamic_cast<AdamaxOptions*>(&o)) beta1(x);
+  else if (auto* n = dynamic_cast<NAdamOptions*>(&o)) beta1(n);
+  else if (auto* r = dynamic_cast<RAdamOptions*>(&o)) beta1(r);
+  else if (auto* sgd = dynamic_cast<SGDOptions*>(&o)) sgd->momentum(value);
+  else if (auto* rms = dynamic_cast<RMSpropOptions*>(&o)) rms->momentum(value);
+}
+
+Tensor scalar_state(double value) {
+  return wick::tensor(value, TensorOptions(get_default_dtype() == kFloat64 ? kFloat64 : kFloat32));
+}
+
+void scalar_state_mul(Tensor& t, double b) {
+  const double a = t.item<double>();
+  if (t.dtype() == kFloat64) t.fill_(a * b);
+  else t.fill_(double(float(a) * float(b)));
+}
+
+Tensor& state_tensor(optim::ParamState& st, const char* name, const std::function<Tensor()>& make) {
+  auto it = st.tensors.find(name);
+  if (it == st.tensors.end()) it = st.tensors.emplace(name, make()).first;
+  return it->second;
 }
 
 }  // namespace wick::detail
@@ -96,6 +164,11 @@ const char* optimizer_name(const OptimizerOptions& d) {
   if (dynamic_cast<const SGDOptions*>(&d)) return "SGD";
   if (dynamic_cast<const RMSpropOptions*>(&d)) return "RMSprop";
   if (dynamic_cast<const AdagradOptions*>(&d)) return "Adagrad";
+  if (dynamic_cast<const AdamaxOptions*>(&d)) return "Adamax";
+  if (dynamic_cast<const NAdamOptions*>(&d)) return "NAdam";
+  if (dynamic_cast<const RAdamOptions*>(&d)) return "RAdam";
+  if (dynamic_cast<const RpropOptions*>(&d)) return "Rprop";
+  if (dynamic_cast<const ASGDOptions*>(&d)) return "ASGD";
   return "Optimizer";
 }
 

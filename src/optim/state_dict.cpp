@@ -1,4 +1,5 @@
-// Optimizer::state_dict and load_state_dict for SGD, Adam, AdamW, RMSprop and Adagrad: PyTorch's {"state",
+// Optimizer::state_dict and load_state_dict for SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam,
+// Rprop and ASGD: PyTorch's {"state",
 // "param_groups"} as a Checkpoint (tensors "state.<i>.<name>", JSON metadata), loaded only
 // after every part of it has been checked (docs/design.md, "Saving and loading").
 #include <cmath>
@@ -9,10 +10,16 @@
 #include <nlohmann/json.hpp>
 
 #include "wick/autograd.h"
+#include "optim/optimizer_internal.h"
 #include "wick/optim/adagrad.h"
 #include "wick/optim/adam.h"
+#include "wick/optim/adamax.h"
+#include "wick/optim/asgd.h"
+#include "wick/optim/nadam.h"
 #include "wick/optim/optimizer.h"
+#include "wick/optim/radam.h"
 #include "wick/optim/rmsprop.h"
+#include "wick/optim/rprop.h"
 #include "wick/optim/sgd.h"
 
 namespace wick::optim {
@@ -22,7 +29,7 @@ namespace {
 using Json = nlohmann::json;
 constexpr const char* kOp = "load_state_dict";
 
-enum class Kind { SGD, Adam, AdamW, RMSprop, Adagrad };
+enum class Kind { SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam, Rprop, ASGD };
 
 const char* kind_name(Kind k) {
   switch (k) {
@@ -31,6 +38,11 @@ const char* kind_name(Kind k) {
     case Kind::AdamW: return "AdamW";
     case Kind::RMSprop: return "RMSprop";
     case Kind::Adagrad: return "Adagrad";
+    case Kind::Adamax: return "Adamax";
+    case Kind::NAdam: return "NAdam";
+    case Kind::RAdam: return "RAdam";
+    case Kind::Rprop: return "Rprop";
+    case Kind::ASGD: return "ASGD";
   }
   return "?";
 }
@@ -41,6 +53,11 @@ Kind kind_of(const Optimizer& o, const char* op) {
   if (dynamic_cast<const SGD*>(&o)) return Kind::SGD;
   if (dynamic_cast<const RMSprop*>(&o)) return Kind::RMSprop;
   if (dynamic_cast<const Adagrad*>(&o)) return Kind::Adagrad;
+  if (dynamic_cast<const Adamax*>(&o)) return Kind::Adamax;
+  if (dynamic_cast<const NAdam*>(&o)) return Kind::NAdam;
+  if (dynamic_cast<const RAdam*>(&o)) return Kind::RAdam;
+  if (dynamic_cast<const Rprop*>(&o)) return Kind::Rprop;
+  if (dynamic_cast<const ASGD*>(&o)) return Kind::ASGD;
   detail::raise<NotImplementedError>(op, "an optimizer of type ", typeid(o).name(),
                                      " must define state_dict and load_state_dict itself");
 }
@@ -48,9 +65,48 @@ Kind kind_of(const Optimizer& o, const char* op) {
 // The names a state tensor of this kind may have.
 const std::set<std::string>& tensor_names(Kind k) {
   static const std::set<std::string> sgd{"momentum_buffer"}, adam{"exp_avg", "exp_avg_sq", "max_exp_avg_sq"},
-      rmsprop{"square_avg", "momentum_buffer", "grad_avg"}, adagrad{"sum"};
-  return k == Kind::SGD ? sgd : k == Kind::RMSprop ? rmsprop : k == Kind::Adagrad ? adagrad : adam;
+      rmsprop{"square_avg", "momentum_buffer", "grad_avg"}, adagrad{"sum"}, adamax{"exp_avg", "exp_inf"},
+      nadam{"exp_avg", "exp_avg_sq", "mu_product"}, radam{"exp_avg", "exp_avg_sq"}, rprop{"prev", "step_size"},
+      asgd{"eta", "mu", "ax"};
+  switch (k) {
+    case Kind::SGD: return sgd;
+    case Kind::RMSprop: return rmsprop;
+    case Kind::Adagrad: return adagrad;
+    case Kind::Adamax: return adamax;
+    case Kind::NAdam: return nadam;
+    case Kind::RAdam: return radam;
+    case Kind::Rprop: return rprop;
+    case Kind::ASGD: return asgd;
+    default: return adam;
+  }
 }
+
+// The buffers a step reads, which a parameter that has taken a step must have.
+std::vector<const char*> needed_tensors(Kind k, const OptimizerOptions& o) {
+  switch (k) {
+    case Kind::Adam:
+    case Kind::AdamW:
+      if (static_cast<const AdamOptions&>(o).amsgrad()) return {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"};
+      return {"exp_avg", "exp_avg_sq"};
+    case Kind::RMSprop: {
+      std::vector<const char*> needs{"square_avg"};
+      if (static_cast<const RMSpropOptions&>(o).momentum() > 0) needs.push_back("momentum_buffer");
+      if (static_cast<const RMSpropOptions&>(o).centered()) needs.push_back("grad_avg");
+      return needs;
+    }
+    case Kind::Adamax: return {"exp_avg", "exp_inf"};
+    case Kind::NAdam: return {"exp_avg", "exp_avg_sq", "mu_product"};
+    case Kind::RAdam: return {"exp_avg", "exp_avg_sq"};
+    case Kind::Rprop: return {"prev", "step_size"};
+    case Kind::ASGD: return {"eta", "mu", "ax"};
+    default: return {};
+  }
+}
+
+// PyTorch's 0-dim state tensors (NAdam's mu_product, ASGD's eta and mu), kept on the CPU.
+bool is_scalar_state(const std::string& name) { return name == "mu_product" || name == "eta" || name == "mu"; }
+
+Json pair_json(std::tuple<double, double> p) { return Json::array({std::get<0>(p), std::get<1>(p)}); }
 
 Json group_json(Kind k, const OptimizerOptions& options) {
   Json g = Json::object();
@@ -76,6 +132,41 @@ Json group_json(Kind k, const OptimizerOptions& options) {
          {"initial_accumulator_value", o.initial_accumulator_value()},
          {"eps", o.eps()},
          {"maximize", o.maximize()}};
+  } else if (k == Kind::Adamax) {
+    const auto& o = static_cast<const AdamaxOptions&>(options);
+    g = {{"lr", o.lr()},
+         {"betas", pair_json(o.betas())},
+         {"eps", o.eps()},
+         {"weight_decay", o.weight_decay()},
+         {"maximize", o.maximize()}};
+  } else if (k == Kind::NAdam) {
+    const auto& o = static_cast<const NAdamOptions&>(options);
+    g = {{"lr", o.lr()},
+         {"betas", pair_json(o.betas())},
+         {"eps", o.eps()},
+         {"weight_decay", o.weight_decay()},
+         {"momentum_decay", o.momentum_decay()},
+         {"decoupled_weight_decay", o.decoupled_weight_decay()},
+         {"maximize", o.maximize()}};
+  } else if (k == Kind::RAdam) {
+    const auto& o = static_cast<const RAdamOptions&>(options);
+    g = {{"lr", o.lr()},
+         {"betas", pair_json(o.betas())},
+         {"eps", o.eps()},
+         {"weight_decay", o.weight_decay()},
+         {"decoupled_weight_decay", o.decoupled_weight_decay()},
+         {"maximize", o.maximize()}};
+  } else if (k == Kind::Rprop) {
+    const auto& o = static_cast<const RpropOptions&>(options);
+    g = {{"lr", o.lr()},
+         {"etas", pair_json(o.etas())},
+         {"step_sizes", pair_json(o.step_sizes())},
+         {"maximize", o.maximize()}};
+  } else if (k == Kind::ASGD) {
+    const auto& o = static_cast<const ASGDOptions&>(options);
+    g = {{"lr", o.lr()},           {"lambd", o.lambd()},
+         {"alpha", o.alpha()},     {"t0", o.t0()},
+         {"weight_decay", o.weight_decay()}, {"maximize", o.maximize()}};
   } else {
     const auto& o = static_cast<const AdamOptions&>(options);
     g = {{"lr", o.lr()},
@@ -113,6 +204,14 @@ struct GroupReader {
     WICK_CHECK(v.is_boolean(), TypeError, kOp, "param_groups[", g, "]['", key, "'] must be true or false, got ",
                v.dump());
     return v.get<bool>();
+  }
+  // Two finite numbers (betas, etas, step_sizes).
+  std::tuple<double, double> pair(const char* key) const {
+    const Json& v = at(key);
+    WICK_CHECK(v.is_array() && v.size() == 2 && v[0].is_number() && v[1].is_number() &&
+                   std::isfinite(v[0].get<double>()) && std::isfinite(v[1].get<double>()),
+               TypeError, kOp, "param_groups[", g, "]['", key, "'] must be two finite numbers, got ", v.dump());
+    return {v[0].get<double>(), v[1].get<double>()};
   }
   // A flag PyTorch may store as null ("foreach": None, the implementation's own choice): null
   // keeps `current`.
@@ -155,6 +254,44 @@ std::unique_ptr<OptimizerOptions> read_group(Kind k, const Json& j, size_t g, co
         .initial_accumulator_value(r.number("initial_accumulator_value"))
         .eps(r.number("eps"))
         .maximize(r.boolean("maximize"));
+  } else if (k == Kind::Adamax) {
+    static_cast<AdamaxOptions&>(*out)
+        .lr(r.number("lr"))
+        .betas(r.pair("betas"))
+        .eps(r.number("eps"))
+        .weight_decay(r.number("weight_decay"))
+        .maximize(r.boolean("maximize"));
+  } else if (k == Kind::NAdam) {
+    static_cast<NAdamOptions&>(*out)
+        .lr(r.number("lr"))
+        .betas(r.pair("betas"))
+        .eps(r.number("eps"))
+        .weight_decay(r.number("weight_decay"))
+        .momentum_decay(r.number("momentum_decay"))
+        .decoupled_weight_decay(r.boolean("decoupled_weight_decay"))
+        .maximize(r.boolean("maximize"));
+  } else if (k == Kind::RAdam) {
+    static_cast<RAdamOptions&>(*out)
+        .lr(r.number("lr"))
+        .betas(r.pair("betas"))
+        .eps(r.number("eps"))
+        .weight_decay(r.number("weight_decay"))
+        .decoupled_weight_decay(r.boolean("decoupled_weight_decay"))
+        .maximize(r.boolean("maximize"));
+  } else if (k == Kind::Rprop) {
+    static_cast<RpropOptions&>(*out)
+        .lr(r.number("lr"))
+        .etas(r.pair("etas"))
+        .step_sizes(r.pair("step_sizes"))
+        .maximize(r.boolean("maximize"));
+  } else if (k == Kind::ASGD) {
+    static_cast<ASGDOptions&>(*out)
+        .lr(r.number("lr"))
+        .lambd(r.number("lambd", false))
+        .alpha(r.number("alpha", false))
+        .t0(r.number("t0", false))
+        .weight_decay(r.number("weight_decay"))
+        .maximize(r.boolean("maximize"));
   } else {
     auto& o = static_cast<AdamOptions&>(*out);
     const Json& betas = r.at("betas");
@@ -171,6 +308,8 @@ std::unique_ptr<OptimizerOptions> read_group(Kind k, const Json& j, size_t g, co
         .maximize(r.boolean("maximize"))
         .foreach (r.boolean_or_null("foreach", o.foreach ()));
   }
+  // The ranges the constructors check (betas, etas), as "[load_state_dict] Invalid ...".
+  detail::check_hyperparameters(*out, kOp);
   return out;
 }
 
@@ -293,28 +432,24 @@ void Optimizer::load_state_dict(const Checkpoint& sd) {
                  " optimizer");
       const Tensor& p = *params[i];
       WICK_CHECK(t.defined(), ValueError, kOp, "the state tensor '", full, "' is undefined");
-      WICK_CHECK(t.sizes().equals(p.sizes()), ValueError, kOp, "the state tensor '", full, "' has shape ",
-                 t.sizes(), ", its parameter ", i, " has shape ", p.sizes());
-      WICK_CHECK(t.dtype() == p.dtype(), TypeError, kOp, "the state tensor '", full, "' has dtype ", t.dtype(),
-                 ", its parameter ", i, " has dtype ", p.dtype());
+      if (is_scalar_state(name)) {
+        WICK_CHECK(t.dim() == 0 && t.is_floating_point(), ValueError, kOp, "the state tensor '", full,
+                   "' must be a 0-dim floating-point tensor, got shape ", t.sizes(), " and dtype ", t.dtype());
+      } else {
+        WICK_CHECK(t.sizes().equals(p.sizes()), ValueError, kOp, "the state tensor '", full, "' has shape ",
+                   t.sizes(), ", its parameter ", i, " has shape ", p.sizes());
+        WICK_CHECK(t.dtype() == p.dtype(), TypeError, kOp, "the state tensor '", full, "' has dtype ", t.dtype(),
+                   ", its parameter ", i, " has dtype ", p.dtype());
+      }
       loaded[i].tensors[name] = Tensor();  // placeholder: copied once everything is checked
     }
   }
-  // The buffers a step reads must be there: Adam's moments and RMSprop's running means for a
+  // The buffers a step reads must be there: the moments, running means and averages of a
   // parameter that has taken a step, Adagrad's sum for every parameter with a state.
   for (const auto& [i, st] : loaded) {
     std::vector<const char*> needs;
-    const OptimizerOptions& o = *options[group_of[i]];
-    if ((k == Kind::Adam || k == Kind::AdamW) && st.step != 0) {
-      needs = {"exp_avg", "exp_avg_sq"};
-      if (static_cast<const AdamOptions&>(o).amsgrad()) needs.push_back("max_exp_avg_sq");
-    } else if (k == Kind::RMSprop && st.step != 0) {
-      needs = {"square_avg"};
-      if (static_cast<const RMSpropOptions&>(o).momentum() > 0) needs.push_back("momentum_buffer");
-      if (static_cast<const RMSpropOptions&>(o).centered()) needs.push_back("grad_avg");
-    } else if (k == Kind::Adagrad) {
-      needs = {"sum"};
-    }
+    if (k == Kind::Adagrad) needs = {"sum"};
+    else if (st.step != 0) needs = needed_tensors(k, *options[group_of[i]]);
     for (const char* need : needs)
       WICK_CHECK(st.tensors.count(need), ValueError, kOp, "missing tensor 'state.", i, ".", need, "' for parameter ",
                  i, " at step ", st.step);
@@ -330,7 +465,10 @@ void Optimizer::load_state_dict(const Checkpoint& sd) {
       out.step = st.step;
       for (auto& [name, unused] : st.tensors) {
         const Tensor& t = sd.tensors.at("state." + std::to_string(i) + "." + name);
-        out.tensors[name] = t.to(p.device(), false, /*copy=*/true).contiguous();
+        // A scalar state takes its parameter's dtype, as PyTorch's load_state_dict casts every
+        // floating state but the step; it stays on the CPU, where the step reads it.
+        if (is_scalar_state(name)) out.tensors[name] = t.to(Device(kCPU), p.dtype(), false, /*copy=*/true);
+        else out.tensors[name] = t.to(p.device(), false, /*copy=*/true).contiguous();
       }
     }
   }
