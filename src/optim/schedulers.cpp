@@ -10,9 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wick/optim/adam.h"
-#include "wick/optim/rmsprop.h"
-#include "wick/optim/sgd.h"
+#include "optim/optimizer_internal.h"
 
 namespace wick::optim {
 
@@ -467,9 +465,7 @@ void check_one_cycle(const Optimizer& optimizer, const std::vector<double>& max_
   (void)per_group(max_lr, optimizer.param_groups().size(), op, "max_lr");
   if (o.cycle_momentum()) {
     const OptimizerOptions& d = optimizer.defaults();
-    WICK_CHECK(dynamic_cast<const AdamOptions*>(&d) || dynamic_cast<const SGDOptions*>(&d) ||
-                   dynamic_cast<const RMSpropOptions*>(&d),
-               ValueError, op,
+    WICK_CHECK(detail::has_betas(d) || detail::has_momentum(d), ValueError, op,
                "optimizer must support momentum or beta1 with `cycle_momentum` option enabled");
   }
 }
@@ -487,7 +483,7 @@ OneCycleLR::OneCycleLR(Optimizer& optimizer, std::vector<double> max_lr, const O
     min_lrs_.push_back(initial_lrs_[i] / o.final_div_factor());
   }
   if (cycle_momentum_) {
-    use_beta1_ = dynamic_cast<const AdamOptions*>(&optimizer.defaults()) != nullptr;
+    use_beta1_ = detail::has_betas(optimizer.defaults());
     max_momentums_.assign(n, o.max_momentum());
     base_momentums_.assign(n, o.base_momentum());
   }
@@ -513,10 +509,7 @@ double OneCycleLR::anneal(double start, double end, double pct) const {
 }
 
 void OneCycleLR::set_momentum(size_t group, double momentum) {
-  OptimizerOptions& o = optimizer_.param_groups()[group].options();
-  if (auto* adam = dynamic_cast<AdamOptions*>(&o)) adam->betas({momentum, std::get<1>(adam->betas())});
-  else if (auto* sgd = dynamic_cast<SGDOptions*>(&o)) sgd->momentum(momentum);
-  else if (auto* rms = dynamic_cast<RMSpropOptions*>(&o)) rms->momentum(momentum);
+  detail::set_momentum_or_beta1(optimizer_.param_groups()[group].options(), momentum);
 }
 
 std::vector<double> OneCycleLR::get_lr() {

@@ -81,6 +81,7 @@ class LRScheduler {
   void load_state_text(const std::string& text, bool apply);
 
   friend class SequentialLR;
+  friend class ChainedScheduler;
 };
 
 // lr = base_lr * gamma^(epoch / step_size).
