@@ -57,13 +57,15 @@ bool flat_kernel_fits(const Tensor& a) {
   return a.impl()->numel() <= kFlatKernelMax && a.impl()->device().is_cpu();
 }
 
-// On CUDA, a float32 tensor with a float16 or bfloat16 one (autocast's residual stream,
-// x + attn(x)) is computed without a cast of the 16-bit operand first: the kernel reads it as it
-// is and computes in float32, the values the cast would give. Both operands have dims (a 0-d one
-// would leave the 16-bit dtype the result's); an output, if given, is float32.
+// Where the backend reads them as they are (KernelTable::binary_mixed_float: CUDA), a float32
+// tensor with a float16 or bfloat16 one (autocast's residual stream, x + attn(x)) is computed
+// without a cast of the 16-bit operand first: the kernel computes in float32, the values the cast
+// would give. Both operands have dims (a 0-d one would leave the 16-bit dtype the result's); an
+// output, if given, is float32.
 uint8_t mixed_float_operands(const Tensor& out, const Tensor& a, const Tensor& b) {
   const Dtype da = a.dtype(), db = b.dtype();
-  if (da == db || !a.is_cuda() || a.device() != b.device() || a.dim() == 0 || b.dim() == 0) return 0;
+  if (da == db || a.device() != b.device() || a.dim() == 0 || b.dim() == 0) return 0;
+  if (!backend(a.device()).binary_mixed_float) return 0;
   if (out.defined() && out.dtype() != kFloat32) return 0;
   auto half = [](Dtype d) { return d == kBFloat16 || d == kFloat16; };
   if (!((da == kFloat32 && half(db)) || (db == kFloat32 && half(da)))) return 0;

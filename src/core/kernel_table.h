@@ -185,6 +185,24 @@ struct KernelTable {
   // are deterministic (partial sums over fixed groups of rows, added in a fixed order).
   void (*norm_backward)(bool rms, const Tensor& dx, const Tensor& dweight, const Tensor& dbias, const Tensor& dy,
                         const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& weight);
+  // add_layer_norm and add_rms_norm (nn::functional): norm_forward over the rows of s = x + delta
+  // and the sum itself, in one pass. x is contiguous float32 [m, n] (m, n > 0); delta contiguous
+  // [m, n] of float32 or y's 16-bit dtype, or undefined (then s is x and not written); s, when
+  // delta is, contiguous float32 [m, n] = x + float(delta) in float32. y, contiguous [m, n] of
+  // float32, float16 or bfloat16, is norm_forward's y of s rounded once to its dtype; weight
+  // and bias float32 or undefined; mean and rstd as norm_forward. A backend without it leaves
+  // it null: core composes the same values from add, norm_forward and a cast.
+  void (*add_norm_forward)(bool rms, const Tensor& s, const Tensor& y, const Tensor& mean, const Tensor& rstd,
+                           const Tensor& x, const Tensor& delta, const Tensor& weight, const Tensor& bias,
+                           double eps);
+  // Its gradients: with d the norm_backward dx of s from gy (contiguous [m, n] of y's dtype),
+  // dx = gs + d in float32 (gs contiguous float32 [m, n], or undefined for 0), written when
+  // defined; ddelta (delta's dtype) = that sum rounded once, when defined; dweight and dbias
+  // (float32) as norm_backward's. s, mean, rstd as add_norm_forward left them (s: x where
+  // delta was undefined).
+  void (*add_norm_backward)(bool rms, const Tensor& dx, const Tensor& ddelta, const Tensor& dweight,
+                            const Tensor& dbias, const Tensor& gy, const Tensor& gs, const Tensor& s,
+                            const Tensor& mean, const Tensor& rstd, const Tensor& weight);
   // out[o, i, j] = in[o, 0, j] op ... op in[o, i, j] (reverse: in[o, i, j] op ... op in[o, n-1, j])
   // for contiguous in and out [outer, n, inner] of one dtype (any but bool: core scans bool
   // as int64). 16-bit floats accumulate in float, integers in their own dtype.
@@ -299,6 +317,18 @@ struct KernelTable {
   // found_inf (a float32 [1] on the device) to 1 when any element is inf or NaN (it is never
   // reset here). Both scalars stay on the device: nothing waits for it.
   void (*unscale_check)(std::span<const Tensor> grads, const Tensor& found_inf, const Tensor& inv_scale);
+  // clip_grad_norm_'s foreach path: tensors of one floating dtype (not float64), on this device,
+  // each contiguous. Returns a vector on the device (float32), one element a chunk of a tensor,
+  // whose sum is the sum of the squares of all their elements (inf_norm false), or whose max is
+  // the largest |element| (inf_norm true; NaN where an element is NaN); nothing waits for the
+  // device. Null where a norm per tensor is as fast (core takes norm() of each).
+  Tensor (*foreach_norm_partials)(std::span<const Tensor> tensors, bool inf_norm);
+
+  // Capabilities, read by core's planning (not kernels).
+  // binary takes a float32 operand with a float16/bfloat16 one as it is (IterConfig::keep_dtype:
+  // the 16-bit one read in its own dtype and computed in float32, the values a cast first would
+  // give), instead of core casting it to float32 first.
+  bool binary_mixed_float = false;
 };
 
 // The most elements binary_flat is called for: small enough to run on one thread (the CPU
@@ -307,6 +337,10 @@ inline constexpr int64_t kFlatKernelMax = 4096;
 
 const KernelTable& cpu_kernels();
 const KernelTable& cuda_kernels();  // throws "built without CUDA" in a CPU-only build
+
+// The table of device's backend, for the entries a backend may leave null (core composes the
+// op then) and the capabilities: backend(d).add_norm_forward != nullptr.
+inline const KernelTable& backend(Device device) { return device.is_cpu() ? cpu_kernels() : cuda_kernels(); }
 
 // The one way core reaches a kernel: kernel<&KernelTable::unary>(device, "exp")(...).
 // Every family is checked alike: a backend that leaves an entry null makes the call throw
@@ -321,7 +355,7 @@ auto kernel(const KernelTable& table, Device device, const char* op) {
 
 template <auto Entry>
 auto kernel(Device device, const char* op) {
-  return kernel<Entry>(device.is_cpu() ? cpu_kernels() : cuda_kernels(), device, op);
+  return kernel<Entry>(backend(device), device, op);
 }
 
 }  // namespace wick::detail

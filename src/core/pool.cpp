@@ -19,8 +19,6 @@ namespace wick::detail {
 
 namespace {
 
-const KernelTable& table_of(Device d) { return d.is_cpu() ? cpu_kernels() : cuda_kernels(); }
-
 // x placed at (ph, pw) in a [N, C, hp, wp] tensor filled with fill.
 Tensor pad_to(const Tensor& x, const Pool2dGeometry& g, double fill) {
   Tensor out = wick::full({x.size(0), x.size(1), g.hp, g.wp}, fill, x.options());
@@ -77,7 +75,7 @@ Tensor generic_max_pool2d_backward(const Tensor& dy, const Tensor& offsets, IntA
 Tensor max_pool2d(const Tensor& x, const Pool2dGeometry& g) {
   const bool grad = needs_grad(x);
   std::array<Tensor, 2> r = forward_once(grad, [&] {
-    auto entry = table_of(x.device()).max_pool2d_forward;
+    auto entry = backend(x.device()).max_pool2d_forward;
     return entry ? entry(x, g) : generic_max_pool2d_forward(x, g);
   });
   if (grad) [[unlikely]] autograd::record_max_pool2d(x, r[0], r[1], g);
@@ -86,7 +84,7 @@ Tensor max_pool2d(const Tensor& x, const Pool2dGeometry& g) {
 
 Tensor max_pool2d_backward(const Tensor& dy, const Tensor& offsets, IntArrayRef x_sizes,
                            const Pool2dGeometry& g) {
-  auto entry = table_of(dy.device()).max_pool2d_backward;
+  auto entry = backend(dy.device()).max_pool2d_backward;
   return entry ? entry(dy, offsets, x_sizes, g) : generic_max_pool2d_backward(dy, offsets, x_sizes, g);
 }
 

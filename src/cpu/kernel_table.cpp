@@ -218,6 +218,8 @@ const KernelTable& cpu_kernels() {
       .causal_softmax = cpu::causal_softmax,
       .norm_forward = cpu::norm_forward,
       .norm_backward = cpu::norm_backward,
+      .add_norm_forward = nullptr,  // add_layer_norm composes add, norm_forward and a cast: the same passes
+      .add_norm_backward = nullptr,
       .scan = cpu::scan,
       .gather = cpu::gather,
       .scatter = cpu::scatter,
@@ -236,6 +238,8 @@ const KernelTable& cpu_kernels() {
       .sgd_step = cpu::sgd_step,
       .adam_step = cpu::adam_step,
       .unscale_check = cpu::unscale_check,
+      .foreach_norm_partials = nullptr,  // a norm per gradient: no launches to save
+      .binary_mixed_float = false,       // core casts the 16-bit operand (the CPU has no such kernels)
   };
   return table;
 }

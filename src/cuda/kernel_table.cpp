@@ -28,6 +28,8 @@ const KernelTable& cuda_kernels() {
       .causal_softmax = &gpu::causal_softmax,
       .norm_forward = &gpu::norm_forward,
       .norm_backward = &gpu::norm_backward,
+      .add_norm_forward = &gpu::add_norm_forward,
+      .add_norm_backward = &gpu::add_norm_backward,
       .scan = &gpu::scan,
       .gather = &gpu::gather,
       .scatter = &gpu::scatter,
@@ -51,6 +53,8 @@ const KernelTable& cuda_kernels() {
       .sgd_step = &gpu::sgd_step,
       .adam_step = &gpu::adam_step,
       .unscale_check = &gpu::unscale_check,
+      .foreach_norm_partials = &gpu::foreach_norm_partials,
+      .binary_mixed_float = true,
   };
   return table;
 }

@@ -1,8 +1,9 @@
 // nn::utils::clip_grad_norm_ and clip_grad_value_, as torch.nn.utils's.
 //
-// The total norm is made without waiting for the device. On CUDA (foreach not false, norm_type
-// 2 or inf), the contiguous 16- and 32-bit float gradients of each device and dtype go through one
-// multi-tensor pass that leaves a partial norm per chunk (core/foreach_norm.h), reduced to the
+// The total norm is made without waiting for the device. Where the backend has the
+// foreach_norm_partials entry (CUDA) and foreach is not false (norm_type 2 or inf), the contiguous
+// 16- and 32-bit float gradients of each device and dtype go through one multi-tensor pass that
+// leaves a partial norm per chunk (core/kernel_table.h), reduced to the
 // group's norm; any other gradient gets a norm of its own (a reduction kernel). Those norms are
 // stacked on the first gradient's device and reduced once more, the clip coefficient
 // min(max_norm / (total + 1e-6), 1) is computed there as a 0-d tensor, and the gradients are
@@ -15,7 +16,6 @@
 #include <sstream>
 #include <utility>
 
-#include "core/foreach_norm.h"
 #include "core/kernel_table.h"
 
 #include "wick/autograd.h"
@@ -53,7 +53,8 @@ Groups group(const std::vector<Tensor>& grads, bool foreach) {
   Groups g;
   std::map<std::pair<int, int>, size_t> index;
   for (const Tensor& t : grads) {
-    if (!(foreach && t.is_cuda() && is_floating_point(t.dtype()) && t.dtype() != kFloat64 && t.is_contiguous())) {
+    if (!(foreach && is_floating_point(t.dtype()) && t.dtype() != kFloat64 && t.is_contiguous() &&
+          detail::backend(t.device()).foreach_norm_partials)) {
       g.rest.push_back(t);
       continue;
     }
@@ -78,7 +79,8 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
   norms.reserve(groups.lists.size() + groups.rest.size());
   for (const std::vector<Tensor>& list : groups.lists) {
     // the group's norm, in the gradients' dtype as a norm of each would be
-    const Tensor partials = detail::cuda_foreach_norm_partials(list, inf);
+    const Tensor partials =
+        detail::kernel<&detail::KernelTable::foreach_norm_partials>(list.front().device(), "clip_grad_norm_")(list, inf);
     norms.push_back((inf ? partials.max() : partials.sum().sqrt()).to(first, list.front().dtype()));
   }
   for (const Tensor& g : groups.rest) norms.push_back(norm(g, norm_type).to(first));

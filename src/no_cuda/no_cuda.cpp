@@ -8,7 +8,6 @@
 #include "core/cudnn_batch_norm.h"
 #include "core/cudnn_rnn.h"
 #include "core/flash_attention.h"
-#include "core/foreach_norm.h"
 #include "core/kernel_table.h"
 #include "wick/cuda.h"
 #include "wick/detail/storage.h"
@@ -29,7 +28,6 @@ void cuda_flash_attention_backward(const FlashAttentionArgs&) { no_cuda("scaled_
 std::string cuda_cudnn_attention_unusable(const CudnnAttentionProblem&, bool) { return "wick was built without CUDA"; }
 void cuda_cudnn_attention_forward(const CudnnAttentionArgs&) { no_cuda("scaled_dot_product_attention"); }
 void cuda_cudnn_attention_backward(const CudnnAttentionArgs&) { no_cuda("scaled_dot_product_attention"); }
-Tensor cuda_foreach_norm_partials(std::span<const Tensor>, bool) { no_cuda("clip_grad_norm_"); }
 bool cuda_cudnn_rnn_built() { return false; }
 std::optional<CudnnRnnWeightSpace> cuda_cudnn_rnn_weight_space(const CudnnRnnConfig&, Dtype, Device) {
   return std::nullopt;

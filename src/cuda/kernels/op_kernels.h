@@ -27,6 +27,11 @@ void norm_forward(bool rms, const Tensor& y, const Tensor& mean, const Tensor& r
                   const Tensor& weight, const Tensor& bias, double eps);
 void norm_backward(bool rms, const Tensor& dx, const Tensor& dweight, const Tensor& dbias, const Tensor& dy,
                    const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& weight);
+void add_norm_forward(bool rms, const Tensor& s, const Tensor& y, const Tensor& mean, const Tensor& rstd,
+                      const Tensor& x, const Tensor& delta, const Tensor& weight, const Tensor& bias, double eps);
+void add_norm_backward(bool rms, const Tensor& dx, const Tensor& ddelta, const Tensor& dweight, const Tensor& dbias,
+                       const Tensor& gy, const Tensor& gs, const Tensor& s, const Tensor& mean, const Tensor& rstd,
+                       const Tensor& weight);
 void random(RandomOp op, const Tensor& out, uint64_t seed, uint64_t offset, double a, double b);
 void unary(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b);
 void pointwise(PointwiseOp op, const TensorIter& it);
@@ -61,6 +66,7 @@ void raise_pending_target_error();
 void sgd_step(std::span<const Tensor> params, std::span<const Tensor> grads, std::span<const Tensor> bufs,
               const SgdStepArgs& args);
 void unscale_check(std::span<const Tensor> grads, const Tensor& found_inf, const Tensor& inv_scale);
+Tensor foreach_norm_partials(std::span<const Tensor> tensors, bool inf_norm);
 void adam_step(std::span<const Tensor> params, std::span<const Tensor> grads,
                std::span<const Tensor> exp_avgs, std::span<const Tensor> exp_avg_sqs,
                std::span<const Tensor> max_exp_avg_sqs, const AdamStepArgs& args);

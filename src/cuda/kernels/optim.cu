@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <array>
 
-#include "core/foreach_norm.h"
 #include "core/optim_math.h"
 #include "cuda/kernels/block_reduce.cuh"
 #include "cuda/kernels/elementwise.cuh"
@@ -256,11 +255,7 @@ void adam_step(std::span<const Tensor> params, std::span<const Tensor> grads,
   WICK_CUDA_AFTER_LAUNCH("adam_step", stream);
 }
 
-}  // namespace wick::detail::gpu
-
-namespace wick::detail {
-
-Tensor cuda_foreach_norm_partials(std::span<const Tensor> tensors, bool inf_norm) {
+Tensor foreach_norm_partials(std::span<const Tensor> tensors, bool inf_norm) {
   const Device dev = tensors[0].device();
   const Dtype dt = tensors[0].dtype();
   const int64_t chunk = gpu::chunk_of(tensors);
@@ -286,4 +281,4 @@ Tensor cuda_foreach_norm_partials(std::span<const Tensor> tensors, bool inf_norm
   return out;
 }
 
-}  // namespace wick::detail
+}  // namespace wick::detail::gpu
