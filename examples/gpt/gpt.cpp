@@ -114,9 +114,17 @@ BlockImpl::BlockImpl(const GPTConfig& c) {
   mlp = register_module("mlp", MLP(c));
 }
 
-Tensor BlockImpl::forward(const Tensor& x, LayerCache* cache) {
-  Tensor h = x + attn->forward(ln_1(x), cache);
-  return h + mlp(ln_2(h));
+namespace {
+// {x + delta, ln(x + delta)}: the sum and its LayerNorm from one call.
+std::pair<Tensor, Tensor> add_norm(const nn::LayerNorm& ln, const Tensor& x, const Tensor& delta) {
+  return F::add_layer_norm(x, delta, ln->options.normalized_shape(), ln->weight, ln->bias, ln->options.eps());
+}
+}  // namespace
+
+std::pair<Tensor, Tensor> BlockImpl::forward(const Tensor& x, const Tensor& pending, LayerCache* cache) {
+  auto [r, a] = add_norm(ln_1, x, pending);
+  auto [h, b] = add_norm(ln_2, r, attn->forward(a, cache));
+  return {h, mlp(b)};
 }
 
 // ---- GPT
@@ -157,9 +165,10 @@ Output GPTImpl::forward(const Tensor& idx, const Tensor& targets, KVCache* cache
                            std::to_string(config.block_size));
   if (cache && cache->layers.empty()) cache->layers.resize(blocks.size());
   Tensor pos = wick::arange(past, past + T, 1, wick::TensorOptions(wick::kInt64).device(idx.device()));
-  Tensor x = drop(wte(idx) + wpe(pos));
-  for (size_t i = 0; i < blocks.size(); ++i) x = blocks[i]->forward(x, cache ? &cache->layers[i] : nullptr);
-  x = ln_f(x);
+  Tensor x = drop(wte(idx) + wpe(pos)), pending;  // pending: the last block's output, still to add
+  for (size_t i = 0; i < blocks.size(); ++i)
+    std::tie(x, pending) = blocks[i]->forward(x, pending, cache ? &cache->layers[i] : nullptr);
+  x = add_norm(ln_f, x, pending).second;
   if (!targets.defined()) return {lm_head(x.slice(1, T - 1, T)), {}};  // only what sampling needs
   Tensor logits = lm_head(x);
   Tensor loss = F::cross_entropy(logits.view({-1, logits.size(-1)}), targets.reshape({-1}));

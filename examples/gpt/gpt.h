@@ -15,6 +15,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "wick/nn.h"
@@ -85,11 +87,17 @@ class MLPImpl : public wick::nn::Module {
 };
 WICK_MODULE(MLP);
 
-// A pre-norm transformer block: x + attn(ln_1(x)), then x + mlp(ln_2(x)).
+// A pre-norm transformer block: x + attn(ln_1(x)), then x + mlp(ln_2(x)). Each addition into
+// the residual stream is made by the LayerNorm that reads the sum (F::add_layer_norm: on a GPU
+// one kernel for the add, the norm and, under autocast, its 16-bit output for the matmuls), so a
+// block takes the stream with the previous block's output still to be added, and hands its own
+// on the same way: forward(x, pending) = {h, m}, where r = x + pending (x when pending is
+// undefined), h = r + attn(ln_1(r)) and m = mlp(ln_2(h)).
 class BlockImpl : public wick::nn::Module {
  public:
   explicit BlockImpl(const GPTConfig& config);
-  wick::Tensor forward(const wick::Tensor& x, LayerCache* cache = nullptr);
+  std::pair<wick::Tensor, wick::Tensor> forward(const wick::Tensor& x, const wick::Tensor& pending,
+                                                LayerCache* cache = nullptr);
 
   wick::nn::LayerNorm ln_1{nullptr}, ln_2{nullptr};
   CausalSelfAttention attn{nullptr};

@@ -196,6 +196,10 @@ void record_norm(const Tensor& t, const Tensor& out, const Scalar& p, IntArrayRe
 // differentiable ops when the backward itself is recorded.
 void record_norm_layer(bool rms, const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& y,
                        const Tensor& mean, const Tensor& rstd, int64_t k, double eps);
+// add_layer_norm / add_rms_norm's fused path (one node, outputs s = x + delta and y; y alone
+// when delta is undefined and s is x, contiguous as the kernel read it).
+void record_add_norm(bool rms, const Tensor& x, const Tensor& delta, const Tensor& weight, const Tensor& bias,
+                     const Tensor& s, const Tensor& y, const Tensor& mean, const Tensor& rstd, int64_t k, double eps);
 // y = batch_norm(x, ...) in training mode by cuDNN (core/cudnn_batch_norm.h), with save_mean and
 // save_invstd the float32 [C] statistics it saved. Records CudnnBatchNormBackward0: cuDNN's
 // backward, or the formula in differentiable ops when the backward itself is recorded.

@@ -136,4 +136,66 @@ void record_norm_layer(bool rms, const Tensor& x, const Tensor& weight, const Te
   else record("NativeLayerNormBackward0", {x, weight, bias}, y, {x, weight, mean, rstd}, std::move(formula));
 }
 
+void record_add_norm(bool rms, const Tensor& x, const Tensor& delta, const Tensor& weight, const Tensor& bias,
+                     const Tensor& s, const Tensor& y, const Tensor& mean, const Tensor& rstd, int64_t k, double eps) {
+  // Inputs x, delta, weight, bias (any may be undefined but x); outputs s then y, or y alone
+  // when delta is undefined (s is then x, which the node saves as the kernel read it).
+  const bool has_d = delta.defined(), has_w = weight.defined(), has_b = bias.defined();
+  if (!wick::autograd::detail::any_recordable({y}, {x, delta, weight, bias})) return;
+  const Dtype bias_dtype = has_b ? bias.dtype() : kFloat32, d_dtype = has_d ? delta.dtype() : y.dtype();
+  const Dtype y_dtype = y.dtype();
+  auto formula = [rms, has_d, has_w, has_b, bias_dtype, d_dtype, y_dtype, k, eps](BackwardContext& c) -> variable_list {
+    const Tensor s = c.saved(0), w = c.saved(1);
+    const bool need_x = c.needs(0), need_d = has_d && c.needs(1), need_w = has_w && c.needs(2),
+               need_b = has_b && c.needs(3);
+    const Tensor gs = has_d ? c.grad(0) : Tensor();
+    const Tensor& gy = c.grad(has_d ? 1 : 0);
+    Tensor dx, dd, dw, db;
+    if (!gy.defined() || creating_graph()) {
+      // The composed gradients: gs, plus layer_norm's (in ops that record under create_graph).
+      Tensor t = gs;
+      if (gy.defined()) {
+        variable_list g = composed_grads(rms, gy, s, w, bias_dtype, need_x || need_d, need_w, need_b, k, eps);
+        if (g[0].defined()) t = t.defined() ? t + g[0] : g[0];
+        dw = g[1];
+        if (!rms) db = g[2];
+      }
+      if (need_x) dx = t;
+      if (need_d && t.defined()) dd = t.dtype() == d_dtype ? t : t.to(d_dtype);
+      return {dx, dd, dw, db};
+    }
+    int64_t n = 1;
+    for (int64_t d = s.dim() - k; d < s.dim(); ++d) n *= s.size(d);
+    const int64_t m = n ? s.numel() / n : 0;
+    const IntArrayRef shape(s.sizes().data() + (s.dim() - k), size_t(k));
+    if (need_x) dx = empty(s.sizes(), s.options());
+    if (need_d) dd = empty(s.sizes(), s.options().dtype(d_dtype));
+    if (need_w) dw = (m == 0 ? zeros(shape, w.options()) : empty(shape, w.options()));
+    if (need_b) db = (m == 0 ? zeros(shape, s.options().dtype(bias_dtype)) : empty(shape, s.options().dtype(bias_dtype)));
+    if (m > 0 && n > 0 && (need_x || need_d || need_w || need_b)) {
+      const Tensor gyc = (gy.dtype() == y_dtype ? gy : gy.to(y_dtype)).expand(s.sizes()).contiguous();
+      Tensor gsc;
+      if (gs.defined()) gsc = (gs.dtype() == s.dtype() ? gs : gs.to(s.dtype())).expand(s.sizes()).contiguous();
+      auto flat = [](const Tensor& t, int64_t size) { return t.defined() ? t.view({size}) : t; };
+      auto rows = [&](const Tensor& t) { return t.defined() ? t.view({m, n}) : t; };
+      const Tensor wc = w.defined() ? w.contiguous() : w;
+      wick::detail::kernel<&wick::detail::KernelTable::add_norm_backward>(
+          s.device(), rms ? "add_rms_norm_backward" : "add_layer_norm_backward")(
+          rms, rows(dx), rows(dd), flat(dw, n), flat(db, n), rows(gyc), rows(gsc), rows(s), c.saved(2), c.saved(3),
+          flat(wc, n));
+    }
+    return {dx, dd, dw, db};
+  };
+  const char* name = rms ? "AddRmsNormBackward0" : "AddLayerNormBackward0";
+  auto node = std::make_shared<FunctionNode<decltype(formula)>>(name, std::move(formula));
+  node->num_outputs_ = has_d ? 2 : 1;
+  node->saved_.emplace_back(wick::autograd::detail::to_save(s), has_d, 0);
+  node->saved_.emplace_back(wick::autograd::detail::to_save(weight), false);
+  node->saved_.emplace_back(mean, false);
+  node->saved_.emplace_back(rstd, false);
+  wick::autograd::detail::init_node(*node, {x, delta, weight, bias});
+  if (has_d) set_history(s, node, 0);
+  set_history(y, node, has_d ? 1 : 0);
+}
+
 }  // namespace wick::autograd

@@ -11,11 +11,13 @@
 
 #include "autograd/hooks.h"
 #include "core/as_op.h"
+#include "core/backend_settings.h"
 #include "core/autocast.h"
 #include "core/checks.h"
 #include "core/cudnn_batch_norm.h"
 #include "core/kernel_table.h"
 #include "core/tensor_ops.h"
+#include "wick/amp.h"
 #include "wick/autograd.h"
 #include "wick/ops.h"
 #include "wick/random.h"
@@ -196,6 +198,64 @@ Tensor layer_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape,
     if (weight.defined()) y = y * (mixed ? weight.to(x.dtype()) : weight);
     if (bias.defined()) y = y + (mixed ? bias.to(x.dtype()) : bias);
     return y;
+  });
+}
+
+std::pair<Tensor, Tensor> add_layer_norm(const Tensor& x, const Tensor& delta,
+                                         const std::vector<int64_t>& normalized_shape, const Tensor& weight,
+                                         const Tensor& bias, double eps, std::optional<Dtype> dtype) {
+  namespace d = wick::detail;
+  return d::as_op("add_layer_norm", [&]() -> std::pair<Tensor, Tensor> {
+    d::check_defined(x, "add_layer_norm", "input");
+    const Dtype sd = delta.defined() ? promote_types(x.dtype(), delta.dtype()) : x.dtype();
+    Dtype yd = sd;
+    if (dtype) {
+      WICK_CHECK(is_floating_point(*dtype), TypeError, "add_layer_norm", "expected a floating dtype, got ", *dtype);
+      yd = *dtype;
+    } else if (sd == kFloat32 && is_autocast_enabled(x.device().type())) {
+      yd = get_autocast_dtype(x.device().type());
+    }
+    const int64_t k = int64_t(normalized_shape.size());
+    bool shaped = k >= 1 && x.dim() >= k;
+    for (int64_t i = 0; shaped && i < k; ++i) shaped = x.size(x.dim() - k + i) == normalized_shape[size_t(i)];
+    const bool fused =
+        shaped && x.dtype() == kFloat32 && (yd == kFloat32 || yd == kBFloat16 || yd == kFloat16) &&
+        d::backend(x.device()).add_norm_forward && d::new_cuda_kernels() &&
+        (!delta.defined() ||
+         (delta.dtype() == yd && delta.device() == x.device() && delta.sizes().equals(x.sizes()))) &&
+        fusable(x, IntArrayRef(normalized_shape), weight, bias, false);
+    if (!fused) {
+      const Tensor s = delta.defined() ? x + delta : x;
+      Tensor y = layer_norm(s, normalized_shape, weight, bias, eps);
+      if (y.dtype() != yd) y = y.to(yd);
+      return {s, y};
+    }
+    int64_t n = 1;
+    for (int64_t i = x.dim() - k; i < x.dim(); ++i) n *= x.size(i);
+    const int64_t m = n ? x.numel() / n : 0;
+    const bool grad = d::needs_grad(x, delta, weight, bias);
+    const Tensor xc = x.contiguous();
+    Tensor s = x, y, mean, rstd;
+    d::forward_once(grad, [&] {
+      if (delta.defined()) s = empty(x.sizes(), x.options());
+      y = empty(x.sizes(), x.options().dtype(yd));
+      if (grad) {
+        mean = empty({m}, x.options());
+        rstd = empty({m}, x.options());
+      }
+      if (m > 0 && n > 0) {
+        const Tensor dc = delta.defined() ? delta.contiguous().view({m, n}) : Tensor();
+        const Tensor w = weight.defined() ? weight.contiguous() : weight;
+        const Tensor b = bias.defined() ? bias.contiguous() : bias;
+        d::kernel<&d::KernelTable::add_norm_forward>(x.device(), "add_layer_norm")(
+            false, delta.defined() ? s.view({m, n}) : Tensor(), y.view({m, n}), mean, rstd, xc.view({m, n}), dc,
+            w, b, eps);
+      }
+      return 0;
+    });
+    if (grad) [[unlikely]]
+      autograd::record_add_norm(false, x, delta, weight, bias, delta.defined() ? s : xc, y, mean, rstd, k, eps);
+    return {s, y};
   });
 }
 

@@ -49,6 +49,20 @@ Tensor flatten(const Tensor& x, int64_t start_dim = 1, int64_t end_dim = -1);
 // Normalizes over the trailing dims of normalized_shape; weight and bias optional.
 Tensor layer_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape, const Tensor& weight = {},
                   const Tensor& bias = {}, double eps = 1e-5);
+// A pre-norm transformer's step along its residual stream, fused: returns {s, y} with
+// s = x + delta (x itself when delta is undefined) and y = layer_norm(s, ...) in dtype: when
+// dtype is unset, layer_norm's own (s's), or, under autocast on s's device, autocast's dtype (y
+// feeds the block's matmuls, which would cast it to that). Its values and gradients are those
+// of `s = x + delta; y = layer_norm(s, ...).to(dtype)`. On CUDA a float32 x, with delta
+// undefined or of y's dtype and float32 parameters, takes one kernel each way: no separate add
+// or cast, and the gradient reaching s from later blocks added in the same backward kernel
+// (node AddLayerNormBackward0); anything else runs those ops.
+//
+//   auto [h, a] = F::add_layer_norm(h, attn_out, {768}, ln_2->weight, ln_2->bias);
+std::pair<Tensor, Tensor> add_layer_norm(const Tensor& x, const Tensor& delta,
+                                         const std::vector<int64_t>& normalized_shape, const Tensor& weight = {},
+                                         const Tensor& bias = {}, double eps = 1e-5,
+                                         std::optional<Dtype> dtype = std::nullopt);
 // x * rsqrt(mean(x^2 over the trailing normalized_shape dims) + eps) * weight; eps unset: the
 // machine epsilon of the computation type (16-bit floats compute in float32).
 Tensor rms_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape, const Tensor& weight = {},

@@ -24,12 +24,57 @@
 #include "cuda/kernels/op_kernels.h"
 
 #include <atomic>
+#include <cstdlib>
 
 namespace wick::detail::gpu {
 
 namespace {
 
 constexpr int kCache = 4;  // 16-byte vectors of a row per thread, kept in registers
+// The fused add_norm kernels (float32 rows) with a 16-bit output keep up to 8 vectors a thread
+// with a warp a row, so that GPT-2's 768 (6 vectors) stays warp-per-row; their other instances
+// are 1, 2 and 4. With a float32 output, 6 vectors spilled: those stay at 4.
+constexpr int kCacheFuse = 8;
+
+// The most elements of a row a warp keeps (warp per row) for these instances.
+template <bool kFuse, class Y>
+constexpr int64_t warp_row_max(int vec) {
+  return int64_t(32) * (kFuse && sizeof(Y) == 2 ? kCacheFuse : kCache) * vec;
+}
+
+// WICK_ADD_NORM_BLOCK=1: the fused kernels take a block a row from 512 floats, as the plain
+// ones (a comparison of the two forms).
+bool add_norm_block_rows() {
+  static const bool on = [] {
+    const char* v = std::getenv("WICK_ADD_NORM_BLOCK");
+    return v && v[0] == '1';
+  }();
+  return on;
+}
+
+// Whether rows of n elements (vec a vector) take a warp each.
+template <bool kFuse, class Y>
+bool warp_per_row(int64_t n, int vec) {
+  return n <= warp_row_max<kFuse, Y>(vec) && !(kFuse && add_norm_block_rows() && n > int64_t(32) * kCache * vec);
+}
+
+// Calls launch.template operator()<U>() for the U (vectors a thread holds) that covers u: the
+// plain kernels' 1..4, the fused ones' 1, 2, 4, and with a warp a row 6 and 8.
+template <bool kFuse, int G, class Y, class L>
+void with_vectors(int64_t u, const L& launch) {
+  if (u <= 1) launch.template operator()<1>();
+  else if (u == 2) launch.template operator()<2>();
+  else if constexpr (!kFuse) {
+    if (u == 3) launch.template operator()<3>();
+    else launch.template operator()<4>();
+  } else if constexpr (G == 32 && sizeof(Y) == 2) {
+    if (u <= 4) launch.template operator()<4>();
+    else if (u <= 6) launch.template operator()<6>();
+    else launch.template operator()<8>();
+  } else {
+    launch.template operator()<4>();
+  }
+}
 
 // The sum of v over the group (a warp, or the block), in every thread of it. Every thread of
 // the group must call it.
@@ -93,21 +138,29 @@ __device__ __forceinline__ void store(T* p, int64_t i, bool aligned, int64_t n, 
   }
 }
 
+// a + b rounded once, never contracted with a product before it into an fma (the add kernel's
+// rounding, which the composed add_norm gradients have).
+__device__ __forceinline__ float add_rn(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ double add_rn(double a, double b) { return __dadd_rn(a, b); }
+
 // ---- forward
 
 // U (<= kCache): the vectors a thread holds of a row, the fewest that cover n (as the
 // backward's), so that a short row does not pay the registers of the longest one.
-template <class T, class W, int G, int U>
+// Y: y's type (add_norm_forward's 16-bit output; T otherwise). kFuse (add_norm_forward's
+// instances, apart so that the plain ones keep their registers): with delta, the row is
+// x + delta, written to s.
+template <class T, class W, int G, int U, class Y = T, bool kFuse = false>
 __global__ void __launch_bounds__(kBlock, U * int(16 / sizeof(T)) <= 24 ? 4 : 2)
-    forward_cached(const T* x, T* y, const W* w, const W* b, opmath_t<T>* mean, opmath_t<T>* rstd, int64_t m,
-                   int64_t n, opmath_t<T> eps, bool rms, bool aligned) {
+    forward_cached(const T* x, const Y* delta, T* s_out, Y* y, const W* w, const W* b, opmath_t<T>* mean,
+                   opmath_t<T>* rstd, int64_t m, int64_t n, opmath_t<T> eps, bool rms, bool aligned) {
   using M = opmath_t<T>;
   constexpr int VEC = int(16 / sizeof(T));
   constexpr int R = kBlock / G;
   const int lane = int(threadIdx.x) % G;
   for (int64_t row = int64_t(blockIdx.x) * R + threadIdx.x / G; row < m; row += int64_t(gridDim.x) * R) {
     const T* xr = x + row * n;
-    T* yr = y + row * n;
+    Y* yr = y + row * n;
     Vec<T, VEC> v[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
@@ -117,6 +170,26 @@ __global__ void __launch_bounds__(kBlock, U * int(16 / sizeof(T)) <= 24 ? 4 : 2)
       } else {
 #pragma unroll
         for (int k = 0; k < VEC; ++k) v[u].v[k] = cast<T>(0.0f);
+      }
+    }
+    if (kFuse && delta) {  // uniform over the grid
+      Vec<Y, VEC> d[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int64_t i = (int64_t(u) * G + lane) * VEC;
+        if (i < n) load_raw<VEC>(delta + row * n, i, aligned, n, d[u]);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int64_t i = (int64_t(u) * G + lane) * VEC;
+        if (i >= n) continue;
+        M sum[VEC];
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) {
+          sum[k] = cast<M>(v[u].v[k]) + cast<M>(d[u].v[k]);
+          v[u].v[k] = cast<T>(sum[k]);
+        }
+        store<VEC>(s_out + row * n, i, aligned, n, sum);
       }
     }
     M s = 0;
@@ -164,14 +237,20 @@ __global__ void __launch_bounds__(kBlock, U * int(16 / sizeof(T)) <= 24 ? 4 : 2)
 }
 
 // Rows too long for the registers: a block per row, three passes (mean, centred squares, y).
-template <class T, class W>
+// With delta, a first pass writes the row of x + delta to s, which the others read.
+template <class T, class W, class Y = T, bool kFuse = false>
 __global__ void __launch_bounds__(kBlock)
-    forward_loop(const T* x, T* y, const W* w, const W* b, opmath_t<T>* mean, opmath_t<T>* rstd, int64_t m,
-                 int64_t n, opmath_t<T> eps, bool rms) {
+    forward_loop(const T* x, const Y* delta, T* s_out, Y* y, const W* w, const W* b, opmath_t<T>* mean,
+                 opmath_t<T>* rstd, int64_t m, int64_t n, opmath_t<T> eps, bool rms) {
   using M = opmath_t<T>;
   for (int64_t row = blockIdx.x; row < m; row += gridDim.x) {
     const T* xr = x + row * n;
-    T* yr = y + row * n;
+    Y* yr = y + row * n;
+    if (kFuse && delta) {  // uniform over the grid; each thread rereads only the elements it wrote
+      for (int64_t i = threadIdx.x; i < n; i += kBlock)
+        s_out[row * n + i] = cast<T>(cast<M>(xr[i]) + cast<M>(delta[row * n + i]));
+      xr = s_out + row * n;
+    }
     M mu = 0;
     if (!rms) {
       M s = 0;
@@ -192,7 +271,7 @@ __global__ void __launch_bounds__(kBlock)
       M o = (cast<M>(xr[i]) - mu) * rs;
       if (w) o *= cast<M>(w[i]);
       if (b) o += cast<M>(b[i]);
-      yr[i] = cast<T>(o);
+      yr[i] = cast<Y>(o);
     }
   }
 }
@@ -229,10 +308,14 @@ __device__ __forceinline__ void add_into(M* acc, int64_t i, bool aligned, int64_
   }
 }
 
-template <class T, class W, int G, int U>
+// Y: dy's type (add_norm_backward's 16-bit gradient of y; T otherwise). kFuse
+// (add_norm_backward's instances): gs (or null) is added to dx, and the sum is also written
+// rounded to Y in ddelta (or not: null).
+template <class T, class W, int G, int U, class Y = T, bool kFuse = false>
 __global__ void __launch_bounds__(kBlock, G == 32 ? (U * int(16 / sizeof(T)) <= 16 ? 4 : U * int(16 / sizeof(T)) <= 24 ? 3 : 2) : U * int(16 / sizeof(T)) <= 24 ? 2 : 1)
-    backward_cached(const T* dy, const T* x, const opmath_t<T>* mean, const opmath_t<T>* rstd, const W* w, T* dx,
-                    opmath_t<T>* part_w, opmath_t<T>* part_b, int64_t m, int64_t n, bool rms, bool aligned) {
+    backward_cached(const Y* dy, const T* x, const opmath_t<T>* mean, const opmath_t<T>* rstd, const W* w, T* dx,
+                    const T* gs, Y* ddelta, opmath_t<T>* part_w, opmath_t<T>* part_b, int64_t m, int64_t n, bool rms,
+                    bool aligned) {
   using M = opmath_t<T>;
   constexpr int VEC = int(16 / sizeof(T));
   constexpr int R = kBlock / G;
@@ -254,10 +337,11 @@ __global__ void __launch_bounds__(kBlock, G == 32 ? (U * int(16 / sizeof(T)) <= 
       for (int k = 0; k < VEC; ++k) pw[u][k] = pb[u][k] = 0;
   }
   for (int64_t row = int64_t(blockIdx.x) * R + threadIdx.x / G; row < m; row += int64_t(gridDim.x) * R) {
-    const T* gr = dy + row * n;
+    const Y* gr = dy + row * n;
     const T* xr = x + row * n;
     const M mu = rms ? M(0) : mean[row], rs = rstd[row];
-    Vec<T, VEC> xv[U], gv[U];
+    Vec<T, VEC> xv[U];
+    Vec<Y, VEC> gv[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int64_t i = (int64_t(u) * G + lane) * VEC;
@@ -266,7 +350,10 @@ __global__ void __launch_bounds__(kBlock, G == 32 ? (U * int(16 / sizeof(T)) <= 
         load_raw<VEC>(gr, i, aligned, n, gv[u]);
       } else {
 #pragma unroll
-        for (int k = 0; k < VEC; ++k) xv[u].v[k] = gv[u].v[k] = cast<T>(0.0f);
+        for (int k = 0; k < VEC; ++k) {
+          xv[u].v[k] = cast<T>(0.0f);
+          gv[u].v[k] = cast<Y>(0.0f);
+        }
       }
     }
     M a = 0, c = 0;
@@ -302,7 +389,7 @@ __global__ void __launch_bounds__(kBlock, G == 32 ? (U * int(16 / sizeof(T)) <= 
         }
       }
     }
-    if (dx) {
+    if (dx || (kFuse && ddelta)) {
       a = rms ? M(0) : group_sum<G>(a) / M(n);
       c = group_sum<G>(c) / M(n);
 #pragma unroll
@@ -321,7 +408,16 @@ __global__ void __launch_bounds__(kBlock, G == 32 ? (U * int(16 / sizeof(T)) <= 
           const M xh = (cast<M>(xv[u].v[k]) - mu) * rs;
           o[k] = rs * (cast<M>(gv[u].v[k]) * wv[k] - a - xh * c);
         }
-        store<VEC>(dx + row * n, i, aligned, n, o);
+        if constexpr (kFuse) {
+          if (gs) {
+            M p[VEC];
+            load<VEC>(gs + row * n, i, aligned, n, p);
+#pragma unroll
+            for (int k = 0; k < VEC; ++k) o[k] = add_rn(o[k], p[k]);  // not contracted: add's rounding
+          }
+          if (ddelta) store<VEC>(ddelta + row * n, i, aligned, n, o);
+        }
+        if (dx) store<VEC>(dx + row * n, i, aligned, n, o);
       }
     }
   }
@@ -357,10 +453,10 @@ __global__ void __launch_bounds__(kBlock, G == 32 ? (U * int(16 / sizeof(T)) <= 
 
 // Rows too long for the registers: a block per row; a thread owns the columns threadIdx.x +
 // j kBlock of the block's partial row, which it zeroes first and adds into row by row.
-template <class T, class W>
+template <class T, class W, class Y = T, bool kFuse = false>
 __global__ void __launch_bounds__(kBlock)
-    backward_loop(const T* dy, const T* x, const opmath_t<T>* mean, const opmath_t<T>* rstd, const W* w, T* dx,
-                  opmath_t<T>* part_w, opmath_t<T>* part_b, int64_t m, int64_t n, bool rms) {
+    backward_loop(const Y* dy, const T* x, const opmath_t<T>* mean, const opmath_t<T>* rstd, const W* w, T* dx,
+                  const T* gs, Y* ddelta, opmath_t<T>* part_w, opmath_t<T>* part_b, int64_t m, int64_t n, bool rms) {
   using M = opmath_t<T>;
   M* bw = part_w ? part_w + int64_t(blockIdx.x) * n : nullptr;
   M* bb = part_b ? part_b + int64_t(blockIdx.x) * n : nullptr;
@@ -369,7 +465,7 @@ __global__ void __launch_bounds__(kBlock)
     if (bb) bb[i] = 0;
   }
   for (int64_t row = blockIdx.x; row < m; row += gridDim.x) {
-    const T* gr = dy + row * n;
+    const Y* gr = dy + row * n;
     const T* xr = x + row * n;
     const M mu = rms ? M(0) : mean[row], rs = rstd[row];
     M a = 0, c = 0;
@@ -381,13 +477,18 @@ __global__ void __launch_bounds__(kBlock)
       a += gw;
       c += gw * xh;
     }
-    if (!dx) continue;  // uniform over the block
+    if (!dx && !(kFuse && ddelta)) continue;  // uniform over the block
     a = rms ? M(0) : group_sum<kBlock>(a) / M(n);
     c = group_sum<kBlock>(c) / M(n);
     for (int64_t i = threadIdx.x; i < n; i += kBlock) {
       const M gv = cast<M>(gr[i]), xh = (cast<M>(xr[i]) - mu) * rs;
       const M gw = w ? gv * cast<M>(w[i]) : gv;
-      dx[row * n + i] = cast<T>(rs * (gw - a - xh * c));
+      M o = rs * (gw - a - xh * c);
+      if constexpr (kFuse) {
+        if (gs) o = add_rn(o, cast<M>(gs[row * n + i]));
+        if (ddelta) ddelta[row * n + i] = cast<Y>(o);
+      }
+      if (dx) dx[row * n + i] = cast<T>(o);
     }
   }
 }
@@ -457,9 +558,11 @@ int64_t resident_blocks(size_t smem, int device, const char* op) {
   return int64_t(per_sm) * sm_count(device);
 }
 
-template <class T, class W>
-void forward_typed(bool rms, const Tensor& yt, const Tensor& meant, const Tensor& rstdt, const Tensor& xt,
-                   const Tensor& wt, const Tensor& bt, double eps, const char* op) {
+// Y: y's type (and delta's, when defined); kFuse: add_norm_forward.
+template <class T, class W, class Y = T, bool kFuse = false>
+void forward_typed(bool rms, const Tensor& st, const Tensor& yt, const Tensor& meant, const Tensor& rstdt,
+                   const Tensor& xt, const Tensor& deltat, const Tensor& wt, const Tensor& bt, double eps,
+                   const char* op) {
   using M = opmath_t<T>;
   constexpr int VEC = int(16 / sizeof(T));
   const int64_t m = xt.size(0), n = xt.size(1);
@@ -467,54 +570,58 @@ void forward_typed(bool rms, const Tensor& yt, const Tensor& meant, const Tensor
   CudaDeviceScope scope(device);
   cudaStream_t stream = current_cuda_stream(device);
   const T* x = ptr_or_null<T>(xt);
-  T* y = mut_or_null<T>(yt);
+  const Y* delta = ptr_or_null<Y>(deltat);
+  T* s = delta ? mut_or_null<T>(st) : nullptr;
+  Y* y = mut_or_null<Y>(yt);
   const W* w = ptr_or_null<W>(wt);
   const W* b = ptr_or_null<W>(bt);
   M* mean = mut_or_null<M>(meant);
   M* rstd = mut_or_null<M>(rstdt);
-  const bool aligned =
-      n % VEC == 0 && aligned16(x) && aligned16(y) && (!w || aligned16(w)) && (!b || aligned16(b));
+  const bool aligned = n % VEC == 0 && aligned16(x) && aligned16(y) && (!w || aligned16(w)) &&
+                       (!b || aligned16(b)) && (!delta || (aligned16(delta) && aligned16(s)));
   // The group size G and the vectors U a thread holds, as compile-time constants.
   auto cached = [&]<int G>() {
     constexpr int R = kBlock / G;
     const int grid = grid_blocks((m + R - 1) / R, device, 4);
     const int64_t u = (n + int64_t(G) * VEC - 1) / (int64_t(G) * VEC);
     auto launch = [&]<int U>() {
-      forward_cached<T, W, G, U><<<grid, kBlock, 0, stream>>>(x, y, w, b, mean, rstd, m, n, M(eps), rms, aligned);
+      forward_cached<T, W, G, U, Y, kFuse>
+          <<<grid, kBlock, 0, stream>>>(x, delta, s, y, w, b, mean, rstd, m, n, M(eps), rms, aligned);
     };
-    static_assert(kCache == 4);
-    if (u <= 1) launch.template operator()<1>();
-    else if (u == 2) launch.template operator()<2>();
-    else if (u == 3) launch.template operator()<3>();
-    else launch.template operator()<4>();
+    with_vectors<kFuse, G, Y>(u, launch);
   };
-  if (n <= 32 * kCache * VEC) {
+  if (warp_per_row<kFuse, Y>(n, VEC)) {
     cached.template operator()<32>();
   } else if (n <= kBlock * kCache * VEC) {
     cached.template operator()<kBlock>();
   } else {
-    forward_loop<T, W><<<grid_blocks(m, device, 4), kBlock, 0, stream>>>(x, y, w, b, mean, rstd, m, n, M(eps), rms);
+    forward_loop<T, W, Y, kFuse>
+        <<<grid_blocks(m, device, 4), kBlock, 0, stream>>>(x, delta, s, y, w, b, mean, rstd, m, n, M(eps), rms);
   }
   WICK_CUDA_AFTER_LAUNCH(op, stream);
 }
 
-template <class T, class W>
-void backward_typed(bool rms, const Tensor& dxt, const Tensor& dwt, const Tensor& dbt, const Tensor& dyt,
-                    const Tensor& xt, const Tensor& meant, const Tensor& rstdt, const Tensor& wt, const char* op) {
+// Y: dy's type (and ddelta's, when defined); kFuse: add_norm_backward.
+template <class T, class W, class Y = T, bool kFuse = false>
+void backward_typed(bool rms, const Tensor& dxt, const Tensor& ddeltat, const Tensor& dwt, const Tensor& dbt,
+                    const Tensor& dyt, const Tensor& gst, const Tensor& xt, const Tensor& meant, const Tensor& rstdt,
+                    const Tensor& wt, const char* op) {
   using M = opmath_t<T>;
   constexpr int VEC = int(16 / sizeof(T));
   const int64_t m = xt.size(0), n = xt.size(1);
   const int device = xt.device().index();
   CudaDeviceScope scope(device);
   cudaStream_t stream = current_cuda_stream(device);
-  const T* dy = ptr_or_null<T>(dyt);
+  const Y* dy = ptr_or_null<Y>(dyt);
+  const T* gs = ptr_or_null<T>(gst);
+  Y* ddelta = mut_or_null<Y>(ddeltat);
   const T* x = ptr_or_null<T>(xt);
   const M* mean = ptr_or_null<M>(meant);
   const M* rstd = ptr_or_null<M>(rstdt);
   const W* w = ptr_or_null<W>(wt);
   T* dx = mut_or_null<T>(dxt);
   const bool params = dwt.defined() || dbt.defined();
-  const int R = n <= 32 * kCache * VEC ? kBlock / 32 : 1;
+  const int R = warp_per_row<kFuse, Y>(n, VEC) ? kBlock / 32 : 1;
   const int64_t want = (m + R - 1) / R;
   Tensor part_w, part_b;  // freed after the launches: the allocator orders their reuse on this stream
   const TensorOptions acc = xt.options().dtype(std::is_same_v<M, double> ? kFloat64 : kFloat32);
@@ -529,15 +636,16 @@ void backward_typed(bool rms, const Tensor& dxt, const Tensor& dwt, const Tensor
                   : grid_blocks(want, device, 4);
     if (dwt.defined()) part_w = empty({grid, n}, acc);
     if (dbt.defined()) part_b = empty({grid, n}, acc);
-    kernel<<<grid, kBlock, smem, stream>>>(dy, x, mean, rstd, w, dx, mut_or_null<M>(part_w), mut_or_null<M>(part_b), m,
-                                           n, rms, more...);
+    kernel<<<grid, kBlock, smem, stream>>>(dy, x, mean, rstd, w, dx, gs, ddelta, mut_or_null<M>(part_w),
+                                           mut_or_null<M>(part_b), m, n, rms, more...);
   };
-  const bool aligned = n % VEC == 0 && aligned16(x) && aligned16(dy) && (!dx || aligned16(dx)) && (!w || aligned16(w));
+  const bool aligned = n % VEC == 0 && aligned16(x) && aligned16(dy) && (!dx || aligned16(dx)) &&
+                       (!w || aligned16(w)) && (!gs || aligned16(gs)) && (!ddelta || aligned16(ddelta));
   // The group size G and the vectors U a thread holds, as compile-time constants.
   auto cached = [&]<int G>() {
     const int64_t u = (n + int64_t(G) * VEC - 1) / (int64_t(G) * VEC);
     auto launch = [&]<int U>() {
-      constexpr auto kernel = backward_cached<T, W, G, U>;
+      constexpr auto kernel = backward_cached<T, W, G, U, Y, kFuse>;
       // The warps' partial sums (G = 32, with parameter gradients): beyond 48 KB (rows of more
       // than 768 16-bit floats) the kernel must ask for it.
       const size_t smem = G == 32 && params ? size_t(kBlock / 32) * 2 * size_t(n) * sizeof(M) : 0;
@@ -545,18 +653,14 @@ void backward_typed(bool rms, const Tensor& dxt, const Tensor& dwt, const Tensor
         WICK_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), op);
       launch_with.template operator()<kernel>(smem, aligned);
     };
-    static_assert(kCache == 4);
-    if (u <= 1) launch.template operator()<1>();
-    else if (u == 2) launch.template operator()<2>();
-    else if (u == 3) launch.template operator()<3>();
-    else launch.template operator()<4>();
+    with_vectors<kFuse, G, Y>(u, launch);
   };
-  if (n <= 32 * kCache * VEC) {
+  if (warp_per_row<kFuse, Y>(n, VEC)) {
     cached.template operator()<32>();
   } else if (n <= kBlock * kCache * VEC) {
     cached.template operator()<kBlock>();
   } else {
-    launch_with.template operator()<backward_loop<T, W>>(0);
+    launch_with.template operator()<backward_loop<T, W, Y, kFuse>>(0);
   }
   WICK_CUDA_AFTER_LAUNCH(op, stream);
   if (params) {
@@ -587,7 +691,7 @@ void norm_forward(bool rms, const Tensor& y, const Tensor& mean, const Tensor& r
   if (x.numel() == 0) return;
   const char* op = rms ? "rms_norm" : "layer_norm";
   dispatch(x, weight.defined() ? weight : bias, op,
-           [&]<class T, class W>() { forward_typed<T, W>(rms, y, mean, rstd, x, weight, bias, eps, op); });
+           [&]<class T, class W>() { forward_typed<T, W>(rms, Tensor(), y, mean, rstd, x, Tensor(), weight, bias, eps, op); });
 }
 
 void norm_backward(bool rms, const Tensor& dx, const Tensor& dweight, const Tensor& dbias, const Tensor& dy,
@@ -596,7 +700,38 @@ void norm_backward(bool rms, const Tensor& dx, const Tensor& dweight, const Tens
   const char* op = rms ? "rms_norm_backward" : "layer_norm_backward";
   const Tensor& param = weight.defined() ? weight : dweight.defined() ? dweight : dbias;
   dispatch(x, param, op, [&]<class T, class W>() {
-    backward_typed<T, W>(rms, dx, dweight, dbias, dy, x, mean, rstd, weight, op);
+    backward_typed<T, W>(rms, dx, Tensor(), dweight, dbias, dy, Tensor(), x, mean, rstd, weight, op);
+  });
+}
+
+// add_norm's entries: x float32 with float32 parameters; y (and delta, dy, ddelta) of one of
+// the three float types.
+template <class F>
+void dispatch_y(Dtype y, const char* op, const F& body) {
+  switch (y) {
+    case kFloat32: return body.template operator()<float>();
+    case kBFloat16: return body.template operator()<BFloat16>();
+    case kFloat16: return body.template operator()<Half>();
+    default: raise<TypeError>(op, "expected a float32, float16 or bfloat16 output, got ", y);
+  }
+}
+
+void add_norm_forward(bool rms, const Tensor& s, const Tensor& y, const Tensor& mean, const Tensor& rstd,
+                      const Tensor& x, const Tensor& delta, const Tensor& weight, const Tensor& bias, double eps) {
+  if (x.numel() == 0) return;
+  const char* op = rms ? "add_rms_norm" : "add_layer_norm";
+  dispatch_y(y.dtype(), op, [&]<class Y>() {
+    forward_typed<float, float, Y, true>(rms, s, y, mean, rstd, x, delta, weight, bias, eps, op);
+  });
+}
+
+void add_norm_backward(bool rms, const Tensor& dx, const Tensor& ddelta, const Tensor& dweight, const Tensor& dbias,
+                       const Tensor& gy, const Tensor& gs, const Tensor& s, const Tensor& mean, const Tensor& rstd,
+                       const Tensor& weight) {
+  if (s.numel() == 0) return;
+  const char* op = rms ? "add_rms_norm_backward" : "add_layer_norm_backward";
+  dispatch_y(gy.dtype(), op, [&]<class Y>() {
+    backward_typed<float, float, Y, true>(rms, dx, ddelta, dweight, dbias, gy, gs, s, mean, rstd, weight, op);
   });
 }
 
