@@ -10,6 +10,7 @@
 #include "autograd/hooks.h"
 #include "core/checks.h"
 #include "core/host_upload.h"
+#include "core/tensor_ops.h"
 #include "wick/ops.h"
 
 namespace wick::autograd {
@@ -150,8 +151,41 @@ void record_pieces(const char* name, const Tensor& t, const std::vector<Tensor>&
 
 }  // namespace
 
+namespace {
+
+// The pieces' gradients as one tensor without a copy when they already lie side by side in one
+// buffer as split would have cut it (cuDNN attention's dq, dk, dv of a fused qkv projection,
+// core/cudnn_attention.cpp): one storage and dtype, the same strides and sizes but along d,
+// piece i + 1 starting where piece i ends along d, the whole non-overlapping and dense. cat
+// would copy those same values into a new tensor. Not under create_graph (the pieces have a
+// history then, which a view made here would not carry).
+Tensor side_by_side(const std::vector<Tensor>& parts, int64_t d) {
+  if (parts.size() < 2 || creating_graph()) return {};
+  const Tensor& a = parts[0];
+  if (!a.defined() || d < 0 || d >= a.dim()) return {};
+  int64_t next = a.storage_offset(), total = 0;
+  for (const Tensor& p : parts) {
+    if (!p.defined() || p.dim() != a.dim() || p.dtype() != a.dtype() ||
+        p.impl()->storage().get() != a.impl()->storage().get() || p.storage_offset() != next)
+      return {};
+    for (int64_t i = 0; i < a.dim(); ++i)
+      if (p.stride(i) != a.stride(i) || (i != d && p.size(i) != a.size(i))) return {};
+    next += p.size(d) * p.stride(d);
+    total += p.size(d);
+  }
+  DimVector sizes(a.sizes());
+  sizes[size_t(d)] = total;
+  Tensor whole = wick::detail::make_view(a, sizes, a.strides(), a.storage_offset());
+  return wick::detail::is_non_overlapping_and_dense(whole) ? whole : Tensor();
+}
+
+}  // namespace
+
 void record_split(const Tensor& t, const std::vector<Tensor>& outs, int64_t d, const char* name) {
-  record_pieces(name, t, outs, [d](const std::vector<Tensor>& g) { return wick::cat(g, d); });
+  record_pieces(name, t, outs, [d](const std::vector<Tensor>& g) {
+    const Tensor whole = side_by_side(g, d);
+    return whole.defined() ? whole : wick::cat(g, d);
+  });
 }
 
 void record_unbind(const Tensor& t, const std::vector<Tensor>& outs, int64_t d) {

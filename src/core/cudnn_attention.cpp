@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/backend_settings.h"
 #include "core/flash_attention.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
@@ -77,6 +78,41 @@ CudnnAttentionArgs operands(const Tensor& q, const Tensor& k, const Tensor& v, d
   return a;
 }
 
+// dq, dk and dv in one buffer, each with its operand's strides and as far from the others as
+// its operand is, when q, k and v are views of one storage of the same sizes and strides (a
+// fused qkv projection split in three, as GPT's): split's backward then joins the gradients
+// without a copy (autograd/view_backward.cpp). cuDNN takes an operand's strides for its gradient
+// as it takes them for the operand. False, with nothing set, otherwise.
+bool grads_side_by_side(CudnnAttentionArgs& a) {
+  const Tensor* ops[3] = {&a.q, &a.k, &a.v};
+  int64_t lo = a.q.storage_offset(), hi = lo;
+  for (const Tensor* t : ops) {
+    if (t->impl()->storage().get() != a.q.impl()->storage().get() || !t->sizes().equals(a.q.sizes()) ||
+        !t->strides().equals(a.q.strides()))
+      return false;
+    int64_t extent = 1;
+    for (int64_t d = 0; d < 4; ++d) {
+      if (t->size(d) == 0 || t->stride(d) < 0) return false;
+      extent += (t->size(d) - 1) * t->stride(d);
+    }
+    lo = std::min(lo, t->storage_offset());
+    hi = std::max(hi, t->storage_offset() + extent);
+  }
+  if (a.q.storage_offset() == a.k.storage_offset() || a.k.storage_offset() == a.v.storage_offset() ||
+      a.q.storage_offset() == a.v.storage_offset())
+    return false;
+  for (const Tensor* t : ops)
+    if ((t->storage_offset() - lo) * int64_t(element_size(a.q.dtype())) % 16 != 0) return false;
+  const Tensor buffer = wick::empty({hi - lo}, TensorOptions(a.q.dtype()).device(a.q.device()));
+  Tensor* grads[3] = {&a.dq, &a.dk, &a.dv};
+  int64_t* strides[3] = {a.problem.dq_strides, a.problem.dk_strides, a.problem.dv_strides};
+  for (int i = 0; i < 3; ++i) {
+    *grads[i] = make_view(buffer, ops[i]->sizes(), ops[i]->strides(), ops[i]->storage_offset() - lo);
+    for (int64_t d = 0; d < 4; ++d) strides[i][d] = ops[i]->stride(d);
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string cudnn_attention_unusable(const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
@@ -119,9 +155,11 @@ std::tuple<Tensor, Tensor, Tensor> cudnn_attention_backward(const Tensor& dout, 
     a.dout = empty_as(q, out.sizes(), a.problem.o_strides);
     a.dout.copy_(dout);
   }
-  a.dq = empty_as(q, q.sizes(), a.problem.dq_strides);
-  a.dk = empty_as(q, k.sizes(), a.problem.dk_strides);
-  a.dv = empty_as(q, v.sizes(), a.problem.dv_strides);
+  if (!(new_cuda_kernels() && grads_side_by_side(a))) {
+    a.dq = empty_as(q, q.sizes(), a.problem.dq_strides);
+    a.dk = empty_as(q, k.sizes(), a.problem.dk_strides);
+    a.dv = empty_as(q, v.sizes(), a.problem.dv_strides);
+  }
   cuda_cudnn_attention_backward(a);
   return {a.dq, a.dk, a.dv};
 }
