@@ -422,4 +422,8 @@ Tensor generate_square_subsequent_mask(int64_t sz, TensorOptions options) {
   return wick::zeros({sz, sz}, options).masked_fill(above, -INFINITY);
 }
 
+Tensor TransformerImpl::generate_square_subsequent_mask(int64_t sz, TensorOptions options) {
+  return nn::generate_square_subsequent_mask(sz, options);
+}
+
 }  // namespace wick::nn

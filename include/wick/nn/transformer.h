@@ -182,6 +182,14 @@ WICK_MODULE(TransformerDecoder);
 
 struct TransformerOptions {
   TransformerOptions() = default;
+  // LibTorch's constructors: TransformerOptions(d_model, nhead) and (d_model, nhead,
+  // num_encoder_layers, num_decoder_layers); the other arguments keep their defaults.
+  TransformerOptions(int64_t d_model, int64_t nhead) : d_model_(d_model), nhead_(nhead) {}
+  TransformerOptions(int64_t d_model, int64_t nhead, int64_t num_encoder_layers, int64_t num_decoder_layers)
+      : d_model_(d_model),
+        nhead_(nhead),
+        num_encoder_layers_(num_encoder_layers),
+        num_decoder_layers_(num_decoder_layers) {}
   WICK_ARG(int64_t, d_model) = 512;
   WICK_ARG(int64_t, nhead) = 8;
   WICK_ARG(int64_t, num_encoder_layers) = 6;
@@ -205,6 +213,9 @@ class TransformerImpl : public Module {
                  const Tensor& memory_mask = {}, const Tensor& src_key_padding_mask = {},
                  const Tensor& tgt_key_padding_mask = {}, const Tensor& memory_key_padding_mask = {},
                  bool src_is_causal = false, bool tgt_is_causal = false, bool memory_is_causal = false);
+  // nn.Transformer.generate_square_subsequent_mask (a static method in Python and LibTorch too):
+  // the free function below.
+  static Tensor generate_square_subsequent_mask(int64_t sz, TensorOptions options = {});
   TransformerOptions options;
   TransformerEncoder encoder{nullptr};
   TransformerDecoder decoder{nullptr};
