@@ -2,8 +2,10 @@
 // sinusoidal positional encoding of its own (a buffer filled through index({Slice(), Slice(0,
 // None, 2)}) = ..., unsqueeze_ and transpose_ on it, registered with register_buffer and sliced
 // in forward), TransformerEncoderLayerOptions and TransformerEncoder, a causal mask from triu,
-// and a model whose embedding is scaled by sqrt(d_model). Kept in LibTorch's spelling: the build
-// renames it as docs/porting.md says and runs it; it exits 0 when its loss fell.
+// and a model whose embedding is scaled by sqrt(d_model); an nn::Transformer from
+// TransformerOptions(d_model, nhead, encoders, decoders) given TransformerImpl's static mask.
+// Kept in LibTorch's spelling: the build renames it as docs/porting.md says and runs it; it exits
+// 0 when its loss fell.
 #include <torch/torch.h>
 #include <cmath>
 #include <iostream>
@@ -84,6 +86,11 @@ int main() {
   TORCH_CHECK(std::abs(buffer[3][0][3].item<double>() - std::cos(angle)) < 1e-5, "pe cos");
   auto mask = TokenTransformerImpl::square_subsequent_mask(4);
   TORCH_CHECK(mask[0][1].item<float>() == -std::numeric_limits<float>::infinity() && mask[1][0].item<float>() == 0, "causal mask");
+  TORCH_CHECK(torch::equal(mask, torch::nn::TransformerImpl::generate_square_subsequent_mask(4)), "LibTorch's mask");
+  torch::nn::Transformer seq2seq(torch::nn::TransformerOptions(16, 2, 1, 1).dim_feedforward(32));
+  auto translated = seq2seq->forward(torch::randn({6, 2, 16}), torch::randn({5, 2, 16}), torch::Tensor(),
+                                     torch::nn::TransformerImpl::generate_square_subsequent_mask(5));
+  TORCH_CHECK(translated.sizes() == torch::IntArrayRef({5, 2, 16}), "nn::Transformer's output");
 
   // The task: each token is the previous one plus 1 (mod ntoken), so the next token is predictable.
   const int64_t ntoken = 20, seq = 10, batch = 16;
