@@ -5,7 +5,6 @@
 // lives on the host (clr is a host number), so nothing is read back from the device.
 #include "wick/optim/adagrad.h"
 
-#include "core/cuda_hooks.h"
 #include "optim/optimizer_internal.h"
 #include "wick/autograd.h"
 #include "wick/ops.h"
@@ -28,12 +27,9 @@ Adagrad::Adagrad(std::vector<OptimizerParamGroup> groups, const AdagradOptions& 
 void Adagrad::step() {
   NoGradGuard no_grad;
   check_grads("Adagrad.step");
-  for (auto& group : groups_)
-    for (const Tensor& p : group.params())
-      if (p.is_cuda() && p.grad().defined())
-        detail::cuda_check_not_capturing(
-            p.device(), "Adagrad.step",
-            "its step count lives on the host, so every replay would repeat one step's learning-rate decay");
+  detail::check_host_step_not_capturing(
+      groups_, "Adagrad.step",
+      "its step count lives on the host, so every replay would repeat one step's learning-rate decay");
   for (auto& group : groups_) {
     const auto& o = static_cast<const AdagradOptions&>(group.options());
     for (Tensor& p : group.params()) {

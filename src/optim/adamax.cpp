@@ -6,7 +6,6 @@
 
 #include <cmath>
 
-#include "core/cuda_hooks.h"
 #include "optim/optimizer_internal.h"
 #include "wick/autograd.h"
 #include "wick/ops.h"
@@ -22,12 +21,9 @@ Adamax::Adamax(std::vector<OptimizerParamGroup> groups, const AdamaxOptions& def
 void Adamax::step() {
   NoGradGuard no_grad;
   check_grads("Adamax.step");
-  for (auto& group : groups_)
-    for (const Tensor& p : group.params())
-      if (p.is_cuda() && p.grad().defined())
-        detail::cuda_check_not_capturing(
-            p.device(), "Adamax.step",
-            "its step count lives on the host, so every replay would repeat one step's bias correction");
+  detail::check_host_step_not_capturing(
+      groups_, "Adamax.step",
+      "its step count lives on the host, so every replay would repeat one step's bias correction");
   for (auto& group : groups_) {
     const auto& o = static_cast<const AdamaxOptions&>(group.options());
     const auto [b1, b2] = o.betas();

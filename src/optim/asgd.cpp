@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/cuda_hooks.h"
 #include "optim/optimizer_internal.h"
 #include "wick/autograd.h"
 #include "wick/ops.h"
@@ -24,12 +23,9 @@ ASGD::ASGD(std::vector<OptimizerParamGroup> groups, const ASGDOptions& defaults)
 void ASGD::step() {
   NoGradGuard no_grad;
   check_grads("ASGD.step");
-  for (auto& group : groups_)
-    for (const Tensor& p : group.params())
-      if (p.is_cuda() && p.grad().defined())
-        detail::cuda_check_not_capturing(
-            p.device(), "ASGD.step",
-            "its step count, eta and mu live on the host, so every replay would repeat one step's scalars");
+  detail::check_host_step_not_capturing(
+      groups_, "ASGD.step",
+      "its step count, eta and mu live on the host, so every replay would repeat one step's scalars");
   for (auto& group : groups_) {
     const auto& o = static_cast<const ASGDOptions&>(group.options());
     for (Tensor& p : group.params()) {

@@ -8,7 +8,6 @@
 
 #include <cmath>
 
-#include "core/cuda_hooks.h"
 #include "optim/optimizer_internal.h"
 #include "wick/autograd.h"
 #include "wick/ops.h"
@@ -24,12 +23,9 @@ NAdam::NAdam(std::vector<OptimizerParamGroup> groups, const NAdamOptions& defaul
 void NAdam::step() {
   NoGradGuard no_grad;
   check_grads("NAdam.step");
-  for (auto& group : groups_)
-    for (const Tensor& p : group.params())
-      if (p.is_cuda() && p.grad().defined())
-        detail::cuda_check_not_capturing(
-            p.device(), "NAdam.step",
-            "its step count and mu_product live on the host, so every replay would repeat one step's scalars");
+  detail::check_host_step_not_capturing(
+      groups_, "NAdam.step",
+      "its step count and mu_product live on the host, so every replay would repeat one step's scalars");
   for (auto& group : groups_) {
     const auto& o = static_cast<const NAdamOptions&>(group.options());
     const auto [b1, b2] = o.betas();

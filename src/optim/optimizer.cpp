@@ -4,6 +4,7 @@
 #include <iostream>
 #include <typeinfo>
 
+#include "core/cuda_hooks.h"
 #include "optim/optimizer_internal.h"
 #include "wick/autograd.h"
 #include "wick/ops.h"
@@ -18,6 +19,13 @@
 #include "wick/optim/sgd.h"
 
 namespace wick::detail {
+
+void check_host_step_not_capturing(const std::vector<optim::OptimizerParamGroup>& groups, const char* op,
+                                   const char* why) {
+  for (const auto& group : groups)
+    for (const Tensor& p : group.params())
+      if (p.is_cuda() && p.grad().defined()) cuda_check_not_capturing(p.device(), op, why);
+}
 
 std::vector<optim::OptimizerParamGroup> one_param_group(std::vector<Tensor> params) {
   std::vector<optim::OptimizerParamGroup> g;

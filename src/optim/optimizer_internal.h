@@ -8,6 +8,11 @@
 
 namespace wick::detail {
 
+// Raises (as cuda_check_not_capturing, naming op and why) when a CUDA parameter with a gradient
+// is stepped inside a CUDA graph capture: the steps whose scalars live on the host.
+void check_host_step_not_capturing(const std::vector<optim::OptimizerParamGroup>& groups, const char* op,
+                                   const char* why);
+
 // The one group of a list of tensors (no group for an empty list, which nonempty_param_groups refuses).
 std::vector<optim::OptimizerParamGroup> one_param_group(std::vector<Tensor> params);
 

@@ -10,7 +10,6 @@
 
 #include <cmath>
 
-#include "core/cuda_hooks.h"
 #include "optim/optimizer_internal.h"
 #include "wick/autograd.h"
 #include "wick/ops.h"
@@ -26,12 +25,9 @@ RAdam::RAdam(std::vector<OptimizerParamGroup> groups, const RAdamOptions& defaul
 void RAdam::step() {
   NoGradGuard no_grad;
   check_grads("RAdam.step");
-  for (auto& group : groups_)
-    for (const Tensor& p : group.params())
-      if (p.is_cuda() && p.grad().defined())
-        detail::cuda_check_not_capturing(
-            p.device(), "RAdam.step",
-            "its step count lives on the host, so every replay would repeat one step's rectification");
+  detail::check_host_step_not_capturing(
+      groups_, "RAdam.step",
+      "its step count lives on the host, so every replay would repeat one step's rectification");
   for (auto& group : groups_) {
     const auto& o = static_cast<const RAdamOptions&>(group.options());
     const auto [b1, b2] = o.betas();
