@@ -80,6 +80,21 @@ variable_list composed_batch_norm_grads(const Tensor& g, const Tensor& x, const 
   return {dx, dw, db};
 }
 
+// The rows m and row length n of x over its last k dims, and the parameters' gradients of the
+// fused backward kernels allocated (zeros without rows: nothing is summed into them).
+struct NormShape {
+  int64_t m, n;
+  Tensor dw, db;
+};
+NormShape norm_shape(const Tensor& x, int64_t k, const Tensor& w, bool need_w, bool need_b, Dtype bias_dtype) {
+  int64_t n = 1, m = 1;
+  for (int64_t d = x.dim() - k; d < x.dim(); ++d) n *= x.size(d);
+  for (int64_t d = 0; d < x.dim() - k; ++d) m *= x.size(d);
+  const IntArrayRef shape(x.sizes().data() + (x.dim() - k), size_t(k));
+  auto make = [&](TensorOptions o) { return m == 0 ? zeros(shape, o) : empty(shape, o); };
+  return {m, n, need_w ? make(w.options()) : Tensor(), need_b ? make(x.options().dtype(bias_dtype)) : Tensor()};
+}
+
 }  // namespace
 
 void record_batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& y,
@@ -106,18 +121,9 @@ void record_norm_layer(bool rms, const Tensor& x, const Tensor& weight, const Te
     const Tensor x = c.saved(0), w = c.saved(1);
     const bool need_x = c.needs(0), need_w = has_w && c.needs(1), need_b = has_b && c.needs(2);
     if (creating_graph()) return composed_grads(rms, c.grad(), x, w, bias_dtype, need_x, need_w, need_b, k, eps);
-    int64_t n = 1;
-    for (int64_t d = x.dim() - k; d < x.dim(); ++d) n *= x.size(d);
-    const int64_t m = n ? x.numel() / n : [&] {
-      int64_t r = 1;
-      for (int64_t d = 0; d < x.dim() - k; ++d) r *= x.size(d);
-      return r;
-    }();
-    Tensor dx, dw, db;
+    auto [m, n, dw, db] = norm_shape(x, k, w, need_w, need_b, bias_dtype);
+    Tensor dx;
     if (need_x) dx = empty(x.sizes(), x.options());
-    const IntArrayRef shape(x.sizes().data() + (x.dim() - k), size_t(k));
-    if (need_w) dw = (m == 0 ? zeros(shape, w.options()) : empty(shape, w.options()));
-    if (need_b) db = (m == 0 ? zeros(shape, x.options().dtype(bias_dtype)) : empty(shape, x.options().dtype(bias_dtype)));
     if (m > 0 && n > 0 && (need_x || need_w || need_b)) {
       const Tensor& g = c.grad();
       const Tensor dy = (g.dtype() == x.dtype() ? g : g.to(x.dtype())).expand(x.sizes()).contiguous();
@@ -164,14 +170,12 @@ void record_add_norm(bool rms, const Tensor& x, const Tensor& delta, const Tenso
       if (need_d && t.defined()) dd = t.dtype() == d_dtype ? t : t.to(d_dtype);
       return {dx, dd, dw, db};
     }
-    int64_t n = 1;
-    for (int64_t d = s.dim() - k; d < s.dim(); ++d) n *= s.size(d);
-    const int64_t m = n ? s.numel() / n : 0;
-    const IntArrayRef shape(s.sizes().data() + (s.dim() - k), size_t(k));
+    const NormShape ns = norm_shape(s, k, w, need_w, need_b, bias_dtype);
+    const int64_t m = ns.m, n = ns.n;
+    dw = ns.dw;
+    db = ns.db;
     if (need_x) dx = empty(s.sizes(), s.options());
     if (need_d) dd = empty(s.sizes(), s.options().dtype(d_dtype));
-    if (need_w) dw = (m == 0 ? zeros(shape, w.options()) : empty(shape, w.options()));
-    if (need_b) db = (m == 0 ? zeros(shape, s.options().dtype(bias_dtype)) : empty(shape, s.options().dtype(bias_dtype)));
     if (m > 0 && n > 0 && (need_x || need_d || need_w || need_b)) {
       const Tensor gyc = (gy.dtype() == y_dtype ? gy : gy.to(y_dtype)).expand(s.sizes()).contiguous();
       Tensor gsc;
