@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "core/backend_settings.h"
 #include "core/flash_attention.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
@@ -155,7 +154,7 @@ std::tuple<Tensor, Tensor, Tensor> cudnn_attention_backward(const Tensor& dout, 
     a.dout = empty_as(q, out.sizes(), a.problem.o_strides);
     a.dout.copy_(dout);
   }
-  if (!(new_cuda_kernels() && grads_side_by_side(a))) {
+  if (!grads_side_by_side(a)) {
     a.dq = empty_as(q, q.sizes(), a.problem.dq_strides);
     a.dk = empty_as(q, k.sizes(), a.problem.dk_strides);
     a.dv = empty_as(q, v.sizes(), a.problem.dv_strides);

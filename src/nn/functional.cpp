@@ -11,7 +11,6 @@
 
 #include "autograd/hooks.h"
 #include "core/as_op.h"
-#include "core/backend_settings.h"
 #include "core/autocast.h"
 #include "core/checks.h"
 #include "core/cudnn_batch_norm.h"
@@ -220,7 +219,7 @@ std::pair<Tensor, Tensor> add_layer_norm(const Tensor& x, const Tensor& delta,
     for (int64_t i = 0; shaped && i < k; ++i) shaped = x.size(x.dim() - k + i) == normalized_shape[size_t(i)];
     const bool fused =
         shaped && x.dtype() == kFloat32 && (yd == kFloat32 || yd == kBFloat16 || yd == kFloat16) &&
-        d::backend(x.device()).add_norm_forward && d::new_cuda_kernels() &&
+        d::backend(x.device()).add_norm_forward &&
         (!delta.defined() ||
          (delta.dtype() == yd && delta.device() == x.device() && delta.sizes().equals(x.sizes()))) &&
         fusable(x, IntArrayRef(normalized_shape), weight, bias, false);

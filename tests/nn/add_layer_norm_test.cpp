@@ -5,8 +5,6 @@
 // 16-bit x, a broadcast delta); the recorded node; double backward; errors. On CUDA the fused
 // kernels against the composed ops they replace.
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <optional>
 #include <sstream>
 #include <tuple>
@@ -25,12 +23,6 @@ using wick::testing::expect_close;
 namespace F = wick::nn::functional;
 
 namespace {
-
-// Whether CUDA runs the fused kernels (they are taken once they have passed on a GPU).
-bool cuda_fuses() {
-  const char* v = std::getenv("WICK_NEW_CUDA_KERNELS");
-  return v && std::strcmp(v, "1") == 0;
-}
 
 // 1 ulp of d's rounding, relative.
 double ulp(Dtype d) { return d == kBFloat16 ? 1.0 / 128 : d == kFloat16 ? 1.0 / 1024 : 1.2e-7; }
@@ -124,7 +116,7 @@ TEST_P(AddLayerNorm, EveryOutputDtypeWithAndWithoutDelta) {
         if (!d && use_s) continue;  // without delta, s is x itself
         const Case c{6, 40, yd, d, yd, true, true, use_s};
         const std::string node = check(c, dev());
-        if (dev().is_cuda() && cuda_fuses()) {
+        if (dev().is_cuda()) {
           EXPECT_EQ(node, "AddLayerNormBackward0") << describe(c);
         }
         if (dev().is_cpu()) {

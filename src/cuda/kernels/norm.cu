@@ -24,7 +24,6 @@
 #include "cuda/kernels/op_kernels.h"
 
 #include <atomic>
-#include <cstdlib>
 
 namespace wick::detail::gpu {
 
@@ -42,20 +41,12 @@ constexpr int64_t warp_row_max(int vec) {
   return int64_t(32) * (kFuse && sizeof(Y) == 2 ? kCacheFuse : kCache) * vec;
 }
 
-// WICK_ADD_NORM_BLOCK=1: the fused kernels take a block a row from 512 floats, as the plain
-// ones (a comparison of the two forms).
-bool add_norm_block_rows() {
-  static const bool on = [] {
-    const char* v = std::getenv("WICK_ADD_NORM_BLOCK");
-    return v && v[0] == '1';
-  }();
-  return on;
-}
-
-// Whether rows of n elements (vec a vector) take a warp each.
+// Whether rows of n elements (vec a vector) take a warp each. The fused 16-bit instances keep
+// GPT-2's 768 in a warp: measured against a block a row on an H100 (docs/performance.md), the
+// warp was the faster of the two.
 template <bool kFuse, class Y>
 bool warp_per_row(int64_t n, int vec) {
-  return n <= warp_row_max<kFuse, Y>(vec) && !(kFuse && add_norm_block_rows() && n > int64_t(32) * kCache * vec);
+  return n <= warp_row_max<kFuse, Y>(vec);
 }
 
 // Calls launch.template operator()<U>() for the U (vectors a thread holds) that covers u: the
