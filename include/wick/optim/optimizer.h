@@ -84,8 +84,10 @@ class Optimizer {
   // PyTorch's state_dict, as a Checkpoint (one .safetensors file): the tensors of each
   // parameter's state as "state.<i>.<name>" (i: the parameter's index counting through the
   // groups in order; SGD: momentum_buffer; Adam, AdamW: exp_avg, exp_avg_sq, max_exp_avg_sq;
-  // RMSprop: square_avg, momentum_buffer, grad_avg; Adagrad: sum), and metadata "optimizer"
-  // (SGD, Adam, AdamW, RMSprop or Adagrad), "state" (JSON {"<i>": {"step": n}}) and
+  // RMSprop: square_avg, momentum_buffer, grad_avg; Adagrad: sum; Adamax: exp_avg, exp_inf;
+  // NAdam: exp_avg, exp_avg_sq, mu_product; RAdam: exp_avg, exp_avg_sq; Rprop: prev, step_size;
+  // ASGD: eta, mu, ax), and metadata "optimizer" (the class name, as "SGD" or "NAdam"),
+  // "state" (JSON {"<i>": {"step": n}}) and
   // "param_groups" (JSON [{hyperparameters..., "params": [i, ...]}], with "initial_lr" once a
   // scheduler has set it). The tensors are the
   // optimizer's own (not copies). Optimizers of one's own override both.
