@@ -255,12 +255,6 @@ Tensor _addmm_activation(const Tensor& input, const Tensor& a, const Tensor& b, 
                          const Scalar& alpha = 1, bool use_gelu = false);
 // x @ weight.T + bias (bias may be undefined), as torch.nn.functional.linear.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {});
-// linear(gelu(linear(x, weight1, bias1), "tanh"), weight2, bias2): a transformer's MLP as one
-// op (as Apex's fused_dense_gelu_dense). On a GPU its backward takes GELU's derivative and the
-// first bias's gradient in the epilogue of a GEMM (docs/design.md §8, "GEMM"); the same values
-// as the composition, which it is elsewhere.
-Tensor linear_gelu_linear(const Tensor& x, const Tensor& weight1, const Tensor& bias1, const Tensor& weight2,
-                          const Tensor& bias2);
 
 // ---- indexing and joining
 // t's slices index[0], index[1], ... along dim (index: int32 or int64, 0-d or 1-D).

@@ -158,11 +158,6 @@ void record_addmm(const Tensor& input, const Tensor& a, const Tensor& b, const T
 // _addmm_activation: out = activation(pre), pre = beta * input + alpha * (a @ b).
 void record_addmm_activation(const Tensor& input, const Tensor& a, const Tensor& b, const Tensor& out,
                              const Tensor& pre, const Scalar& beta, const Scalar& alpha, bool use_gelu);
-// linear_gelu_linear's fused path: out = h @ w2^T + b2, h = gelu(pre), pre = x2 @ w1^T + b1 with
-// x2 the 2-D view of x (all three kept).
-void record_linear_gelu_linear(const Tensor& x, const Tensor& w1, const Tensor& b1, const Tensor& w2,
-                               const Tensor& b2, const Tensor& out, const Tensor& x2, const Tensor& pre,
-                               const Tensor& h);
 // GELU's backward at x (unary_backward.cpp): one kernel outside double backward.
 Tensor gelu_backward(const Tensor& g, const Tensor& x, bool tanh_form);
 

@@ -171,42 +171,4 @@ void record_addmm_activation(const Tensor& input, const Tensor& a, const Tensor&
          });
 }
 
-void record_linear_gelu_linear(const Tensor& x, const Tensor& w1, const Tensor& b1, const Tensor& w2,
-                               const Tensor& b2, const Tensor& out, const Tensor& x2, const Tensor& pre,
-                               const Tensor& h) {
-  record("LinearGeluLinearBackward0", {x, w1, b1, w2, b2}, out, {x2, w1, w2, pre, h},
-         [x_sizes = DimVector(x.sizes())](BackwardContext& c) -> variable_list {
-           // pre and h were made outside the graph (by the GEMM's epilogue): no graph of the
-           // gradients can be recorded.
-           if (creating_graph()) [[unlikely]]
-             wick::detail::raise<NotImplementedError>("linear_gelu_linear",
-                                                      "double backward is not implemented for "
-                                                      "LinearGeluLinearBackward0; compose linear, gelu and linear "
-                                                      "to differentiate twice");
-           const Tensor& x2 = c.saved(0);
-           const Tensor &w1 = c.saved(1), &w2 = c.saved(2), &pre = c.saved(3), &h = c.saved(4);
-           const Tensor g = c.grad().reshape({-1, w2.size(0)});
-           variable_list r(5);
-           if (c.needs(3) && c.needs(4)) {
-             Tensor sums;
-             r[3] = wick::detail::mm_with_sums(g.t(), h, 1, sums);
-             r[4] = sums;
-           } else if (c.needs(3)) {
-             r[3] = wick::mm(g.t(), h);
-           } else if (c.needs(4)) {
-             r[4] = g.sum(0);
-           }
-           if (!(c.needs(0) || c.needs(1) || c.needs(2))) return r;
-           Tensor dpre, db1;
-           if (!wick::detail::mm_dgelu_with_sums(g, w2, pre, dpre, db1)) {
-             dpre = gelu_backward(wick::mm(g, w2), pre, /*tanh_form=*/true);
-             if (c.needs(2)) db1 = dpre.sum(0);
-           }
-           if (c.needs(0)) r[0] = wick::mm(dpre, w1).view(x_sizes);
-           if (c.needs(1)) r[1] = wick::mm(dpre.t(), x2);
-           if (c.needs(2)) r[2] = db1;
-           return r;
-         });
-}
-
 }  // namespace wick::autograd

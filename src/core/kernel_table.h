@@ -77,13 +77,6 @@ struct GemmArgs {
   // neither and the caller computes them.
   Tensor gelu_aux = Tensor();
   bool* gelu_done = nullptr;
-  // CUDA only, batch 1, beta 0, no bias: when dgelu_pre is defined (c's shape, contiguous), c
-  // receives the product times GELU's derivative (tanh form) at dgelu_pre, and sums (n values)
-  // its sums over the m rows, by cuBLASLt's DGELU_BGRAD epilogue: the gradient of a GELU's input
-  // from the gradient of its output through the next linear layer, and the bias gradient of the
-  // layer before. The backend sets *gelu_done when it did; where the library has no such
-  // algorithm it writes neither and the caller computes them.
-  Tensor dgelu_pre = Tensor();
 };
 
 // A 2-D convolution's geometry: (h, w) pairs; weight [O, C / groups, kh, kw].

@@ -6,7 +6,6 @@
 #include "core/autocast.h"
 #include "core/kernel_table.h"
 #include "core/linalg.h"
-#include "core/backend_settings.h"
 #include "core/checks.h"
 #include "core/tensor_ops.h"
 #include "wick/ops.h"
@@ -111,29 +110,6 @@ Tensor mm_with_sums(const Tensor& a, const Tensor& b, int which, Tensor& sums, c
   kernel<&KernelTable::gemm>(a.device(), "matmul")(g);
   sums = done ? s : (which == 1 ? a.sum(1) : b.sum(0));
   return c;
-}
-
-bool mm_dgelu_with_sums(const Tensor& a, const Tensor& b, const Tensor& pre, Tensor& out, Tensor& sums) {
-  NoGradGuard no_grad;
-  const Dtype dt = a.dtype();
-  if (!(a.is_cuda() && a.dim() == 2 && b.dim() == 2 && a.size(1) == b.size(0) && a.size(0) > 0 && b.size(1) > 0 &&
-        a.size(1) > 0 && (dt == kFloat32 || dt == kFloat16 || dt == kBFloat16) && b.dtype() == dt &&
-        pre.dtype() == dt && b.device() == a.device() && pre.device() == a.device() && pre.is_contiguous() &&
-        pre.sizes().equals({a.size(0), b.size(1)})))
-    return false;
-  const int64_t m = a.size(0), n = b.size(1);
-  Tensor c = empty_for({m, n}, a.options(), "matmul"), s = empty_for({n}, a.options(), "matmul");
-  bool done = false;
-  GemmOperand oa = gemm_operand(a), ob = gemm_operand(b);
-  GemmArgs g{oa.t, ob.t, c, 1, m, n, a.size(1), oa.ld, ob.ld, n, 0, 0, 0, oa.trans, ob.trans, 1.0, 0.0, Tensor()};
-  g.sums = s;
-  g.dgelu_pre = pre;
-  g.gelu_done = &done;
-  kernel<&KernelTable::gemm>(a.device(), "matmul")(g);
-  if (!done) return false;
-  out = c;
-  sums = s;
-  return true;
 }
 
 }  // namespace detail
@@ -299,26 +275,6 @@ bool bias_epilogue(const Tensor& input, const Tensor& a, const Tensor& b, double
          reinterpret_cast<uintptr_t>(input.data_ptr()) % 16 == 0;
 }
 
-// linear's case of _addmm_activation with GELU on a GPU: out = gelu(pre), pre = input + alpha
-// (a @ b), both from one GEMM (cuBLASLt's GELU_AUX_BIAS epilogue). False, with nothing written,
-// where the epilogue does not take the problem.
-bool addmm_gelu_epilogue(const Tensor& input, const Tensor& a, const Tensor& b, double beta, double alpha,
-                         Tensor& out, Tensor& pre) {
-  if (!bias_epilogue(input, a, b, beta)) return false;
-  const int64_t n = a.size(0), m = b.size(1);
-  Tensor c = empty_for({n, m}, a.options(), "matmul"), aux = empty_for({n, m}, a.options(), "matmul");
-  bool done = false;
-  GemmOperand oa = gemm_operand(a), ob = gemm_operand(b);
-  GemmArgs g{oa.t, ob.t, c, 1, n, m, a.size(1), oa.ld, ob.ld, m, 0, 0, 0, oa.trans, ob.trans, alpha, 0, input};
-  g.gelu_aux = aux;
-  g.gelu_done = &done;
-  kernel<&KernelTable::gemm>(a.device(), "matmul")(g);
-  if (!done) return false;
-  out = c;
-  pre = aux;
-  return true;
-}
-
 }  // namespace
 
 // beta * input + alpha * (a @ b): input is broadcast into the result, which GEMM accumulates
@@ -363,62 +319,28 @@ Tensor _addmm_activation(const Tensor& input, const Tensor& a, const Tensor& b, 
   Tensor pre, out;
   wick::detail::as_op(kOp, [&] {
     NoGradGuard no_grad;
-    if (use_gelu && addmm_gelu_epilogue(input, a, b, beta.to<double>(), alpha.to<double>(), out, pre)) return 0;
+    const double be = beta.to<double>(), al = alpha.to<double>();
+    if (use_gelu && bias_epilogue(input, a, b, be)) {
+      const int64_t n = a.size(0), m = b.size(1);
+      Tensor c = empty_for({n, m}, a.options(), kOp), aux = empty_for({n, m}, a.options(), kOp);
+      bool done = false;
+      GemmOperand oa = gemm_operand(a), ob = gemm_operand(b);
+      GemmArgs g{oa.t, ob.t, c, 1, n, m, a.size(1), oa.ld, ob.ld, m, 0, 0, 0, oa.trans, ob.trans, al, 0, input};
+      g.gelu_aux = aux;
+      g.gelu_done = &done;
+      kernel<&KernelTable::gemm>(a.device(), "matmul")(g);
+      if (done) {
+        pre = aux;
+        out = c;
+        return 0;
+      }
+    }
     pre = addmm_impl(input, a, b, beta, alpha);
     out = use_gelu ? gelu(pre, "tanh") : relu(pre);
     return 0;
   });
   if (grad) [[unlikely]] autograd::record_addmm_activation(input, a, b, out, pre, beta, alpha, use_gelu);
   return out;
-}
-
-// linear(gelu(linear(x, w1, b1), "tanh"), w2, b2): a transformer's MLP. On a GPU with both
-// biases and one floating dtype, one node (LinearGeluLinearBackward0) over three GEMMs forward
-// (the first with the GELU_AUX_BIAS epilogue) and four backward, the GELU's derivative and the
-// first bias's gradient made by the epilogue of the GEMM that takes the gradient through w2
-// (docs/design.md §8, "GEMM"); elsewhere the composition, the same values.
-Tensor linear_gelu_linear(const Tensor& x, const Tensor& w1, const Tensor& b1, const Tensor& w2,
-                          const Tensor& b2) {
-  constexpr const char* kOp = "linear_gelu_linear";
-  check_defined(x, kOp, "input");
-  check_defined(w1, kOp, "weight1");
-  check_defined(w2, kOp, "weight2");
-  if (autocast::active()) [[unlikely]]
-    return autocast::run(
-        Lower, Lower, kOp,
-        [](const Tensor& i, const Tensor& p, const Tensor& q, const Tensor& r, const Tensor& s) {
-          return linear_gelu_linear(i, p, q, r, s);
-        },
-        x, w1, b1, w2, b2);
-  return wick::detail::as_op(kOp, [&]() -> Tensor {
-    const Dtype dt = x.dtype();
-    const Device dev = x.device();
-    auto same = [&](const Tensor& t) { return t.dtype() == dt && t.device() == dev; };
-    const bool fused = dev.is_cuda() && new_cuda_kernels() && x.dim() >= 2 && b1.defined() && b2.defined() &&
-                       (dt == kFloat32 || dt == kFloat16 || dt == kBFloat16) && same(w1) && same(b1) &&
-                       same(w2) && same(b2) && w1.dim() == 2 && w2.dim() == 2 && b1.dim() == 1 &&
-                       b2.dim() == 1 && x.size(-1) == w1.size(1) && b1.size(0) == w1.size(0) &&
-                       w2.size(1) == w1.size(0) && b2.size(0) == w2.size(0);
-    if (!fused) return linear(gelu(linear(x, w1, b1), "tanh"), w2, b2);
-    const bool grad = needs_grad(x, w1, b1, w2, b2);
-    const Tensor x2 = x.reshape({-1, x.size(-1)});
-    Tensor pre, h, y;
-    forward_once(grad, [&] {
-      if (!addmm_gelu_epilogue(b1, x2, w1.t(), 1, 1, h, pre)) {
-        pre = addmm_impl(b1, x2, w1.t(), 1, 1);
-        h = gelu(pre, "tanh");
-      }
-      y = addmm_impl(b2, h, w2.t(), 1, 1);
-      if (x.dim() != 2) {
-        DimVector sizes(x.sizes());
-        sizes.back() = w2.size(0);
-        y = y.view(sizes);
-      }
-      return 0;
-    });
-    if (grad) [[unlikely]] autograd::record_linear_gelu_linear(x, w1, b1, w2, b2, y, x2, pre, h);
-    return y;
-  });
 }
 
 namespace {

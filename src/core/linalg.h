@@ -13,11 +13,4 @@ namespace wick::detail {
 // returned; otherwise new memory.
 Tensor mm_with_sums(const Tensor& a, const Tensor& b, int which, Tensor& sums, const Tensor& out = Tensor());
 
-// (a @ b) times GELU's derivative (tanh form) at pre (a.size(0) x b.size(1), contiguous) into
-// out, and its sums over rows into sums: through linear(gelu(pre), w) backward, a = the output's
-// gradient and b = w give pre's gradient and the bias gradient of the layer that made pre. One
-// GEMM with cuBLASLt's DGELU_BGRAD epilogue; false, with nothing written, where there is none
-// (another device, dtype or layout): the caller composes. No autograd recording.
-bool mm_dgelu_with_sums(const Tensor& a, const Tensor& b, const Tensor& pre, Tensor& out, Tensor& sums);
-
 }  // namespace wick::detail

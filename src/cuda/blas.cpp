@@ -140,13 +140,11 @@ Plan make_plan(const PlanKey& key, cublasLtHandle_t h, size_t workspace_bytes) {
     WICK_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "matmul");
     if (key.bias) {  // 1: one value per row of cuBLASLt's column-major D (per column of ours);
       // 2 (3): sums over k of cuBLASLt's B, our a (of its A, our b); 4: 1, then GELU, the
-      // value before it kept in the auxiliary matrix; 5: GELU's derivative at the auxiliary
-      // matrix times the product, and its sums over cuBLASLt's columns (our rows)
+      // value before it kept in the auxiliary matrix
       const cublasLtEpilogue_t epilogue = key.bias == 1   ? CUBLASLT_EPILOGUE_BIAS
                                           : key.bias == 2 ? CUBLASLT_EPILOGUE_BGRADB
                                           : key.bias == 3 ? CUBLASLT_EPILOGUE_BGRADA
-                                          : key.bias == 4 ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS
-                                                          : CUBLASLT_EPILOGUE_DGELU_BGRAD;
+                                                          : CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
       WICK_CUBLAS_CHECK(
           cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue), "matmul");
     }
@@ -245,10 +243,8 @@ void lt_gemm(const GemmArgs& g, int64_t batch, const char* a, const char* b, cha
   if (sums) key.bias = 1 + g.operand_sums;
   const bool gelu = g.gelu_aux.defined() && g.bias.defined() && batch == 1;
   if (gelu) key.bias = 4;
-  const bool dgelu = g.dgelu_pre.defined() && g.sums.defined() && !g.bias.defined() && batch == 1 && g.beta == 0;
-  if (dgelu) key.bias = 5;
   const Plan* pp = &cached_plan(key, h, ws.bytes);
-  if ((gelu || dgelu) && !pp->op) return;  // no such epilogue for this problem: the caller applies it
+  if (gelu && !pp->op) return;  // no GELU epilogue for this problem: the caller applies it
   if (sums && !pp->op) {  // the library has no bias-gradient algorithm here: a plain GEMM
     key.bias = 0;
     pp = &cached_plan(key, h, ws.bytes);
@@ -256,7 +252,7 @@ void lt_gemm(const GemmArgs& g, int64_t batch, const char* a, const char* b, cha
   const Plan& p = *pp;
   const void* epilogue_ptr = nullptr;
   if (g.bias.defined()) epilogue_ptr = g.bias.data_ptr();
-  else if (key.bias == 2 || key.bias == 3 || key.bias == 5) epilogue_ptr = g.sums.data_ptr();
+  else if (key.bias >= 2) epilogue_ptr = g.sums.data_ptr();
   const float alpha_f = float(g.alpha), beta_f = float(g.beta);
   const void* alpha = dt == kFloat64 ? static_cast<const void*>(&g.alpha) : &alpha_f;
   const void* beta = dt == kFloat64 ? static_cast<const void*>(&g.beta) : &beta_f;
@@ -267,8 +263,8 @@ void lt_gemm(const GemmArgs& g, int64_t batch, const char* a, const char* b, cha
     const void* bias = epilogue_ptr;
     WICK_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
                       "matmul");
-    if (gelu || dgelu) {  // the auxiliary matrix is laid out as c
-      void* aux = gelu ? g.gelu_aux.data_ptr() : g.dgelu_pre.data_ptr();
+    if (gelu) {  // the auxiliary matrix is laid out as c
+      void* aux = g.gelu_aux.data_ptr();
       const int64_t aux_ld = g.ldc;
       WICK_CUBLAS_CHECK(
           cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof aux), "matmul");
@@ -291,10 +287,6 @@ void lt_gemm(const GemmArgs& g, int64_t batch, const char* a, const char* b, cha
   }
   if (gelu) {
     mark_initialized(g.gelu_aux.data_ptr(), size_t(g.gelu_aux.numel() * es), stream);
-    if (g.gelu_done) *g.gelu_done = true;
-  }
-  if (dgelu) {
-    mark_initialized(g.sums.data_ptr(), size_t(g.sums.numel() * es), stream);
     if (g.gelu_done) *g.gelu_done = true;
   }
   // c's rows: n elements every ldc, batch items every sc. One range when they are dense.
@@ -321,7 +313,7 @@ void gemm(const GemmArgs& g) {
   char* c = static_cast<char*>(g.c.data_ptr());
   // A broadcast operand (batch stride 0) is not a documented cuBLASLt layout: one call per item.
   const bool broadcast = g.batch > 1 && (g.stride_a == 0 || g.stride_b == 0);
-  if (!g.gelu_aux.defined() && !g.dgelu_pre.defined() && gemm_small_f32(g)) return;  // small float32 products: wick's own kernel
+  if (!g.gelu_aux.defined() && gemm_small_f32(g)) return;  // small float32 products: wick's own kernel
   if (!broadcast) return lt_gemm(g, g.batch, a, b, c);
   const int64_t es = element_size(dt);
   for (int64_t i = 0; i < g.batch; ++i)
