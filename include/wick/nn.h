@@ -7,6 +7,7 @@
 #include "wick/enums.h"
 #include "wick/nn/activation.h"
 #include "wick/nn/activation_more.h"
+#include "wick/nn/any.h"
 #include "wick/nn/attention.h"
 #include "wick/nn/container.h"
 #include "wick/nn/data_parallel.h"

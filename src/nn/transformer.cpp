@@ -340,12 +340,15 @@ Tensor TransformerDecoderLayerImpl::forward(const Tensor& tgt, const Tensor& mem
 // ---- stacks
 
 TransformerEncoderImpl::TransformerEncoderImpl(const TransformerEncoderLayer& layer, int64_t num_layers,
-                                               const LayerNorm& norm)
+                                               const AnyModule& norm)
     : num_layers(num_layers) {
   WICK_CHECK(num_layers >= 0, ValueError, "TransformerEncoder", "num_layers must be non-negative, got ", num_layers);
   layers = register_module("layers", ModuleList());
   for (int64_t i = 0; i < num_layers; ++i) layers->push_back(clone_layer(layer));
-  if (norm) this->norm = register_module("norm", norm);
+  if (norm) {
+    this->norm = norm;
+    register_module("norm", norm.ptr());
+  }
 }
 
 Tensor TransformerEncoderImpl::forward(const Tensor& src, const Tensor& mask, const Tensor& src_key_padding_mask,
@@ -353,16 +356,19 @@ Tensor TransformerEncoderImpl::forward(const Tensor& src, const Tensor& mask, co
   Tensor x = src;
   for (const auto& m : *layers)
     x = static_cast<TransformerEncoderLayerImpl&>(*m).forward(x, mask, src_key_padding_mask, is_causal);
-  return norm ? norm(x) : x;
+  return norm ? norm.forward(x) : x;
 }
 
 TransformerDecoderImpl::TransformerDecoderImpl(const TransformerDecoderLayer& layer, int64_t num_layers,
-                                               const LayerNorm& norm)
+                                               const AnyModule& norm)
     : num_layers(num_layers) {
   WICK_CHECK(num_layers >= 0, ValueError, "TransformerDecoder", "num_layers must be non-negative, got ", num_layers);
   layers = register_module("layers", ModuleList());
   for (int64_t i = 0; i < num_layers; ++i) layers->push_back(clone_layer(layer));
-  if (norm) this->norm = register_module("norm", norm);
+  if (norm) {
+    this->norm = norm;
+    register_module("norm", norm.ptr());
+  }
 }
 
 Tensor TransformerDecoderImpl::forward(const Tensor& tgt, const Tensor& memory, const Tensor& tgt_mask,
@@ -374,7 +380,7 @@ Tensor TransformerDecoderImpl::forward(const Tensor& tgt, const Tensor& memory, 
     x = static_cast<TransformerDecoderLayerImpl&>(*m).forward(x, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
                                                               memory_key_padding_mask, tgt_is_causal,
                                                               memory_is_causal);
-  return norm ? norm(x) : x;
+  return norm ? norm.forward(x) : x;
 }
 
 // ---- Transformer

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "wick/nn/any.h"
 #include "wick/nn/module.h"
 
 namespace wick::nn {
@@ -34,24 +35,19 @@ class SequentialImpl : public Module {
     (push_back(std::forward<Ms>(modules)), ...);
   }
 
-  // A holder (nn::Linear(...)) or a std::shared_ptr to a module.
+  // A holder (nn::Linear(...)), a std::shared_ptr to a module or an AnyModule.
   template <class M>
   void push_back(M&& module) {
     push_back(std::to_string(size()), std::forward<M>(module));
   }
   template <class M>
   void push_back(std::string name, M&& module) {
-    auto ptr = as_shared(std::forward<M>(module));
-    register_module(name, ptr);
-    modules_.push_back(ptr);
-    using Concrete = typename decltype(ptr)::element_type;
-    if constexpr (requires(Concrete& m, const Tensor& x) {
-                    { m.forward(x) } -> std::convertible_to<Tensor>;
-                  })
-      calls_.push_back([](Module& m, const Tensor& x) { return Tensor(static_cast<Concrete&>(m).forward(x)); });
-    else
-      calls_.push_back([name](Module& m, const Tensor&) -> Tensor { not_callable(name, m); });
-    classes_.push_back(&typeid(Concrete));
+    if constexpr (std::is_same_v<std::decay_t<M>, AnyModule>) {
+      push_back_any(std::move(name), module);
+      return;
+    } else {
+      push_back_module(std::move(name), std::forward<M>(module));
+    }
   }
 
   Tensor forward(const Tensor& x);
@@ -70,6 +66,29 @@ class SequentialImpl : public Module {
   std::shared_ptr<Module> replicate() const override;
 
  private:
+  template <class M>
+  void push_back_module(const std::string& name, M&& module) {
+    auto ptr = as_shared(std::forward<M>(module));
+    register_module(name, ptr);
+    modules_.push_back(ptr);
+    using Concrete = typename decltype(ptr)::element_type;
+    if constexpr (requires(Concrete& m, const Tensor& x) {
+                    { m.forward(x) } -> std::convertible_to<Tensor>;
+                  })
+      calls_.push_back([](Module& m, const Tensor& x) { return Tensor(static_cast<Concrete&>(m).forward(x)); });
+    else
+      calls_.push_back([name](Module& m, const Tensor&) -> Tensor { not_callable(name, m); });
+    classes_.push_back(&typeid(Concrete));
+  }
+  // The module an AnyModule holds, called through the AnyModule's forward (on the module or a
+  // replica of it); ValueError "[AnyModule] ..." when it is empty.
+  void push_back_any(const std::string& name, const AnyModule& module) {
+    auto ptr = module.ptr();
+    register_module(name, ptr);
+    modules_.push_back(ptr);
+    calls_.push_back([module](Module& m, const Tensor& x) { return module.forward_with(m, x); });
+    classes_.push_back(&module.type_info());
+  }
   template <class M>
   static auto as_shared(M&& m) {
     if constexpr (requires { m.ptr(); }) return m.ptr();

@@ -16,6 +16,7 @@
 #include <tuple>
 #include <utility>
 
+#include "wick/nn/any.h"
 #include "wick/nn/container.h"
 #include "wick/nn/dropout.h"
 #include "wick/nn/linear.h"
@@ -128,8 +129,8 @@ class TransformerDecoderLayerImpl : public Module {
 WICK_MODULE(TransformerDecoderLayer);
 
 // LibTorch's options of TransformerEncoder: the layer (or the options of a new one), how many
-// copies, and the final norm (LibTorch's AnyModule; here a LayerNorm, the only norm
-// nn.TransformerEncoder is given in practice).
+// copies, and the final norm (an AnyModule: norm(nn::AnyModule(nn::LayerNorm(...))), or the
+// module itself: norm(nn::LayerNorm(...)); any module whose forward takes one Tensor).
 struct TransformerEncoderOptions {
   TransformerEncoderOptions(TransformerEncoderLayer encoder_layer, int64_t num_layers)
       : encoder_layer_(std::move(encoder_layer)), num_layers_(num_layers) {}
@@ -137,7 +138,7 @@ struct TransformerEncoderOptions {
       : encoder_layer_(encoder_layer_options), num_layers_(num_layers) {}
   WICK_ARG(TransformerEncoderLayer, encoder_layer);
   WICK_ARG(int64_t, num_layers);
-  WICK_ARG(LayerNorm, norm) = nullptr;
+  WICK_ARG(AnyModule, norm) = {};
 };
 
 struct TransformerDecoderOptions {
@@ -147,27 +148,28 @@ struct TransformerDecoderOptions {
       : decoder_layer_(decoder_layer_options), num_layers_(num_layers) {}
   WICK_ARG(TransformerDecoderLayer, decoder_layer);
   WICK_ARG(int64_t, num_layers);
-  WICK_ARG(LayerNorm, norm) = nullptr;
+  WICK_ARG(AnyModule, norm) = {};
 };
 
 // num_layers copies of layer (parameters copied: equal at the start, then each its own) in
 // `layers`, then norm when given.
 class TransformerEncoderImpl : public Module {
  public:
-  TransformerEncoderImpl(const TransformerEncoderLayer& layer, int64_t num_layers, const LayerNorm& norm = nullptr);
+  TransformerEncoderImpl(const TransformerEncoderLayer& layer, int64_t num_layers, const AnyModule& norm = {});
   explicit TransformerEncoderImpl(const TransformerEncoderOptions& options)
       : TransformerEncoderImpl(options.encoder_layer(), options.num_layers(), options.norm()) {}
   Tensor forward(const Tensor& src, const Tensor& mask = {}, const Tensor& src_key_padding_mask = {},
                  bool is_causal = false);
   ModuleList layers{nullptr};
-  LayerNorm norm{nullptr};
+  // The final norm; empty when there is none (norm.is_empty(), !norm).
+  AnyModule norm;
   int64_t num_layers;
 };
 WICK_MODULE(TransformerEncoder);
 
 class TransformerDecoderImpl : public Module {
  public:
-  TransformerDecoderImpl(const TransformerDecoderLayer& layer, int64_t num_layers, const LayerNorm& norm = nullptr);
+  TransformerDecoderImpl(const TransformerDecoderLayer& layer, int64_t num_layers, const AnyModule& norm = {});
   explicit TransformerDecoderImpl(const TransformerDecoderOptions& options)
       : TransformerDecoderImpl(options.decoder_layer(), options.num_layers(), options.norm()) {}
   Tensor forward(const Tensor& tgt, const Tensor& memory, const Tensor& tgt_mask = {},
@@ -175,7 +177,8 @@ class TransformerDecoderImpl : public Module {
                  const Tensor& memory_key_padding_mask = {}, bool tgt_is_causal = false,
                  bool memory_is_causal = false);
   ModuleList layers{nullptr};
-  LayerNorm norm{nullptr};
+  // The final norm; empty when there is none (norm.is_empty(), !norm).
+  AnyModule norm;
   int64_t num_layers;
 };
 WICK_MODULE(TransformerDecoder);
