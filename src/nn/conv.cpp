@@ -1,4 +1,4 @@
-// Conv2d, Conv1d, ConvTranspose2d, Conv3d (and functional::conv3d) and the pooling modules.
+// Conv2d, Conv1d, ConvTranspose2d, ConvTranspose1d, Conv3d (and functional::conv3d) and the pooling modules.
 #include "wick/nn/conv.h"
 
 #include <cmath>
@@ -25,6 +25,27 @@ void check_padding_mode(const std::string& mode, const char* op) {
              mode, "'");
 }
 std::string padding_mode_repr(const std::string& mode) { return mode == "zeros" ? "" : ", padding_mode=" + mode; }
+
+// PyTorch's check of a module's padding='same': stride 1 along every dim.
+void check_same_stride(const functional::PaddingKind& padding, std::initializer_list<int64_t> stride, const char* op) {
+  if (!padding.is_same()) return;
+  for (int64_t s : stride)
+    WICK_CHECK(s == 1, ValueError, op, "padding='same' is not supported for strided convolutions");
+}
+
+// ", padding=same" / ", padding=valid" as PyTorch prints a string padding, else sizes (when not 0).
+std::string padding_repr(const functional::PaddingKind& padding, bool zero, const std::string& sizes) {
+  if (padding.is_same()) return ", padding=same";
+  if (padding.is_valid()) return ", padding=valid";
+  return zero ? "" : ", padding=" + sizes;
+}
+
+// The padding of each spatial dim, (left, right), for 'same' (dilation * (kernel - 1) in all,
+// the odd one on the right) or the given sizes on both sides.
+std::pair<int64_t, int64_t> same_or_sizes(const functional::PaddingKind& padding, int64_t size, int64_t kernel,
+                                          int64_t dilation) {
+  return padding.is_same() ? detail::same_padding(kernel, dilation) : std::pair{size, size};
+}
 
 // A convolution's input padded by mode (reflect, replicate, circular) on both sides of each
 // spatial dim, last dim first (F::pad's order), as PyTorch's _conv_forward before a convolution
@@ -83,6 +104,7 @@ Conv2dImpl::Conv2dImpl(const Conv2dOptions& options) : options(options) {
   const int64_t g = options.groups();
   detail::check_groups("Conv2d", options.in_channels(), options.out_channels(), g);
   check_padding_mode(options.padding_mode(), "Conv2d");
+  check_same_stride(options.padding(), {options.stride().h, options.stride().w}, "Conv2d");
   weight =
       register_parameter("weight", wick::detail::empty_for({options.out_channels(), options.in_channels() / g,
                                                             options.kernel_size().h, options.kernel_size().w},
@@ -95,13 +117,17 @@ Conv2dImpl::Conv2dImpl(const Conv2dOptions& options) : options(options) {
 void Conv2dImpl::reset_parameters() { detail::reset_conv(weight, bias); }
 
 Tensor Conv2dImpl::forward(const Tensor& x) {
+  const auto& p = options.padding();
   if (options.padding_mode() != "zeros") {
-    const functional::Pair p = options.padding();
-    return functional::conv2d(pad_for_mode(x, {p.w, p.w, p.h, p.h}, options.padding_mode(), "Conv2d"), weight, bias,
-                              options.stride(), 0, options.dilation(), options.groups());
+    check_same_stride(p, {options.stride().h, options.stride().w}, "Conv2d");
+    const auto [top, bottom] = same_or_sizes(p, p.h, options.kernel_size().h, options.dilation().h);
+    const auto [left, right] = same_or_sizes(p, p.w, options.kernel_size().w, options.dilation().w);
+    return functional::conv2d(pad_for_mode(x, {left, right, top, bottom}, options.padding_mode(), "Conv2d"), weight,
+                              bias, options.stride(), 0, options.dilation(), options.groups());
   }
-  return functional::conv2d(x, weight, bias, options.stride(), options.padding(), options.dilation(),
-                            options.groups());
+  if (p.is_same())
+    return functional::conv2d(x, weight, bias, options.stride(), kSame, options.dilation(), options.groups());
+  return functional::conv2d(x, weight, bias, options.stride(), p.sizes(), options.dilation(), options.groups());
 }
 
 std::string Conv2dImpl::extra_repr() const {
@@ -109,7 +135,8 @@ std::string Conv2dImpl::extra_repr() const {
   std::string s = std::to_string(options.in_channels()) + ", " + std::to_string(options.out_channels()) +
                   ", kernel_size=" + pair_repr(options.kernel_size()) +
                   ", stride=" + pair_repr(options.stride());
-  if (!(options.padding() == functional::Pair(0))) s += ", padding=" + pair_repr(options.padding());
+  const auto& p = options.padding();
+  s += padding_repr(p, p.sizes() == functional::Pair(0), pair_repr(p.sizes()));
   if (!(options.dilation() == functional::Pair(1))) s += ", dilation=" + pair_repr(options.dilation());
   if (options.groups() != 1) s += ", groups=" + std::to_string(options.groups());
   if (!bias.defined()) s += ", bias=False";
@@ -120,6 +147,7 @@ Conv1dImpl::Conv1dImpl(const Conv1dOptions& options) : options(options) {
   const int64_t g = options.groups();
   detail::check_groups("Conv1d", options.in_channels(), options.out_channels(), g);
   check_padding_mode(options.padding_mode(), "Conv1d");
+  check_same_stride(options.padding(), {options.stride()}, "Conv1d");
   weight = register_parameter(
       "weight", wick::detail::empty_for({options.out_channels(), options.in_channels() / g, options.kernel_size()},
                                         {}, "Conv1d"));
@@ -131,20 +159,24 @@ Conv1dImpl::Conv1dImpl(const Conv1dOptions& options) : options(options) {
 void Conv1dImpl::reset_parameters() { detail::reset_conv(weight, bias); }
 
 Tensor Conv1dImpl::forward(const Tensor& x) {
+  const auto& p = options.padding();
   if (options.padding_mode() != "zeros") {
-    const int64_t p = options.padding();
-    return functional::conv1d(pad_for_mode(x, {p, p}, options.padding_mode(), "Conv1d"), weight, bias,
+    check_same_stride(p, {options.stride()}, "Conv1d");
+    const auto [left, right] = same_or_sizes(p, p.value, options.kernel_size(), options.dilation());
+    return functional::conv1d(pad_for_mode(x, {left, right}, options.padding_mode(), "Conv1d"), weight, bias,
                               options.stride(), 0, options.dilation(), options.groups());
   }
-  return functional::conv1d(x, weight, bias, options.stride(), options.padding(), options.dilation(),
-                            options.groups());
+  if (p.is_same())
+    return functional::conv1d(x, weight, bias, options.stride(), kSame, options.dilation(), options.groups());
+  return functional::conv1d(x, weight, bias, options.stride(), p.value, options.dilation(), options.groups());
 }
 
 std::string Conv1dImpl::extra_repr() const {
   const auto one = [](int64_t v) { return detail::py_tuple({v}); };
   std::string s = std::to_string(options.in_channels()) + ", " + std::to_string(options.out_channels()) +
                   ", kernel_size=" + one(options.kernel_size()) + ", stride=" + one(options.stride());
-  if (options.padding() != 0) s += ", padding=" + one(options.padding());
+  const auto& p = options.padding();
+  s += padding_repr(p, p.value == 0, one(p.value));
   if (options.dilation() != 1) s += ", dilation=" + one(options.dilation());
   if (options.groups() != 1) s += ", groups=" + std::to_string(options.groups());
   if (!bias.defined()) s += ", bias=False";
@@ -187,6 +219,41 @@ std::string ConvTranspose2dImpl::extra_repr() const {
   if (!(options.dilation() == functional::Pair(1))) s += ", dilation=" + pair_repr(options.dilation());
   if (!(options.output_padding() == functional::Pair(0)))
     s += ", output_padding=" + pair_repr(options.output_padding());
+  if (options.groups() != 1) s += ", groups=" + std::to_string(options.groups());
+  if (!bias.defined()) s += ", bias=False";
+  return s;
+}
+
+ConvTranspose1dImpl::ConvTranspose1dImpl(const ConvTranspose1dOptions& options) : options(options) {
+  const int64_t g = options.groups();
+  detail::check_groups("ConvTranspose1d", options.in_channels(), options.out_channels(), g);
+  weight = register_parameter(
+      "weight", wick::detail::empty_for({options.in_channels(), options.out_channels() / g, options.kernel_size()},
+                                        {}, "ConvTranspose1d"));
+  if (options.bias())
+    bias = register_parameter("bias", wick::detail::empty_for({options.out_channels()}, {}, "ConvTranspose1d"));
+  reset_parameters();
+}
+
+void ConvTranspose1dImpl::reset_parameters() { detail::reset_conv(weight, bias); }
+
+Tensor ConvTranspose1dImpl::forward(const Tensor& x, const std::optional<std::vector<int64_t>>& output_size) {
+  const ConvTranspose1dOptions& o = options;
+  int64_t op = o.output_padding();
+  if (output_size && x.defined() && (x.dim() == 2 || x.dim() == 3)) {
+    const int64_t k = o.kernel_size(), s = o.stride(), p = o.padding(), d = o.dilation();
+    op = detail::transposed_output_padding(x, *output_size, &k, &s, &p, &d, 1, "ConvTranspose1d")[0];
+  }
+  return functional::conv_transpose1d(x, weight, bias, o.stride(), o.padding(), op, o.groups(), o.dilation());
+}
+
+std::string ConvTranspose1dImpl::extra_repr() const {
+  const auto one = [](int64_t v) { return detail::py_tuple({v}); };
+  std::string s = std::to_string(options.in_channels()) + ", " + std::to_string(options.out_channels()) +
+                  ", kernel_size=" + one(options.kernel_size()) + ", stride=" + one(options.stride());
+  if (options.padding() != 0) s += ", padding=" + one(options.padding());
+  if (options.dilation() != 1) s += ", dilation=" + one(options.dilation());
+  if (options.output_padding() != 0) s += ", output_padding=" + one(options.output_padding());
   if (options.groups() != 1) s += ", groups=" + std::to_string(options.groups());
   if (!bias.defined()) s += ", bias=False";
   return s;
@@ -317,9 +384,34 @@ Tensor functional::conv3d(const Tensor& x, const Tensor& weight, const Tensor& b
   });
 }
 
+Tensor functional::conv3d(const Tensor& x, const Tensor& weight, const Tensor& bias, Triple stride, enumtype::kSame,
+                          Triple dilation, int64_t groups) {
+  constexpr const char* op = "conv3d";
+  wick::detail::check_defined(weight, op, "weight");
+  WICK_CHECK(weight.dim() == 5, ValueError, op, "weight must be 5-D [out, in / groups, kd, kh, kw], got ",
+             weight.sizes());
+  WICK_CHECK(stride.d == 1 && stride.h == 1 && stride.w == 1, ValueError, op,
+             "padding='same' is not supported for strided convolutions");
+  const auto [front, back] = detail::same_padding(weight.size(2), dilation.d);
+  const auto [top, bottom] = detail::same_padding(weight.size(3), dilation.h);
+  const auto [left, right] = detail::same_padding(weight.size(4), dilation.w);
+  // PyTorch's: the odd zero of each dim padded on its right first, the rest symmetric.
+  const bool odd = back != front || bottom != top || right != left;
+  return wick::detail::as_op(op, [&] {
+    const Tensor xp = odd ? functional::pad(x, {0, right - left, 0, bottom - top, 0, back - front}) : x;
+    return conv3d(xp, weight, bias, 1, Triple(front, top, left), dilation, groups);
+  });
+}
+
+Tensor functional::conv3d(const Tensor& x, const Tensor& weight, const Tensor& bias, Triple stride, enumtype::kValid,
+                          Triple dilation, int64_t groups) {
+  return conv3d(x, weight, bias, stride, Triple(0), dilation, groups);
+}
+
 Conv3dImpl::Conv3dImpl(const Conv3dOptions& options) : options(options) {
   const int64_t g = options.groups();
   detail::check_groups("Conv3d", options.in_channels(), options.out_channels(), g);
+  check_same_stride(options.padding(), {options.stride().d, options.stride().h, options.stride().w}, "Conv3d");
   const auto& k = options.kernel_size();
   weight = register_parameter(
       "weight", wick::detail::empty_for({options.out_channels(), options.in_channels() / g, k.d, k.h, k.w}, {},
@@ -332,15 +424,18 @@ Conv3dImpl::Conv3dImpl(const Conv3dOptions& options) : options(options) {
 void Conv3dImpl::reset_parameters() { detail::reset_conv(weight, bias); }
 
 Tensor Conv3dImpl::forward(const Tensor& x) {
-  return functional::conv3d(x, weight, bias, options.stride(), options.padding(), options.dilation(),
-                            options.groups());
+  const auto& p = options.padding();
+  if (p.is_same())
+    return functional::conv3d(x, weight, bias, options.stride(), kSame, options.dilation(), options.groups());
+  return functional::conv3d(x, weight, bias, options.stride(), p.sizes(), options.dilation(), options.groups());
 }
 
 std::string Conv3dImpl::extra_repr() const {
   const auto three = [](functional::Triple t) { return detail::py_tuple({t.d, t.h, t.w}); };
   std::string s = std::to_string(options.in_channels()) + ", " + std::to_string(options.out_channels()) +
                   ", kernel_size=" + three(options.kernel_size()) + ", stride=" + three(options.stride());
-  if (!(options.padding() == functional::Triple(0))) s += ", padding=" + three(options.padding());
+  const auto& p = options.padding();
+  s += padding_repr(p, p.sizes() == functional::Triple(0), three(p.sizes()));
   if (!(options.dilation() == functional::Triple(1))) s += ", dilation=" + three(options.dilation());
   if (options.groups() != 1) s += ", groups=" + std::to_string(options.groups());
   if (!bias.defined()) s += ", bias=False";

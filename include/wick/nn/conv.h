@@ -28,9 +28,11 @@ struct Conv2dOptions {
       : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
   WICK_ARG(int64_t, in_channels);
   WICK_ARG(int64_t, out_channels);
+  // sizes, or wick::kSame / wick::kValid (functional::PaddingN)
+  using padding_t = functional::Padding2d;
   WICK_ARG(ExpandingPair, kernel_size);
   WICK_ARG(ExpandingPair, stride) = 1;
-  WICK_ARG(ExpandingPair, padding) = 0;
+  WICK_ARG(padding_t, padding) = 0;
   WICK_ARG(ExpandingPair, dilation) = 1;
   WICK_ARG(int64_t, groups) = 1;
   WICK_ARG(bool, bias) = true;
@@ -60,9 +62,11 @@ struct Conv1dOptions {
       : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
   WICK_ARG(int64_t, in_channels);
   WICK_ARG(int64_t, out_channels);
+  // a size, or wick::kSame / wick::kValid
+  using padding_t = functional::Padding1d;
   WICK_ARG(int64_t, kernel_size);
   WICK_ARG(int64_t, stride) = 1;
-  WICK_ARG(int64_t, padding) = 0;
+  WICK_ARG(padding_t, padding) = 0;
   WICK_ARG(int64_t, dilation) = 1;
   WICK_ARG(int64_t, groups) = 1;
   WICK_ARG(bool, bias) = true;
@@ -113,6 +117,58 @@ class ConvTranspose2dImpl : public Module {
 };
 WICK_MODULE(ConvTranspose2d);
 
+// ConvTranspose1d over [N, C, L] (or unbatched [C, L]), weight [in, out / groups, k]: conv1d's
+// transpose, conv_transpose2d's kernels over [N, C, 1, L] (functional::conv_transpose1d).
+//   wick::nn::ConvTranspose1d up(wick::nn::ConvTranspose1dOptions(8, 4, 4).stride(2).padding(1));
+//   auto y = up(wick::randn({2, 8, 16}));   // [2, 4, 32]
+namespace functional {
+// torch.nn.functional.conv_transpose1d, PyTorch's argument order (groups before dilation). The
+// output is the squeeze of a conv_transpose2d's (node SqueezeBackward1).
+Tensor conv_transpose1d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, int64_t stride = 1,
+                        int64_t padding = 0, int64_t output_padding = 0, int64_t groups = 1, int64_t dilation = 1);
+struct ConvTranspose1dFuncOptions {
+  WICK_ARG(Tensor, bias) = {};
+  WICK_ARG(int64_t, stride) = 1;
+  WICK_ARG(int64_t, padding) = 0;
+  WICK_ARG(int64_t, output_padding) = 0;
+  WICK_ARG(int64_t, groups) = 1;
+  WICK_ARG(int64_t, dilation) = 1;
+};
+inline Tensor conv_transpose1d(const Tensor& x, const Tensor& weight, const ConvTranspose1dFuncOptions& o) {
+  return conv_transpose1d(x, weight, o.bias(), o.stride(), o.padding(), o.output_padding(), o.groups(),
+                          o.dilation());
+}
+}  // namespace functional
+
+struct ConvTranspose1dOptions {
+  ConvTranspose1dOptions(int64_t in_channels, int64_t out_channels, int64_t kernel_size)
+      : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
+  WICK_ARG(int64_t, in_channels);
+  WICK_ARG(int64_t, out_channels);
+  WICK_ARG(int64_t, kernel_size);
+  WICK_ARG(int64_t, stride) = 1;
+  WICK_ARG(int64_t, padding) = 0;
+  WICK_ARG(int64_t, output_padding) = 0;
+  WICK_ARG(int64_t, groups) = 1;
+  WICK_ARG(bool, bias) = true;
+  WICK_ARG(int64_t, dilation) = 1;
+};
+
+class ConvTranspose1dImpl : public Module {
+ public:
+  ConvTranspose1dImpl(int64_t in_channels, int64_t out_channels, int64_t kernel_size)
+      : ConvTranspose1dImpl(ConvTranspose1dOptions(in_channels, out_channels, kernel_size)) {}
+  explicit ConvTranspose1dImpl(const ConvTranspose1dOptions& options);
+  // output_size ((l), or the whole output shape) picks the output padding, as PyTorch's.
+  Tensor forward(const Tensor& x, const std::optional<std::vector<int64_t>>& output_size = std::nullopt);
+  // weight kaiming_uniform_(a = sqrt(5)) (fan_in from weight dim 1); bias U(+-1/sqrt(fan_in)).
+  void reset_parameters();
+  std::string extra_repr() const override;
+  ConvTranspose1dOptions options;
+  Tensor weight, bias;
+};
+WICK_MODULE(ConvTranspose1d);
+
 // Conv3d over [N, C, D, H, W] (or unbatched [C, D, H, W]), weight [out, in / groups, kd, kh,
 // kw]: conv2d's kernels underneath, one call per depth tap (functional::conv3d).
 namespace functional {
@@ -134,6 +190,24 @@ struct Triple {
 // folded into the batch, summed, so the autograd graph shows conv2d's nodes.
 Tensor conv3d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, Triple stride = 1, Triple padding = 0,
               Triple dilation = 1, int64_t groups = 1);
+// padding='same' and 'valid', as conv2d's.
+Tensor conv3d(const Tensor& x, const Tensor& weight, const Tensor& bias, Triple stride, enumtype::kSame padding,
+              Triple dilation = 1, int64_t groups = 1);
+Tensor conv3d(const Tensor& x, const Tensor& weight, const Tensor& bias, Triple stride, enumtype::kValid padding,
+              Triple dilation = 1, int64_t groups = 1);
+using Padding3d = PaddingN<Triple>;
+struct Conv3dFuncOptions {
+  WICK_ARG(Tensor, bias) = {};
+  WICK_ARG(Triple, stride) = 1;
+  // sizes, or wick::kSame / wick::kValid
+  WICK_ARG(Padding3d, padding) = 0;
+  WICK_ARG(Triple, dilation) = 1;
+  WICK_ARG(int64_t, groups) = 1;
+};
+inline Tensor conv3d(const Tensor& x, const Tensor& weight, const Conv3dFuncOptions& o) {
+  if (o.padding().is_same()) return conv3d(x, weight, o.bias(), o.stride(), kSame, o.dilation(), o.groups());
+  return conv3d(x, weight, o.bias(), o.stride(), o.padding().sizes(), o.dilation(), o.groups());
+}
 }  // namespace functional
 
 using ExpandingTriple = functional::Triple;
@@ -143,9 +217,11 @@ struct Conv3dOptions {
       : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
   WICK_ARG(int64_t, in_channels);
   WICK_ARG(int64_t, out_channels);
+  // sizes, or wick::kSame / wick::kValid
+  using padding_t = functional::Padding3d;
   WICK_ARG(ExpandingTriple, kernel_size);
   WICK_ARG(ExpandingTriple, stride) = 1;
-  WICK_ARG(ExpandingTriple, padding) = 0;
+  WICK_ARG(padding_t, padding) = 0;
   WICK_ARG(ExpandingTriple, dilation) = 1;
   WICK_ARG(int64_t, groups) = 1;
   WICK_ARG(bool, bias) = true;
@@ -166,3 +242,7 @@ class Conv3dImpl : public Module {
 WICK_MODULE(Conv3d);
 
 }  // namespace wick::nn
+
+namespace wick {
+using nn::functional::conv_transpose1d;
+}  // namespace wick

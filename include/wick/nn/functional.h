@@ -18,6 +18,21 @@
 #include "wick/tensor.h"
 
 namespace wick {
+namespace enumtype {
+// A convolution's padding (LibTorch's torch::kSame, torch::kValid; Python's padding='same',
+// padding='valid').
+struct kSame {
+  operator std::string() const { return "same"; }
+  const char* str() const { return "same"; }
+};
+struct kValid {
+  operator std::string() const { return "valid"; }
+  const char* str() const { return "valid"; }
+};
+}  // namespace enumtype
+inline constexpr enumtype::kSame kSame{};
+inline constexpr enumtype::kValid kValid{};
+
 // wick/ops.h's one_hot (declared there with its default), which nn::functional::one_hot calls.
 Tensor one_hot(const Tensor& t, int64_t num_classes);
 }  // namespace wick
@@ -96,6 +111,41 @@ struct Pair {
 };
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, Pair stride = 1,
               Pair padding = 0, Pair dilation = 1, int64_t groups = 1);
+// A convolution's padding as LibTorch's options take it (their padding_t): sizes, or kSame
+// (the output as large as the input: dilation * (kernel - 1) zeros in all, half of them on the
+// left and top, the odd one on the right and bottom, as PyTorch's; stride 1 only) or kValid (no
+// padding). It reads as its sizes where code reads them (0 for kSame and kValid).
+struct PaddingKind {
+  enum Kind { sizes, same, valid };
+  Kind kind = sizes;
+  bool is_same() const { return kind == same; }
+  bool is_valid() const { return kind == valid; }
+};
+// One size (Conv1dOptions::padding): converts to the int64_t it holds.
+struct Padding1d : PaddingKind {
+  int64_t value = 0;
+  Padding1d(int64_t v = 0) : value(v) {}
+  Padding1d(enumtype::kSame) : PaddingKind{same} {}
+  Padding1d(enumtype::kValid) : PaddingKind{valid} {}
+  operator int64_t() const { return value; }
+};
+// Sizes of 2 or 3 dims (a Pair or a Triple) or kSame / kValid.
+template <class Sizes>
+struct PaddingN : Sizes, PaddingKind {
+  PaddingN(int64_t v = 0) : Sizes(v) {}
+  PaddingN(const Sizes& s) : Sizes(s) {}
+  PaddingN(std::initializer_list<int64_t> l) : Sizes(l) {}
+  PaddingN(enumtype::kSame) : Sizes(0), PaddingKind{same} {}
+  PaddingN(enumtype::kValid) : Sizes(0), PaddingKind{valid} {}
+  const Sizes& sizes() const { return *this; }
+};
+using Padding2d = PaddingN<Pair>;
+// conv2d(x, w, b, stride, kSame): PyTorch's padding='same' (ValueError "[conv2d] padding='same'
+// is not supported for strided convolutions" for a stride other than 1); kValid is padding 0.
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Pair stride, enumtype::kSame padding,
+              Pair dilation = 1, int64_t groups = 1);
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Pair stride, enumtype::kValid padding,
+              Pair dilation = 1, int64_t groups = 1);
 // The transposed convolution (conv2d's input gradient) of x [N, Cin, H, W] or [Cin, H, W] with
 // weight [Cin, Cout / groups, kh, kw]; PyTorch's argument order (groups before dilation).
 Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, Pair stride = 1,
@@ -111,6 +161,11 @@ Tensor adaptive_avg_pool2d(const Tensor& x, Pair output_size);
 // 2-D ops over [N, C, 1, L] (nodes as PyTorch's composite forms: the output's is SqueezeBackward1)
 Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, int64_t stride = 1,
               int64_t padding = 0, int64_t dilation = 1, int64_t groups = 1);
+// padding='same' and 'valid', as conv2d's.
+Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t stride, enumtype::kSame padding,
+              int64_t dilation = 1, int64_t groups = 1);
+Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t stride, enumtype::kValid padding,
+              int64_t dilation = 1, int64_t groups = 1);
 Tensor max_pool1d(const Tensor& x, int64_t kernel_size, std::optional<int64_t> stride = std::nullopt,
                   int64_t padding = 0, int64_t dilation = 1, bool ceil_mode = false);
 Tensor avg_pool1d(const Tensor& x, int64_t kernel_size, std::optional<int64_t> stride = std::nullopt,
@@ -267,22 +322,26 @@ inline Tensor log_softmax(const Tensor& x, const LogSoftmaxFuncOptions& o) { ret
 struct Conv2dFuncOptions {
   WICK_ARG(Tensor, bias) = {};
   WICK_ARG(Pair, stride) = 1;
-  WICK_ARG(Pair, padding) = 0;
+  // sizes, or wick::kSame / wick::kValid
+  WICK_ARG(Padding2d, padding) = 0;
   WICK_ARG(Pair, dilation) = 1;
   WICK_ARG(int64_t, groups) = 1;
 };
 inline Tensor conv2d(const Tensor& x, const Tensor& weight, const Conv2dFuncOptions& o) {
-  return conv2d(x, weight, o.bias(), o.stride(), o.padding(), o.dilation(), o.groups());
+  if (o.padding().is_same()) return conv2d(x, weight, o.bias(), o.stride(), kSame, o.dilation(), o.groups());
+  return conv2d(x, weight, o.bias(), o.stride(), o.padding().sizes(), o.dilation(), o.groups());
 }
 struct Conv1dFuncOptions {
   WICK_ARG(Tensor, bias) = {};
   WICK_ARG(int64_t, stride) = 1;
-  WICK_ARG(int64_t, padding) = 0;
+  // a size, or wick::kSame / wick::kValid
+  WICK_ARG(Padding1d, padding) = 0;
   WICK_ARG(int64_t, dilation) = 1;
   WICK_ARG(int64_t, groups) = 1;
 };
 inline Tensor conv1d(const Tensor& x, const Tensor& weight, const Conv1dFuncOptions& o) {
-  return conv1d(x, weight, o.bias(), o.stride(), o.padding(), o.dilation(), o.groups());
+  if (o.padding().is_same()) return conv1d(x, weight, o.bias(), o.stride(), kSame, o.dilation(), o.groups());
+  return conv1d(x, weight, o.bias(), o.stride(), o.padding().value, o.dilation(), o.groups());
 }
 struct ConvTranspose2dFuncOptions {
   WICK_ARG(Tensor, bias) = {};
