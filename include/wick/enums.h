@@ -45,6 +45,9 @@ WICK_ENUM_SPELLING(kReflect, "reflect")
 WICK_ENUM_SPELLING(kReplicate, "replicate")
 WICK_ENUM_SPELLING(kCircular, "circular")
 WICK_ENUM_SPELLING(kZeros, "zeros")
+// grid_sample's padding modes (besides kZeros)
+WICK_ENUM_SPELLING(kBorder, "border")
+WICK_ENUM_SPELLING(kReflection, "reflection")
 // interpolate's and Upsample's modes (kLinear above is "linear")
 WICK_ENUM_SPELLING(kNearest, "nearest")
 WICK_ENUM_SPELLING(kNearestExact, "nearest-exact")
@@ -85,6 +88,8 @@ inline constexpr enumtype::kReflect kReflect{};
 inline constexpr enumtype::kReplicate kReplicate{};
 inline constexpr enumtype::kCircular kCircular{};
 inline constexpr enumtype::kZeros kZeros{};
+inline constexpr enumtype::kBorder kBorder{};
+inline constexpr enumtype::kReflection kReflection{};
 inline constexpr enumtype::kNearest kNearest{};
 inline constexpr enumtype::kNearestExact kNearestExact{};
 inline constexpr enumtype::kBilinear kBilinear{};
