@@ -34,6 +34,7 @@
 #include "wick/indexing.h"
 #include "wick/io/dlpack.h"
 #include "wick/io/safetensors.h"
+#include "wick/linalg_more.h"
 #include "wick/nn.h"
 #include "wick/ops.h"
 #include "wick/optim.h"
