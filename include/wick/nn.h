@@ -33,3 +33,4 @@
 #include "wick/nn/utils/clip_grad.h"
 #include "wick/nn/utils/convert_parameters.h"
 #include "wick/nn/utils/rnn.h"
+#include "wick/nn/vision.h"
