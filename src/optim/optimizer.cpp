@@ -224,6 +224,16 @@ void Optimizer::add_param_group(const OptimizerParamGroup& group) {
   groups_.push_back(checked_group(groups_, *defaults_, group, "add_param_group"));
 }
 
+Tensor Optimizer::step(const std::function<Tensor()>& closure) {
+  Tensor loss;
+  if (closure) {
+    AutoGradMode enable(true);
+    loss = closure();
+  }
+  step();
+  return loss;
+}
+
 void Optimizer::zero_grad(bool set_to_none) {
   NoGradGuard no_grad;
   for (auto& g : groups_) {

@@ -63,6 +63,7 @@ class ZeroRedundancyOptimizer : public wick::optim::Optimizer {
   // The local optimizer's step over this rank's partition, then every partition broadcast from
   // its owner (a collective: every rank calls it).
   void step() override;
+  using wick::optim::Optimizer::step;  // step(closure)
   // Appends a group (partitioned as the others, after them) to param_groups and to the local
   // optimizer; the consolidated state is dropped. Call it on every rank with the same group.
   void add_param_group(const wick::optim::OptimizerParamGroup& group) override;

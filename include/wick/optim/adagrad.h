@@ -33,6 +33,7 @@ class Adagrad : public Optimizer {
   Adagrad(std::vector<Tensor> params, const AdagradOptions& options = {});
   Adagrad(std::vector<OptimizerParamGroup> groups, const AdagradOptions& defaults = {});
   void step() override;
+  using Optimizer::step;  // step(closure)
 };
 
 }  // namespace wick::optim

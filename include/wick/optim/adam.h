@@ -47,6 +47,7 @@ class Adam : public Optimizer {
   Adam(std::vector<Tensor> params, const AdamOptions& options = {});
   Adam(std::vector<OptimizerParamGroup> groups, const AdamOptions& defaults = {});
   void step() override;
+  using Optimizer::step;  // step(closure)
 
  protected:
   Adam(std::vector<OptimizerParamGroup> groups, std::unique_ptr<OptimizerOptions> defaults, bool decoupled);

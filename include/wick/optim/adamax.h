@@ -35,6 +35,7 @@ class Adamax : public Optimizer {
   Adamax(std::vector<Tensor> params, const AdamaxOptions& options = {});
   Adamax(std::vector<OptimizerParamGroup> groups, const AdamaxOptions& defaults = {});
   void step() override;
+  using Optimizer::step;  // step(closure)
 };
 
 }  // namespace wick::optim

@@ -37,6 +37,7 @@ class ASGD : public Optimizer {
   ASGD(std::vector<Tensor> params, const ASGDOptions& options = {});
   ASGD(std::vector<OptimizerParamGroup> groups, const ASGDOptions& defaults = {});
   void step() override;
+  using Optimizer::step;  // step(closure)
 };
 
 }  // namespace wick::optim

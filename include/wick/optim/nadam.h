@@ -41,6 +41,7 @@ class NAdam : public Optimizer {
   NAdam(std::vector<Tensor> params, const NAdamOptions& options = {});
   NAdam(std::vector<OptimizerParamGroup> groups, const NAdamOptions& defaults = {});
   void step() override;
+  using Optimizer::step;  // step(closure)
 };
 
 }  // namespace wick::optim

@@ -6,6 +6,7 @@
 //   opt.param_groups()[0].options().set_lr(0.01);
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -72,6 +73,10 @@ class Optimizer {
 
   // One update of every parameter that has a gradient.
   virtual void step() = 0;
+  // LibTorch's step(closure), PyTorch's step(closure): the loss closure returns, evaluated with
+  // grad mode on (it computes the gradients), then step(); an empty closure is step() alone
+  // (the loss undefined). L-BFGS, which evaluates the closure several times, has its own.
+  Tensor step(const std::function<Tensor()>& closure);
   // Drops the gradients (set_to_none, PyTorch's default) or zeroes them in place.
   void zero_grad(bool set_to_none = true);
   // A group with its own options (the defaults where none are given). Virtual: a wrapper such

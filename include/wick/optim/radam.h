@@ -38,6 +38,7 @@ class RAdam : public Optimizer {
   RAdam(std::vector<Tensor> params, const RAdamOptions& options = {});
   RAdam(std::vector<OptimizerParamGroup> groups, const RAdamOptions& defaults = {});
   void step() override;
+  using Optimizer::step;  // step(closure)
 };
 
 }  // namespace wick::optim

@@ -33,6 +33,7 @@ class RMSprop : public Optimizer {
   RMSprop(std::vector<Tensor> params, const RMSpropOptions& options = {});
   RMSprop(std::vector<OptimizerParamGroup> groups, const RMSpropOptions& defaults = {});
   void step() override;
+  using Optimizer::step;  // step(closure)
 };
 
 }  // namespace wick::optim

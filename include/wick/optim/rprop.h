@@ -39,6 +39,7 @@ class Rprop : public Optimizer {
   Rprop(std::vector<Tensor> params, const RpropOptions& options = {});
   Rprop(std::vector<OptimizerParamGroup> groups, const RpropOptions& defaults = {});
   void step() override;
+  using Optimizer::step;  // step(closure)
 };
 
 }  // namespace wick::optim

@@ -34,6 +34,7 @@ class SGD : public Optimizer {
   SGD(std::vector<Tensor> params, const SGDOptions& options);
   SGD(std::vector<OptimizerParamGroup> groups, const SGDOptions& defaults);
   void step() override;
+  using Optimizer::step;  // step(closure)
 };
 
 }  // namespace wick::optim
