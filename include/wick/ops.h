@@ -278,6 +278,80 @@ Tensor argwhere(const Tensor& t);
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
 // torch.transpose(t, d0, d1): t.transpose(d0, d1).
 Tensor transpose(const Tensor& t, int64_t d0, int64_t d1);
+// The function forms of views and splits PyTorch also has as methods (torch.squeeze(t) is
+// t.squeeze(), ...), and of all/any.
+Tensor t(const Tensor& t);
+Tensor squeeze(const Tensor& t);
+Tensor squeeze(const Tensor& t, int64_t dim);
+Tensor unsqueeze(const Tensor& t, int64_t dim);
+Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t length);
+Tensor select(const Tensor& t, int64_t dim, int64_t index);
+std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& t, IntArrayRef split_sizes, int64_t dim = 0);
+Tensor all(const Tensor& t);
+Tensor all(const Tensor& t, int64_t dim, bool keepdim = false);
+Tensor any(const Tensor& t);
+Tensor any(const Tensor& t, int64_t dim, bool keepdim = false);
+// cat after making each tensor at least 1-D and joining along dim 1 (dim 0 for 1-D tensors:
+// hstack), at least 2-D along dim 0 (vstack, also row_stack), at least 3-D along dim 2
+// (dstack), as torch.atleast_Nd shapes them ([n] -> [1, n] -> [1, n, 1], [m, n] -> [m, n, 1]).
+Tensor hstack(const std::vector<Tensor>& tensors);
+Tensor vstack(const std::vector<Tensor>& tensors);
+Tensor row_stack(const std::vector<Tensor>& tensors);
+Tensor dstack(const std::vector<Tensor>& tensors);
+// The cross product of a and b (broadcast together) along dim, which must have size 3; without
+// dim, the first dim of size 3 (torch.cross's deprecated default; linalg_cross's is -1).
+Tensor cross(const Tensor& a, const Tensor& b, std::optional<int64_t> dim = std::nullopt);
+Tensor linalg_cross(const Tensor& a, const Tensor& b, int64_t dim = -1);
+// torch.linalg.vector_norm: norm(t, ord, dim, keepdim) (every element when dim is empty), in
+// dtype when given. torch.linalg.matrix_norm over the two dims of dim: "fro" (the default) and
+// the orders 1, -1 (the largest, smallest column sum of |t|), inf, -inf (row sums); 2, -2 and
+// "nuc" need singular values and raise NotImplementedError. torch.linalg.norm: without ord the
+// 2-norm of the elements over dim (all when empty); with ord, vector_norm over one dim (or of a
+// 1-D t) and matrix_norm over two (or of a 2-D t).
+Tensor linalg_vector_norm(const Tensor& t, const Scalar& ord = 2, IntArrayRef dim = {}, bool keepdim = false,
+                          std::optional<Dtype> dtype = std::nullopt);
+Tensor linalg_matrix_norm(const Tensor& t, const Scalar& ord, IntArrayRef dim = {-2, -1}, bool keepdim = false,
+                          std::optional<Dtype> dtype = std::nullopt);
+Tensor linalg_matrix_norm(const Tensor& t, const char* ord = "fro", IntArrayRef dim = {-2, -1},
+                          bool keepdim = false, std::optional<Dtype> dtype = std::nullopt);
+Tensor linalg_norm(const Tensor& t, const std::optional<Scalar>& ord = std::nullopt, IntArrayRef dim = {},
+                   bool keepdim = false, std::optional<Dtype> dtype = std::nullopt);
+Tensor linalg_norm(const Tensor& t, const char* ord, IntArrayRef dim = {}, bool keepdim = false,
+                   std::optional<Dtype> dtype = std::nullopt);
+inline Tensor linalg_matrix_norm(const Tensor& t, const std::string& ord, IntArrayRef dim = {-2, -1},
+                                 bool keepdim = false, std::optional<Dtype> dtype = std::nullopt) {
+  return linalg_matrix_norm(t, ord.c_str(), dim, keepdim, dtype);
+}
+inline Tensor linalg_norm(const Tensor& t, const std::string& ord, IntArrayRef dim = {}, bool keepdim = false,
+                          std::optional<Dtype> dtype = std::nullopt) {
+  return linalg_norm(t, ord.c_str(), dim, keepdim, dtype);
+}
+// LibTorch's torch::linalg:: spellings of the above.
+namespace linalg {
+inline Tensor cross(const Tensor& a, const Tensor& b, int64_t dim = -1) { return linalg_cross(a, b, dim); }
+inline Tensor vector_norm(const Tensor& t, const Scalar& ord = 2, IntArrayRef dim = {}, bool keepdim = false,
+                          std::optional<Dtype> dtype = std::nullopt) {
+  return linalg_vector_norm(t, ord, dim, keepdim, dtype);
+}
+inline Tensor matrix_norm(const Tensor& t, const char* ord = "fro", IntArrayRef dim = {-2, -1},
+                          bool keepdim = false, std::optional<Dtype> dtype = std::nullopt) {
+  return linalg_matrix_norm(t, ord, dim, keepdim, dtype);
+}
+inline Tensor matrix_norm(const Tensor& t, const Scalar& ord, IntArrayRef dim = {-2, -1}, bool keepdim = false,
+                          std::optional<Dtype> dtype = std::nullopt) {
+  return linalg_matrix_norm(t, ord, dim, keepdim, dtype);
+}
+inline Tensor norm(const Tensor& t, const std::optional<Scalar>& ord = std::nullopt, IntArrayRef dim = {},
+                   bool keepdim = false, std::optional<Dtype> dtype = std::nullopt) {
+  return linalg_norm(t, ord, dim, keepdim, dtype);
+}
+inline Tensor norm(const Tensor& t, const char* ord, IntArrayRef dim = {}, bool keepdim = false,
+                   std::optional<Dtype> dtype = std::nullopt) {
+  return linalg_norm(t, ord, dim, keepdim, dtype);
+}
+}  // namespace linalg
 // LibTorch's at::size(t, dim): t.size(dim).
 int64_t size(const Tensor& t, int64_t dim);
 // ATen's _unsafe_view(self, size): self.view(size) (ATen's node, UnsafeViewBackward0, also

@@ -163,6 +163,13 @@ class Tensor {
             std::optional<MemoryFormat> memory_format = std::nullopt) const;
   Tensor to(const char* device, bool non_blocking = false) const { return to(Device(device), non_blocking); }
   Tensor to(const Tensor& other, bool non_blocking = false) const;
+  // LibTorch's to(TensorOptions): to the options' device and dtype, each the tensor's own where
+  // the options leave it unset (x.to(y.options()) is x.to(y)). A template so that to(kCUDA) and
+  // to(kFloat32) stay the device and dtype forms.
+  template <class Options, std::enable_if_t<std::is_same_v<Options, TensorOptions>, int> = 0>
+  Tensor to(const Options& options, bool non_blocking = false, bool copy = false) const {
+    return to(options.device_opt().value_or(device()), options.dtype_opt().value_or(dtype()), non_blocking, copy);
+  }
   Tensor cuda(int index = -1, bool non_blocking = false) const;
   Tensor cpu() const;
   Tensor half() const { return to(kFloat16); }
@@ -768,6 +775,10 @@ Tensor Tensor::new_tensor(std::initializer_list<std::initializer_list<T>> values
   return detail::tensor_from_values(v.data(), detail::wide_dtype<T>(), {int64_t(values.size()), cols},
                                     options());
 }
+
+// LibTorch's TensorList (at::ArrayRef<Tensor>), as the list of tensors wick's functions take:
+// torch::cat(torch::TensorList{a, b}) and functions of one's own taking a TensorList port as they are.
+using TensorList = std::vector<Tensor>;
 
 }  // namespace wick
 

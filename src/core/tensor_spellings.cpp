@@ -93,3 +93,123 @@ Tensor& Tensor::operator=(const Scalar& v) && {
 }
 
 }  // namespace wick
+
+namespace wick {
+
+Tensor t(const Tensor& t) {
+  detail::check_defined(t, "t", "self");
+  return t.t();
+}
+Tensor squeeze(const Tensor& t) {
+  detail::check_defined(t, "squeeze", "self");
+  return t.squeeze();
+}
+Tensor squeeze(const Tensor& t, int64_t dim) {
+  detail::check_defined(t, "squeeze", "self");
+  return t.squeeze(dim);
+}
+Tensor unsqueeze(const Tensor& t, int64_t dim) {
+  detail::check_defined(t, "unsqueeze", "self");
+  return t.unsqueeze(dim);
+}
+Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t length) {
+  detail::check_defined(t, "narrow", "self");
+  return t.narrow(dim, start, length);
+}
+Tensor select(const Tensor& t, int64_t dim, int64_t index) {
+  detail::check_defined(t, "select", "self");
+  return t.select(dim, index);
+}
+std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim) {
+  detail::check_defined(t, "chunk", "self");
+  return t.chunk(chunks, dim);
+}
+std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim) {
+  detail::check_defined(t, "split", "self");
+  return t.split(split_size, dim);
+}
+std::vector<Tensor> split(const Tensor& t, IntArrayRef split_sizes, int64_t dim) {
+  detail::check_defined(t, "split", "self");
+  return t.split(split_sizes, dim);
+}
+Tensor all(const Tensor& t) { return t.all(); }
+Tensor all(const Tensor& t, int64_t dim, bool keepdim) { return t.all(dim, keepdim); }
+Tensor any(const Tensor& t) { return t.any(); }
+Tensor any(const Tensor& t, int64_t dim, bool keepdim) { return t.any(dim, keepdim); }
+
+namespace {
+// cat of the tensors, each reshaped by atleast (a view), along dim; op names the errors.
+template <class F>
+Tensor stack_at_least(const std::vector<Tensor>& tensors, const char* op, F&& atleast, int64_t dim) {
+  WICK_CHECK(!tensors.empty(), ValueError, op, op, " expects a non-empty TensorList");
+  std::vector<Tensor> parts;
+  parts.reserve(tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    detail::check_defined(tensors[i], op, "tensors");
+    parts.push_back(atleast(tensors[i]));
+  }
+  return as_op(op, [&] { return cat(parts, dim); });
+}
+Tensor atleast_1d(const Tensor& t) { return t.dim() == 0 ? t.reshape({1}) : t; }
+Tensor atleast_2d(const Tensor& t) {
+  return t.dim() == 0 ? t.reshape({1, 1}) : t.dim() == 1 ? t.unsqueeze(0) : t;
+}
+Tensor atleast_3d(const Tensor& t) {
+  if (t.dim() == 0) return t.reshape({1, 1, 1});
+  if (t.dim() == 1) return t.unsqueeze(0).unsqueeze(2);
+  return t.dim() == 2 ? t.unsqueeze(2) : t;
+}
+}  // namespace
+
+Tensor hstack(const std::vector<Tensor>& tensors) {
+  const bool one_d = !tensors.empty() && tensors[0].defined() && tensors[0].dim() <= 1;
+  return stack_at_least(tensors, "hstack", atleast_1d, one_d ? 0 : 1);
+}
+Tensor vstack(const std::vector<Tensor>& tensors) { return stack_at_least(tensors, "vstack", atleast_2d, 0); }
+Tensor row_stack(const std::vector<Tensor>& tensors) { return stack_at_least(tensors, "row_stack", atleast_2d, 0); }
+Tensor dstack(const std::vector<Tensor>& tensors) { return stack_at_least(tensors, "dstack", atleast_3d, 2); }
+
+namespace {
+// a x b along dim d of their broadcast shape: a[(i+1)%3] b[(i+2)%3] - a[(i+2)%3] b[(i+1)%3].
+Tensor cross_along(const Tensor& a, const Tensor& b, int64_t d) {
+  const Tensor next = tensor(std::vector<int64_t>{1, 2, 0}, TensorOptions(kInt64).device(a.device()));
+  const Tensor after = tensor(std::vector<int64_t>{2, 0, 1}, TensorOptions(kInt64).device(a.device()));
+  return a.index_select(d, next) * b.index_select(d, after) - a.index_select(d, after) * b.index_select(d, next);
+}
+// The operands broadcast together, after linalg.cross's checks.
+std::vector<Tensor> cross_operands(const Tensor& a, const Tensor& b, const char* op) {
+  detail::check_defined(a, op, "self");
+  detail::check_defined(b, op, "other");
+  WICK_CHECK(a.device() == b.device(), DeviceError, op, "Expected all tensors to be on the same device, but found ",
+             a.device(), " and ", b.device());
+  WICK_CHECK(a.dtype() == b.dtype(), TypeError, op, "expected both inputs to have the same dtype, got ", a.dtype(),
+             " and ", b.dtype());
+  WICK_CHECK(a.dim() == b.dim(), ValueError, op, "inputs must have the same number of dimensions.");
+  return as_op(op, [&] { return broadcast_tensors({a, b}); });
+}
+}  // namespace
+
+Tensor linalg_cross(const Tensor& a, const Tensor& b, int64_t dim) {
+  constexpr const char* kOp = "linalg_cross";
+  const std::vector<Tensor> ab = cross_operands(a, b, kOp);
+  const int64_t n = ab[0].dim();
+  WICK_CHECK(dim >= -n && dim < n && n > 0, IndexError, kOp, "Dimension out of range (expected to be in range of [",
+             -n, ", ", n - 1, "], but got ", dim, ")");
+  const int64_t d = dim < 0 ? dim + n : dim;
+  WICK_CHECK(a.size(d) == 3 && b.size(d) == 3, ValueError, kOp, "inputs dimension ", dim,
+             " must have length 3. Got ", a.size(d), " and ", b.size(d));
+  return as_op(kOp, [&] { return cross_along(ab[0], ab[1], d); });
+}
+
+Tensor cross(const Tensor& a, const Tensor& b, std::optional<int64_t> dim) {
+  constexpr const char* kOp = "cross";
+  if (dim) return as_op(kOp, [&] { return linalg_cross(a, b, *dim); });
+  const std::vector<Tensor> ab = cross_operands(a, b, kOp);
+  int64_t d = -1;
+  for (int64_t i = 0; i < ab[0].dim() && d < 0; ++i)
+    if (ab[0].size(i) == 3) d = i;
+  WICK_CHECK(d >= 0, ValueError, kOp, "no dimension of size 3 in input");
+  return as_op(kOp, [&] { return linalg_cross(a, b, d); });
+}
+
+}  // namespace wick

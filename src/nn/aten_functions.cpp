@@ -4,6 +4,7 @@
 #include "core/checks.h"
 #include "nn/reduction_string.h"
 #include "wick/nn/functional.h"
+#include "wick/ops.h"
 
 namespace wick {
 
@@ -70,6 +71,82 @@ Tensor replication_pad2d(const Tensor& input, IntArrayRef p) {
 }
 Tensor replication_pad3d(const Tensor& input, IntArrayRef p) {
   return aten_pad(input, p, "replicate", 3, "replication_pad3d");
+}
+
+}  // namespace wick
+
+namespace wick {
+
+Tensor kl_div(const Tensor& input, const Tensor& target, Reduction::Reduction reduction, bool log_target) {
+  return detail::as_op("kl_div", [&] {
+    return nn::functional::kl_div(input, target, detail::reduction_string(reduction, "kl_div"), log_target);
+  });
+}
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction::Reduction reduction, double delta) {
+  return detail::as_op("huber_loss", [&] {
+    return nn::functional::huber_loss(input, target, detail::reduction_string(reduction, "huber_loss"), delta);
+  });
+}
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
+                                        const Tensor& pos_weight, Reduction::Reduction reduction) {
+  return detail::as_op("binary_cross_entropy_with_logits", [&] {
+    return nn::functional::binary_cross_entropy_with_logits(
+        input, target, weight, detail::reduction_string(reduction, "binary_cross_entropy_with_logits"), pos_weight);
+  });
+}
+Tensor cross_entropy_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
+                          Reduction::Reduction reduction, int64_t ignore_index, double label_smoothing) {
+  return detail::as_op("cross_entropy_loss", [&] {
+    return nn::functional::cross_entropy(input, target, weight, ignore_index,
+                                         detail::reduction_string(reduction, "cross_entropy_loss"), label_smoothing);
+  });
+}
+Tensor log_sigmoid(const Tensor& input) {
+  return detail::as_op("log_sigmoid", [&] { return nn::functional::logsigmoid(input); });
+}
+Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx, bool scale_grad_by_freq,
+                 bool sparse) {
+  return detail::as_op("embedding", [&] {
+    return nn::functional::embedding(indices, weight,
+                                     padding_idx < 0 ? std::nullopt : std::optional<int64_t>(padding_idx),
+                                     std::nullopt, 2.0, scale_grad_by_freq, sparse);
+  });
+}
+Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                  const Tensor& running_var, bool training, double momentum, double eps, bool /*cudnn_enabled*/) {
+  return detail::as_op("batch_norm", [&] {
+    return nn::functional::batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps);
+  });
+}
+Tensor frobenius_norm(const Tensor& input) {
+  detail::check_defined(input, "frobenius_norm", "self");
+  return detail::as_op("frobenius_norm", [&] { return wick::norm(input, 2); });
+}
+Tensor frobenius_norm(const Tensor& input, IntArrayRef dim, bool keepdim) {
+  detail::check_defined(input, "frobenius_norm", "self");
+  return detail::as_op("frobenius_norm", [&] { return wick::norm(input, 2, dim, keepdim); });
+}
+
+namespace {
+// at::upsample_*2d: F::interpolate to output_size (two values) of a 4-D input, named as op.
+Tensor upsample2d(const Tensor& input, IntArrayRef output_size, const char* mode, std::optional<bool> align_corners,
+                  const char* op) {
+  detail::check_defined(input, op, "self");
+  WICK_CHECK(output_size.size() == 2, ValueError, op, "It is expected output_size equals to 2, but got size ",
+             output_size.size());
+  WICK_CHECK(input.dim() == 4, ValueError, op, "Non-empty 4D data tensor expected but got a tensor with sizes ",
+             input.sizes());
+  return detail::as_op(op, [&] { return nn::functional::interpolate(input, output_size, {}, mode, align_corners); });
+}
+}  // namespace
+
+Tensor upsample_nearest2d(const Tensor& input, IntArrayRef output_size, std::optional<double>,
+                          std::optional<double>) {
+  return upsample2d(input, output_size, "nearest", std::nullopt, "upsample_nearest2d");
+}
+Tensor upsample_bilinear2d(const Tensor& input, IntArrayRef output_size, bool align_corners, std::optional<double>,
+                           std::optional<double>) {
+  return upsample2d(input, output_size, "bilinear", align_corners, "upsample_bilinear2d");
 }
 
 }  // namespace wick

@@ -63,3 +63,8 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
                                     std::optional<double> scale = std::nullopt, bool enable_gqa = false);
 
 }  // namespace wick::nn::functional
+
+// ATen's torch::scaled_dot_product_attention (the same arguments).
+namespace wick {
+using nn::functional::scaled_dot_product_attention;
+}  // namespace wick

@@ -739,4 +739,39 @@ Tensor reflection_pad3d(const Tensor& input, IntArrayRef padding);
 Tensor replication_pad1d(const Tensor& input, IntArrayRef padding);
 Tensor replication_pad2d(const Tensor& input, IntArrayRef padding);
 Tensor replication_pad3d(const Tensor& input, IntArrayRef padding);
+// More of ATen's forms, LibTorch's torch::kl_div ...: the nn::functional ones in ATen's argument
+// order, the reduction as LibTorch's enum.
+using nn::functional::cosine_similarity;
+using nn::functional::pairwise_distance;
+using nn::functional::pixel_shuffle;
+using nn::functional::pixel_unshuffle;
+Tensor kl_div(const Tensor& input, const Tensor& target, Reduction::Reduction reduction = Reduction::Mean,
+              bool log_target = false);
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction::Reduction reduction = Reduction::Mean,
+                  double delta = 1.0);
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight = {},
+                                        const Tensor& pos_weight = {},
+                                        Reduction::Reduction reduction = Reduction::Mean);
+Tensor cross_entropy_loss(const Tensor& input, const Tensor& target, const Tensor& weight = {},
+                          Reduction::Reduction reduction = Reduction::Mean, int64_t ignore_index = -100,
+                          double label_smoothing = 0.0);
+Tensor log_sigmoid(const Tensor& input);
+// at::embedding(weight, indices, padding_idx = -1, ...): the weight first; a negative
+// padding_idx is none.
+Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx = -1,
+                 bool scale_grad_by_freq = false, bool sparse = false);
+// at::batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
+// cudnn_enabled): F::batch_norm's arguments in ATen's order (cudnn_enabled is the library's
+// choice in wick).
+Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                  const Tensor& running_var, bool training, double momentum, double eps, bool cudnn_enabled);
+// ||t||_2 over dims (all of them when none are given): at::frobenius_norm.
+Tensor frobenius_norm(const Tensor& input);
+Tensor frobenius_norm(const Tensor& input, IntArrayRef dim, bool keepdim = false);
+// at::upsample_nearest2d / upsample_bilinear2d of [N, C, H, W] to output_size (h, w), as
+// F::interpolate with that size (the scales, when given, are not used: the size decides).
+Tensor upsample_nearest2d(const Tensor& input, IntArrayRef output_size,
+                          std::optional<double> scales_h = std::nullopt, std::optional<double> scales_w = std::nullopt);
+Tensor upsample_bilinear2d(const Tensor& input, IntArrayRef output_size, bool align_corners,
+                           std::optional<double> scales_h = std::nullopt, std::optional<double> scales_w = std::nullopt);
 }  // namespace wick
