@@ -3,13 +3,22 @@
 // groups; state_dict round trips mid-training that resume bit for bit; refused
 // hyperparameters. MultiplicativeLR, ConstantLR, PolynomialLR, CyclicLR,
 // CosineAnnealingWarmRestarts and ChainedScheduler against closed forms written out here, and
-// their state_dict round trips. tests/gen/optim_more_reference.py prints PyTorch's values of
-// the same cases.
+// their state_dict round trips. The same cases against PyTorch's own values:
+// tests/fixtures/optim_more_reference.txt, printed by tests/gen/optim_more_reference.py
+// (PyTorch 2.11), read at run time and checked line by line (OptimMorePyTorch).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
 #include <memory>
 #include <numbers>
+#include <optional>
+#include <regex>
+#include <set>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -816,6 +825,349 @@ TEST(OptimMoreSchedulers, StateDictFormat) {
   EXPECT_EQ(c["mode"], "exp_range");
   EXPECT_EQ(c["scale_mode"], "iterations");
   EXPECT_EQ(c["max_momentums"], nlohmann::json::array({0.9}));
+}
+
+// ---- PyTorch's values: every line of tests/fixtures/optim_more_reference.txt is run here.
+// An optimizer line carries its hyperparameters ("adamax lr=0.002 betas=(0.9,0.999) ...
+// steps=6: [p] extra"), so those cases follow the file; a scheduler line names its case, built
+// below as the script builds it.
+
+std::vector<std::string> fixture_lines() {
+  std::ifstream in(std::string(WICK_TEST_FIXTURES_DIR) + "/optim_more_reference.txt");
+  EXPECT_TRUE(in.good()) << "tests/fixtures/optim_more_reference.txt not found";
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
+std::string g17(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
+}
+
+// Within rel of PyTorch's value. kRel: the float64 optimizers' orders of operations differ from
+// PyTorch's by a rounding or two (seen: at most 2 ulps, 4e-16 relative); the schedulers' values
+// come out identical.
+constexpr double kRel = 1e-14;
+void expect_close(double got, double want, double rel, const std::string& what) {
+  EXPECT_LE(std::abs(got - want), rel * std::abs(want))
+      << what << ": wick " << g17(got) << ", PyTorch " << g17(want);
+}
+void expect_close(const Vec& got, const Vec& want, double rel, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i)
+    expect_close(got[i], want[i], rel, what + "[" + std::to_string(i) + "]");
+}
+
+// "[a, b, ...]"
+Vec parse_vec(const std::string& s) {
+  EXPECT_TRUE(s.size() >= 2 && s.front() == '[' && s.back() == ']') << s;
+  Vec v;
+  std::stringstream ss(s.substr(1, s.size() - 2));
+  for (std::string x; std::getline(ss, x, ',');) v.push_back(std::stod(x));
+  return v;
+}
+
+// "key=value key=[a, b] ..." (values in brackets may hold spaces).
+std::map<std::string, std::string> parse_keys(const std::string& s) {
+  std::map<std::string, std::string> out;
+  for (size_t i = 0; i < s.size();) {
+    if (s[i] == ' ') {
+      ++i;
+      continue;
+    }
+    const size_t eq = s.find('=', i);
+    EXPECT_NE(eq, std::string::npos) << s.substr(i);
+    if (eq == std::string::npos) break;
+    const size_t close = s[eq + 1] == '[' ? s.find(']', eq) : s.find(' ', eq) - 1;
+    EXPECT_NE(close, std::string::npos) << s.substr(i);
+    if (close == std::string::npos) break;
+    const size_t end = std::min(close + 1, s.size());
+    out[s.substr(i, eq - i)] = s.substr(eq + 1, end - eq - 1);
+    i = end;
+  }
+  return out;
+}
+
+// An optimizer line's hyperparameters; each one read is marked, so that one the case does not
+// apply fails the test.
+struct Args {
+  std::map<std::string, std::string> values;
+  std::set<std::string> used;
+  const std::string& get(const std::string& k) {
+    used.insert(k);
+    static const std::string none = "nan";
+    auto it = values.find(k);
+    EXPECT_NE(it, values.end()) << "no " << k;
+    return it == values.end() ? none : it->second;
+  }
+  double num(const std::string& k) { return std::stod(get(k)); }
+  bool flag(const std::string& k) {
+    const std::string& v = get(k);
+    EXPECT_TRUE(v == "True" || v == "False") << k << "=" << v;
+    return v == "True";
+  }
+  std::tuple<double, double> pair(const std::string& k) {  // "(a,b)"
+    const std::string& v = get(k);
+    const size_t comma = v.find(',');
+    return {std::stod(v.substr(1, comma - 1)), std::stod(v.substr(comma + 1))};
+  }
+};
+
+const std::set<std::string> kOptimizerKinds{"adamax", "nadam", "radam", "rprop", "asgd"};
+
+bool is_optimizer_line(const std::string& line) {
+  return kOptimizerKinds.count(line.substr(0, line.find(' '))) > 0;
+}
+
+// Runs one optimizer line on the float64 parameter and checks p (and the state printed) to
+// kRel; the float32 scalar state (mu_product, eta) is rounded as PyTorch rounds it, so it is
+// compared exactly.
+void check_optimizer_line(const std::string& line) {
+  const size_t colon = line.find(": ");
+  ASSERT_NE(colon, std::string::npos);
+  const std::string head = line.substr(0, colon), kind = head.substr(0, head.find(' '));
+  Args a{parse_keys(head.substr(kind.size())), {}};
+  const std::string tail = line.substr(colon + 2);
+  const size_t close = tail.find(']');
+  ASSERT_NE(close, std::string::npos);
+  const Vec want = parse_vec(tail.substr(0, close + 1));
+  const auto extra = parse_keys(tail.substr(close + 1));
+
+  Tensor p = from(kP0, kFloat64).requires_grad_();
+  std::unique_ptr<optim::Optimizer> opt;
+  const std::vector<Tensor> ps{p};
+  if (kind == "adamax") {
+    opt = std::make_unique<optim::Adamax>(ps, optim::AdamaxOptions(a.num("lr"))
+                                                  .betas(a.pair("betas"))
+                                                  .eps(a.num("eps"))
+                                                  .weight_decay(a.num("wd"))
+                                                  .maximize(a.flag("maximize")));
+  } else if (kind == "nadam") {
+    opt = std::make_unique<optim::NAdam>(ps, optim::NAdamOptions(a.num("lr"))
+                                                 .betas(a.pair("betas"))
+                                                 .eps(a.num("eps"))
+                                                 .weight_decay(a.num("wd"))
+                                                 .momentum_decay(a.num("momentum_decay"))
+                                                 .decoupled_weight_decay(a.flag("decoupled"))
+                                                 .maximize(a.flag("maximize")));
+  } else if (kind == "radam") {
+    opt = std::make_unique<optim::RAdam>(ps, optim::RAdamOptions(a.num("lr"))
+                                                 .betas(a.pair("betas"))
+                                                 .eps(a.num("eps"))
+                                                 .weight_decay(a.num("wd"))
+                                                 .decoupled_weight_decay(a.flag("decoupled"))
+                                                 .maximize(a.flag("maximize")));
+  } else if (kind == "rprop") {
+    opt = std::make_unique<optim::Rprop>(ps, optim::RpropOptions(a.num("lr"))
+                                                 .etas(a.pair("etas"))
+                                                 .step_sizes(a.pair("step_sizes"))
+                                                 .maximize(a.flag("maximize")));
+  } else if (kind == "asgd") {
+    opt = std::make_unique<optim::ASGD>(ps, optim::ASGDOptions(a.num("lr"))
+                                                .lambd(a.num("lambd"))
+                                                .alpha(a.num("alpha"))
+                                                .t0(a.num("t0"))
+                                                .weight_decay(a.num("wd"))
+                                                .maximize(a.flag("maximize")));
+  }
+  ASSERT_TRUE(opt) << kind;
+  const int steps = int(a.num("steps"));
+  for (int s = 0; s < steps; ++s) {
+    opt->zero_grad();
+    (from(kC, kFloat64) * p * p).sum().backward();
+    opt->step();
+  }
+  EXPECT_EQ(a.used.size(), a.values.size()) << "a hyperparameter of the line is not applied";
+  expect_close(p.detach().to_vector<double>(), want, kRel, "p");
+  const auto& state = opt->state(p).tensors;
+  for (const auto& [k, v] : extra) {
+    ASSERT_EQ(state.count(k), 1u) << k;
+    if (v.front() == '[') expect_close(state.at(k).to(kFloat64).to_vector<double>(), parse_vec(v), kRel, k);
+    else EXPECT_EQ(state.at(k).item<double>(), std::stod(v)) << k;
+  }
+  // The state the script prints: NAdam's mu_product, ASGD's ax and eta.
+  EXPECT_EQ(extra.size(), kind == "nadam" ? 1u : kind == "asgd" ? 2u : 0u);
+}
+
+TEST(OptimMorePyTorch, OptimizersMatchTheFixture) {
+  int checked = 0;
+  std::set<std::string> kinds;
+  for (const std::string& line : fixture_lines()) {
+    if (!is_optimizer_line(line)) continue;
+    SCOPED_TRACE(line);
+    check_optimizer_line(line);
+    kinds.insert(line.substr(0, line.find(' ')));
+    ++checked;
+  }
+  EXPECT_EQ(kinds, kOptimizerKinds);
+  EXPECT_GE(checked, 22);  // the file's 22 cases at least: a truncated file fails
+}
+
+// A scheduler case as the script builds it: the optimizer outlives its scheduler.
+struct SchedCase {
+  std::unique_ptr<optim::Optimizer> opt;
+  std::shared_ptr<optim::LRScheduler> sched;
+};
+
+std::unique_ptr<optim::SGD> sgd1(double lr, double momentum = 0.9) {
+  return std::make_unique<optim::SGD>(std::vector<Tensor>{leaf()}, optim::SGDOptions(lr).momentum(momentum));
+}
+
+std::map<std::string, std::function<SchedCase()>> sched_cases() {
+  using namespace optim;
+  std::map<std::string, std::function<SchedCase()>> m;
+  m["MultiplicativeLR"] = [] {
+    std::vector<OptimizerParamGroup> g;
+    g.emplace_back(std::vector<Tensor>{leaf()});
+    g.emplace_back(std::vector<Tensor>{leaf()}, std::make_unique<SGDOptions>(SGDOptions(0.5).momentum(0.9)));
+    SchedCase c{std::make_unique<SGD>(std::move(g), SGDOptions(0.1).momentum(0.9)), nullptr};
+    c.sched = std::make_shared<MultiplicativeLR>(
+        *c.opt, std::vector<MultiplicativeLR::Lambda>{[](int64_t) { return 0.95; },
+                                                      [](int64_t e) { return 1.0 / double(e + 1); }});
+    return c;
+  };
+  m["ConstantLR factor=0.25 total_iters=4"] = [] {
+    SchedCase c{sgd1(0.3), nullptr};
+    c.sched = std::make_shared<ConstantLR>(*c.opt, 0.25, 4);
+    return c;
+  };
+  m["ConstantLR defaults"] = [] {
+    SchedCase c{sgd1(0.3), nullptr};
+    c.sched = std::make_shared<ConstantLR>(*c.opt);
+    return c;
+  };
+  m["PolynomialLR total_iters=6 power=2"] = [] {
+    SchedCase c{sgd1(0.4), nullptr};
+    c.sched = std::make_shared<PolynomialLR>(*c.opt, 6, 2.0);
+    return c;
+  };
+  m["PolynomialLR defaults"] = [] {
+    SchedCase c{sgd1(0.4), nullptr};
+    c.sched = std::make_shared<PolynomialLR>(*c.opt);
+    return c;
+  };
+  m["CyclicLR NAdam per-group"] = [] {
+    std::vector<OptimizerParamGroup> g;
+    g.emplace_back(std::vector<Tensor>{leaf()});
+    g.emplace_back(std::vector<Tensor>{leaf()},
+                   std::make_unique<NAdamOptions>(NAdamOptions(1.0).betas({0.5, 0.99})));
+    SchedCase c{std::make_unique<NAdam>(std::move(g), NAdamOptions(1.0)), nullptr};
+    c.sched = std::make_shared<CyclicLR>(
+        *c.opt, std::vector<double>{0.01, 0.02}, std::vector<double>{0.1, 0.2},
+        CyclicLROptions().step_size_up(2).base_momentum({0.8, 0.7}).max_momentum({0.95, 0.9}));
+    return c;
+  };
+  m["CyclicLR scale_fn 1/(1+x) iterations"] = [] {
+    SchedCase c{sgd1(1.0, 0.0), nullptr};
+    c.sched = std::make_shared<CyclicLR>(*c.opt, 0.0, 1.0,
+                                         CyclicLROptions()
+                                             .step_size_up(2)
+                                             .cycle_momentum(false)
+                                             .scale_fn([](double x) { return 1 / (1 + x); })
+                                             .scale_mode("iterations"));
+    return c;
+  };
+  m["CosineAnnealingWarmRestarts T_0=3 T_mult=2 eta_min=0.01"] = [] {
+    SchedCase c{sgd1(0.5), nullptr};
+    c.sched = std::make_shared<CosineAnnealingWarmRestarts>(*c.opt, 3, 2, 0.01);
+    return c;
+  };
+  m["CosineAnnealingWarmRestarts T_0=4"] = [] {
+    SchedCase c{sgd1(0.5), nullptr};
+    c.sched = std::make_shared<CosineAnnealingWarmRestarts>(*c.opt, 4);
+    return c;
+  };
+  m["ChainedScheduler ConstantLR(0.1, 2) + ExponentialLR(0.9)"] = [] {
+    SchedCase c{sgd1(1.0), nullptr};
+    c.sched = std::make_shared<ChainedScheduler>(std::vector<std::shared_ptr<LRScheduler>>{
+        std::make_shared<ConstantLR>(*c.opt, 0.1, 2), std::make_shared<ExponentialLR>(*c.opt, 0.9)});
+    return c;
+  };
+  return m;
+}
+
+// "CyclicLR mode=<mode> up=<n> down=<n> gamma=<g>": built from its name.
+std::optional<SchedCase> cyclic_mode_case(const std::string& name) {
+  static const std::regex re(R"(CyclicLR mode=(\w+) up=(\d+) down=(\d+) gamma=([0-9.]+))");
+  std::smatch m;
+  if (!std::regex_match(name, m, re)) return std::nullopt;
+  SchedCase c{sgd1(5.0, 0.5), nullptr};
+  c.sched = std::make_shared<optim::CyclicLR>(*c.opt, 0.1, 1.0,
+                                              optim::CyclicLROptions()
+                                                  .step_size_up(std::stod(m[2]))
+                                                  .step_size_down(std::stod(m[3]))
+                                                  .mode(m[1])
+                                                  .gamma(std::stod(m[4])));
+  return c;
+}
+
+// "<case> lr: [..]; [..]" and "<case> momentum: ...": the value after construction, then
+// after each step() (momentum: SGD's momentum, or beta1). "<case> step(<epoch>)[ after ..]:
+// lr <x>[ T_i <n> last_epoch <n>]": step(epoch) (step() where empty) on the case as the lines
+// before left it; the script's bare "CosineAnnealingWarmRestarts" is its first such case.
+TEST(OptimMorePyTorch, SchedulersMatchTheFixture) {
+  const auto cases = sched_cases();
+  std::map<std::string, SchedCase> live;  // each case as its last line left it
+  std::set<std::string> seen;
+  const std::vector<std::string> lines = fixture_lines();
+  int checked = 0, scheduler_lines = 0;
+  static const std::regex seq_re(R"((.*) (lr|momentum): (.*))");
+  static const std::regex epoch_re(
+      R"((.*) step\(([0-9.]*)\)(?: after [0-9.]+)?: lr (\S+)(?: T_i (\d+) last_epoch (\d+))?)");
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    if (is_optimizer_line(line)) continue;
+    ++scheduler_lines;
+    SCOPED_TRACE(line);
+    std::smatch m;
+    if (i == 0 && line.rfind("torch 2.", 0) == 0) {
+      ++checked;  // the version that printed the file
+    } else if (std::regex_match(line, m, epoch_re)) {
+      const std::string name = m[1] == "CosineAnnealingWarmRestarts"
+                                   ? "CosineAnnealingWarmRestarts T_0=3 T_mult=2 eta_min=0.01"
+                                   : std::string(m[1]);
+      ASSERT_EQ(live.count(name), 1u) << "no case " << name << " run before";
+      auto* warm = dynamic_cast<optim::CosineAnnealingWarmRestarts*>(live.at(name).sched.get());
+      ASSERT_NE(warm, nullptr);
+      if (m[2].length() == 0) warm->step();
+      else warm->step(std::stod(m[2]));
+      expect_close(lr_of(*live.at(name).opt), std::stod(m[3]), kRel, "lr");
+      if (m[4].matched) {
+        EXPECT_EQ(warm->T_i(), std::stoll(m[4]));
+        EXPECT_EQ(warm->last_epoch(), std::stoll(m[5]));
+      }
+      ++checked;
+    } else if (std::regex_match(line, m, seq_re)) {
+      const std::string name = m[1], what = m[2];
+      std::optional<SchedCase> c = cyclic_mode_case(name);
+      if (!c && cases.count(name)) c = cases.at(name)();
+      ASSERT_TRUE(c) << "no case " << name;
+      std::vector<Vec> want;
+      std::stringstream ss(m[3]);
+      for (std::string v; std::getline(ss, v, ';');) want.push_back(parse_vec(v.substr(v.find('['))));
+      for (size_t e = 0; e < want.size(); ++e) {
+        if (e > 0) c->sched->step();
+        Vec got;
+        for (size_t g = 0; g < c->opt->param_groups().size(); ++g)
+          got.push_back(what == "lr" ? lr_of(*c->opt, g) : momentum_of(*c->opt, g));
+        expect_close(got, want[e], kRel, what + " after " + std::to_string(e) + " steps");
+      }
+      live[name] = std::move(*c);
+      seen.insert(name + " " + what);
+      ++checked;
+    } else {
+      ADD_FAILURE() << "a line of no case";
+    }
+  }
+  EXPECT_EQ(checked, scheduler_lines);
+  // Both lines of every case built here, and the four CyclicLR modes.
+  for (const auto& [name, make] : cases)
+    for (const char* what : {"lr", "momentum"})
+      EXPECT_EQ(seen.count(name + " " + what), 1u) << name << " " << what;
+  EXPECT_EQ(seen.size(), 2 * (cases.size() + 4));
 }
 
 }  // namespace
