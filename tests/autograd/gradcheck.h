@@ -48,7 +48,7 @@ inline void gradcheck(const Fn& f, const std::vector<Tensor>& inputs, Device dev
     ASSERT_EQ(leaves[i].grad().dtype(), leaves[i].dtype());
     ASSERT_EQ(leaves[i].grad().device(), leaves[i].device());
     std::vector<double> analytic = leaves[i].grad().cpu().to_vector<double>();
-    Tensor base = inputs[i].detach().contiguous().clone();
+    Tensor base = inputs[i].detach().cpu().contiguous().clone();  // perturbed on the host
     double* p = base.data_ptr<double>();
     for (int64_t j = 0; j < base.numel(); ++j) {
       auto eval = [&](double delta) {
