@@ -279,7 +279,8 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
 // torch.transpose(t, d0, d1): t.transpose(d0, d1).
 Tensor transpose(const Tensor& t, int64_t d0, int64_t d1);
 // The function forms of views and splits PyTorch also has as methods (torch.squeeze(t) is
-// t.squeeze(), ...), and of all/any.
+// t.squeeze(), ...). all and any stay methods only: a free wick::all(Tensor) would make a
+// program's own all(const Tensor&) helper ambiguous through argument-dependent lookup.
 Tensor t(const Tensor& t);
 Tensor squeeze(const Tensor& t);
 Tensor squeeze(const Tensor& t, int64_t dim);
@@ -289,10 +290,6 @@ Tensor select(const Tensor& t, int64_t dim, int64_t index);
 std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim = 0);
 std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim = 0);
 std::vector<Tensor> split(const Tensor& t, IntArrayRef split_sizes, int64_t dim = 0);
-Tensor all(const Tensor& t);
-Tensor all(const Tensor& t, int64_t dim, bool keepdim = false);
-Tensor any(const Tensor& t);
-Tensor any(const Tensor& t, int64_t dim, bool keepdim = false);
 // cat after making each tensor at least 1-D and joining along dim 1 (dim 0 for 1-D tensors:
 // hstack), at least 2-D along dim 0 (vstack, also row_stack), at least 3-D along dim 2
 // (dstack), as torch.atleast_Nd shapes them ([n] -> [1, n] -> [1, n, 1], [m, n] -> [m, n, 1]).

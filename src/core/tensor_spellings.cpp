@@ -132,10 +132,6 @@ std::vector<Tensor> split(const Tensor& t, IntArrayRef split_sizes, int64_t dim)
   detail::check_defined(t, "split", "self");
   return t.split(split_sizes, dim);
 }
-Tensor all(const Tensor& t) { return t.all(); }
-Tensor all(const Tensor& t, int64_t dim, bool keepdim) { return t.all(dim, keepdim); }
-Tensor any(const Tensor& t) { return t.any(); }
-Tensor any(const Tensor& t, int64_t dim, bool keepdim) { return t.any(dim, keepdim); }
 
 namespace {
 // cat of the tensors, each reshaped by atleast (a view), along dim; op names the errors.
