@@ -26,14 +26,6 @@ namespace {
 // [*, P, R, M]: x1[..., i, :] - x2[..., j, :]
 Tensor pair_diff(const Tensor& x1, const Tensor& x2) { return x1.unsqueeze(-2) - x2.unsqueeze(-3); }
 
-Tensor norm_of_diffs(const Tensor& diff, double p) {
-  if (p == 0) return (diff != 0.0).to(diff.dtype()).sum({-1});
-  if (p == 1) return diff.abs().sum({-1});
-  if (p == 2) return (diff * diff).sum({-1}).sqrt();
-  if (std::isinf(p)) return diff.abs().amax({-1});
-  return diff.abs().pow(p).sum({-1}).pow(1.0 / p);
-}
-
 Tensor euclidean_by_matmul(const Tensor& x1, const Tensor& x2) {
   Tensor n1 = (x1 * x1).sum({-1}, true), n2 = (x2 * x2).sum({-1}, true);
   Tensor a = cat({x1 * -2.0, n1, ones_like(n1)}, -1);
@@ -107,7 +99,7 @@ Tensor cdist(const Tensor& x1, const Tensor& x2, double p, std::optional<int64_t
   Tensor out = detail::forward_once(grad, [&] {
     return detail::as_op(op, [&] {
       if (m == 0 || r1 == 0 || r2 == 0) return zeros(out_shape, a.options());
-      return by_matmul ? euclidean_by_matmul(a, b) : norm_of_diffs(pair_diff(a, b), p);
+      return by_matmul ? euclidean_by_matmul(a, b) : wick::norm(pair_diff(a, b), p, {-1});
     });
   });
   if (grad) [[unlikely]]
