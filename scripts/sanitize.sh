@@ -28,7 +28,7 @@ bash "$root/scripts/setup.sh"
 
 flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 args=(-S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DWICK_TESTS_OPTIMIZE=-O0
   -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
   -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined"
   -DWICK_WERROR=OFF -DWICK_CUDA=OFF -DWICK_BUILD_TOOLS=OFF -DWICK_BUILD_BENCH=OFF -DWICK_EXAMPLES=OFF
