@@ -461,6 +461,8 @@ bool running_backward_into_leaves() { return current_task != nullptr && !current
 
 bool running_backward_pass() { return current_task != nullptr; }
 
+bool freeing_graph() { return current_task != nullptr && !current_task->keep_graph; }
+
 void hand_over_grad_views(const Tensor& flat, size_t views) {
   if (!running_backward_into_leaves() || !flat.defined() || views == 0) return;
   current_task->handed_over.push_back({flat.impl()->storage(), views, 0, 0});

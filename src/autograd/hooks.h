@@ -22,6 +22,7 @@
 namespace wick::detail {
 
 struct Conv2dParams;
+struct CrossEntropyRowsResult;
 struct Pool2dGeometry;
 struct CudnnRnnConfig;
 struct CudnnRnnForwardResult;
@@ -280,17 +281,17 @@ void record_avg_pool2d(const Tensor& x, const Tensor& y, const Tensor& divisor,
 std::tuple<Tensor, Tensor> record_nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
                                            int64_t ignore_index, wick::detail::LossReduction reduction,
                                            const Tensor& loss, const Tensor& total_weight);
+// cross_entropy of 16-bit logits through core/loss.h's cross_entropy_rows (its result f): one
+// node, NllLossBackward0, whose backward writes the logits' gradient in one kernel (composed of
+// recording ops under create_graph), or hands out the gradient the forward wrote (f.grad) in a
+// pass that frees the graph; returns f.loss with its history.
+Tensor record_cross_entropy_rows(const Tensor& input, const wick::detail::CrossEntropyRowsResult& f,
+                                 int64_t ignore_index, wick::detail::LossReduction reduction);
 // Records cross_entropy's one-kernel forward of input [N, C] (logp = log_softmax(input, 1), then
 // (loss, total_weight) = nll_loss(logp, ...), already computed) as PyTorch records the two ops:
 // LogSoftmaxBackward0 under NllLossBackward0; returns loss with its history. Their backward is
 // one kernel straight to the logits (core/loss.h's log_softmax_nll_loss_backward) wherever
 // nothing can observe the gradient wrt logp, else the two nodes' own kernels.
-// cross_entropy of 16-bit logits through core/loss.h's cross_entropy_rows: one node,
-// NllLossBackward0, whose backward writes the logits' gradient in one kernel (composed of
-// recording ops under create_graph); returns loss with its history.
-Tensor record_cross_entropy_rows(const Tensor& input, const Tensor& target, const Tensor& lse, const Tensor& weights,
-                                 const Tensor& total_weight, int64_t ignore_index,
-                                 wick::detail::LossReduction reduction, const Tensor& loss);
 Tensor record_log_softmax_nll_loss(const Tensor& input, const Tensor& logp, const Tensor& target,
                                   const Tensor& weight, int64_t ignore_index, wick::detail::LossReduction reduction,
                                   const Tensor& loss, const Tensor& total_weight);

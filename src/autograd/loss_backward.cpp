@@ -130,15 +130,20 @@ Tensor record_log_softmax_nll_loss(const Tensor& input, const Tensor& logp, cons
                 });
 }
 
-Tensor record_cross_entropy_rows(const Tensor& input, const Tensor& target, const Tensor& lse, const Tensor& weights,
-                                 const Tensor& total_weight, int64_t ignore_index, LossReduction reduction,
-                                 const Tensor& loss) {
-  return record("NllLossBackward0", {input}, loss, {input, target, lse, weights, total_weight},
+Tensor record_cross_entropy_rows(const Tensor& input, const wick::detail::CrossEntropyRowsResult& f,
+                                 int64_t ignore_index, LossReduction reduction) {
+  return record("NllLossBackward0", {input}, f.loss, {input, f.target, f.lse, f.weights, f.total_weight, f.grad, f.coef},
                 [ignore_index, reduction](BackwardContext& c) -> variable_list {
                   Tensor x = c.saved(0), t = c.saved(1), lse = c.saved(2), w = c.saved(3), total = c.saved(4);
-                  if (!creating_graph())
+                  if (!creating_graph()) {
+                    // The forward's gradient is handed out (and scaled in place) only by a pass
+                    // that frees the graph: no later pass reads it again.
+                    if (Tensor pre = c.saved(5); pre.defined() && freeing_graph())
+                      return {wick::detail::cross_entropy_rows_backward_into(pre, c.saved(6), c.grad(), x, lse, t,
+                                                                             ignore_index)};
                     return {wick::detail::cross_entropy_rows_backward(c.grad(), x, lse, t, w, total, ignore_index,
                                                                       reduction)};
+                  }
                   // In ops that record: weights * g (/ total) * (softmax(x) - onehot(t)), in float.
                   Tensor g = c.grad().to(kFloat32);
                   Tensor coef = w * (reduction == LossReduction::Mean ? g / total : g);

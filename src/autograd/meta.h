@@ -74,6 +74,10 @@ bool running_backward_into_leaves();
 // opposed to a node's apply called by hand: a formula that hands work on to the node after it
 // (cross_entropy's one-kernel backward) does so only inside one.
 bool running_backward_pass();
+// Whether this thread runs a backward pass that frees the graph as it goes (retain_graph and
+// create_graph false): a node's saved tensors are then read by this pass only, and a formula may
+// hand one out as its gradient (cross_entropy's gradient written by its forward).
+bool freeing_graph();
 
 // Gradients handed over. A formula that makes one flat gradient and returns views of it, disjoint
 // and one an input (CudnnRnnBackward0: cuDNN's flat weight gradient, docs/design.md §18), calls

@@ -273,13 +273,19 @@ struct KernelTable {
   // opmath-typed lse and nll [N]: lse[n] = log sum_c exp(x[n, c]), nll[n] = lse[n] - x[n, t]
   // (0 where t == ignore_index). One read of the logits, nothing [N, C] written. Bad targets
   // as nll_loss_forward's (CPU: IndexError before writing; CUDA: NaN and the deferred error).
+  // With grad_input defined (contiguous [N, C] of x's dtype) the same pass also writes the
+  // gradient that cross_entropy_rows_backward would write for coef (opmath-typed [N]): a row
+  // is read once from memory for both.
   void (*cross_entropy_rows)(const Tensor& lse, const Tensor& nll, const Tensor& input, const Tensor& target,
-                             int64_t ignore_index);
+                             int64_t ignore_index, const Tensor& grad_input, const Tensor& coef);
   // Their gradient to the logits, written whole into contiguous grad_input [N, C] of x's
-  // dtype: coef[n] * (exp(x[n, c] - lse[n]) - [c == t[n]]), 0 on ignored rows; coef, lse
-  // opmath-typed [N]. One read of the logits, one write.
-  void (*cross_entropy_rows_backward)(const Tensor& grad_input, const Tensor& coef, const Tensor& input,
-                                      const Tensor& lse, const Tensor& target, int64_t ignore_index);
+  // dtype: coef[n] * scale * (exp(x[n, c] - lse[n]) - [c == t[n]]), 0 on ignored rows; coef,
+  // lse opmath-typed [N]. One read of the logits, one write. scale: undefined (1), or a 0-d
+  // opmath tensor read where the kernel runs; when it is 1, grad_input is taken to hold the
+  // gradient already (the forward wrote it for coef) and nothing is written.
+  void (*cross_entropy_rows_backward)(const Tensor& grad_input, const Tensor& coef, const Tensor& scale,
+                                      const Tensor& input, const Tensor& lse, const Tensor& target,
+                                      int64_t ignore_index);
 
   // 2-D convolution (cross-correlation), checked by core (src/core/conv.cpp): x [N, C, H, W],
   // w [O, C / groups, kh, kw], b [O] or undefined, one dtype and device, output at least 1x1.

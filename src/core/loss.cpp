@@ -175,23 +175,31 @@ bool cross_entropy_rows_applies(const Tensor& input, const Tensor& target, const
 }
 
 CrossEntropyRowsResult cross_entropy_rows(const Tensor& input, const Tensor& target, const Tensor& weight,
-                                          int64_t ignore_index, LossReduction reduction, Dtype out_dtype) {
+                                          int64_t ignore_index, LossReduction reduction, Dtype out_dtype,
+                                          bool write_grad) {
   constexpr const char* kOp = "cross_entropy";
   Tensor x = input.contiguous(), t = target.contiguous();
   const int64_t n = x.size(0), c = x.size(1);
   const TensorOptions f32 = x.options().dtype(kFloat32);
   Tensor lse = empty({n}, f32), nll = empty({n}, f32);
-  kernel<&KernelTable::cross_entropy_rows>(x.device(), kOp)(lse, nll, x, t, ignore_index);
+  // The weights first: the gradient written with the rows needs them (and the mean's total).
   Tensor valid = t != ignore_index;
   Tensor w = weight.defined()
                  ? weight.to(kFloat32).index_select(0, wick::where(valid, t, 0).clamp(0, c - 1)) * valid
                  : valid.to(kFloat32);
-  Tensor per_row = nll * w, total = w.sum();
+  Tensor total = w.sum();
+  Tensor grad, coef;
+  if (write_grad && reduction != LossReduction::None) {
+    coef = (reduction == LossReduction::Mean ? w / total : w).contiguous();
+    grad = empty(x.sizes(), x.options());
+  }
+  kernel<&KernelTable::cross_entropy_rows>(x.device(), kOp)(lse, nll, x, t, ignore_index, grad, coef);
+  Tensor per_row = nll * w;
   Tensor loss = reduction == LossReduction::None ? per_row
                 : reduction == LossReduction::Sum ? per_row.sum()
                                                   : per_row.sum() / total;
   if (loss.dtype() != out_dtype) loss = loss.to(out_dtype);
-  return {loss, lse, w, total, t};
+  return {loss, lse, w, total, t, grad, coef};
 }
 
 Tensor cross_entropy_rows_backward(const Tensor& grad, const Tensor& input, const Tensor& lse, const Tensor& target,
@@ -201,9 +209,18 @@ Tensor cross_entropy_rows_backward(const Tensor& grad, const Tensor& input, cons
   Tensor coef = (weights * (reduction == LossReduction::Mean ? g / total_weight : g)).contiguous();
   Tensor x = input.contiguous();
   Tensor gi = empty(x.sizes(), x.options());
-  kernel<&KernelTable::cross_entropy_rows_backward>(x.device(), "cross_entropy_backward")(gi, coef, x, lse, target,
-                                                                                         ignore_index);
+  kernel<&KernelTable::cross_entropy_rows_backward>(x.device(), "cross_entropy_backward")(gi, coef, Tensor(), x, lse,
+                                                                                         target, ignore_index);
   return gi;
+}
+
+Tensor cross_entropy_rows_backward_into(const Tensor& precomputed, const Tensor& coef, const Tensor& grad,
+                                        const Tensor& input, const Tensor& lse, const Tensor& target,
+                                        int64_t ignore_index) {
+  Tensor scale = grad.to(kFloat32).contiguous();
+  kernel<&KernelTable::cross_entropy_rows_backward>(input.device(), "cross_entropy_backward")(
+      precomputed, coef, scale, input.contiguous(), lse, target, ignore_index);
+  return precomputed;
 }
 
 Tensor log_softmax_nll_loss_backward(const Tensor& grad, const Tensor& logp, const Tensor& target,

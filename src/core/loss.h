@@ -69,15 +69,30 @@ struct CrossEntropyRowsResult {
   Tensor weights;       // [N], float32: weight[t] of each row, 0 where ignored
   Tensor total_weight;  // 0-d float32: their sum
   Tensor target;        // contiguous target
+  // With write_grad: the gradient wrt the logits for a loss gradient of 1, written by the same
+  // pass over the logits (contiguous, the logits' dtype), and each row's factor of it, [N]
+  // float32 (weights, / total_weight for mean). Undefined otherwise.
+  Tensor grad;
+  Tensor coef;
 };
+// write_grad (mean and sum only; a training step's loss, whose backward follows) writes the
+// gradient in the forward's pass: the backward then has nothing left to do when the loss's
+// gradient is 1 (cross_entropy_rows_backward_into), and reads the logits once more otherwise.
 CrossEntropyRowsResult cross_entropy_rows(const Tensor& input, const Tensor& target, const Tensor& weight,
-                                          int64_t ignore_index, LossReduction reduction, Dtype out_dtype);
+                                          int64_t ignore_index, LossReduction reduction, Dtype out_dtype,
+                                          bool write_grad = false);
 // Its gradient wrt the logits, in their dtype, from the loss's gradient grad ([N] for None,
 // 0-d otherwise): weights * grad (/ total_weight for mean) times softmax minus the target's
 // one-hot, in one kernel (the device's cross_entropy_rows_backward).
 Tensor cross_entropy_rows_backward(const Tensor& grad, const Tensor& input, const Tensor& lse, const Tensor& target,
                                    const Tensor& weights, const Tensor& total_weight, int64_t ignore_index,
                                    LossReduction reduction);
+// The same gradient into the forward's result f.grad (returned): nothing to do where grad (0-d)
+// is 1, checked where the kernel runs (no synchronization); otherwise f.grad is overwritten
+// with coef * grad * (softmax minus the one-hot), from the logits.
+Tensor cross_entropy_rows_backward_into(const Tensor& precomputed, const Tensor& coef, const Tensor& grad,
+                                        const Tensor& input, const Tensor& lse, const Tensor& target,
+                                        int64_t ignore_index);
 // nll_loss's input gradient (input_sizes) from grad, in one kernel.
 Tensor nll_loss_backward(const Tensor& grad, IntArrayRef input_sizes, const Tensor& target,
                          const Tensor& weight, const Tensor& total_weight, int64_t ignore_index,

@@ -16,9 +16,9 @@ void softmax(bool log, const Tensor& out, const Tensor& in);
 void softmax_backward(bool log, const Tensor& grad_input, const Tensor& grad, const Tensor& result);
 void causal_softmax(const Tensor& out, const Tensor& in, int64_t l);
 void cross_entropy_rows(const Tensor& lse, const Tensor& nll, const Tensor& input, const Tensor& target,
-                        int64_t ignore_index);
-void cross_entropy_rows_backward(const Tensor& grad_input, const Tensor& coef, const Tensor& input,
-                                 const Tensor& lse, const Tensor& target, int64_t ignore_index);
+                        int64_t ignore_index, const Tensor& grad_input, const Tensor& coef);
+void cross_entropy_rows_backward(const Tensor& grad_input, const Tensor& coef, const Tensor& scale,
+                                 const Tensor& input, const Tensor& lse, const Tensor& target, int64_t ignore_index);
 // norm.cpp: LayerNorm and RMSNorm over the rows of a contiguous [m, n] tensor.
 void norm_forward(bool rms, const Tensor& y, const Tensor& mean, const Tensor& rstd, const Tensor& x,
                   const Tensor& weight, const Tensor& bias, double eps);

@@ -2,6 +2,7 @@
 // [N, S]. Targets are checked in a first pass, so a bad one throws before anything is written.
 // Reductions sum in double, in element order (the same result for any thread count); with
 // logits, each row's log-sum-exp is computed on the fly (rows in parallel).
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -104,11 +105,19 @@ void nll_backward_typed(const Tensor& grad_input, const Tensor& grad_out, const 
   }
 }
 
+// One row's gradient: g[c] = a * (exp(x[c] - lse) - [c == t]).
+template <class T, class M>
+void ce_grad_row(T* g, const T* row, int64_t C, int64_t t, M a, M lse) {
+  for (int64_t c = 0; c < C; ++c) g[c] = T(a * vexp(M(row[c]) - lse));
+  g[t] = T(a * (vexp(M(row[t]) - lse) - M(1)));
+}
+
 // cross_entropy's rows (KernelTable::cross_entropy_rows): lse[n] = log sum_c exp(x[n, c]) and
-// nll[n] = lse[n] - x[n, t[n]] (0 where ignored), in float from 16-bit x.
+// nll[n] = lse[n] - x[n, t[n]] (0 where ignored), in float from 16-bit x; with grad_input, the
+// row's gradient for coef[n] while the row is in cache.
 template <class T>
 void ce_rows_typed(const Tensor& lse, const Tensor& nll, const Tensor& input, const Tensor& target,
-                   int64_t ignore_index) {
+                   int64_t ignore_index, const Tensor& grad_input, const Tensor& coef) {
   using M = opmath_t<T>;
   const int64_t N = input.size(0), C = input.size(1);
   const T* x = static_cast<const T*>(input.data_ptr());
@@ -116,6 +125,8 @@ void ce_rows_typed(const Tensor& lse, const Tensor& nll, const Tensor& input, co
   check_targets(t, N, C, ignore_index);
   M* l = static_cast<M*>(lse.data_ptr());
   M* o = static_cast<M*>(nll.data_ptr());
+  T* gi = grad_input.defined() ? static_cast<T*>(grad_input.data_ptr()) : nullptr;
+  const M* k = gi ? static_cast<const M*>(coef.data_ptr()) : nullptr;
   const int nt = threads_for(N * C, N);
 #pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
   for (int64_t n = 0; n < N; ++n) {
@@ -127,14 +138,20 @@ void ce_rows_typed(const Tensor& lse, const Tensor& nll, const Tensor& input, co
     const M v = mx + std::log(se);
     l[n] = v;
     o[n] = t[n] == ignore_index ? M(0) : v - M(row[t[n]]);
+    if (!gi) continue;
+    if (t[n] == ignore_index) std::fill(gi + n * C, gi + (n + 1) * C, T(0));
+    else ce_grad_row(gi + n * C, row, C, t[n], k[n], v);
   }
 }
 
-// Its gradient: gi[n, c] = coef[n] * (exp(x[n, c] - lse[n]) - [c == t[n]]), 0 on ignored rows.
+// Its gradient: gi[n, c] = coef[n] * scale * (exp(x[n, c] - lse[n]) - [c == t[n]]), 0 on
+// ignored rows; nothing when scale is 1 (the forward wrote it).
 template <class T>
-void ce_rows_backward_typed(const Tensor& grad_input, const Tensor& coef, const Tensor& input, const Tensor& lse,
-                            const Tensor& target, int64_t ignore_index) {
+void ce_rows_backward_typed(const Tensor& grad_input, const Tensor& coef, const Tensor& scale, const Tensor& input,
+                            const Tensor& lse, const Tensor& target, int64_t ignore_index) {
   using M = opmath_t<T>;
+  const M s = scale.defined() ? *static_cast<const M*>(scale.data_ptr()) : M(1);
+  if (scale.defined() && s == M(1)) return;
   const int64_t N = input.size(0), C = input.size(1);
   const T* x = static_cast<const T*>(input.data_ptr());
   const int64_t* t = static_cast<const int64_t*>(target.data_ptr());
@@ -145,15 +162,8 @@ void ce_rows_backward_typed(const Tensor& grad_input, const Tensor& coef, const 
   const int nt = threads_for(N * C, N);
 #pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
   for (int64_t n = 0; n < N; ++n) {
-    const T* row = x + n * C;
-    T* g = gi + n * C;
-    if (t[n] == ignore_index) {
-      for (int64_t c = 0; c < C; ++c) g[c] = T(0);
-      continue;
-    }
-    const M a = k[n], ln = l[n];
-    for (int64_t c = 0; c < C; ++c) g[c] = T(a * vexp(M(row[c]) - ln));
-    g[t[n]] = T(a * (vexp(M(row[t[n]]) - ln) - M(1)));
+    if (t[n] == ignore_index) std::fill(gi + n * C, gi + (n + 1) * C, T(0));
+    else ce_grad_row(gi + n * C, x + n * C, C, t[n], k[n] * s, l[n]);
   }
 }
 
@@ -176,16 +186,16 @@ void nll_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const T
 }
 
 void cross_entropy_rows(const Tensor& lse, const Tensor& nll, const Tensor& input, const Tensor& target,
-                        int64_t ignore_index) {
+                        int64_t ignore_index, const Tensor& grad_input, const Tensor& coef) {
   WICK_DISPATCH_FLOATING(input.dtype(), "cross_entropy", [&]<class T>() {
-    ce_rows_typed<T>(lse, nll, input, target, ignore_index);
+    ce_rows_typed<T>(lse, nll, input, target, ignore_index, grad_input, coef);
   });
 }
 
-void cross_entropy_rows_backward(const Tensor& grad_input, const Tensor& coef, const Tensor& input,
-                                 const Tensor& lse, const Tensor& target, int64_t ignore_index) {
+void cross_entropy_rows_backward(const Tensor& grad_input, const Tensor& coef, const Tensor& scale,
+                                 const Tensor& input, const Tensor& lse, const Tensor& target, int64_t ignore_index) {
   WICK_DISPATCH_FLOATING(input.dtype(), "cross_entropy_backward", [&]<class T>() {
-    ce_rows_backward_typed<T>(grad_input, coef, input, lse, target, ignore_index);
+    ce_rows_backward_typed<T>(grad_input, coef, scale, input, lse, target, ignore_index);
   });
 }
 

@@ -92,11 +92,11 @@ namespace {
 Tensor cross_entropy_by_rows(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
                              LossReduction r, Dtype out_dtype) {
   const bool grad = wick::detail::needs_grad(input);
-  const wick::detail::CrossEntropyRowsResult f = wick::detail::forward_once(
-      grad, [&] { return wick::detail::cross_entropy_rows(input, target, weight, ignore_index, r, out_dtype); });
+  const wick::detail::CrossEntropyRowsResult f = wick::detail::forward_once(grad, [&] {
+    return wick::detail::cross_entropy_rows(input, target, weight, ignore_index, r, out_dtype, /*write_grad=*/grad);
+  });
   if (!grad) return f.loss;
-  return wick::autograd::record_cross_entropy_rows(input, f.target, f.lse, f.weights, f.total_weight, ignore_index,
-                                                   r, f.loss);
+  return wick::autograd::record_cross_entropy_rows(input, f, ignore_index, r);
 }
 
 Tensor cross_entropy_impl(const Tensor& input, const Tensor& target, const Tensor& weight,

@@ -131,6 +131,60 @@ TEST_F(CrossEntropyRows, AutocastGivesFloat32LossWithoutCastingTheLogits) {
   }
 }
 
+// A loss that needs grad gets its gradient written by the forward's pass over the logits (for a
+// loss gradient of 1); the backward hands it out when the pass frees the graph and g is 1,
+// scales it when g is not 1, and computes a fresh one when the graph is kept. Every path gives
+// the reference's gradient, and a kept graph's second pass is not disturbed by the first.
+TEST_F(CrossEntropyRows, GradientWrittenByTheForward) {
+  for (Device d : testing::test_devices())
+    for (const std::string red : {"mean", "sum"})
+      for (bool weighted : {false, true}) {
+        const int64_t N = 7, C = 264;
+        const std::string what = red + (weighted ? " weighted" : "") + " on " + d.str();
+        Tensor values = randn({N, C}) * 2;
+        Tensor t = randint(0, C, {N}, TensorOptions(kInt64)).to(d);
+        t[3] = -100;
+        Tensor w = weighted ? (rand({C}) + 0.5).to(d, kBFloat16) : Tensor();
+        auto fresh = [&] { return values.to(d, kBFloat16).requires_grad_(); };
+        auto want = [&](const Tensor& x, double g) {
+          return reference(x, t, w, -100, red, tensor(g)).grad;
+        };
+        const double tol = 2e-2;
+        {  // g == 1: the forward's gradient as it is
+          Tensor x = fresh();
+          F::cross_entropy(x, t, w, -100, red).backward();
+          expect_close(x.grad().to(kFloat64), want(x, 1.0), tol * 0.1, tol, what + " g=1");
+        }
+        {  // g != 1: rewritten from the logits
+          Tensor x = fresh();
+          (F::cross_entropy(x, t, w, -100, red) * 0.25).backward();
+          expect_close(x.grad().to(kFloat64), want(x, 0.25), tol * 0.1, tol, what + " g=0.25");
+        }
+        {  // a kept graph: two passes, 1 then 3, sum to the gradient for 4
+          Tensor x = fresh();
+          Tensor loss = F::cross_entropy(x, t, w, -100, red);
+          loss.backward({}, /*retain_graph=*/true);
+          expect_close(x.grad().to(kFloat64), want(x, 1.0), tol * 0.1, tol, what + " first of two");
+          (loss * 3.0).backward();
+          expect_close(x.grad().to(kFloat64), want(x, 4.0), tol * 0.4, tol, what + " second of two");
+        }
+        {  // autograd::grad, the graph kept and then freed: the same gradient twice
+          Tensor x = fresh();
+          Tensor loss = F::cross_entropy(x, t, w, -100, red);
+          Tensor g1 = autograd::grad({loss}, {x}, {}, /*retain_graph=*/true)[0];
+          Tensor g2 = autograd::grad({loss}, {x})[0];
+          expect_close(g1.to(kFloat64), want(x, 1.0), tol * 0.1, tol, what + " grad kept");
+          expect_close(g2.to(kFloat64), want(x, 1.0), tol * 0.1, tol, what + " grad freed");
+          EXPECT_FALSE(g1.is_same(g2)) << what;
+        }
+        {  // two losses over the same logits: each node's own gradient, summed
+          Tensor x = fresh();
+          (F::cross_entropy(x, t, w, -100, red) + F::cross_entropy(x, t, w, -100, red)).backward();
+          expect_close(x.grad().to(kFloat64), want(x, 2.0), tol * 0.2, tol, what + " two losses");
+        }
+      }
+}
+
 TEST_F(CrossEntropyRows, BadTargetRaisesAndChangesNothing) {
   Tensor x = randn({4, 50}).to(kBFloat16).requires_grad_();
   Tensor t = tensor({1, 2, 50, 3});

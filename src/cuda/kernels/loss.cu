@@ -471,9 +471,9 @@ void backward_typed(const Tensor& grad_input, const Tensor& grad_out, const Tens
   else backward_kernel<T, 1><<<grid, kBlock, 0, stream>>>(gi, g, t, w, tw, n, c, s, ignore, reduction);
 }
 
-// cross_entropy's rows (KernelTable::cross_entropy_rows): a block per row keeps the running
-// (max, sum of exp) pair of softmax_rows.cuh over the row, one read of the logits; thread 0
-// writes lse and nll. A bad target makes nll NaN and is reported as nll_loss's are.
+// cross_entropy's rows (KernelTable::cross_entropy_rows), below: a block per row keeps the
+// running (max, sum of exp) pair of softmax_rows.cuh over the row, one read of the logits;
+// thread 0 writes lse and nll. A bad target makes nll NaN and is reported as nll_loss's are.
 // Row n's lse (its pair's max + log(sum)) and nll (lse minus the target's logit; 0 for
 // ignore_index, NaN and reported for a bad target), by one thread.
 template <class T, class M>
@@ -487,23 +487,19 @@ __device__ __forceinline__ void write_row(const Running<M>& r, const T* row, int
   nll[n] = loss;
 }
 
+// The (max, sum of exp) pair of one row over the block, in every thread: a scalar load an
+// element.
 template <class T>
-__global__ void __launch_bounds__(kBlock) ce_rows_kernel(const T* x, const int64_t* tgt, int64_t rows, int64_t c,
-                                                         int64_t ignore, opmath_t<T>* lse, opmath_t<T>* nll,
-                                                         long long* slot) {
+__device__ __forceinline__ Running<opmath_t<T>> row_pair(const T* row, int64_t c) {
   using M = opmath_t<T>;
-  for (int64_t n = blockIdx.x; n < rows; n += gridDim.x) {
-    const T* row = x + n * c;
-    Running<M> r{M(-INFINITY), M(0)};
-    for (int64_t k = threadIdx.x; k < c; k += kBlock) r.add(cast<M>(row[k]));
-    r = block_all_reduce(r, RunningMerge{}, Running<M>{M(-INFINITY), M(0)});
-    if (threadIdx.x == 0) write_row(r, row, n, c, tgt, ignore, lse, nll, slot);
-  }
+  Running<M> r{M(-INFINITY), M(0)};
+  for (int64_t k = threadIdx.x; k < c; k += blockDim.x) r.add(cast<M>(row[k]));
+  return block_all_reduce(r, RunningMerge{}, Running<M>{M(-INFINITY), M(0)});
 }
 
-// ce_rows_kernel over rows read as 16-byte vectors (c a multiple of VEC, x 16-byte aligned):
-// two vectors in flight a thread, each folded into the thread's (max, sum of exp) pair by its
-// own maximum (one exp a value, one more when the maximum grows), so that the loads, not the
+// The same over a row read as 16-byte vectors (c a multiple of VEC, row 16-byte aligned): two
+// vectors in flight a thread, each folded into the thread's (max, sum of exp) pair by its own
+// maximum (one exp a value, one more when the maximum grows), so that the loads, not the
 // instructions, bound it. Scalar loads of 2 bytes left the 50k-class bfloat16 rows at a third
 // of the memory's rate.
 template <class T, class M>
@@ -525,52 +521,39 @@ __device__ __forceinline__ void fold(M& m, M& s, const Vec<T, int(16 / sizeof(T)
 }
 
 template <class T>
-__global__ void __launch_bounds__(kBlock) ce_rows_vec_kernel(const T* x, const int64_t* tgt, int64_t rows, int64_t c,
-                                                             int64_t ignore, opmath_t<T>* lse, opmath_t<T>* nll,
-                                                             long long* slot) {
+__device__ __forceinline__ Running<opmath_t<T>> row_pair_vec(const T* row, int64_t c) {
   using M = opmath_t<T>;
   constexpr int VEC = int(16 / sizeof(T));
-  const int64_t nvec = c / VEC;
-  for (int64_t n = blockIdx.x; n < rows; n += gridDim.x) {
-    const T* row = x + n * c;
-    const auto* src = reinterpret_cast<const Vec<T, VEC>*>(row);
-    M m = M(-INFINITY), s = M(0);
-    int64_t v = threadIdx.x;
-    for (; v + kBlock < nvec; v += 2 * kBlock) {
-      const Vec<T, VEC> a = src[v], b = src[v + kBlock];
-      fold<T>(m, s, a);
-      fold<T>(m, s, b);
-    }
-    if (v < nvec) fold<T>(m, s, src[v]);
-    const Running<M> r = block_all_reduce(Running<M>{m, s}, RunningMerge{}, Running<M>{M(-INFINITY), M(0)});
-    if (threadIdx.x == 0) write_row(r, row, n, c, tgt, ignore, lse, nll, slot);
+  const int64_t nvec = c / VEC, step = blockDim.x;
+  const auto* src = reinterpret_cast<const Vec<T, VEC>*>(row);
+  M m = M(-INFINITY), s = M(0);
+  int64_t v = threadIdx.x;
+  for (; v + step < nvec; v += 2 * step) {
+    const Vec<T, VEC> a = src[v], b = src[v + step];
+    fold<T>(m, s, a);
+    fold<T>(m, s, b);
   }
+  if (v < nvec) fold<T>(m, s, src[v]);
+  return block_all_reduce(Running<M>{m, s}, RunningMerge{}, Running<M>{M(-INFINITY), M(0)});
 }
 
-// Their gradient: a block per row writes coef * (exp(x - lse) - [k == t]), or 0 on a row
-// ignored or of a bad target.
+// One row's gradient a * (exp(x - l) - [k == t]) by the block, or zeros on a row ignored or of a
+// bad target (t outside [0, c)): a scalar store an element.
 template <class T>
-__global__ void __launch_bounds__(kBlock)
-    ce_rows_backward_kernel(T* gi, const opmath_t<T>* coef, const T* x, const opmath_t<T>* lse, const int64_t* tgt,
-                            int64_t rows, int64_t c, int64_t ignore) {
+__device__ __forceinline__ void write_grad_row(T* g, const T* row, int64_t c, int64_t t, int64_t ignore,
+                                               opmath_t<T> a, opmath_t<T> l) {
   using M = opmath_t<T>;
-  for (int64_t n = blockIdx.x; n < rows; n += gridDim.x) {
-    const T* row = x + n * c;
-    T* g = gi + n * c;
-    const int64_t v = tgt[n];
-    if (!has_class(v, c, ignore)) {
-      for (int64_t k = threadIdx.x; k < c; k += kBlock) g[k] = cast<T>(M(0));
-      continue;
-    }
-    const M a = coef[n], l = lse[n];
-    for (int64_t k = threadIdx.x; k < c; k += kBlock) {
-      const M p = m_exp(cast<M>(row[k]) - l);
-      g[k] = cast<T>(a * (k == v ? p - M(1) : p));
-    }
+  if (!has_class(t, c, ignore)) {
+    for (int64_t k = threadIdx.x; k < c; k += blockDim.x) g[k] = cast<T>(M(0));
+    return;
+  }
+  for (int64_t k = threadIdx.x; k < c; k += blockDim.x) {
+    const M p = m_exp(cast<M>(row[k]) - l);
+    g[k] = cast<T>(a * (k == t ? p - M(1) : p));
   }
 }
 
-// The same over 16-byte vectors (c a multiple of VEC, x and gi 16-byte aligned), two in flight
+// The same over 16-byte vectors (c a multiple of VEC, row and g 16-byte aligned), two in flight
 // a thread.
 template <class T>
 __device__ __forceinline__ Vec<T, int(16 / sizeof(T))> ce_grad(const Vec<T, int(16 / sizeof(T))>& in, int64_t k0,
@@ -587,31 +570,59 @@ __device__ __forceinline__ Vec<T, int(16 / sizeof(T))> ce_grad(const Vec<T, int(
 }
 
 template <class T>
-__global__ void __launch_bounds__(kBlock)
-    ce_rows_backward_vec_kernel(T* gi, const opmath_t<T>* coef, const T* x, const opmath_t<T>* lse,
-                                const int64_t* tgt, int64_t rows, int64_t c, int64_t ignore) {
+__device__ __forceinline__ void write_grad_row_vec(T* g, const T* row, int64_t c, int64_t t, int64_t ignore,
+                                                   opmath_t<T> a, opmath_t<T> l) {
   using M = opmath_t<T>;
   constexpr int VEC = int(16 / sizeof(T));
-  const int64_t nvec = c / VEC;
-  for (int64_t n = blockIdx.x; n < rows; n += gridDim.x) {
-    const auto* src = reinterpret_cast<const Vec<T, VEC>*>(x + n * c);
-    auto* dst = reinterpret_cast<Vec<T, VEC>*>(gi + n * c);
-    const int64_t t = tgt[n];
-    if (!has_class(t, c, ignore)) {
-      Vec<T, VEC> z;
+  const int64_t nvec = c / VEC, step = blockDim.x;
+  const auto* src = reinterpret_cast<const Vec<T, VEC>*>(row);
+  auto* dst = reinterpret_cast<Vec<T, VEC>*>(g);
+  if (!has_class(t, c, ignore)) {
+    Vec<T, VEC> z;
 #pragma unroll
-      for (int k = 0; k < VEC; ++k) z.v[k] = cast<T>(M(0));
-      for (int64_t v = threadIdx.x; v < nvec; v += kBlock) dst[v] = z;
-      continue;
-    }
-    const M a = coef[n], l = lse[n];
-    int64_t v = threadIdx.x;
-    for (; v + kBlock < nvec; v += 2 * kBlock) {
-      const Vec<T, VEC> p = src[v], q = src[v + kBlock];
-      dst[v] = ce_grad<T>(p, v * VEC, t, a, l);
-      dst[v + kBlock] = ce_grad<T>(q, (v + kBlock) * VEC, t, a, l);
-    }
-    if (v < nvec) dst[v] = ce_grad<T>(src[v], v * VEC, t, a, l);
+    for (int k = 0; k < VEC; ++k) z.v[k] = cast<T>(M(0));
+    for (int64_t v = threadIdx.x; v < nvec; v += step) dst[v] = z;
+    return;
+  }
+  int64_t v = threadIdx.x;
+  for (; v + step < nvec; v += 2 * step) {
+    const Vec<T, VEC> p = src[v], q = src[v + step];
+    dst[v] = ce_grad<T>(p, v * VEC, t, a, l);
+    dst[v + step] = ce_grad<T>(q, (v + step) * VEC, t, a, l);
+  }
+  if (v < nvec) dst[v] = ce_grad<T>(src[v], v * VEC, t, a, l);
+}
+
+// cross_entropy's rows (KernelTable::cross_entropy_rows): a block per row reduces the row's
+// pair, thread 0 writes lse and nll; with gi, the block then writes the row's gradient for
+// coef[n], reading the row again while it is still in L2 (the launch keeps few rows in flight).
+template <class T, bool VEC>
+__global__ void ce_rows_kernel(const T* x, const int64_t* tgt, int64_t rows, int64_t c, int64_t ignore,
+                               opmath_t<T>* lse, opmath_t<T>* nll, long long* slot, T* gi, const opmath_t<T>* coef) {
+  using M = opmath_t<T>;
+  for (int64_t n = blockIdx.x; n < rows; n += gridDim.x) {
+    const T* row = x + n * c;
+    const Running<M> r = VEC ? row_pair_vec(row, c) : row_pair(row, c);
+    if (threadIdx.x == 0) write_row(r, row, n, c, tgt, ignore, lse, nll, slot);
+    if (gi == nullptr) continue;
+    const M l = r.m + m_log(r.s);
+    if (VEC) write_grad_row_vec(gi + n * c, row, c, tgt[n], ignore, coef[n], l);
+    else write_grad_row(gi + n * c, row, c, tgt[n], ignore, coef[n], l);
+  }
+}
+
+// Their gradient: a block per row writes coef[n] * scale * (exp(x - lse) - [k == t]); nothing
+// at all when scale is given and is 1 (grad_input holds the forward's gradient already).
+template <class T, bool VEC>
+__global__ void __launch_bounds__(kBlock)
+    ce_rows_backward_kernel(T* gi, const opmath_t<T>* coef, const opmath_t<T>* scale, const T* x,
+                            const opmath_t<T>* lse, const int64_t* tgt, int64_t rows, int64_t c, int64_t ignore) {
+  using M = opmath_t<T>;
+  const M s = scale ? *scale : M(1);
+  if (scale && s == M(1)) return;
+  for (int64_t n = blockIdx.x; n < rows; n += gridDim.x) {
+    if (VEC) write_grad_row_vec(gi + n * c, x + n * c, c, tgt[n], ignore, coef[n] * s, lse[n]);
+    else write_grad_row(gi + n * c, x + n * c, c, tgt[n], ignore, coef[n] * s, lse[n]);
   }
 }
 
@@ -699,7 +710,7 @@ void log_softmax_nll_loss_backward(const Tensor& grad_input, const Tensor& grad_
 }
 
 void cross_entropy_rows(const Tensor& lse, const Tensor& nll, const Tensor& input, const Tensor& target,
-                        int64_t ignore_index) {
+                        int64_t ignore_index, const Tensor& grad_input, const Tensor& coef) {
   raise_pending_target_error();
   const int64_t rows = input.size(0), c = input.size(1);
   if (rows == 0) return;
@@ -713,16 +724,23 @@ void cross_entropy_rows(const Tensor& lse, const Tensor& nll, const Tensor& inpu
     const int64_t* t = static_cast<const int64_t*>(target.data_ptr());
     M* l = static_cast<M*>(lse.data_ptr());
     M* o = static_cast<M*>(nll.data_ptr());
-    const int grid = grid_blocks(rows, device, 4);
-    if (c % int64_t(16 / sizeof(T)) == 0 && uintptr_t(x) % 16 == 0)
-      ce_rows_vec_kernel<T><<<grid, kBlock, 0, stream>>>(x, t, rows, c, ignore_index, l, o, slot);
-    else ce_rows_kernel<T><<<grid, kBlock, 0, stream>>>(x, t, rows, c, ignore_index, l, o, slot);
+    T* g = grad_input.defined() ? static_cast<T*>(grad_input.data_ptr()) : nullptr;
+    const M* a = g ? static_cast<const M*>(coef.data_ptr()) : nullptr;
+    const bool vec = c % int64_t(16 / sizeof(T)) == 0 && uintptr_t(x) % 16 == 0 && uintptr_t(g) % 16 == 0;
+    // Writing the gradient too, a block of 512 threads a row and two blocks an SM: the rows in
+    // flight (two a multiprocessor, 100 KB each at 50k bfloat16 classes) stay in L2 for their
+    // second read. Without it, four blocks of kBlock an SM for the loads in flight.
+    const int block = g ? 512 : kBlock;
+    const int grid = g ? int(std::max<int64_t>(1, std::min<int64_t>(rows, 2 * int64_t(sm_count(device)))))
+                       : grid_blocks(rows, device, 4);
+    if (vec) ce_rows_kernel<T, true><<<grid, block, 0, stream>>>(x, t, rows, c, ignore_index, l, o, slot, g, a);
+    else ce_rows_kernel<T, false><<<grid, block, 0, stream>>>(x, t, rows, c, ignore_index, l, o, slot, g, a);
   });
   WICK_CUDA_AFTER_LAUNCH("cross_entropy", stream);
 }
 
-void cross_entropy_rows_backward(const Tensor& grad_input, const Tensor& coef, const Tensor& input,
-                                 const Tensor& lse, const Tensor& target, int64_t ignore_index) {
+void cross_entropy_rows_backward(const Tensor& grad_input, const Tensor& coef, const Tensor& scale,
+                                 const Tensor& input, const Tensor& lse, const Tensor& target, int64_t ignore_index) {
   raise_pending_target_error();
   const int64_t rows = input.size(0), c = input.size(1);
   if (rows == 0 || c == 0) return;
@@ -734,12 +752,13 @@ void cross_entropy_rows_backward(const Tensor& grad_input, const Tensor& coef, c
     T* g = static_cast<T*>(grad_input.data_ptr());
     const T* x = static_cast<const T*>(input.data_ptr());
     const M* a = static_cast<const M*>(coef.data_ptr());
+    const M* s = scale.defined() ? static_cast<const M*>(scale.data_ptr()) : nullptr;
     const M* l = static_cast<const M*>(lse.data_ptr());
     const int64_t* t = static_cast<const int64_t*>(target.data_ptr());
     const int grid = grid_blocks(rows, device, 4);
     if (c % int64_t(16 / sizeof(T)) == 0 && uintptr_t(x) % 16 == 0 && uintptr_t(g) % 16 == 0)
-      ce_rows_backward_vec_kernel<T><<<grid, kBlock, 0, stream>>>(g, a, x, l, t, rows, c, ignore_index);
-    else ce_rows_backward_kernel<T><<<grid, kBlock, 0, stream>>>(g, a, x, l, t, rows, c, ignore_index);
+      ce_rows_backward_kernel<T, true><<<grid, kBlock, 0, stream>>>(g, a, s, x, l, t, rows, c, ignore_index);
+    else ce_rows_backward_kernel<T, false><<<grid, kBlock, 0, stream>>>(g, a, s, x, l, t, rows, c, ignore_index);
   });
   WICK_CUDA_AFTER_LAUNCH("cross_entropy_backward", stream);
 }
