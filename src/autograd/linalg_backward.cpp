@@ -119,19 +119,29 @@ AddmmShape addmm_shape(const Tensor& input, const Tensor& a, const Tensor& b, co
           input.dim() >= 1 && input.numel() == out.size(1) && input.size(-1) == out.size(1)};
 }
 
+// Whether addmm_grads takes linear's path: the bias (one row added to every row of the product)
+// and the weight both wanting their gradients, beta and alpha 1.
+bool linear_grads(const BackwardContext& c, const Tensor& g, const AddmmShape& s) {
+  return s.row && s.beta.to<double>() == 1 && s.alpha.to<double>() == 1 && c.needs(0) && c.needs(2) &&
+         g.dim() == 2 && !creating_graph();
+}
+
 // The gradients of input, a and b for the gradient g of beta * input + alpha * (a @ b).
-variable_list addmm_grads(BackwardContext& c, const Tensor& g, const AddmmShape& s) {
+// bias_grad: the bias's gradient already summed with g (linear_grads' path only), or undefined.
+variable_list addmm_grads(BackwardContext& c, const Tensor& g, const AddmmShape& s,
+                          const Tensor& bias_grad = Tensor()) {
   const double be = s.beta.to<double>(), al = s.alpha.to<double>();
   variable_list r(3);
-  // linear's bias (one row added to every row of the product) and its weight: the bias
-  // gradient, g summed over the batch, with the weight gradient (one GEMM where the backend
-  // can, mm_with_sums).
-  if (s.row && be == 1 && al == 1 && c.needs(0) && c.needs(2) && g.dim() == 2 && !creating_graph()) {
-    Tensor sums;
+  // linear's bias and weight: the bias gradient, g summed over the batch, with the weight
+  // gradient (one GEMM where the backend can, mm_with_sums), unless it came with g.
+  if (linear_grads(c, g, s)) {
+    Tensor sums = bias_grad;
+    const int which = bias_grad.defined() ? 0 : s.b_cm ? 1 : 2;
     // Straight into the weight's gradient destination when it has one (a DDP bucket).
     Tensor dst = take_grad_destination(c.node(), 2);
-    r[2] = s.b_cm ? wick::detail::mm_with_sums(g.t(), c.saved(0), 1, sums, dst.defined() ? dst.t() : dst).t()
-                  : wick::detail::mm_with_sums(c.saved(0).t(), g, 2, sums, dst);
+    r[2] = s.b_cm ? wick::detail::mm_with_sums(g.t(), c.saved(0), which, sums, dst.defined() ? dst.t() : dst).t()
+                  : wick::detail::mm_with_sums(c.saved(0).t(), g, which, sums, dst);
+    if (bias_grad.defined()) sums = bias_grad;
     r[0] = sums.view(s.in_sizes);
     if (c.needs(1)) r[1] = mm_a_grad(g, c.saved(1), s.a_cm);
     return r;
@@ -165,8 +175,13 @@ void record_addmm_activation(const Tensor& input, const Tensor& a, const Tensor&
                                                       "double backward is not implemented for "
                                                       "AddmmActivationBackward0; compose addmm and the activation "
                                                       "to differentiate twice");
-           const Tensor g = use_gelu ? gelu_backward(c.grad(), c.saved(2), /*tanh_form=*/true)
-                                     : wick::detail::threshold_backward(c.grad(), c.saved(2));
+           // GELU's gradient and the bias's column sums of it in one pass where the device can.
+           Tensor g, bias_grad;
+           if (use_gelu && linear_grads(c, c.grad(), s) &&
+               wick::detail::gelu_backward_with_bias(c.grad(), c.saved(2), /*tanh_form=*/true, g, bias_grad))
+             return addmm_grads(c, g, s, bias_grad);
+           g = use_gelu ? gelu_backward(c.grad(), c.saved(2), /*tanh_form=*/true)
+                        : wick::detail::threshold_backward(c.grad(), c.saved(2));
            return addmm_grads(c, g, s);
          });
 }

@@ -203,6 +203,16 @@ struct KernelTable {
   void (*add_norm_backward)(bool rms, const Tensor& dx, const Tensor& ddelta, const Tensor& dweight,
                             const Tensor& dbias, const Tensor& gy, const Tensor& gs, const Tensor& s,
                             const Tensor& mean, const Tensor& rstd, const Tensor& weight);
+  // The backward of a linear layer's GELU (AddmmActivationBackward0): grad_input = grad *
+  // gelu'(input) (tanh_form: the tanh approximation's derivative) for contiguous grad, input and
+  // grad_input [m, n] of one floating dtype, and bias_grad [n] (that dtype) = the column sums of
+  // grad_input as rounded, accumulated in float (double for float64) in an order fixed by the
+  // device (runs repeat bit for bit): one pass over the rows instead of the elementwise kernel
+  // and a second read of its result for the sums. Returns false, writing nothing, for a
+  // problem it does not take (then core computes the two separately); null where a backend has
+  // no such kernel (the CPU).
+  bool (*gelu_backward_bias)(const Tensor& grad_input, const Tensor& bias_grad, const Tensor& grad,
+                             const Tensor& input, bool tanh_form);
   // out[o, i, j] = in[o, 0, j] op ... op in[o, i, j] (reverse: in[o, i, j] op ... op in[o, n-1, j])
   // for contiguous in and out [outer, n, inner] of one dtype (any but bool: core scans bool
   // as int64). 16-bit floats accumulate in float, integers in their own dtype.

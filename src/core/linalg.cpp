@@ -89,8 +89,9 @@ Tensor mm_with_sums(const Tensor& a, const Tensor& b, int which, Tensor& sums, c
   const bool into = out.defined() && a.dim() == 2 && b.dim() == 2 && out.dim() == 2 && out.is_contiguous() &&
                     out.size(0) == a.size(0) && out.size(1) == b.size(1) && out.dtype() == dt &&
                     out.device() == a.device();
-  if (!fused) {
-    sums = which == 1 ? a.sum(1) : b.sum(0);
+  auto plain_sums = [&] { return which == 0 ? Tensor() : which == 1 ? a.sum(1) : b.sum(0); };
+  if (!fused || (which == 0 && !into)) {
+    sums = plain_sums();
     Tensor c = mm(a, b);
     if (!into) return c;
     Tensor dst = out;
@@ -99,7 +100,7 @@ Tensor mm_with_sums(const Tensor& a, const Tensor& b, int which, Tensor& sums, c
   }
   const int64_t m = a.size(0), n = b.size(1);
   Tensor c = into ? out : empty_for({m, n}, a.options(), "matmul");
-  Tensor s = empty_for({which == 1 ? m : n}, a.options(), "matmul");
+  Tensor s = which == 0 ? Tensor() : empty_for({which == 1 ? m : n}, a.options(), "matmul");
   bool done = false;
   GemmOperand oa = gemm_operand(a), ob = gemm_operand(b);
   GemmArgs g{oa.t,     ob.t,     c,        1,        m,   n,   a.size(1), oa.ld, ob.ld, std::max<int64_t>(n, 1), 0,
@@ -108,8 +109,23 @@ Tensor mm_with_sums(const Tensor& a, const Tensor& b, int which, Tensor& sums, c
   g.sums = s;
   g.sums_done = &done;
   kernel<&KernelTable::gemm>(a.device(), "matmul")(g);
-  sums = done ? s : (which == 1 ? a.sum(1) : b.sum(0));
+  sums = done ? s : plain_sums();
   return c;
+}
+
+bool gelu_backward_with_bias(const Tensor& g, const Tensor& x, bool tanh_form, Tensor& grad_input,
+                             Tensor& bias_grad) {
+  const auto entry = backend(x.device()).gelu_backward_bias;
+  if (!entry || g.dim() != 2 || !x.is_floating_point() || g.dtype() != x.dtype() || g.device() != x.device() ||
+      g.sizes() != x.sizes())
+    return false;
+  NoGradGuard no_grad;
+  Tensor gc = g.contiguous(), xc = x.contiguous();
+  Tensor dx = empty(x.sizes(), x.options()), db = empty({x.size(1)}, x.options());
+  if (!entry(dx, db, gc, xc, tanh_form)) return false;
+  grad_input = dx;
+  bias_grad = db;
+  return true;
 }
 
 }  // namespace detail

@@ -220,6 +220,7 @@ const KernelTable& cpu_kernels() {
       .norm_backward = cpu::norm_backward,
       .add_norm_forward = nullptr,  // add_layer_norm composes add, norm_forward and a cast: the same passes
       .add_norm_backward = nullptr,
+      .gelu_backward_bias = nullptr,  // GELU's elementwise backward, then a column sum
       .scan = cpu::scan,
       .gather = cpu::gather,
       .scatter = cpu::scatter,

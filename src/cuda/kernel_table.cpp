@@ -30,6 +30,7 @@ const KernelTable& cuda_kernels() {
       .norm_backward = &gpu::norm_backward,
       .add_norm_forward = &gpu::add_norm_forward,
       .add_norm_backward = &gpu::add_norm_backward,
+      .gelu_backward_bias = &gpu::gelu_backward_bias,
       .scan = &gpu::scan,
       .gather = &gpu::gather,
       .scatter = &gpu::scatter,

@@ -84,6 +84,41 @@ TEST_P(AddmmActivation, GradientsMatchAddmmThenTheActivation) {
   }
 }
 
+// linear's GELU backward with its bias gradient: on a GPU one kernel writes GELU's gradient and
+// the column sums of it (shapes of several row bands and column strips, and widths that are
+// not a multiple of a 16-byte vector, which take the separate kernels), against float64; the
+// bias gradient is the same on a second run, bit for bit.
+TEST_P(AddmmActivation, GeluBackwardWithTheBiasGradient) {
+  std::vector<Dtype> dtypes{kFloat32};
+  if (dev().is_cuda()) dtypes.insert(dtypes.end(), {kBFloat16, kFloat16});
+  struct Shape {
+    int64_t n, k, m;
+  };
+  for (Dtype dt : dtypes)
+    for (Shape sh : {Shape{1000, 40, 776}, Shape{33, 8, 20}, Shape{5, 16, 264}, Shape{300, 12, 2056}}) {
+      SCOPED_TRACE(std::string(name(dt)) + " n=" + std::to_string(sh.n) + " m=" + std::to_string(sh.m));
+      Tensor x0 = randn({sh.n, sh.k}), w0 = randn({sh.m, sh.k}) * 0.3, b0 = randn({sh.m}), g0 = randn({sh.n, sh.m});
+      auto leaf = [&](const Tensor& t, Dtype d, Device where) { return t.to(where, d).detach().requires_grad_(); };
+      auto run = [&] {
+        Tensor x = leaf(x0, dt, dev()), w = leaf(w0, dt, dev()), b = leaf(b0, dt, dev());
+        _addmm_activation(b, x, w.t(), 1, 1, /*use_gelu=*/true).backward(g0.to(dev(), dt));
+        return std::vector<Tensor>{x.grad(), w.grad(), b.grad()};
+      };
+      std::vector<Tensor> got = run();
+      Tensor xr = leaf(x0.to(dt), kFloat64, Device(kCPU)), wr = leaf(w0.to(dt), kFloat64, Device(kCPU)),
+             br = leaf(b0.to(dt), kFloat64, Device(kCPU));
+      nn::functional::gelu(addmm(br, xr, wr.t()), "tanh").backward(g0.to(dt).to(kFloat64));
+      const double tol = dt == kFloat32 ? 1e-4 : 8e-2;
+      const double rows = std::sqrt(double(sh.n));  // the sums' rounding grows with their length
+      expect_close(got[0], xr.grad(), tol * rows, tol, "x");
+      expect_close(got[1], wr.grad(), tol * rows, tol, "w");
+      expect_close(got[2], br.grad(), tol * rows, tol, "bias");
+      EXPECT_EQ(got[2].dtype(), dt);
+      Tensor again = run()[2];
+      EXPECT_TRUE(again.equal(got[2])) << "the bias gradient differs between runs";
+    }
+}
+
 TEST_P(AddmmActivation, Gradcheck) {
   // float64 (the composed path on every device), a bias row and a full input, beta and alpha;
   // inputs kept away from ReLU's kink

@@ -32,6 +32,9 @@ void add_norm_forward(bool rms, const Tensor& s, const Tensor& y, const Tensor& 
 void add_norm_backward(bool rms, const Tensor& dx, const Tensor& ddelta, const Tensor& dweight, const Tensor& dbias,
                        const Tensor& gy, const Tensor& gs, const Tensor& s, const Tensor& mean, const Tensor& rstd,
                        const Tensor& weight);
+// gelu_bias_backward.cu: the backward of a linear layer's GELU with its bias gradient.
+bool gelu_backward_bias(const Tensor& grad_input, const Tensor& bias_grad, const Tensor& grad, const Tensor& input,
+                        bool tanh_form);
 void random(RandomOp op, const Tensor& out, uint64_t seed, uint64_t offset, double a, double b);
 void unary(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b);
 void pointwise(PointwiseOp op, const TensorIter& it);
