@@ -66,6 +66,13 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, TensorOptions o = {
 Tensor randperm(int64_t n, TensorOptions o = {});
 // N(mean, std^2) in a floating dtype.
 Tensor normal(double mean, double std, IntArrayRef sizes, TensorOptions o = {});
+// One draw for each element of mean and std broadcast together (torch.normal's tensor forms), of
+// mean's floating dtype and device (std's when mean is a number). ValueError unless every std is
+// >= 0 (read back from a GPU, as PyTorch's check). Differentiable as PyTorch's: the gradients of
+// mean and std are zero (no reparameterization; write mean + std * randn_like(..) for that).
+Tensor normal(const Tensor& mean, const Tensor& std);
+Tensor normal(const Tensor& mean, double std = 1.0);
+Tensor normal(double mean, const Tensor& std);
 // 1 with probability p (each element of probs, in [0, 1]; or the scalar p), else 0, in probs'
 // (t's) dtype and shape: a draw of rand_like compared with the probability.
 Tensor bernoulli(const Tensor& probs);

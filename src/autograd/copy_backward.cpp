@@ -35,4 +35,13 @@ void record_copy(CopyOp op, const Tensor& self, const Tensor& src, const Tensor&
   }
 }
 
+void record_zero_gradients(const char* name, std::initializer_list<Tensor> inputs, const Tensor& out) {
+  record(name, inputs, out, {}, [n = inputs.size()](BackwardContext& c) -> variable_list {
+    variable_list r(n);
+    for (size_t i = 0; i < n; ++i)
+      if (c.needs(i)) r[i] = wick::zeros_like(c.grad());
+    return r;
+  });
+}
+
 }  // namespace wick::autograd

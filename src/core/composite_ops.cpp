@@ -377,6 +377,50 @@ Tensor normal(double mean, double std, IntArrayRef sizes, TensorOptions o) {
 
 namespace {
 
+// normal's tensor forms: mean + std * N(0, 1), drawn in the result's shape.
+Tensor normal_draw(const Tensor& mean, const Tensor& std, double mean_v, double std_v, const char* node) {
+  const Tensor& like = mean.defined() ? mean : std;
+  check_defined(like, "normal", mean.defined() ? "mean" : "std");
+  WICK_CHECK(like.is_floating_point(), TypeError, "normal", "expected a floating point ",
+             mean.defined() ? "mean" : "std", ", got ", like.dtype());
+  if (mean.defined() && std.defined())
+    WICK_CHECK(mean.device() == std.device(), ValueError, "normal",
+               "Expected all tensors to be on the same device, but found at least two devices, ", mean.device(),
+               " and ", std.device(), "!");
+  DimVector shape = mean.defined() && std.defined() ? broadcast_shapes(mean.sizes(), std.sizes(), "normal")
+                                                    : DimVector(like.sizes());
+  if (std.defined() && std.numel() > 0) {
+    NoGradGuard no_grad;
+    WICK_CHECK(std.amin().item<double>() >= 0, ValueError, "normal",
+               "normal expects all elements of std >= 0.0");
+  } else if (!std.defined()) {
+    WICK_CHECK(std_v >= 0, ValueError, "normal", "normal expects std >= 0.0, but found std ", std_v);
+  }
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    out = as_op("normal", [&] {
+      Tensor eps = randn(shape, like.options());
+      Tensor scaled = std.defined() ? eps.mul_(std.detach()) : eps.mul_(std_v);
+      return mean.defined() ? scaled.add_(mean.detach()) : scaled.add_(mean_v);
+    });
+  }
+  if (mean.defined() && std.defined()) autograd::record_zero_gradients(node, {mean, std}, out);
+  else autograd::record_zero_gradients(node, {like}, out);
+  return out;
+}
+
+}  // namespace
+
+Tensor normal(const Tensor& mean, const Tensor& std) {
+  check_defined(std, "normal", "std");
+  return normal_draw(mean, std, 0, 0, "NormalBackward3");
+}
+Tensor normal(const Tensor& mean, double std) { return normal_draw(mean, Tensor(), 0, std, "NormalBackward1"); }
+Tensor normal(double mean, const Tensor& std) { return normal_draw(Tensor(), std, mean, 0, "NormalBackward2"); }
+
+namespace {
+
 void check_probability(double p, const char* op) {
   WICK_CHECK(p >= 0 && p <= 1, ValueError, op, op, " expects p to be in [0, 1], but got p=", p);
 }

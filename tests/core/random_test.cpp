@@ -16,6 +16,7 @@
 #include "core/generator.h"
 #include "core/kernel_table.h"
 #include "core/philox.h"
+#include "wick/autograd.h"
 #include "wick/cuda.h"
 #include "wick/ops.h"
 
@@ -528,6 +529,91 @@ TEST(RandomCuda, SameNumbersAsCpu) {
   manual_seed(7);
   auto gi = randint(-9, 1 << 30, {501}, Device("cuda")).cpu().to_vector<int64_t>();
   EXPECT_EQ(ci, gi);
+}
+
+
+// ---- normal's tensor forms: mean + std * randn of the broadcast shape, on every device
+
+std::vector<Device> random_devices() {
+  std::vector<Device> d{Device(kCPU)};
+  if (cuda::is_available() && detail::cuda_kernels().random) d.push_back(Device("cuda"));
+  return d;
+}
+
+TEST(RandomNormalTensors, TheDrawOfRandnScaledAndShifted) {
+  for (Device d : random_devices()) {
+    Tensor mean = tensor({3.0, -2.0}).view({2, 1}).to(d, kFloat32);
+    Tensor std = tensor({0.5, 2.0, 1.0}).to(d, kFloat32);
+    manual_seed(11);
+    Tensor x = normal(mean, std);
+    EXPECT_EQ(x.sizes().vec(), (std::vector<int64_t>{2, 3})) << d.str();
+    EXPECT_EQ(x.dtype(), kFloat32);
+    EXPECT_EQ(x.device(), d);
+    manual_seed(11);
+    Tensor want = randn({2, 3}, TensorOptions(kFloat32).device(d)) * std + mean;
+    EXPECT_TRUE(x.equal(want)) << d.str();
+    // the scalar forms: mean's (std's) shape
+    manual_seed(11);
+    Tensor y = normal(mean, 2.0);
+    manual_seed(11);
+    EXPECT_TRUE(y.equal(randn({2, 1}, TensorOptions(kFloat32).device(d)) * 2.0 + mean)) << d.str();
+    manual_seed(11);
+    Tensor z = normal(1.5, std.to(kFloat64));
+    EXPECT_EQ(z.dtype(), kFloat64);
+    manual_seed(11);
+    EXPECT_TRUE(z.equal(randn({3}, TensorOptions(kFloat64).device(d)) * std.to(kFloat64) + 1.5)) << d.str();
+  }
+}
+
+TEST(RandomNormalTensors, Statistics) {
+  for (Device d : random_devices()) {
+    manual_seed(3);
+    Tensor mean = tensor({3.0, -2.0}).view({2, 1}).to(d, kFloat64);
+    Tensor std = tensor({0.5, 2.0}).view({2, 1}).to(d, kFloat64);
+    Tensor x = normal(mean.expand({2, 200000}), std);
+    std::vector<double> m = x.mean({1}).cpu().to_vector<double>(), s = x.std({1}).cpu().to_vector<double>();
+    EXPECT_NEAR(m[0], 3.0, 0.01) << d.str();
+    EXPECT_NEAR(m[1], -2.0, 0.03) << d.str();
+    EXPECT_NEAR(s[0], 0.5, 0.005) << d.str();
+    EXPECT_NEAR(s[1], 2.0, 0.02) << d.str();
+  }
+}
+
+TEST(RandomNormalTensors, ZeroGradientsAsPyTorchDefinesThem) {
+  for (Device d : random_devices()) {
+    Tensor mean = zeros({4}, TensorOptions(kFloat32).device(d)).requires_grad_();
+    Tensor std = ones({2, 1}, TensorOptions(kFloat32).device(d)).requires_grad_();
+    Tensor x = normal(mean, std);
+    ASSERT_TRUE(x.grad_fn());
+    EXPECT_EQ(x.grad_fn()->name(), "NormalBackward3");
+    x.sum().backward();
+    EXPECT_EQ(mean.grad().sizes().vec(), (std::vector<int64_t>{4}));
+    EXPECT_EQ(std.grad().sizes().vec(), (std::vector<int64_t>{2, 1}));
+    EXPECT_EQ(mean.grad().abs().sum().item<double>(), 0.0);
+    EXPECT_EQ(std.grad().abs().sum().item<double>(), 0.0);
+    EXPECT_EQ(normal(mean, 1.0).grad_fn()->name(), "NormalBackward1");
+    EXPECT_EQ(normal(0.0, std).grad_fn()->name(), "NormalBackward2");
+    EXPECT_FALSE(normal(mean.detach(), std.detach()).requires_grad());
+  }
+}
+
+TEST(RandomNormalTensors, BadInputRaises) {
+  auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  Tensor mean = zeros({3});
+  EXPECT_EQ(message([&] { normal(mean, tensor({1.0f, -1.0f, 1.0f})); }),
+            "[normal] normal expects all elements of std >= 0.0");
+  EXPECT_EQ(message([&] { normal(mean, -1.0); }), "[normal] normal expects std >= 0.0, but found std -1");
+  EXPECT_EQ(message([&] { normal(mean, ones({2})); }).rfind("[normal] ", 0), 0u);
+  EXPECT_EQ(message([&] { normal(zeros({3}, kInt64), 1.0); }).rfind("[normal] expected a floating point mean", 0),
+            0u);
+  EXPECT_THROW(normal(Tensor(), ones({2})), Error);
 }
 
 }  // namespace
