@@ -17,7 +17,8 @@ size_t cpu_cache_limit();
 size_t cpu_cached_bytes();
 // Whether CUDA kernels that have not yet passed their tests on a GPU are taken by default:
 // WICK_NEW_CUDA_KERNELS=1 in the environment (read once). Until then, the ops that have such a
-// kernel (today flash attention) take their older CUDA path, so a kernel that has not passed
+// kernel (flash attention, cross_entropy's gradient written by its forward, the linear layer's
+// GELU backward with its bias gradient) take their older CUDA path, so a kernel that has not passed
 // there cannot give a silent wrong answer (docs/design.md, "Kernels not yet run on a GPU").
 bool new_cuda_kernels();
 
