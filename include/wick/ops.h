@@ -163,7 +163,7 @@ Tensor norm(const Tensor& t, const Scalar& p, IntArrayRef dims, bool keepdim = f
 // neg abs exp expm1 log sqrt rsqrt sin cos tan asin acos atan sinh cosh asinh acosh atanh erf
 // erfinv tanh sigmoid relu sign
 // floor ceil round trunc frac
-// log2 log10 log1p reciprocal silu (wick/detail/op_list.h)
+// log2 log10 log1p reciprocal lgamma digamma silu (wick/detail/op_list.h)
 #define WICK_X(Name, name, kind, autocast, form) WICK_OP_UNARY_FUNCTION_##form(name)
 WICK_UNARY_OPS(WICK_X)
 #undef WICK_X
@@ -178,6 +178,23 @@ Tensor remainder(const Tensor& t, const Tensor& other);
 // The angle of the point (other, t) in (-pi, pi], elementwise, broadcast; integer inputs give
 // the default float.
 Tensor atan2(const Tensor& t, const Tensor& other);
+// C's fmod: the remainder of the quotient rounded toward zero, with the dividend's sign
+// (fmod(-7, 3) = -1 where remainder gives 2). Promotion as remainder's; an integer divisor of 0
+// raises.
+Tensor fmod(const Tensor& t, const Scalar& other);
+Tensor fmod(const Tensor& t, const Tensor& other);
+// a / b rounded as rounding_mode says: nullopt is true division (div(a, b)), "trunc" rounds
+// toward zero, "floor" toward -inf. With a mode, integer operands keep their promoted integer
+// dtype and an integer divisor of 0 raises; any other mode raises ValueError. No default: the
+// two-argument div is the true division above.
+Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string_view> rounding_mode);
+Tensor div(const Tensor& a, const Scalar& b, std::optional<std::string_view> rounding_mode);
+// a / b rounded toward -inf (Python's //), div(a, b, "floor"); PyTorch has no derivative for it.
+Tensor floor_divide(const Tensor& a, const Tensor& b);
+Tensor floor_divide(const Tensor& a, const Scalar& b);
+// The n-th derivative of digamma (n >= 0; polygamma(0, x) is digamma(x)). lgamma and digamma
+// are among the functions of one tensor above.
+Tensor polygamma(int64_t n, const Tensor& t);
 // a % b: torch.Tensor.__mod__, the remainder with the divisor's sign.
 inline Tensor operator%(const Tensor& a, const Scalar& b) { return remainder(a, b); }
 inline Tensor operator%(const Tensor& a, const Tensor& b) { return remainder(a, b); }

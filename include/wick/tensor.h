@@ -280,6 +280,13 @@ class Tensor {
   Tensor pow(const Tensor& exponent) const;
   Tensor remainder(const Scalar& other) const;
   Tensor remainder(const Tensor& other) const;
+  Tensor fmod(const Scalar& other) const;
+  Tensor fmod(const Tensor& other) const;
+  Tensor div(const Tensor& other, std::optional<std::string_view> rounding_mode) const;
+  Tensor div(const Scalar& other, std::optional<std::string_view> rounding_mode) const;
+  Tensor floor_divide(const Tensor& other) const;
+  Tensor floor_divide(const Scalar& other) const;
+  Tensor polygamma(int64_t n) const;
   Tensor atan2(const Tensor& other) const;
   Tensor clamp(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt) const;
   Tensor clamp(const std::optional<Tensor>& min = {}, const std::optional<Tensor>& max = {}) const;
@@ -430,6 +437,24 @@ class Tensor {
   const Tensor& remainder_(const Scalar& other) const { return const_cast<Tensor&>(*this).remainder_(other); }
   Tensor& remainder_(const Tensor& other);
   const Tensor& remainder_(const Tensor& other) const { return const_cast<Tensor&>(*this).remainder_(other); }
+  Tensor& fmod_(const Scalar& other);
+  const Tensor& fmod_(const Scalar& other) const { return const_cast<Tensor&>(*this).fmod_(other); }
+  Tensor& fmod_(const Tensor& other);
+  const Tensor& fmod_(const Tensor& other) const { return const_cast<Tensor&>(*this).fmod_(other); }
+  Tensor& div_(const Tensor& other, std::optional<std::string_view> rounding_mode);
+  const Tensor& div_(const Tensor& other, std::optional<std::string_view> rounding_mode) const {
+    return const_cast<Tensor&>(*this).div_(other, rounding_mode);
+  }
+  Tensor& div_(const Scalar& other, std::optional<std::string_view> rounding_mode);
+  const Tensor& div_(const Scalar& other, std::optional<std::string_view> rounding_mode) const {
+    return const_cast<Tensor&>(*this).div_(other, rounding_mode);
+  }
+  Tensor& floor_divide_(const Tensor& other);
+  const Tensor& floor_divide_(const Tensor& other) const { return const_cast<Tensor&>(*this).floor_divide_(other); }
+  Tensor& floor_divide_(const Scalar& other);
+  const Tensor& floor_divide_(const Scalar& other) const { return const_cast<Tensor&>(*this).floor_divide_(other); }
+  Tensor& polygamma_(int64_t n);
+  const Tensor& polygamma_(int64_t n) const { return const_cast<Tensor&>(*this).polygamma_(n); }
   Tensor& atan2_(const Tensor& other);
   const Tensor& atan2_(const Tensor& other) const { return const_cast<Tensor&>(*this).atan2_(other); }
   Tensor& operator%=(const Scalar& other) { return remainder_(other); }

@@ -1,5 +1,5 @@
 // Backward formulas of the elementwise math ops: the unary family (one switch arm per op) and
-// the tensor forms of pow, remainder and clamp. Formulas that are cheaper in terms of the
+// the tensor forms of pow, remainder, fmod, the rounding divisions and clamp. Formulas that are cheaper in terms of the
 // result (exp, tanh, sigmoid, sqrt, relu) save the output instead of the input.
 #include <cmath>
 #include <numbers>
@@ -54,6 +54,20 @@ void record_clamp(const Tensor& t, const Tensor& out, const Scalar* min, const S
     if (hi) g = zeros_where(x > *hi, g);
     return {g};
   });
+}
+
+// div with a rounding mode: piecewise constant, zero gradients (PyTorch's DivBackward2 for a
+// tensor divisor, DivBackward3 for a scalar one).
+variable_list zero_grads(BackwardContext& c, size_t n) {
+  variable_list r(n);
+  for (size_t i = 0; i < n; ++i)
+    if (c.needs(i)) r[i] = wick::zeros_like(c.grad());
+  return r;
+}
+
+// floor_divide: PyTorch has no derivative for it, so its node raises when backward reaches it.
+variable_list floor_divide_backward(BackwardContext&) {
+  wick::detail::raise<NotImplementedError>("floor_divide", "derivative for floor_divide is not implemented");
 }
 
 }  // namespace
@@ -166,6 +180,22 @@ void record_unary(UnaryOp op, const Tensor& self, const Tensor& out, const Scala
     case UnaryOp::Remainder:
       record("RemainderBackward0", {self}, out, {}, [](BackwardContext& c) -> variable_list { return {c.grad()}; });
       return;
+    case UnaryOp::Fmod:  // d/dself = 1; the scalar divisor has no gradient
+      record("FmodBackward0", {self}, out, {}, [](BackwardContext& c) -> variable_list { return {c.grad()}; });
+      return;
+    case UnaryOp::DivTrunc:
+    case UnaryOp::DivFloor:
+      record("DivBackward3", {self}, out, {}, [](BackwardContext& c) { return zero_grads(c, 1); });
+      return;
+    case UnaryOp::FloorDivide: record("NotImplemented", {self}, out, {}, floor_divide_backward); return;
+    case UnaryOp::Lgamma: return record_one(op, self, out, self, [](T g, T x) { return g * wick::digamma(x); });
+    case UnaryOp::Digamma:
+      return record_one(op, self, out, self, [](T g, T x) { return g * wick::polygamma(1, x); });
+    case UnaryOp::Polygamma:
+      record("PolygammaBackward0", {self}, out, {self}, [n = a->to<int64_t>()](BackwardContext& c) -> variable_list {
+        return {c.grad() * wick::polygamma(n + 1, c.saved(0))};
+      });
+      return;
     case UnaryOp::Clamp: return record_clamp(self, out, a, b, name);
   }
 }
@@ -208,6 +238,19 @@ void record_pointwise(PointwiseOp op, const Tensor& x, const Tensor& y, const Te
         return r;
       });
       return;
+    case PointwiseOp::Fmod:  // fmod = x - trunc(x / y) y: d/dx = 1, d/dy = -trunc(x / y)
+      record("FmodBackward1", {x, y}, out, {x, y}, [](BackwardContext& c) -> variable_list {
+        variable_list r(2);
+        if (c.needs(0)) r[0] = c.grad();
+        if (c.needs(1)) r[1] = -c.grad() * wick::div(c.saved(0), c.saved(1), "trunc");
+        return r;
+      });
+      return;
+    case PointwiseOp::DivTrunc:
+    case PointwiseOp::DivFloor:
+      record("DivBackward2", {x, y}, out, {}, [](BackwardContext& c) { return zero_grads(c, 2); });
+      return;
+    case PointwiseOp::FloorDivide: record("NotImplemented", {x, y}, out, {}, floor_divide_backward); return;
     case PointwiseOp::Atan2:  // atan2(y, x): d/dy = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2)
       record("Atan2Backward0", {x, y}, out, {x, y}, [](BackwardContext& c) -> variable_list {
         variable_list r(2);

@@ -1,6 +1,7 @@
 // Elementwise math: neg abs exp log sqrt rsqrt sin cos tanh sigmoid relu gelu silu, sign floor
-// ceil round trunc frac log2 log10 log1p reciprocal (and the rest of the op list), pow, remainder,
-// atan2 and clamp, in new and in-place forms. Each op plans a TensorIter (promotion by
+// ceil round trunc frac log2 log10 log1p reciprocal lgamma digamma (and the rest of the op list),
+// pow, remainder, fmod, div with a rounding mode, floor_divide, polygamma, atan2 and clamp, in
+// new and in-place forms. Each op plans a TensorIter (promotion by
 // PyTorch's rules: float functions of integer tensors give the default float) and calls the
 // backend's unary or pointwise family. The ops of one tensor are generated from their lines in
 // the op list (WICK_UNARY_OPS, wick/detail/op_list.h); the others are written here.
@@ -79,9 +80,34 @@ void check_int_exponent(Dtype compute, const Scalar& e, const char* op) {
              "Integers to negative integer powers are not allowed.");
 }
 
-void check_divisor(Dtype compute, const Scalar& d, const char* op) {
-  WICK_CHECK(is_floating_point(compute) || d.to<double>() != 0, ValueError, op,
-             "ZeroDivisionError: integer remainder by zero");
+void check_divisor(Dtype compute, const Scalar& d, const char* op,
+                   const char* message = "ZeroDivisionError: integer remainder by zero") {
+  WICK_CHECK(is_floating_point(compute) || d.to<double>() != 0, ValueError, op, message);
+}
+
+// div's rounding_mode: nullopt is true division; "trunc" and "floor" name the op code of the
+// unary (scalar divisor) or pointwise (tensor divisor) family. Anything else raises PyTorch's
+// message.
+enum class Rounding : uint8_t { True, Trunc, Floor };
+
+Rounding rounding_of(std::optional<std::string_view> mode, const char* op) {
+  if (!mode) return Rounding::True;
+  if (*mode == "trunc") return Rounding::Trunc;
+  if (*mode == "floor") return Rounding::Floor;
+  raise<ValueError>(op, "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", *mode,
+                    "'");
+}
+
+// The ops of a tensor and a scalar divisor (fmod, div's rounding modes, floor_divide): promoted as
+// remainder, an integer divisor of 0 refused before the kernel runs.
+Tensor scalar_division(const Tensor& out, UnaryOp op, const Tensor& t, const Scalar& d, const char* name) {
+  const Dtype c = result_type({t}, &d);
+  check_divisor(c, d, name, "ZeroDivisionError");
+  return unary(op, out, t, name, &d, nullptr, c);
+}
+
+void check_polygamma_order(int64_t n, const char* op) {
+  WICK_CHECK(n >= 0, ValueError, op, "polygamma(n, x) does not support negative n.");
 }
 
 // The dtype of clamp(t, lo, hi) with scalar bounds: each bound promotes like a wrapped number.
@@ -249,6 +275,61 @@ Tensor remainder(const Tensor& t, const Tensor& other) {
                   [&] { return pointwise(PointwiseOp::Remainder, {}, {t, other}, "remainder"); });
 }
 
+Tensor fmod(const Tensor& t, const Scalar& other) {
+  check_defined(t, "fmod", "self");
+  return recorded(
+      UnaryOp::Fmod, t, [&] { return scalar_division({}, UnaryOp::Fmod, t, other, "fmod"); }, &other);
+}
+Tensor fmod(const Tensor& t, const Tensor& other) {
+  check_defined(t, "fmod", "self");
+  check_defined(other, "fmod", "other");
+  return recorded(PointwiseOp::Fmod, t, other, {},
+                  [&] { return pointwise(PointwiseOp::Fmod, {}, {t, other}, "fmod"); });
+}
+
+// With a rounding mode: DivBackward2 (tensor divisor) or DivBackward3 (scalar), zero gradients,
+// as PyTorch's. nullopt is the two-argument div and records its nodes (DivBackward0/1).
+Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string_view> rounding_mode) {
+  check_defined(a, "div", "self");
+  check_defined(b, "div", "other");
+  const Rounding r = rounding_of(rounding_mode, "div");
+  if (r == Rounding::True) return wick::div(a, b);
+  const PointwiseOp op = r == Rounding::Trunc ? PointwiseOp::DivTrunc : PointwiseOp::DivFloor;
+  return recorded(op, a, b, {}, [&] { return pointwise(op, {}, {a, b}, "div"); });
+}
+Tensor div(const Tensor& t, const Scalar& other, std::optional<std::string_view> rounding_mode) {
+  check_defined(t, "div", "self");
+  const Rounding r = rounding_of(rounding_mode, "div");
+  if (r == Rounding::True) return wick::div(t, other);
+  const UnaryOp op = r == Rounding::Trunc ? UnaryOp::DivTrunc : UnaryOp::DivFloor;
+  return recorded(op, t, [&] { return scalar_division({}, op, t, other, "div"); }, &other);
+}
+
+// floor_divide is div(a, b, "floor") under its own name. PyTorch has no derivative for it: a
+// result of inputs that require grad does require grad, and its node (NotImplemented) raises
+// "derivative for floor_divide is not implemented" when backward reaches it; wick records the
+// same node rather than a result without history.
+Tensor floor_divide(const Tensor& a, const Tensor& b) {
+  check_defined(a, "floor_divide", "self");
+  check_defined(b, "floor_divide", "other");
+  return recorded(PointwiseOp::FloorDivide, a, b, {},
+                  [&] { return pointwise(PointwiseOp::FloorDivide, {}, {a, b}, "floor_divide"); });
+}
+Tensor floor_divide(const Tensor& t, const Scalar& other) {
+  check_defined(t, "floor_divide", "self");
+  return recorded(
+      UnaryOp::FloorDivide, t,
+      [&] { return scalar_division({}, UnaryOp::FloorDivide, t, other, "floor_divide"); }, &other);
+}
+
+Tensor polygamma(int64_t n, const Tensor& t) {
+  check_defined(t, "polygamma", "self");
+  check_polygamma_order(n, "polygamma");
+  const Scalar order(n);
+  return recorded(
+      UnaryOp::Polygamma, t, [&] { return unary(UnaryOp::Polygamma, {}, t, "polygamma", &order); }, &order);
+}
+
 Tensor atan2(const Tensor& t, const Tensor& other) {
   check_defined(t, "atan2", "self");
   check_defined(other, "atan2", "other");
@@ -294,6 +375,13 @@ Tensor Tensor::pow(const Scalar& e) const { return wick::pow(*this, e); }
 Tensor Tensor::pow(const Tensor& e) const { return wick::pow(*this, e); }
 Tensor Tensor::remainder(const Scalar& o) const { return wick::remainder(*this, o); }
 Tensor Tensor::remainder(const Tensor& o) const { return wick::remainder(*this, o); }
+Tensor Tensor::fmod(const Scalar& o) const { return wick::fmod(*this, o); }
+Tensor Tensor::fmod(const Tensor& o) const { return wick::fmod(*this, o); }
+Tensor Tensor::div(const Tensor& o, std::optional<std::string_view> mode) const { return wick::div(*this, o, mode); }
+Tensor Tensor::div(const Scalar& o, std::optional<std::string_view> mode) const { return wick::div(*this, o, mode); }
+Tensor Tensor::floor_divide(const Tensor& o) const { return wick::floor_divide(*this, o); }
+Tensor Tensor::floor_divide(const Scalar& o) const { return wick::floor_divide(*this, o); }
+Tensor Tensor::polygamma(int64_t n) const { return wick::polygamma(n, *this); }
 Tensor Tensor::atan2(const Tensor& o) const { return wick::atan2(*this, o); }
 Tensor Tensor::clamp(const std::optional<Scalar>& min, const std::optional<Scalar>& max) const {
   check_defined(*this, "clamp", "self");
@@ -340,6 +428,64 @@ Tensor& Tensor::remainder_(const Tensor& o) {
   if (needs_grad(*this, o)) [[unlikely]]
     return autograd::inplace(*this, "remainder_", [&](const Tensor& t) { return wick::remainder(t, o); });
   pointwise(PointwiseOp::Remainder, *this, {*this, o}, "remainder_");
+  return *this;
+}
+Tensor& Tensor::fmod_(const Scalar& o) {
+  check_defined(*this, "fmod_", "self");
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::inplace(*this, "fmod_", [&](const Tensor& t) { return wick::fmod(t, o); });
+  scalar_division(*this, UnaryOp::Fmod, *this, o, "fmod_");
+  return *this;
+}
+Tensor& Tensor::fmod_(const Tensor& o) {
+  check_defined(*this, "fmod_", "self");
+  check_defined(o, "fmod_", "other");
+  if (needs_grad(*this, o)) [[unlikely]]
+    return autograd::inplace(*this, "fmod_", [&](const Tensor& t) { return wick::fmod(t, o); });
+  pointwise(PointwiseOp::Fmod, *this, {*this, o}, "fmod_");
+  return *this;
+}
+Tensor& Tensor::div_(const Tensor& o, std::optional<std::string_view> mode) {
+  check_defined(*this, "div_", "self");
+  check_defined(o, "div_", "other");
+  const Rounding r = rounding_of(mode, "div_");
+  if (r == Rounding::True) return div_(o);
+  if (needs_grad(*this, o)) [[unlikely]]
+    return autograd::inplace(*this, "div_", [&](const Tensor& t) { return wick::div(t, o, mode); });
+  pointwise(r == Rounding::Trunc ? PointwiseOp::DivTrunc : PointwiseOp::DivFloor, *this, {*this, o}, "div_");
+  return *this;
+}
+Tensor& Tensor::div_(const Scalar& o, std::optional<std::string_view> mode) {
+  check_defined(*this, "div_", "self");
+  const Rounding r = rounding_of(mode, "div_");
+  if (r == Rounding::True) return div_(o);
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::inplace(*this, "div_", [&](const Tensor& t) { return wick::div(t, o, mode); });
+  scalar_division(*this, r == Rounding::Trunc ? UnaryOp::DivTrunc : UnaryOp::DivFloor, *this, o, "div_");
+  return *this;
+}
+Tensor& Tensor::floor_divide_(const Tensor& o) {
+  check_defined(*this, "floor_divide_", "self");
+  check_defined(o, "floor_divide_", "other");
+  if (needs_grad(*this, o)) [[unlikely]]
+    return autograd::inplace(*this, "floor_divide_", [&](const Tensor& t) { return wick::floor_divide(t, o); });
+  pointwise(PointwiseOp::FloorDivide, *this, {*this, o}, "floor_divide_");
+  return *this;
+}
+Tensor& Tensor::floor_divide_(const Scalar& o) {
+  check_defined(*this, "floor_divide_", "self");
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::inplace(*this, "floor_divide_", [&](const Tensor& t) { return wick::floor_divide(t, o); });
+  scalar_division(*this, UnaryOp::FloorDivide, *this, o, "floor_divide_");
+  return *this;
+}
+Tensor& Tensor::polygamma_(int64_t n) {
+  check_defined(*this, "polygamma_", "self");
+  check_polygamma_order(n, "polygamma_");
+  if (needs_grad(*this)) [[unlikely]]
+    return autograd::inplace(*this, "polygamma_", [n](const Tensor& t) { return wick::polygamma(n, t); });
+  const Scalar order(n);
+  unary(UnaryOp::Polygamma, *this, *this, "polygamma_", &order);
   return *this;
 }
 Tensor& Tensor::atan2_(const Tensor& o) {

@@ -1,5 +1,6 @@
-// Elementwise math on the CPU: the unary family (neg ... reciprocal, and the scalar forms of pow,
-// remainder and clamp) and the pointwise family (pow, remainder, clamp of tensors).
+// Elementwise math on the CPU: the unary family (neg ... reciprocal, lgamma, digamma, polygamma,
+// and the scalar forms of pow, remainder, fmod, the rounding divisions and clamp) and the
+// pointwise family (pow, remainder, fmod, the rounding divisions, clamp of tensors).
 // Each op is a small functor run by map_loop; 16-bit floats compute in float and round once.
 // Core has already promoted the operands (integer inputs of float ops arrive as float) and
 // rejected the dtypes an op does not support, so integer instantiations only exist for ops
@@ -18,6 +19,7 @@
 #include <type_traits>
 
 #include "core/scalar_math.h"
+#include "core/special_math.h"
 #include "cpu/kernels.h"
 #include "cpu/map_loop.h"
 #include "cpu/vec_math.h"
@@ -51,6 +53,32 @@ double erfinv_double(double y) {
   return std::copysign(x, y);
 }
 
+// log|gamma(x)|: the C library's, in its reentrant form where there is one (lgamma writes the
+// sign of gamma to a global, which the threads of a loop would share).
+inline float lgamma_value(float x) {
+#if defined(__GLIBC__)
+  int sign;
+  return ::lgammaf_r(x, &sign);
+#else
+  return std::lgamma(x);
+#endif
+}
+inline double lgamma_value(double x) {
+#if defined(__GLIBC__)
+  int sign;
+  return ::lgamma_r(x, &sign);
+#else
+  return std::lgamma(x);
+#endif
+}
+
+// An integer scalar divisor that is 0 in the op's dtype (core checked its value, which a cast to
+// a narrower dtype can still make 0: 256 for int8) raises rather than trap.
+template <class M>
+void check_scalar_divisor(M d, UnaryOp op) {
+  if constexpr (!std::is_floating_point_v<M>) WICK_CHECK(d != M(0), ValueError, op_name(op), "ZeroDivisionError");
+}
+
 template <class T, class F>
 void unary_map(const TensorIter& it, F f) {
   using M = opmath_t<T>;
@@ -58,7 +86,7 @@ void unary_map(const TensorIter& it, F f) {
 }
 
 template <class T>
-void unary_float(UnaryOp op, const TensorIter& it) {
+void unary_float(UnaryOp op, const TensorIter& it, const Scalar* a) {
   using M = opmath_t<T>;
   switch (op) {
     case UnaryOp::Exp:
@@ -81,6 +109,14 @@ void unary_float(UnaryOp op, const TensorIter& it) {
       return unary_map<T>(it, [](M x) { return std::log1p(x); });
     case UnaryOp::Reciprocal:
       return unary_map<T>(it, [](M x) { return M(1) / x; });
+    case UnaryOp::Lgamma:
+      return unary_map<T>(it, [](M x) { return lgamma_value(x); });
+    case UnaryOp::Digamma:
+      return unary_map<T>(it, [](M x) { return scalar_digamma(x); });
+    case UnaryOp::Polygamma: {  // a: the order n >= 0
+      const int64_t n = a->to<int64_t>();
+      return unary_map<T>(it, [n](M x) { return scalar_polygamma(n, x); });
+    }
     case UnaryOp::Sin:
       return unary_map<T>(it, [](M x) { return std::sin(x); });
     case UnaryOp::Cos:
@@ -174,6 +210,22 @@ void unary_typed(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar
       const M d = a->to<M>();
       return unary_map<T>(it, [d](M x) { return py_mod(x, d); });
     }
+    case UnaryOp::Fmod: {
+      const M d = a->to<M>();
+      check_scalar_divisor(d, op);
+      return unary_map<T>(it, [d](M x) { return c_fmod(x, d); });
+    }
+    case UnaryOp::DivTrunc: {
+      const M d = a->to<M>();
+      check_scalar_divisor(d, op);
+      return unary_map<T>(it, [d](M x) { return div_trunc(x, d); });
+    }
+    case UnaryOp::DivFloor:
+    case UnaryOp::FloorDivide: {
+      const M d = a->to<M>();
+      check_scalar_divisor(d, op);
+      return unary_map<T>(it, [d](M x) { return div_floor(x, d); });
+    }
     case UnaryOp::Clamp: {
       if constexpr (is_float_v<T>) {
         const M lo = a ? a->to<M>() : -INFINITY, hi = b ? b->to<M>() : INFINITY;
@@ -185,7 +237,7 @@ void unary_typed(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar
       }
     }
     default:
-      if constexpr (is_float_v<T>) return unary_float<T>(op, it);
+      if constexpr (is_float_v<T>) return unary_float<T>(op, it, a);
   }
 }
 
@@ -234,6 +286,18 @@ void loss_pointwise(PointwiseOp op, const TensorIter& it) {
   }
 }
 
+// Integer division, modulo and fmod by a tensor raise on a zero divisor (operand 2) before
+// anything is written, as PyTorch's "ZeroDivisionError".
+template <class T>
+void check_nonzero_divisor(const TensorIter& it, PointwiseOp op) {
+  bool zero = false;
+  auto scan = [&zero](char** p, const int64_t* s, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) zero |= load<T>(p[2], s[2], i) == T(0);
+  };
+  if (it.numel() > 0) loop_range(it, 0, it.numel(), scan);
+  WICK_CHECK(!zero, ValueError, op_name(op), "ZeroDivisionError");
+}
+
 template <class T>
 void pointwise_typed(PointwiseOp op, const TensorIter& it) {
   using M = opmath_t<T>;
@@ -243,15 +307,18 @@ void pointwise_typed(PointwiseOp op, const TensorIter& it) {
         return map_loop<T, T, T>(it, [](T x, T e) { return T(float_pow(M(x), M(e))); });
       else return map_loop<T, T, T>(it, [](T x, T e) { return int_pow(x, e); });
     case PointwiseOp::Remainder:
-      if constexpr (!is_float_v<T>) {
-        bool zero = false;
-        auto scan = [&zero](char** p, const int64_t* s, int64_t n) {
-          for (int64_t i = 0; i < n; ++i) zero |= load<T>(p[2], s[2], i) == T(0);
-        };
-        if (it.numel() > 0) loop_range(it, 0, it.numel(), scan);  // before writing anything
-        WICK_CHECK(!zero, ValueError, "remainder", "ZeroDivisionError");
-      }
+      if constexpr (!is_float_v<T>) check_nonzero_divisor<T>(it, op);
       return map_loop<T, T, T>(it, [](T x, T d) { return T(py_mod(M(x), M(d))); });
+    case PointwiseOp::Fmod:
+      if constexpr (!is_float_v<T>) check_nonzero_divisor<T>(it, op);
+      return map_loop<T, T, T>(it, [](T x, T d) { return T(c_fmod(M(x), M(d))); });
+    case PointwiseOp::DivTrunc:
+      if constexpr (!is_float_v<T>) check_nonzero_divisor<T>(it, op);
+      return map_loop<T, T, T>(it, [](T x, T d) { return T(div_trunc(M(x), M(d))); });
+    case PointwiseOp::DivFloor:
+    case PointwiseOp::FloorDivide:
+      if constexpr (!is_float_v<T>) check_nonzero_divisor<T>(it, op);
+      return map_loop<T, T, T>(it, [](T x, T d) { return T(div_floor(M(x), M(d))); });
     case PointwiseOp::ClampMin:
       return map_loop<T, T, T>(it, [](T x, T lo) { return T(nan_max(M(x), M(lo))); });
     case PointwiseOp::ClampMax:

@@ -14,7 +14,10 @@
 //   form      Methods: wick::name(t), t.name() and t.name_() generated from this line;
 //             Function: wick::name(t) only (PyTorch has no method); Manual: declared and
 //             defined by hand (the op takes more than a tensor), sharing the code and hook
-// Scalars of the Manual ops: Pow x**a, RPow a**x, Remainder x mod a, Clamp between a and b.
+// Scalars of the Manual ops: Pow x**a, RPow a**x, Remainder x mod a, Fmod C's fmod(x, a) (the
+// dividend's sign), DivTrunc x / a rounded toward zero, DivFloor and FloorDivide x / a rounded
+// toward -inf (FloorDivide: floor_divide, whose node is PyTorch's NotImplemented), Polygamma the
+// a-th derivative of digamma, Clamp between a and b.
 #define WICK_UNARY_OPS(X)                              \
   X(Neg, neg, Numeric, None, Methods)                  \
   X(Abs, abs, Numeric, None, Methods)                  \
@@ -49,12 +52,19 @@
   X(Log10, log10, Float, Fp32, Methods)                \
   X(Log1P, log1p, Float, Fp32, Methods) /* Log1PBackward0 */ \
   X(Reciprocal, reciprocal, Float, Fp32, Methods)      \
+  X(Lgamma, lgamma, Float, None, Methods) /* log|gamma| */ \
+  X(Digamma, digamma, Float, None, Methods)            \
   X(Gelu, gelu, FloatOnly, None, Manual)               \
   X(GeluTanh, gelu, FloatOnly, None, Manual)           \
   X(Silu, silu, FloatOnly, None, Function)             \
   X(Pow, pow, Numeric, Fp32, Manual)                   \
   X(RPow, pow, Numeric, Fp32, Manual)                  \
   X(Remainder, remainder, Numeric, None, Manual)       \
+  X(Fmod, fmod, Numeric, None, Manual)                 \
+  X(DivTrunc, div, Numeric, None, Manual)              \
+  X(DivFloor, div, Numeric, None, Manual)              \
+  X(FloorDivide, floor_divide, Numeric, None, Manual)  \
+  X(Polygamma, polygamma, Float, None, Manual)         \
   X(Clamp, clamp, Numeric, None, Manual)
 
 // ---- two operands, + - * /: X(Name, name, operator, alpha)
@@ -100,8 +110,9 @@
   X(RightShift, bitwise_right_shift)
 
 // ---- elementwise ops of two or three tensors beyond + - * /: X(Name, "name"). The first are
-// the tensor forms of pow, remainder and clamp, and atan2 (floating: integer inputs give the
-// default float); the others are the pieces of the fused losses
+// the tensor forms of pow, remainder, fmod, div with a rounding mode (DivTrunc, DivFloor),
+// floor_divide and clamp, and atan2 (floating: integer inputs give the default float); the
+// others are the pieces of the fused losses
 // and of ReLU's backward (floating dtypes only), operands in this order:
 //   ThresholdBackward (g, y):    y <= 0 ? 0 : g         (PyTorch's threshold_backward at 0)
 //   MseLoss (x, t):              (x - t)^2
@@ -116,6 +127,10 @@
   X(Pow, "pow")                                                       \
   X(Remainder, "remainder")                                           \
   X(Atan2, "atan2")                                                   \
+  X(Fmod, "fmod")                                                     \
+  X(DivTrunc, "div")                                                  \
+  X(DivFloor, "div")                                                  \
+  X(FloorDivide, "floor_divide")                                      \
   X(ClampMin, "clamp_min")                                            \
   X(ClampMax, "clamp_max")                                            \
   X(Clamp, "clamp")                                                   \

@@ -64,5 +64,7 @@ __device__ __forceinline__ float m_pow(float x, float e) { return powf(x, e); }
 __device__ __forceinline__ double m_pow(double x, double e) { return ::pow(x, e); }
 __device__ __forceinline__ float m_fmod(float x, float e) { return fmodf(x, e); }
 __device__ __forceinline__ double m_fmod(double x, double e) { return ::fmod(x, e); }
+__device__ __forceinline__ float m_lgamma(float x) { return lgammaf(x); }  // +inf at the poles
+__device__ __forceinline__ double m_lgamma(double x) { return ::lgamma(x); }
 
 }  // namespace wick::detail::gpu

@@ -1,8 +1,9 @@
 /* Elementwise math on CUDA: the unary family (neg abs relu sign, exp log sqrt rsqrt sin cos tanh
  * sigmoid gelu silu, tan asin acos atan sinh cosh asinh acosh atanh erf erfinv, floor ceil round
- * trunc frac log2 log10 log1p reciprocal, and pow/remainder/clamp with scalars) and the
- * pointwise family (pow, remainder, atan2, clamp_min, clamp_max of tensors, clamp(x, lo, hi), and the pieces of the fused
- * losses and of relu's backward: kernel_table.h lists them).
+ * trunc frac log2 log10 log1p reciprocal lgamma digamma polygamma, and pow/remainder/fmod/the
+ * rounding divisions/clamp with scalars) and the pointwise family (pow, remainder, fmod, div's
+ * rounding modes, floor_divide, atan2, clamp_min, clamp_max of tensors, clamp(x, lo, hi), and the
+ * pieces of the fused losses and of relu's backward: kernel_table.h lists them).
  *
  * Instances, the compile-time budget: neg, abs and relu (cheap, and relu is on the training
  * path) get a kernel each per dtype; the transcendental ops share one functor per floating
@@ -11,12 +12,14 @@
  * measurable gain on memory-bound ops.
  * Arithmetic in opmath_t (float for 16-bit floats, rounded once at the end) with the math
  * of device_math.cuh and the scalar pieces shared with the CPU (core/scalar_math.h: pow,
- * modulo, NaN-propagating max/min). Every op runs on launch_elementwise (elementwise.cuh),
+ * modulo, NaN-propagating max/min; core/special_math.h: fmod, the rounding divisions, digamma
+ * and polygamma). Every op runs on launch_elementwise (elementwise.cuh),
  * clamp(x, lo, hi) included.
  */
 #include <limits>
 
 #include "core/scalar_math.h"
+#include "core/special_math.h"
 #include "cuda/kernels/device_math.cuh"
 #include "cuda/kernels/elementwise.cuh"
 #include "cuda/kernels/op_kernels.h"
@@ -126,6 +129,19 @@ __device__ __noinline__ M float_op(UnaryOp op, M x, M a, M b) {
       return m_pow(a, x);
     case UnaryOp::Remainder:
       return py_mod(x, a);
+    case UnaryOp::Fmod:
+      return c_fmod(x, a);
+    case UnaryOp::DivTrunc:
+      return div_trunc(x, a);
+    case UnaryOp::DivFloor:
+    case UnaryOp::FloorDivide:
+      return div_floor(x, a);
+    case UnaryOp::Lgamma:
+      return m_lgamma(x);
+    case UnaryOp::Digamma:
+      return scalar_digamma(x);
+    case UnaryOp::Polygamma:  // a: the order n
+      return scalar_polygamma(int64_t(a), x);
     default: {  // Clamp: NaN stays NaN
       const M lo = x < a ? a : x;
       return x != x ? x : b < lo ? b : lo;
@@ -140,7 +156,8 @@ struct FloatFn {
   __device__ T operator()(T v) const { return cast<T>(float_op(op, cast<opmath_t<T>>(v), a, b)); }
 };
 
-// Integer forms of Pow, RPow, Remainder, Clamp; floor, ceil, round and trunc are the identity.
+// Integer forms of Pow, RPow, Remainder, Fmod, the rounding divisions, Clamp; floor, ceil, round
+// and trunc are the identity.
 template <class T>
 struct IntFn {
   UnaryOp op;
@@ -158,6 +175,13 @@ struct IntFn {
         return int_pow(a, x);
       case UnaryOp::Remainder:
         return py_mod(x, a);
+      case UnaryOp::Fmod:
+        return c_fmod(x, a);
+      case UnaryOp::DivTrunc:
+        return div_trunc(x, a);
+      case UnaryOp::DivFloor:
+      case UnaryOp::FloorDivide:
+        return div_floor(x, a);
       default: {
         const T lo = x < a ? a : x;
         return b < lo ? b : lo;
@@ -186,6 +210,12 @@ struct PointwiseFn {
       else return int_pow(x, y);
     } else if constexpr (Op == PointwiseOp::Remainder) {
       return cast<T>(py_mod(cast<M>(x), cast<M>(y)));
+    } else if constexpr (Op == PointwiseOp::Fmod) {
+      return cast<T>(c_fmod(cast<M>(x), cast<M>(y)));
+    } else if constexpr (Op == PointwiseOp::DivTrunc) {
+      return cast<T>(div_trunc(cast<M>(x), cast<M>(y)));
+    } else if constexpr (Op == PointwiseOp::DivFloor) {  // floor_divide's functor too
+      return cast<T>(div_floor(cast<M>(x), cast<M>(y)));
     } else if constexpr (Op == PointwiseOp::Atan2) {  // core admits floating dtypes only
       if constexpr (is_float_v<T>) return cast<T>(m_atan2(cast<M>(x), cast<M>(y)));
       else return T(0);
@@ -284,10 +314,16 @@ void unary(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b) {
       if (op == UnaryOp::Clamp) {
         lo = a ? a->to<T>() : std::numeric_limits<T>::lowest();
         hi = b ? b->to<T>() : std::numeric_limits<T>::max();
-      } else if (op != UnaryOp::Pow && op != UnaryOp::RPow && op != UnaryOp::Remainder && op != UnaryOp::Floor &&
-                 op != UnaryOp::Ceil && op != UnaryOp::Round && op != UnaryOp::Trunc) {
+      } else if (op != UnaryOp::Pow && op != UnaryOp::RPow && op != UnaryOp::Remainder && op != UnaryOp::Fmod &&
+                 op != UnaryOp::DivTrunc && op != UnaryOp::DivFloor && op != UnaryOp::FloorDivide &&
+                 op != UnaryOp::Floor && op != UnaryOp::Ceil && op != UnaryOp::Round && op != UnaryOp::Trunc) {
         raise<TypeError>(name, "\"", name, "\" not implemented for '", it.dtype(), "'");
       }
+      // A divisor that is 0 in T (core checked the scalar's value; a cast to a narrower dtype
+      // can still make it 0) raises rather than trap on the device.
+      if ((op == UnaryOp::Fmod || op == UnaryOp::DivTrunc || op == UnaryOp::DivFloor || op == UnaryOp::FloorDivide) &&
+          lo == T(0))
+        raise<ValueError>(name, "ZeroDivisionError");
       launch_elementwise<T, T>(name, p, IntFn<T>{op, lo, hi});
     }
   };
@@ -311,9 +347,10 @@ void pointwise(PointwiseOp op, const TensorIter& it) {
       raise<TypeError>(name, "\"", name, "\" not implemented for '", it.dtype(), "'");
     }
     if constexpr (!is_float_v<T>) {
-      if (op == P::Remainder) {  // a zero divisor raises before anything is written
+      if (op == P::Remainder || op == P::Fmod || op == P::DivTrunc || op == P::DivFloor ||
+          op == P::FloorDivide) {  // a zero divisor raises before anything is written
         const auto zero = find_any<3>(name, p, ZeroDivisor<T>{});
-        WICK_CHECK(!zero, ValueError, "remainder", "ZeroDivisionError");
+        WICK_CHECK(!zero, ValueError, name, "ZeroDivisionError");
       }
     }
     switch (op) {
@@ -321,6 +358,13 @@ void pointwise(PointwiseOp op, const TensorIter& it) {
         return launch_elementwise<T, T, T>(name, p, PointwiseFn<T, P::Pow>{});
       case P::Remainder:
         return launch_elementwise<T, T, T>(name, p, PointwiseFn<T, P::Remainder>{});
+      case P::Fmod:
+        return launch_elementwise<T, T, T>(name, p, PointwiseFn<T, P::Fmod>{});
+      case P::DivTrunc:
+        return launch_elementwise<T, T, T>(name, p, PointwiseFn<T, P::DivTrunc>{});
+      case P::DivFloor:
+      case P::FloorDivide:
+        return launch_elementwise<T, T, T>(name, p, PointwiseFn<T, P::DivFloor>{});
       case P::ClampMin:
         return launch_elementwise<T, T, T>(name, p, PointwiseFn<T, P::ClampMin>{});
       case P::ClampMax:
