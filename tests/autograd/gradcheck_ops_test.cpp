@@ -145,6 +145,72 @@ TEST_P(GradcheckOps, PowRemainderClamp) {
   gradcheck([](const T& v) { return clamp_min(v[0], v[1]); }, {x, lo}, dev());
 }
 
+// Inputs away from the multiples of m (where fmod and the rounding divisions jump).
+Tensor off_multiples(IntArrayRef sizes, double m) {
+  Tensor r = rnd(sizes, false) * 3 / m;
+  return ((r - r.floor()).clamp(0.1, 0.9).add(r.floor()) * m).requires_grad_();
+}
+
+TEST_P(GradcheckOps, FmodAndRoundingDivision) {
+  gradcheck([](const T& x) { return fmod(x[0], 0.7); }, {off_multiples({3}, 0.7)}, dev());
+  gradcheck([](const T& x) { return x[0].fmod(-1.3); }, {off_multiples({2, 3}, 1.3)}, dev());
+  // d/dother = -trunc(self / other), negative quotients among them; other broadcast.
+  Tensor a = tensor({-7.3, -2.2, 3.9, 6.6, -0.4, 1.1}, kFloat64).reshape({2, 3}).requires_grad_();
+  Tensor b = tensor({2.1, -1.7, 0.9}, kFloat64).requires_grad_();
+  gradcheck([](const T& x) { return fmod(x[0], x[1]); }, {a, b}, dev());
+  gradcheck([](const T& x) { return x[0].clone().fmod_(x[1]); }, {a, b}, dev());
+  // With a rounding mode the quotient is piecewise constant: zero gradients, as PyTorch's.
+  gradcheck([](const T& x) { return div(x[0], x[1], "trunc"); }, {a, b}, dev());
+  gradcheck([](const T& x) { return x[0].div(x[1], "floor"); }, {a, b}, dev());
+  gradcheck([](const T& x) { return div(x[0], 0.7, "floor"); }, {off_multiples({3}, 0.7)}, dev());
+  gradcheck([](const T& x) { return x[0].div(-0.7, "trunc"); }, {off_multiples({3}, 0.7)}, dev());
+  gradcheck([](const T& x) { return x[0].clone().div_(0.7, "floor"); }, {off_multiples({3}, 0.7)}, dev());
+  // No rounding mode: true division and its gradients.
+  gradcheck([](const T& x) { return div(x[0], x[1], std::nullopt); }, {a, b}, dev());
+}
+
+TEST_P(GradcheckOps, FloorDivideHasNoDerivative) {
+  // PyTorch's floor_divide records a node without a formula: the result requires grad, and
+  // backward through it raises.
+  for (bool scalar : {false, true}) {
+    Tensor x = tensor({-7., 5., 3.5}, kFloat64).to(dev()).requires_grad_();
+    Tensor y = scalar ? floor_divide(x, 2) : floor_divide(x, full({3}, 2.0, TensorOptions(kFloat64).device(dev())));
+    ASSERT_TRUE(y.requires_grad());
+    EXPECT_EQ(y.grad_fn()->name(), "NotImplemented");
+    EXPECT_EQ(y.detach().cpu().to_vector<double>(), (std::vector<double>{-4, 2, 1}));
+    try {
+      y.sum().backward();
+      FAIL() << "expected an error";
+    } catch (const NotImplementedError& e) {
+      EXPECT_EQ(std::string(e.what()), "[floor_divide] derivative for floor_divide is not implemented");
+    }
+  }
+  Tensor x = tensor({1.5, -2.5}, kFloat64).requires_grad_();
+  Tensor y = x * 1;
+  y.floor_divide_(2);
+  EXPECT_EQ(y.grad_fn()->name(), "NotImplemented");
+  EXPECT_THROW(y.sum().backward(), NotImplementedError);
+}
+
+TEST_P(GradcheckOps, LgammaDigammaPolygamma) {
+  // Positive inputs, and negative ones between the poles (the reflection's side).
+  Tensor neg = tensor({-2.7, -1.4, -0.6, -3.2}, kFloat64).requires_grad_();
+  for (const Tensor& x : {pos({2, 3}), neg}) {
+    gradcheck([](const T& v) { return lgamma(v[0]); }, {x}, dev());
+    gradcheck([](const T& v) { return v[0].digamma(); }, {x}, dev());
+    gradcheck([](const T& v) { return polygamma(1, v[0]); }, {x}, dev());
+    gradcheck([](const T& v) { return v[0].polygamma(2); }, {x}, dev());
+    gradcheck([](const T& v) { return polygamma(0, v[0]); }, {x}, dev());
+  }
+  gradcheck([](const T& v) { return v[0].clone().lgamma_(); }, {pos({3})}, dev());
+  gradcheck([](const T& v) { return v[0].clone().digamma_(); }, {pos({3})}, dev());
+  gradcheck([](const T& v) { return v[0].clone().polygamma_(3); }, {pos({3})}, dev());
+  // Second derivatives: lgamma'' = polygamma(1), digamma'' = polygamma(2).
+  wick::testing::gradgradcheck([](const T& v) { return lgamma(v[0]); }, {pos({3})}, dev());
+  wick::testing::gradgradcheck([](const T& v) { return digamma(v[0]); }, {pos({3})}, dev());
+  wick::testing::gradgradcheck([](const T& v) { return polygamma(2, v[0]); }, {pos({3})}, dev());
+}
+
 TEST_P(GradcheckOps, SoftmaxAndReductions) {
   gradcheck([](const T& x) { return softmax(x[0], 1); }, {rnd({3, 4})}, dev());
   gradcheck([](const T& x) { return softmax(x[0], 0); }, {rnd({3, 4})}, dev());
@@ -329,6 +395,32 @@ TEST(AutogradNames, OpsNameTheirNodesAsPyTorch) {
         std::string::npos)
         << e.what();
   }
+}
+
+TEST(AutogradNames, FmodRoundingDivisionAndGammaNodes) {
+  auto x = wick::testing::rnd({2, 3});
+  auto y = wick::testing::rnd({3});
+  EXPECT_EQ(fmod(x, 2).grad_fn()->name(), "FmodBackward0");
+  EXPECT_EQ(x.fmod(y).grad_fn()->name(), "FmodBackward1");
+  EXPECT_EQ(div(x, y, "trunc").grad_fn()->name(), "DivBackward2");
+  EXPECT_EQ(x.div(y, "floor").grad_fn()->name(), "DivBackward2");
+  EXPECT_EQ(div(x, 2, "floor").grad_fn()->name(), "DivBackward3");
+  EXPECT_EQ(x.div(2.5, "trunc").grad_fn()->name(), "DivBackward3");
+  EXPECT_EQ(div(x, y, std::nullopt).grad_fn()->name(), "DivBackward0");
+  EXPECT_EQ(floor_divide(x, y).grad_fn()->name(), "NotImplemented");
+  EXPECT_EQ(lgamma(x).grad_fn()->name(), "LgammaBackward0");
+  EXPECT_EQ(x.digamma().grad_fn()->name(), "DigammaBackward0");
+  EXPECT_EQ(polygamma(2, x).grad_fn()->name(), "PolygammaBackward0");
+  EXPECT_EQ(x.polygamma(0).grad_fn()->name(), "PolygammaBackward0");
+  auto z = x * 1;
+  z.fmod_(3);
+  EXPECT_EQ(z.grad_fn()->name(), "FmodBackward0");
+  z.div_(y, "floor");
+  EXPECT_EQ(z.grad_fn()->name(), "DivBackward2");
+  z.lgamma_();
+  EXPECT_EQ(z.grad_fn()->name(), "LgammaBackward0");
+  z.polygamma_(1);
+  EXPECT_EQ(z.grad_fn()->name(), "PolygammaBackward0");
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, GradcheckOps, ::testing::Values(Device(kCPU), Device(kCUDA, 0)),

@@ -45,6 +45,37 @@ double erfinv_reference(double y) {
   }
   return (lo + hi) / 2;
 }
+// digamma in float64 by a route of its own: the reflection through pi cos / sin of x's distance
+// to the nearest integer, the recurrence up to x >= 30 and four terms of the asymptotic series.
+// PyTorch's values at the poles: -inf at +0, NaN at the negative integers.
+double digamma_reference(double x) {
+  if (x == 0) return std::copysign(INFINITY, -x);
+  if (x < 0 && x == std::floor(x)) return NAN;
+  if (x < 0) {
+    const double r = x - std::round(x);  // exact; tan(pi x) = tan(pi r)
+    return digamma_reference(1 - x) - M_PI * std::cos(M_PI * r) / std::sin(M_PI * r);
+  }
+  double acc = 0;
+  for (; x < 30; x += 1) acc -= 1 / x;
+  const double z = 1 / (x * x);
+  return acc + std::log(x) - 0.5 / x - z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z / 240)));
+}
+// polygamma(n, x) in float64: (-1)^(n+1) n! sum_k>=0 (x + k)^-(n+1), the terms to x + k >= 500
+// summed smallest first, the rest by the integral, the half term and two Euler-Maclaurin
+// corrections; +inf (odd n) or -inf (even n) at the poles, as the library gives.
+double polygamma_reference(int n, double x) {
+  if (n == 0) return digamma_reference(x);
+  if (x <= 0 && x == std::floor(x)) return n % 2 ? INFINITY : -INFINITY;
+  const double s = n + 1;
+  const int64_t terms = x < 500 ? int64_t(std::ceil(500 - x)) : 0;
+  const double w = x + double(terms);
+  double sum = std::pow(w, 1 - s) / (s - 1) + 0.5 * std::pow(w, -s) + s / 12 * std::pow(w, -s - 1) -
+               s * (s + 1) * (s + 2) / 720 * std::pow(w, -s - 3);
+  for (int64_t k = terms - 1; k >= 0; --k) sum += std::pow(x + double(k), -s);
+  double fact = 1;
+  for (int k = 2; k <= n; ++k) fact *= k;
+  return (n % 2 ? fact : -fact) * sum;
+}
 double nan_max(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }
 double nan_min(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); }
 
@@ -167,6 +198,47 @@ std::vector<Elementwise> elementwise_table() {
        [](auto& v, Dtype) { return py_mod(v[0], 3); }},
       {"remainder", {A}, all, to_float, [](auto& x) { return x[0].remainder(-2.5); },
        [](auto& v, Dtype) { return py_mod(v[0], -2.5); }},
+      // fmod (C's: the dividend's sign), div with a rounding mode, floor_divide; negative
+      // dividends and divisors come from the domains (integers in [-10, 10])
+      {"fmod", {A, Domain::NonZero}, num, same, [](auto& x) { return fmod(x[0], x[1]); },
+       [](auto& v, Dtype) { return std::fmod(v[0], v[1]); }},
+      {"fmod", {A}, all, bool_to_long, [](auto& x) { return fmod(x[0], 3); },
+       [](auto& v, Dtype) { return std::fmod(v[0], 3); }},
+      {"fmod", {A}, all, to_float, [](auto& x) { return x[0].fmod(-2.5); },
+       [](auto& v, Dtype) { return std::fmod(v[0], -2.5); }},
+      {"div", {A, Domain::NonZero}, num, same, [](auto& x) { return div(x[0], x[1], "trunc"); },
+       [](auto& v, Dtype) { return std::trunc(v[0] / v[1]); }},
+      {"div", {A, Domain::NonZero}, num, same, [](auto& x) { return x[0].div(x[1], "floor"); },
+       [](auto& v, Dtype) { return std::floor(v[0] / v[1]); }},
+      {"div", {A, Domain::NonZero}, all, to_float, [](auto& x) { return div(x[0], x[1], std::nullopt); },
+       [](auto& v, Dtype) { return v[0] / v[1]; }},
+      {"div", {A}, all, bool_to_long, [](auto& x) { return div(x[0], 3, "floor"); },
+       [](auto& v, Dtype) { return std::floor(v[0] / 3); }},
+      {"div", {A}, all, bool_to_long, [](auto& x) { return x[0].div(-4, "trunc"); },  // uint8 reads -4 as 252
+       [](auto& v, Dtype t) { return std::trunc(v[0] / (t == kUInt8 ? 252 : -4)); }},
+      {"div", {A}, all, to_float, [](auto& x) { return x[0].div(-2.5, "floor"); },
+       [](auto& v, Dtype) { return std::floor(v[0] / -2.5); }},
+      {"floor_divide", {A, Domain::NonZero}, num, same, [](auto& x) { return floor_divide(x[0], x[1]); },
+       [](auto& v, Dtype) { return std::floor(v[0] / v[1]); }},
+      {"floor_divide", {A}, all, bool_to_long, [](auto& x) { return x[0].floor_divide(2); },
+       [](auto& v, Dtype) { return std::floor(v[0] / 2); }},
+      {"floor_divide", {A}, all, to_float, [](auto& x) { return floor_divide(x[0], -1.5); },
+       [](auto& v, Dtype) { return std::floor(v[0] / -1.5); }},
+      // the gamma family: lgamma away from the poles (CUDA's lgammaf is only good to a few ulp
+      // outside [-10, -2.26]; the poles are rounding_division_test.cpp's), digamma and polygamma
+      // everywhere (0 and the negative integers among the integer inputs)
+      {"lgamma", {Domain::Positive}, all, to_float, [](auto& x) { return lgamma(x[0]); }, u(std::lgamma)},
+      {"Tensor::lgamma", {Domain::Positive}, all, to_float, [](auto& x) { return x[0].lgamma(); }, u(std::lgamma)},
+      {"digamma", {A}, all, to_float, [](auto& x) { return digamma(x[0]); }, u(digamma_reference)},
+      {"Tensor::digamma", {Domain::Positive}, all, to_float, [](auto& x) { return x[0].digamma(); },
+       u(digamma_reference)},
+      {"polygamma", {A}, all, to_float, [](auto& x) { return polygamma(1, x[0]); },
+       [](auto& v, Dtype) { return polygamma_reference(1, v[0]); }},
+      {"polygamma", {A}, all, to_float, [](auto& x) { return x[0].polygamma(2); },
+       [](auto& v, Dtype) { return polygamma_reference(2, v[0]); }},
+      {"polygamma", {Domain::Positive}, all, to_float, [](auto& x) { return polygamma(3, x[0]); },
+       [](auto& v, Dtype) { return polygamma_reference(3, v[0]); }},
+      {"polygamma", {A}, all, to_float, [](auto& x) { return polygamma(0, x[0]); }, u(digamma_reference)},
       // clamp with scalars and tensors
       {"clamp", {A}, all, bool_to_long, [](auto& x) { return clamp(x[0], 1, 3); },
        [](auto& v, Dtype) { return std::min(std::max(v[0], 1.0), 3.0); }},
@@ -232,6 +304,22 @@ std::vector<Elementwise> elementwise_table() {
        [](auto& v, Dtype t) { return is_floating_point(t) ? std::pow(v[0], v[1]) : ipow(v[0], v[1]); }, true},
       {"remainder_", {A, Domain::NonZero}, num, same, [](auto& x) { return x[0].remainder_(x[1]); },
        [](auto& v, Dtype) { return py_mod(v[0], v[1]); }, true},
+      {"fmod_", {A, Domain::NonZero}, num, same, [](auto& x) { return x[0].fmod_(x[1]); },
+       [](auto& v, Dtype) { return std::fmod(v[0], v[1]); }, true},
+      {"fmod_", {A}, num, same, [](auto& x) { return x[0].fmod_(3); },
+       [](auto& v, Dtype) { return std::fmod(v[0], 3); }, true},
+      {"div_", {A, Domain::NonZero}, num, same, [](auto& x) { return x[0].div_(x[1], "floor"); },
+       [](auto& v, Dtype) { return std::floor(v[0] / v[1]); }, true},
+      {"div_", {A}, num, same, [](auto& x) { return x[0].div_(2, "trunc"); },
+       [](auto& v, Dtype) { return std::trunc(v[0] / 2); }, true},
+      {"floor_divide_", {A, Domain::NonZero}, num, same, [](auto& x) { return x[0].floor_divide_(x[1]); },
+       [](auto& v, Dtype) { return std::floor(v[0] / v[1]); }, true},
+      {"floor_divide_", {A}, num, same, [](auto& x) { return x[0].floor_divide_(3); },
+       [](auto& v, Dtype) { return std::floor(v[0] / 3); }, true},
+      {"lgamma_", {Domain::Positive}, flt, same, [](auto& x) { return x[0].lgamma_(); }, u(std::lgamma), true},
+      {"digamma_", {A}, flt, same, [](auto& x) { return x[0].digamma_(); }, u(digamma_reference), true},
+      {"polygamma_", {A}, flt, same, [](auto& x) { return x[0].polygamma_(1); },
+       [](auto& v, Dtype) { return polygamma_reference(1, v[0]); }, true},
       {"clamp_", {A}, num, same, [](auto& x) { return x[0].clamp_(1, 3); },
        [](auto& v, Dtype) { return std::min(std::max(v[0], 1.0), 3.0); }, true},
       {"clamp_", {A, A, A}, num, same, [](auto& x) { return x[0].clamp_(x[1], x[2]); },
