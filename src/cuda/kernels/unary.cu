@@ -22,6 +22,7 @@
 #include "core/special_math.h"
 #include "cuda/kernels/device_math.cuh"
 #include "cuda/kernels/elementwise.cuh"
+#include "cuda/kernels/gelu_math.cuh"
 #include "cuda/kernels/op_kernels.h"
 
 namespace wick::detail::gpu {
@@ -230,19 +231,13 @@ struct PointwiseFn {
       return cast<T>(d * d);
     } else if constexpr (Op == PointwiseOp::GeluBackward) {  // (g, x); floating dtypes only
       if constexpr (is_float_v<T>) {
-        const M xm = cast<M>(y);
-        const M cdf = M(0.5) * (M(1) + m_erf(xm * M(0.70710678118654752440)));
-        const M pdf = m_exp(M(-0.5) * xm * xm) * M(0.39894228040143267794);  // 1 / sqrt(2 pi)
-        return cast<T>(cast<M>(x) * (cdf + xm * pdf));
+        return cast<T>(gelu_grad(cast<M>(x), cast<M>(y)));
       } else {
         return T(0);
       }
     } else if constexpr (Op == PointwiseOp::GeluTanhBackward) {  // (g, x); floating dtypes only
       if constexpr (is_float_v<T>) {
-        const M xm = cast<M>(y), k = M(0.79788456080286535588), a = M(0.044715);  // sqrt(2 / pi)
-        const M x2 = xm * xm, th = m_tanh(k * (xm + a * x2 * xm));
-        return cast<T>(cast<M>(x) *
-                       (M(0.5) * (M(1) + th) + M(0.5) * xm * (M(1) - th * th) * k * (M(1) + M(3) * a * x2)));
+        return cast<T>(gelu_tanh_grad(cast<M>(x), cast<M>(y)));
       } else {
         return T(0);
       }
