@@ -303,6 +303,8 @@ Tensor squeeze(const Tensor& t);
 Tensor squeeze(const Tensor& t, int64_t dim);
 Tensor unsqueeze(const Tensor& t, int64_t dim);
 Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t length);
+// t.diagonal(offset, dim1, dim2) (torch.diagonal).
+Tensor diagonal(const Tensor& t, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
 Tensor select(const Tensor& t, int64_t dim, int64_t index);
 std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim = 0);
 std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim = 0);
@@ -478,6 +480,9 @@ Tensor mv(const Tensor& m, const Tensor& v);
 // A 1-D t placed on the diagonal-th diagonal of a square matrix of zeros, or the diagonal-th
 // diagonal of a 2-D t as a 1-D tensor (diagonal > 0: above the main one, < 0: below).
 Tensor diag(const Tensor& t, int64_t diagonal = 0);
+// The sum of a matrix's main diagonal (torch.trace), 0-d, of sum's dtype (integers give int64);
+// TraceBackward0. ValueError for a t that is not 2-D.
+Tensor trace(const Tensor& t);
 // Coordinate grids of 1-D (or 0-d) tensors: result i holds tensors[i] along dim i ("ij") or,
 // with "xy", the first two dims swapped; every result has all the tensors' sizes.
 std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors, std::string_view indexing = "ij");

@@ -216,6 +216,9 @@ class Tensor {
   // torch.Tensor.unfold: a view of every slice of `size` elements along dimension, `step`
   // apart, as a new last dim (node UnfoldBackward0).
   Tensor unfold(int64_t dimension, int64_t size, int64_t step) const;
+  // torch.Tensor.diagonal: a view of the offset-th diagonal of the planes of dims dim1 and dim2
+  // (both removed), as a new last dim (node DiagonalBackward0). offset > 0: above the main one.
+  Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
   Tensor select(int64_t d, int64_t index) const;
   Tensor slice(int64_t d, std::optional<int64_t> start = std::nullopt,
                std::optional<int64_t> end = std::nullopt, int64_t step = 1) const;
@@ -607,6 +610,7 @@ class Tensor {
   Tensor dot(const Tensor& other) const;
   Tensor mv(const Tensor& vec) const;
   Tensor diag(int64_t diagonal = 0) const;
+  Tensor trace() const;
   // wick/random.h: bernoulli(*this) (its elements the probabilities) or bernoulli(*this, p); in
   // place, self filled with the draws (p a scalar or a tensor broadcast to self).
   Tensor bernoulli() const;

@@ -146,6 +146,8 @@ void record_round_decimals(const Tensor& self, const Tensor& out);
 // detail::forward_once, then record their node: record_<op>(inputs..., outputs..., what the
 // formula needs), called when detail::needs_grad held, after the op's checks passed.
 void record_sum(const Tensor& t, const Tensor& out);
+// trace(t) of a matrix t: TraceBackward0, the gradient on the main diagonal.
+void record_trace(const Tensor& t, const Tensor& out);
 void record_sum(const Tensor& t, const Tensor& out, IntArrayRef dims, bool keepdim);
 void record_mean(const Tensor& t, const Tensor& out);
 void record_mean(const Tensor& t, const Tensor& out, IntArrayRef dims, bool keepdim);
@@ -323,6 +325,8 @@ void record_narrow(const Tensor& t, const Tensor& out, int64_t d, int64_t start,
 // out = t.unfold(d, size, step), d wrapped (0 for a 0-dim t).
 void record_unfold(const Tensor& t, const Tensor& out, int64_t d, int64_t size, int64_t step);
 void record_select(const Tensor& t, const Tensor& out, int64_t d, int64_t index);
+// out = t.diagonal(offset, d1, d2), d1 != d2 wrapped.
+void record_diagonal(const Tensor& t, const Tensor& out, int64_t offset, int64_t d1, int64_t d2);
 // outs = the pieces of t along d (split: "SplitBackward0", split with sizes:
 // "SplitWithSizesBackward0"), one node for all of them: their gradients concatenated, zeros
 // for a piece without one. d wrapped.

@@ -39,6 +39,13 @@ void record_sum(const Tensor& t, const Tensor& out) {
   });
 }
 
+void record_trace(const Tensor& t, const Tensor& out) {
+  record("TraceBackward0", {t}, out, {}, [n = t.size(0), m = t.size(1)](BackwardContext& c) -> variable_list {
+    // g on the main diagonal: differentiable in g (double backward).
+    return {wick::eye(n, m, TensorOptions(c.grad().dtype()).device(c.grad().device())) * c.grad()};
+  });
+}
+
 void record_sum(const Tensor& t, const Tensor& out, IntArrayRef dims, bool keepdim) {
   record("SumBackward1", {t}, out, {},
          [red = reduced_dims(t, dims), keepdim, sizes = DimVector(t.sizes())](BackwardContext& c)

@@ -85,6 +85,17 @@ void record_narrow(const Tensor& t, const Tensor& out, int64_t d, int64_t start,
       });
 }
 
+// The gradient written on the same diagonal of zeros of t's sizes (a copy into a view, which
+// records under create_graph).
+void record_diagonal(const Tensor& t, const Tensor& out, int64_t offset, int64_t d1, int64_t d2) {
+  record("DiagonalBackward0", {t}, out, {},
+         [s = DimVector(t.sizes()), offset, d1, d2](BackwardContext& c) -> variable_list {
+           Tensor gin = wick::zeros(s, c.grad().options());
+           gin.diagonal(offset, d1, d2).copy_(c.grad());
+           return {gin};
+         });
+}
+
 // Each window's gradient added back at its elements' positions (windows overlap when step <
 // size): the window dim moved beside d and merged with it, then index_add at w step + j.
 void record_unfold(const Tensor& t, const Tensor& out, int64_t d, int64_t size, int64_t step) {

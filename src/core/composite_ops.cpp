@@ -277,6 +277,19 @@ Tensor mv(const Tensor& m, const Tensor& v) {
 Tensor Tensor::dot(const Tensor& other) const { return wick::dot(*this, other); }
 Tensor Tensor::mv(const Tensor& vec) const { return wick::mv(*this, vec); }
 
+Tensor trace(const Tensor& t) {
+  check_defined(t, "trace", "self");
+  WICK_CHECK(t.dim() == 2, ValueError, "trace", "expected a matrix, but got tensor with dim ", t.dim());
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    out = as_op("trace", [&] { return t.diagonal().sum(); });
+  }
+  if (needs_grad(t)) autograd::record_trace(t, out);
+  return out;
+}
+Tensor Tensor::trace() const { return wick::trace(*this); }
+
 Tensor diag(const Tensor& t, int64_t diagonal) {
   check_defined(t, "diag", "self");
   WICK_CHECK(t.dim() == 1 || t.dim() == 2, ValueError, "diag", "Supports 1D or 2D tensors. Got ", t.dim(), "D");
@@ -405,14 +418,18 @@ Tensor normal_draw(const Tensor& mean, const Tensor& std, double mean_v, double 
       return mean.defined() ? scaled.add_(mean.detach()) : scaled.add_(mean_v);
     });
   }
-  if (mean.defined() && std.defined()) autograd::record_zero_gradients(node, {mean, std}, out);
-  else autograd::record_zero_gradients(node, {like}, out);
+  if (mean.defined() && std.defined()) {
+    if (needs_grad(mean, std)) autograd::record_zero_gradients(node, {mean, std}, out);
+  } else if (needs_grad(like)) {
+    autograd::record_zero_gradients(node, {like}, out);
+  }
   return out;
 }
 
 }  // namespace
 
 Tensor normal(const Tensor& mean, const Tensor& std) {
+  check_defined(mean, "normal", "mean");
   check_defined(std, "normal", "std");
   return normal_draw(mean, std, 0, 0, "NormalBackward3");
 }

@@ -412,6 +412,39 @@ Tensor Tensor::unfold(int64_t dimension, int64_t size, int64_t step) const {
   return out;
 }
 
+Tensor Tensor::diagonal(int64_t offset, int64_t dim1, int64_t dim2) const {
+  check_defined(*this, "diagonal", "self");
+  const bool grad = needs_grad(*this);
+  int64_t d1 = 0, d2 = 0;
+  Tensor out = forward_once(grad, [&]() -> Tensor {
+    d1 = wrap_dim(dim1, dim(), "diagonal");
+    d2 = wrap_dim(dim2, dim(), "diagonal");
+    WICK_CHECK(d1 != d2, ValueError, "diagonal", "diagonal dimensions cannot be identical ", dim1, ", ", dim2);
+    const int64_t n1 = this->size(d1), n2 = this->size(d2);
+    // Its length, 0 when the offset passes the plane's edge (any offset: no arithmetic wraps).
+    int64_t len = 0;
+    if (offset >= 0) len = offset < n2 ? std::min(n1, n2 - offset) : 0;
+    else len = offset > -n1 ? std::min(n1 + offset, n2) : 0;
+    int64_t off = storage_offset();
+    if (len > 0) off = offset >= 0 ? offset_of(*this, offset, d2) : offset_of(*this, -offset, d1);
+    DimVector sz, st;
+    for (int64_t i = 0; i < dim(); ++i)
+      if (i != d1 && i != d2) {
+        sz.push_back(this->size(i));
+        st.push_back(stride(i));
+      }
+    sz.push_back(len);
+    st.push_back(stride(d1) + stride(d2));
+    return view_of(*this, sz, st, off);
+  });
+  if (grad) [[unlikely]] autograd::record_diagonal(*this, out, offset, d1, d2);
+  return out;
+}
+Tensor diagonal(const Tensor& t, int64_t offset, int64_t dim1, int64_t dim2) {
+  check_defined(t, "diagonal", "self");
+  return t.diagonal(offset, dim1, dim2);
+}
+
 Tensor Tensor::select(int64_t d, int64_t index) const {
   check_defined(*this, "select", "self");
   const bool grad = needs_grad(*this);

@@ -105,6 +105,58 @@ TEST_P(FunctionForms, CrossAgainstTheFormula) {
   EXPECT_TRUE(names([&] { linalg_cross(f, f.to(kFloat64)); }, "linalg_cross"));
 }
 
+// diagonal as a view (offsets past either edge, chosen and negative dims, a non-contiguous base,
+// writes reaching the base) and trace, against loops over the elements; their gradients.
+TEST_P(FunctionForms, DiagonalAndTraceAgainstLoops) {
+  const Tensor base = randn({4, 3, 5}, TensorOptions(kFloat64)).to(dev());
+  const std::vector<double> b = values(base);
+  auto at = [&](int64_t i, int64_t j, int64_t k) { return b[size_t((i * 3 + j) * 5 + k)]; };
+  for (int64_t offset : {-5, -2, -1, 0, 1, 3, 4, 7}) {
+    // dims 0 and 2 of [4, 3, 5]: the result [3, len], element (j, l) = base[l + r0, j, l + c0]
+    const Tensor d = base.diagonal(offset, 0, -1);
+    const int64_t r0 = std::max<int64_t>(-offset, 0), c0 = std::max<int64_t>(offset, 0);
+    const int64_t len = std::max<int64_t>(0, std::min<int64_t>(4 - r0, 5 - c0));
+    ASSERT_EQ(d.sizes().vec(), (std::vector<int64_t>{3, len})) << offset;
+    std::vector<double> want;
+    for (int64_t j = 0; j < 3; ++j)
+      for (int64_t l = 0; l < len; ++l) want.push_back(at(l + r0, j, l + c0));
+    EXPECT_EQ(values(d), want) << offset;
+    EXPECT_TRUE(wick::diagonal(base, offset, 0, 2).equal(d)) << offset;
+  }
+  // dims given in either order; the transpose of a matrix (non-contiguous)
+  EXPECT_TRUE(base.diagonal(1, 2, 0).equal(base.diagonal(-1, 0, 2)));
+  const Tensor m = randn({5, 4}).to(dev());
+  EXPECT_TRUE(m.t().diagonal(1).equal(m.diagonal(-1)));
+  // a view: a write through it reaches the base
+  Tensor w = zeros({3, 3}).to(dev());
+  w.diagonal().fill_(2.0);
+  EXPECT_EQ(w.sum().item<double>(), 6.0);
+  EXPECT_EQ(w[1][1].item<double>(), 2.0);
+  // trace: the main diagonal's sum, int64 for integers
+  const Tensor sq = randn({4, 6}).to(dev());
+  double tr = 0;
+  const std::vector<double> sv = values(sq);
+  for (int64_t i = 0; i < 4; ++i) tr += sv[size_t(i * 6 + i)];
+  EXPECT_NEAR(wick::trace(sq).item<double>(), tr, 1e-5);
+  EXPECT_NEAR(sq.trace().item<double>(), tr, 1e-5);
+  const Tensor ints = arange(9, TensorOptions(kInt32).device(dev())).view({3, 3});
+  EXPECT_EQ(ints.trace().dtype(), kInt64);
+  EXPECT_EQ(ints.trace().item<int64_t>(), 0 + 4 + 8);
+  // gradients: central differences, and the nodes' names
+  const Tensor g = randn({3, 4}, TensorOptions(kFloat64));
+  testing::gradcheck([](const std::vector<Tensor>& t) { return t[0].diagonal(1); }, {g.clone().requires_grad_()}, dev());
+  testing::gradcheck([](const std::vector<Tensor>& t) { return wick::trace(t[0]); }, {g.clone().requires_grad_()},
+                     dev());
+  const Tensor leaf = randn({3, 4}).to(dev()).requires_grad_();
+  EXPECT_EQ(leaf.diagonal().grad_fn()->name(), "DiagonalBackward0");
+  EXPECT_EQ(leaf.trace().grad_fn()->name(), "TraceBackward0");
+  EXPECT_FALSE(sq.trace().requires_grad());
+  EXPECT_FALSE(sq.diagonal().requires_grad());
+  EXPECT_TRUE(names([&] { sq.diagonal(0, 1, 1); }, "diagonal"));
+  EXPECT_TRUE(names([&] { sq.diagonal(0, 0, 2); }, "diagonal"));
+  EXPECT_TRUE(names([&] { base.trace(); }, "trace"));
+}
+
 TEST_P(FunctionForms, NormsAgainstLoops) {
   const Tensor x = randn({3, 4}, TensorOptions(kFloat64)).to(dev());
   const auto v = values(x);
