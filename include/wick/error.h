@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -85,6 +86,48 @@ template <class E = Error, class T, class... Parts>
   throw E(streamed(first.first, parts...));
 }
 [[noreturn]] void internal_assert_failed(const char* cond, const char* file, int line, const std::string& msg);
+
+// WICK_CHECK_EQ and its kin: the comparison (integers of mixed signedness compared by value, as
+// std::cmp_equal does), and the failure, which collects what is streamed into it and throws
+// wick::Error when the statement ends.
+template <class A, class B>
+bool check_compare(const A& a, const B& b, int op) {
+  constexpr bool ints = std::is_integral_v<A> && std::is_integral_v<B> && !std::is_same_v<A, bool> &&
+                        !std::is_same_v<B, bool>;
+  auto eq = [&] {
+    if constexpr (ints) return std::cmp_equal(a, b);
+    else return bool(a == b);
+  };
+  auto lt = [&] {
+    if constexpr (ints) return std::cmp_less(a, b);
+    else return bool(a < b);
+  };
+  switch (op) {
+    case 0: return eq();
+    case 1: return !eq();
+    case 2: return lt();
+    case 3: return lt() || eq();
+    case 4: return !(lt() || eq());
+    default: return !lt();
+  }
+}
+class CheckOpFailure {
+ public:
+  template <class A, class B>
+  CheckOpFailure(const char* expr, const A& a, const B& b) {
+    os_ << "Check failed: " << expr << " (" << a << " vs. " << b << ") ";
+  }
+  CheckOpFailure(const CheckOpFailure&) = delete;
+  ~CheckOpFailure() noexcept(false) { throw Error(os_.str()); }
+  template <class T>
+  CheckOpFailure& operator<<(const T& part) {
+    os_ << part;
+    return *this;
+  }
+
+ private:
+  std::ostringstream os_;
+};
 // Writes "Warning: msg (function func)" to stderr (LibTorch's TORCH_WARN).
 void warn(const std::string& msg, const char* func);
 
@@ -131,6 +174,25 @@ std::string str(const Parts&... parts) {
 #define WICK_CHECK_TYPE(cond, ...) WICK_DETAIL_CHECK_AS(::wick::TypeError, cond __VA_OPT__(, ) __VA_ARGS__)
 #define WICK_CHECK_NOT_IMPLEMENTED(cond, ...) \
   WICK_DETAIL_CHECK_AS(::wick::NotImplementedError, cond __VA_OPT__(, ) __VA_ARGS__)
+
+// WICK_CHECK_EQ(a, b), _NE, _LT, _LE, _GT, _GE (LibTorch's TORCH_CHECK_EQ ..., glog's CHECK_EQ):
+// when the comparison fails, wick::Error "Check failed: a == b (1 vs. 2) " followed by anything
+// streamed into it (WICK_CHECK_EQ(x, y) << "more"), thrown when the statement ends. LibTorch's
+// log the message and abort the process; wick's can be caught. Each operand is evaluated once.
+#define WICK_DETAIL_CHECK_OP(a, b, code, text)                                                   \
+  switch (0)                                                                                   \
+  case 0:                                                                                      \
+  default:                                                                                     \
+    if (const auto& [wick_check_a_, wick_check_b_] = ::std::make_tuple((a), (b));              \
+        ::wick::detail::check_compare(wick_check_a_, wick_check_b_, code)) {                   \
+    } else                                                                                     \
+      ::wick::detail::CheckOpFailure(#a " " text " " #b, wick_check_a_, wick_check_b_)
+#define WICK_CHECK_EQ(a, b) WICK_DETAIL_CHECK_OP(a, b, 0, "==")
+#define WICK_CHECK_NE(a, b) WICK_DETAIL_CHECK_OP(a, b, 1, "!=")
+#define WICK_CHECK_LT(a, b) WICK_DETAIL_CHECK_OP(a, b, 2, "<")
+#define WICK_CHECK_LE(a, b) WICK_DETAIL_CHECK_OP(a, b, 3, "<=")
+#define WICK_CHECK_GT(a, b) WICK_DETAIL_CHECK_OP(a, b, 4, ">")
+#define WICK_CHECK_GE(a, b) WICK_DETAIL_CHECK_OP(a, b, 5, ">=")
 
 // WICK_INTERNAL_ASSERT(cond, parts...) (TORCH_INTERNAL_ASSERT): wick::Error "INTERNAL ASSERT
 // FAILED at "file":line, please report a bug. parts..." when cond is false. The _DEBUG_ONLY form

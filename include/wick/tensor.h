@@ -623,6 +623,9 @@ class Tensor {
   void print() const;
   // LibTorch's toString(): the backend and dtype print() shows ("CPUFloatType"; "UndefinedType").
   std::string toString() const;
+  // LibTorch's deprecated type(): the dtype and the device's type as one value, printed as
+  // toString() ("CPUFloatType"): x.type().scalarType(), x.type().is_cuda().
+  class DeprecatedTypeProperties type() const;
 
   // ---- autograd (src/autograd; see wick/autograd.h)
   bool requires_grad() const { return checked("requires_grad")->requires_grad(); }
@@ -697,6 +700,33 @@ class Tensor {
 
 // PyTorch's repr: tensor([[0.0024, 0.6778], ...], device='cuda:0')
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// What Tensor::type() returns (LibTorch's at::DeprecatedTypeProperties).
+class DeprecatedTypeProperties {
+ public:
+  DeprecatedTypeProperties(const Tensor& t)
+      : defined_(t.defined()), dtype_(defined_ ? t.dtype() : kFloat32),
+        device_(defined_ ? t.device().type() : DeviceType::CPU), name_(t.toString()) {}
+  // ValueError "[type] ..." for an undefined tensor's.
+  Dtype scalarType() const {
+    WICK_CHECK(defined_, ValueError, "type", "an undefined tensor has no scalar type");
+    return dtype_;
+  }
+  DeviceType device_type() const { return device_; }
+  bool is_cuda() const { return defined_ && device_ == DeviceType::CUDA; }
+  const std::string& toString() const { return name_; }
+  // The options of a tensor of this type (dtype and device type).
+  TensorOptions options() const { return TensorOptions(scalarType()).device(Device(device_)); }
+  bool operator==(const DeprecatedTypeProperties& o) const { return name_ == o.name_; }
+
+ private:
+  bool defined_;
+  Dtype dtype_;
+  DeviceType device_;
+  std::string name_;
+};
+std::ostream& operator<<(std::ostream& os, const DeprecatedTypeProperties& t);
+inline DeprecatedTypeProperties Tensor::type() const { return DeprecatedTypeProperties(*this); }
 std::string repr(const Tensor& t);
 
 // ---- host accessor

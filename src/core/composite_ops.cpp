@@ -502,6 +502,8 @@ std::string Tensor::toString() const {
   return std::string(is_cuda() ? "CUDA" : "CPU") + (index < std::size(kNames) ? kNames[index] : "Unknown") + "Type";
 }
 
+std::ostream& operator<<(std::ostream& os, const DeprecatedTypeProperties& t) { return os << t.toString(); }
+
 void Tensor::print() const {
   if (!defined()) {
     std::cerr << "[UndefinedTensor]" << std::endl;

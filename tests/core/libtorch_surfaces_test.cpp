@@ -40,6 +40,61 @@ TEST(UserChecks, WickCheckStreamsItsMessage) {
   EXPECT_EQ(evaluated, 1);
 }
 
+// TORCH_CHECK_EQ and its kin: each operand evaluated once, glog's message with both values and
+// what is streamed after it, mixed-signedness integers compared by value, and a dangling else
+// after one binding to the caller's if.
+TEST(UserChecks, ComparisonChecks) {
+  int calls = 0;
+  auto next = [&] { return ++calls; };
+  WICK_CHECK_EQ(next(), 1);
+  EXPECT_EQ(calls, 1);
+  WICK_CHECK_NE(2, 3) << "never streamed";
+  WICK_CHECK_LT(2, 3);
+  WICK_CHECK_LE(3, 3);
+  WICK_CHECK_GT(4u, 3);
+  WICK_CHECK_GE(int64_t(5), size_t(5));
+  WICK_CHECK_LT(-1, size_t(1));  // by value: -1 < 1, though -1 converted to size_t would not be
+  EXPECT_EQ(error_of([] { WICK_CHECK_EQ(1 + 1, 3); }), "Check failed: 1 + 1 == 3 (2 vs. 3) ");
+  EXPECT_EQ(error_of([] { WICK_CHECK_GT(2, 5) << "need more, got " << 2; }),
+            "Check failed: 2 > 5 (2 vs. 5) need more, got 2");
+  EXPECT_THROW(WICK_CHECK_LE(2.5, 1.0), Error);
+  EXPECT_THROW(WICK_CHECK_NE(std::string("a"), std::string("a")), Error);
+  bool reached_else = false;
+  if (calls == 0) WICK_CHECK_EQ(1, 2);
+  else reached_else = true;
+  EXPECT_TRUE(reached_else);
+}
+
+// x.type(): the dtype and device type, printed as LibTorch prints them.
+TEST(UserChecks, DeprecatedTypeProperties) {
+  const Tensor x = zeros({2}, kFloat64);
+  EXPECT_EQ(x.type().scalarType(), kFloat64);
+  EXPECT_FALSE(x.type().is_cuda());
+  EXPECT_EQ(x.type().toString(), "CPUDoubleType");
+  std::ostringstream os;
+  os << x.type() << " " << ones({1}, kInt64).type();
+  EXPECT_EQ(os.str(), "CPUDoubleType CPULongType");
+  EXPECT_TRUE(x.type() == zeros({5}, kFloat64).type());
+  EXPECT_FALSE(x.type() == zeros({5}).type());
+  EXPECT_EQ(empty({1}, x.type().options()).dtype(), kFloat64);
+  EXPECT_EQ(Tensor().type().toString(), "UndefinedType");
+  EXPECT_THROW(Tensor().type().scalarType(), ValueError);
+}
+
+// A Sequential holder as the first of a Sequential's modules is a module, not a copy.
+TEST(UserChecks, SequentialOfASequentialAndMore) {
+  nn::Sequential inner(nn::Linear(4, 8), nn::ReLU());
+  nn::Sequential outer(inner, nn::Linear(8, 2));
+  EXPECT_EQ(outer->size(), 2u);
+  EXPECT_EQ(outer->parameters().size(), 4u);
+  EXPECT_EQ(outer->forward(randn({3, 4})).sizes().vec(), (std::vector<int64_t>{3, 2}));
+  nn::Sequential copy(outer);  // one argument: the same module
+  EXPECT_EQ(copy.ptr(), outer.ptr());
+  nn::Sequential nested(nn::Sequential(nn::Linear(4, 4)), nn::Linear(4, 2), nn::Tanh());
+  EXPECT_EQ(nested->size(), 3u);
+  EXPECT_EQ(nested->named_parameters().keys()[0], "0.0.weight");
+}
+
 TEST(UserChecks, InternalAssertAndWarn) {
   const std::string e = error_of([] { WICK_INTERNAL_ASSERT(1 > 2, "size ", 5); });
   EXPECT_EQ(e.rfind("INTERNAL ASSERT FAILED at \"", 0), 0u) << e;

@@ -267,8 +267,10 @@ class ModuleHolder {
   }
   ModuleHolder(std::nullptr_t) {}
   ModuleHolder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  // One argument of this holder's type is a copy; with more (Sequential(inner, nn::Linear(..)))
+  // the holder is the first of the module's arguments.
   template <class Head, class... Tail,
-            class = std::enable_if_t<!std::is_base_of_v<ModuleHolder, std::decay_t<Head>> &&
+            class = std::enable_if_t<!(sizeof...(Tail) == 0 && std::is_base_of_v<ModuleHolder, std::decay_t<Head>>) &&
                                      !std::is_same_v<std::decay_t<Head>, std::nullptr_t> &&
                                      !std::is_same_v<std::decay_t<Head>, std::shared_ptr<Impl>>>>
   explicit ModuleHolder(Head&& head, Tail&&... tail) {
