@@ -55,18 +55,12 @@ double erfinv_double(double y) {
 
 // log|gamma(x)|: the C library's, in its reentrant form where there is one (lgamma writes the
 // sign of gamma to a global, which the threads of a loop would share).
-inline float lgamma_value(float x) {
+template <class T>
+T lgamma_value(T x) {
 #if defined(__GLIBC__)
   int sign;
-  return ::lgammaf_r(x, &sign);
-#else
-  return std::lgamma(x);
-#endif
-}
-inline double lgamma_value(double x) {
-#if defined(__GLIBC__)
-  int sign;
-  return ::lgamma_r(x, &sign);
+  if constexpr (std::is_same_v<T, float>) return ::lgammaf_r(x, &sign);
+  else return ::lgamma_r(x, &sign);
 #else
   return std::lgamma(x);
 #endif

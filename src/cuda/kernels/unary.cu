@@ -52,6 +52,17 @@ struct SimpleFn {  // Neg, Abs, Relu, Sign
   }
 };
 
+// The divisions by a scalar a (remainder, fmod, the rounding divisions), for floats and integers.
+template <class V>
+__device__ __forceinline__ V divide_like(UnaryOp op, V x, V a) {
+  switch (op) {
+    case UnaryOp::Remainder: return py_mod(x, a);
+    case UnaryOp::Fmod: return c_fmod(x, a);
+    case UnaryOp::DivTrunc: return div_trunc(x, a);
+    default: return div_floor(x, a);  // DivFloor, FloorDivide
+  }
+}
+
 // Floating ops with their scalars (a: exponent, base, divisor or lower bound; b: upper bound).
 // Out of line: one copy per float/double instead of one per dtype x vector lane x layout,
 // which halves this file's compile time; the call costs little next to the math.
@@ -129,14 +140,11 @@ __device__ __noinline__ M float_op(UnaryOp op, M x, M a, M b) {
     case UnaryOp::RPow:
       return m_pow(a, x);
     case UnaryOp::Remainder:
-      return py_mod(x, a);
     case UnaryOp::Fmod:
-      return c_fmod(x, a);
     case UnaryOp::DivTrunc:
-      return div_trunc(x, a);
     case UnaryOp::DivFloor:
     case UnaryOp::FloorDivide:
-      return div_floor(x, a);
+      return divide_like(op, x, a);
     case UnaryOp::Lgamma:
       return m_lgamma(x);
     case UnaryOp::Digamma:
@@ -175,14 +183,11 @@ struct IntFn {
       case UnaryOp::RPow:
         return int_pow(a, x);
       case UnaryOp::Remainder:
-        return py_mod(x, a);
       case UnaryOp::Fmod:
-        return c_fmod(x, a);
       case UnaryOp::DivTrunc:
-        return div_trunc(x, a);
       case UnaryOp::DivFloor:
       case UnaryOp::FloorDivide:
-        return div_floor(x, a);
+        return divide_like(op, x, a);
       default: {
         const T lo = x < a ? a : x;
         return b < lo ? b : lo;
