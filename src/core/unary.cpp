@@ -80,9 +80,13 @@ void check_int_exponent(Dtype compute, const Scalar& e, const char* op) {
              "Integers to negative integer powers are not allowed.");
 }
 
+// An integer scalar divisor is refused when it is 0 in the compute dtype, where the kernels
+// divide by it: 256 is 0 in int8 and uint8, and an integer division by 0 traps.
 void check_divisor(Dtype compute, const Scalar& d, const char* op,
                    const char* message = "ZeroDivisionError: integer remainder by zero") {
-  WICK_CHECK(is_floating_point(compute) || d.to<double>() != 0, ValueError, op, message);
+  if (!is_integral(compute)) return;
+  const bool zero = WICK_DISPATCH_NUMERIC(compute, op, [&]<class T>() { return d.to<T>() == T(0); });
+  WICK_CHECK(!zero, ValueError, op, message);
 }
 
 // div's rounding_mode: nullopt is true division; "trunc" and "floor" name the op code of the

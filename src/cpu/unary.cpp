@@ -66,13 +66,6 @@ T lgamma_value(T x) {
 #endif
 }
 
-// An integer scalar divisor that is 0 in the op's dtype (core checked its value, which a cast to
-// a narrower dtype can still make 0: 256 for int8) raises rather than trap.
-template <class M>
-void check_scalar_divisor(M d, UnaryOp op) {
-  if constexpr (!std::is_floating_point_v<M>) WICK_CHECK(d != M(0), ValueError, op_name(op), "ZeroDivisionError");
-}
-
 template <class T, class F>
 void unary_map(const TensorIter& it, F f) {
   using M = opmath_t<T>;
@@ -206,18 +199,15 @@ void unary_typed(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar
     }
     case UnaryOp::Fmod: {
       const M d = a->to<M>();
-      check_scalar_divisor(d, op);
       return unary_map<T>(it, [d](M x) { return c_fmod(x, d); });
     }
     case UnaryOp::DivTrunc: {
       const M d = a->to<M>();
-      check_scalar_divisor(d, op);
       return unary_map<T>(it, [d](M x) { return div_trunc(x, d); });
     }
     case UnaryOp::DivFloor:
     case UnaryOp::FloorDivide: {
       const M d = a->to<M>();
-      check_scalar_divisor(d, op);
       return unary_map<T>(it, [d](M x) { return div_floor(x, d); });
     }
     case UnaryOp::Clamp: {

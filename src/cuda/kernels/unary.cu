@@ -319,11 +319,6 @@ void unary(UnaryOp op, const TensorIter& it, const Scalar* a, const Scalar* b) {
                  op != UnaryOp::Floor && op != UnaryOp::Ceil && op != UnaryOp::Round && op != UnaryOp::Trunc) {
         raise<TypeError>(name, "\"", name, "\" not implemented for '", it.dtype(), "'");
       }
-      // A divisor that is 0 in T (core checked the scalar's value; a cast to a narrower dtype
-      // can still make it 0) raises rather than trap on the device.
-      if ((op == UnaryOp::Fmod || op == UnaryOp::DivTrunc || op == UnaryOp::DivFloor || op == UnaryOp::FloorDivide) &&
-          lo == T(0))
-        raise<ValueError>(name, "ZeroDivisionError");
       launch_elementwise<T, T>(name, p, IntFn<T>{op, lo, hi});
     }
   };
