@@ -704,7 +704,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t);
 // What Tensor::type() returns (LibTorch's at::DeprecatedTypeProperties).
 class DeprecatedTypeProperties {
  public:
-  DeprecatedTypeProperties(const Tensor& t)
+  explicit DeprecatedTypeProperties(const Tensor& t)
       : defined_(t.defined()), dtype_(defined_ ? t.dtype() : kFloat32),
         device_(defined_ ? t.device().type() : DeviceType::CPU), name_(t.toString()) {}
   // ValueError "[type] ..." for an undefined tensor's.

@@ -361,8 +361,9 @@ void record_cudnn_rnn(const char* op, const wick::detail::CudnnRnnConfig& cfg, c
 // copy_(src), fill_ or zero_ gives self (recorded under inplace() on the value, then adopted).
 enum class CopyOp : uint8_t { To, Clone, Copy, Fill, Zero };
 void record_copy(CopyOp op, const Tensor& self, const Tensor& src, const Tensor& out);
-// A draw whose parameters get zero gradients, as PyTorch defines them (normal with tensor mean
-// or std: NormalBackward1/2/3): one node of that name over the inputs (all defined).
+// A node whose inputs all get zero gradients, as PyTorch defines them: a draw's parameters
+// (normal with tensor mean or std: NormalBackward1/2/3), a piecewise constant op (div with a
+// rounding mode: DivBackward2/3). One node of that name over the inputs (all defined).
 void record_zero_gradients(const char* name, std::initializer_list<Tensor> inputs, const Tensor& out);
 
 }  // namespace wick::autograd

@@ -56,15 +56,6 @@ void record_clamp(const Tensor& t, const Tensor& out, const Scalar* min, const S
   });
 }
 
-// div with a rounding mode: piecewise constant, zero gradients (PyTorch's DivBackward2 for a
-// tensor divisor, DivBackward3 for a scalar one).
-variable_list zero_grads(BackwardContext& c, size_t n) {
-  variable_list r(n);
-  for (size_t i = 0; i < n; ++i)
-    if (c.needs(i)) r[i] = wick::zeros_like(c.grad());
-  return r;
-}
-
 // floor_divide: PyTorch has no derivative for it, so its node raises when backward reaches it.
 variable_list floor_divide_backward(BackwardContext&) {
   wick::detail::raise<NotImplementedError>("floor_divide", "derivative for floor_divide is not implemented");
@@ -185,8 +176,7 @@ void record_unary(UnaryOp op, const Tensor& self, const Tensor& out, const Scala
       return;
     case UnaryOp::DivTrunc:
     case UnaryOp::DivFloor:
-      record("DivBackward3", {self}, out, {}, [](BackwardContext& c) { return zero_grads(c, 1); });
-      return;
+      return record_zero_gradients("DivBackward3", {self}, out);  // piecewise constant
     case UnaryOp::FloorDivide: record("NotImplemented", {self}, out, {}, floor_divide_backward); return;
     case UnaryOp::Lgamma: return record_one(op, self, out, self, [](T g, T x) { return g * wick::digamma(x); });
     case UnaryOp::Digamma:
@@ -248,8 +238,7 @@ void record_pointwise(PointwiseOp op, const Tensor& x, const Tensor& y, const Te
       return;
     case PointwiseOp::DivTrunc:
     case PointwiseOp::DivFloor:
-      record("DivBackward2", {x, y}, out, {}, [](BackwardContext& c) { return zero_grads(c, 2); });
-      return;
+      return record_zero_gradients("DivBackward2", {x, y}, out);  // piecewise constant
     case PointwiseOp::FloorDivide: record("NotImplemented", {x, y}, out, {}, floor_divide_backward); return;
     case PointwiseOp::Atan2:  // atan2(y, x): d/dy = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2)
       record("Atan2Backward0", {x, y}, out, {x, y}, [](BackwardContext& c) -> variable_list {

@@ -9,7 +9,6 @@
 #include "autograd/hooks.h"
 #include "core/as_op.h"
 #include "core/autocast.h"
-#include "core/backend_settings.h"
 #include "core/checks.h"
 #include "core/loss.h"
 #include "core/tensor_ops.h"
@@ -93,11 +92,8 @@ namespace {
 Tensor cross_entropy_by_rows(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
                              LossReduction r, Dtype out_dtype) {
   const bool grad = wick::detail::needs_grad(input);
-  // The gradient written by the forward: on CUDA behind WICK_NEW_CUDA_KERNELS until its kernel
-  // has passed its tests on a GPU (docs/design.md, "Kernels not yet run on a GPU").
-  const bool write_grad = grad && (!input.is_cuda() || wick::detail::new_cuda_kernels());
   const wick::detail::CrossEntropyRowsResult f = wick::detail::forward_once(grad, [&] {
-    return wick::detail::cross_entropy_rows(input, target, weight, ignore_index, r, out_dtype, write_grad);
+    return wick::detail::cross_entropy_rows(input, target, weight, ignore_index, r, out_dtype, /*write_grad=*/grad);
   });
   if (!grad) return f.loss;
   return wick::autograd::record_cross_entropy_rows(input, f, ignore_index, r);
